@@ -1,0 +1,207 @@
+/*
+ * pagealloc - the Linux page-frame allocator design as an embeddable C library.
+ *
+ * This is the one public header. A pool (struct pa_pool) is one booted
+ * instance: the frames of one "machine", split into nodes and zones, handed
+ * out in power-of-two blocks by a buddy allocator whose largest order is a
+ * boot parameter. Frames are named by pool-relative page frame numbers
+ * (pa_pfn_t) and described by struct pa_page, an opaque 16-byte descriptor.
+ *
+ * Thread safety: every function may be called from any thread at any time,
+ * except pa_shutdown(), which must be the last call on a pool.
+ */
+#ifndef PAGEALLOC_H
+#define PAGEALLOC_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define PAGEALLOC_VERSION_MAJOR 0
+#define PAGEALLOC_VERSION_MINOR 1
+#define PAGEALLOC_VERSION_PATCH 0
+
+/* A pool-relative page frame number. */
+typedef uint64_t pa_pfn_t;
+#define PA_PFN_INVALID ((pa_pfn_t)-1)
+
+/* Allocation flags: Linux's gfp meanings with a PA_GFP_ prefix. */
+typedef uint32_t pa_gfp_t;
+
+#define PA_GFP_MOVABLE     (1u << 0)  /* data that compaction may move */
+#define PA_GFP_RECLAIMABLE (1u << 1)  /* caches the owner can drop */
+#define PA_GFP_ZERO        (1u << 2)  /* zero the bytes (backed pools) */
+#define PA_GFP_COMP        (1u << 3)  /* a folio: tail frames know their head */
+#define PA_GFP_NORETRY     (1u << 4)  /* one light attempt, then fail */
+#define PA_GFP_NOWARN      (1u << 5)  /* do not report a failure */
+#define PA_GFP_HIGH        (1u << 6)  /* may dip below the min watermark; atomic reserve */
+#define PA_GFP_THISNODE    (1u << 7)  /* only the preferred node */
+#define PA_GFP_DMA32       (1u << 8)  /* only ZONE_DMA32 */
+#define PA_GFP_NOCOMPACT   (1u << 9)  /* never compact (no direct reclaim) */
+
+/* Unmovable kernel data; may compact. */
+#define PA_GFP_KERNEL       ((pa_gfp_t)0)
+/* User pages: movable, from ZONE_MOVABLE or CMA where there is one. */
+#define PA_GFP_USER_MOVABLE (PA_GFP_MOVABLE)
+
+/* Migratetypes, as Linux numbers them. */
+enum pa_migratetype {
+	PA_MT_UNMOVABLE = 0,
+	PA_MT_MOVABLE,
+	PA_MT_RECLAIMABLE,
+	PA_MT_HIGHATOMIC,
+	PA_MT_CMA,
+	PA_MT_ISOLATE,
+	PA_MT_COUNT
+};
+
+/* Zone types, lowest first. */
+enum pa_zone_type { PA_ZONE_DMA32 = 0, PA_ZONE_NORMAL, PA_ZONE_MOVABLE, PA_ZONE_COUNT };
+
+struct pa_pool;
+struct pa_page; /* opaque; at most 16 bytes per frame */
+
+/*
+ * Platform services. Every hook is optional: a NULL hook (or a NULL
+ * platform) gets the default userspace implementation.
+ */
+struct pa_platform {
+	void *ctx;
+	/* The CPU the caller runs on, 0..nr_cpus-1 (values are taken modulo nr_cpus). */
+	unsigned (*cpu_id)(void *ctx);
+	/* A monotonic clock in nanoseconds. */
+	uint64_t (*now_ns)(void *ctx);
+	/* Reserve address space for metadata (no memory behind it yet); NULL on failure. */
+	void *(*reserve)(void *ctx, size_t bytes);
+	/* Back [addr, addr+bytes) with zero-filled memory; 0 or -errno. */
+	int (*commit)(void *ctx, void *addr, size_t bytes);
+	/* Give back a whole reservation. */
+	void (*release)(void *ctx, void *addr, size_t bytes);
+	/* A one-line report (a bad free, an allocation failure). Default: stderr. */
+	void (*report)(void *ctx, const char *line);
+};
+
+/* --- Boot ------------------------------------------------------------- */
+
+/*
+ * Boot a pool from a kernel-style command line ("mem=4G numa=2 max_order=18").
+ * platform may be NULL. Returns 0 and sets *out, or -errno with a message
+ * naming the offending key and value in err (when err is not NULL).
+ */
+int pa_boot(const char *cmdline, const struct pa_platform *platform, struct pa_pool **out,
+            char *err, size_t errlen);
+
+/* Release the pool and everything it holds. */
+void pa_shutdown(struct pa_pool *pool);
+
+/* --- Allocation -------------------------------------------------------- */
+
+/* Allocate a block of 1 << order frames; NULL on failure (counted, reported unless NOWARN). */
+struct pa_page *pa_alloc_pages(struct pa_pool *pool, pa_gfp_t gfp, unsigned int order);
+
+/*
+ * Free a block. A bad free (double free, a frame never allocated, a tail
+ * frame, the wrong order, a descriptor not of this pool) is reported,
+ * counted as bad_page and refused; with bad_page=panic it aborts.
+ */
+void pa_free_pages(struct pa_pool *pool, struct pa_page *page, unsigned int order);
+
+/* Allocate up to nr blocks into out[]; returns how many were allocated. */
+unsigned pa_alloc_pages_bulk(struct pa_pool *pool, pa_gfp_t gfp, unsigned int order, unsigned nr,
+                             struct pa_page **out);
+
+/* Frame number of a descriptor; PA_PFN_INVALID if it is not one of this pool's. */
+pa_pfn_t pa_page_to_pfn(const struct pa_pool *pool, const struct pa_page *page);
+
+/* Descriptor of a frame; NULL for a hole, an absent section or a pfn out of range. */
+struct pa_page *pa_pfn_to_page(const struct pa_pool *pool, pa_pfn_t pfn);
+
+/* The bytes of a frame in a backed pool; NULL in a metadata-only pool. */
+void *pa_page_address(const struct pa_pool *pool, const struct pa_page *page);
+
+/*
+ * The head of the allocated block that holds page: the head of a folio
+ * (PA_GFP_COMP) for any of its frames, or page itself when it heads an
+ * allocated block. NULL otherwise (free frame, body of a non-folio block).
+ */
+struct pa_page *pa_folio_head(const struct pa_pool *pool, const struct pa_page *page);
+
+/* Order of the allocated block headed by page, or -1 if page heads no allocated block. */
+int pa_folio_order(const struct pa_pool *pool, const struct pa_page *page);
+
+/* --- Configuration, read back ------------------------------------------ */
+
+struct pa_config {
+	unsigned page_shift;
+	uint64_t page_size;
+	unsigned max_order;            /* inclusive */
+	int huge_order;                /* -1 without THP */
+	unsigned pageblock_order;
+	unsigned pageblock_order_ceil;
+	uint64_t cma_alignment_bytes;  /* page_size << pageblock_order */
+	unsigned section_shift;        /* frames per section = 1 << section_shift */
+	unsigned nr_cpus;
+	unsigned nr_nodes;
+	uint64_t total_pages;          /* the pfn span */
+	unsigned metadata_bytes_per_frame;
+};
+
+/* The derived configuration of a booted pool. */
+void pa_get_config(const struct pa_pool *pool, struct pa_config *out);
+
+/* --- Control, reports, validation --------------------------------------- */
+
+/* Write a runtime knob ("watermark_scale_factor", ...). 0 or -errno (-EINVAL, -ENOENT). */
+int pa_ctl_write(struct pa_pool *pool, const char *path, const char *value);
+
+/* Read a knob or a report into buf (NUL-terminated); returns the full length or -errno. */
+int pa_ctl_read(struct pa_pool *pool, const char *path, char *buf, size_t len);
+
+/* Report formats for pa_report(). */
+enum pa_report_kind {
+	PA_REPORT_INFO,           /* derived configuration, zones, watermarks */
+	PA_REPORT_BUDDYINFO,      /* /proc/buddyinfo */
+	PA_REPORT_PAGETYPEINFO,   /* /proc/pagetypeinfo */
+	PA_REPORT_VMSTAT,         /* /proc/vmstat */
+	PA_REPORT_UNUSABLE_INDEX, /* debugfs extfrag/unusable_index */
+	PA_REPORT_EXTFRAG_INDEX,  /* debugfs extfrag/extfrag_index */
+	PA_REPORT_COUNT
+};
+#define PA_REPORT_JSON 1u /* flag: JSON instead of the /proc text */
+
+/*
+ * Write a report into buf (always NUL-terminated when len > 0).
+ * Returns the length the whole report needs, like snprintf, or -errno.
+ */
+int pa_report(struct pa_pool *pool, enum pa_report_kind kind, unsigned flags, char *buf, size_t len);
+
+/* Name of a report kind ("buddyinfo"), or NULL. */
+const char *pa_report_name(enum pa_report_kind kind);
+
+/* Read one vmstat counter by its /proc/vmstat name; -ENOENT if unknown. */
+int pa_vmstat_read(struct pa_pool *pool, const char *name, uint64_t *value);
+
+/*
+ * Check every invariant from the raw state: free counts recomputed from the
+ * lists, no two blocks overlapping, every frame in exactly one state, free +
+ * allocated + reserved = managed, pageblock types agreeing with the lists.
+ * 0, or -EFAULT with the first broken invariant described in err.
+ */
+int pa_validate(struct pa_pool *pool, char *err, size_t errlen);
+
+/* Frame accounting of the whole pool, as pa_validate() checks it. */
+struct pa_usage {
+	uint64_t managed;
+	uint64_t free;      /* in the free lists */
+	uint64_t allocated; /* handed out */
+	uint64_t reserved;  /* held by the pool itself (per-CPU lists, isolation, capture) */
+};
+void pa_get_usage(struct pa_pool *pool, struct pa_usage *out);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* PAGEALLOC_H */

@@ -1,0 +1,516 @@
+/*
+ * Boot: parse and validate the kernel-style command line, derive the
+ * configuration (huge order, pageblock order, section size), and bring a pool
+ * up layer by layer. Every error names the key and the value and says what
+ * would be valid; nothing is left allocated after a failed boot.
+ */
+#define _GNU_SOURCE
+#include "internal.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define KEY_MAX 64
+#define VAL_MAX 512
+
+struct parse_ctx {
+	struct pa_boot_config *cfg;
+	const char *key;
+	const char *val;
+	char *err;
+	size_t errlen;
+};
+
+__attribute__((format(printf, 2, 3))) static int fail(struct parse_ctx *p, const char *fmt, ...)
+{
+	if (p->err && p->errlen) {
+		int n = snprintf(p->err, p->errlen, "%s=%s: ", p->key, p->val);
+		if (n >= 0 && (size_t)n < p->errlen) {
+			va_list ap;
+			va_start(ap, fmt);
+			vsnprintf(p->err + n, p->errlen - (size_t)n, fmt, ap);
+			va_end(ap);
+		}
+	}
+	return -EINVAL;
+}
+
+/* A decimal number with an optional K/M/G/T suffix; false on any junk. */
+static bool parse_size(const char *s, uint64_t *out)
+{
+	char *end;
+	if (*s < '0' || *s > '9')
+		return false;
+	errno = 0;
+	unsigned long long v = strtoull(s, &end, 0);
+	if (errno)
+		return false;
+	unsigned shift = 0;
+	switch (*end) {
+	case 'K': case 'k': shift = 10; end++; break;
+	case 'M': case 'm': shift = 20; end++; break;
+	case 'G': case 'g': shift = 30; end++; break;
+	case 'T': case 't': shift = 40; end++; break;
+	default: break;
+	}
+	if (*end || (shift && v > (UINT64_MAX >> shift)))
+		return false;
+	*out = (uint64_t)v << shift;
+	return true;
+}
+
+static bool parse_int(const char *s, int64_t *out)
+{
+	char *end;
+	if (!*s)
+		return false;
+	errno = 0;
+	long long v = strtoll(s, &end, 10);
+	if (errno || *end)
+		return false;
+	*out = v;
+	return true;
+}
+
+static int get_uint(struct parse_ctx *p, int64_t lo, int64_t hi, unsigned *out)
+{
+	int64_t v;
+	if (!parse_int(p->val, &v))
+		return fail(p, "not a number (valid: %lld..%lld)", (long long)lo, (long long)hi);
+	if (v < lo || v > hi)
+		return fail(p, "out of range (valid: %lld..%lld)", (long long)lo, (long long)hi);
+	*out = (unsigned)v;
+	return 0;
+}
+
+static int get_bool(struct parse_ctx *p, bool *out)
+{
+	unsigned v;
+	int rc = get_uint(p, 0, 1, &v);
+	if (rc == 0)
+		*out = v != 0;
+	return rc;
+}
+
+static int get_size(struct parse_ctx *p, uint64_t *out)
+{
+	if (!parse_size(p->val, out))
+		return fail(p, "not a size (valid: a number with an optional K, M, G or T suffix)");
+	return 0;
+}
+
+static int key_mem(struct parse_ctx *p)
+{
+	int rc = get_size(p, &p->cfg->mem);
+	if (rc == 0 && p->cfg->mem == 0)
+		return fail(p, "memory size must be above zero");
+	return rc;
+}
+
+static int key_numa(struct parse_ctx *p) { return get_uint(p, 1, PA_MAX_NODES, &p->cfg->numa); }
+
+static int key_memhole(struct parse_ctx *p)
+{
+	struct pa_boot_config *c = p->cfg;
+	char buf[VAL_MAX];
+	snprintf(buf, sizeof buf, "%s", p->val);
+	char *dash = strchr(buf, '-');
+	if (!dash)
+		return fail(p, "expected START-END (e.g. memhole=1G-2G)");
+	*dash = '\0';
+	struct pa_range r;
+	if (!parse_size(buf, &r.start) || !parse_size(dash + 1, &r.end))
+		return fail(p, "START and END must be sizes (e.g. memhole=1G-2G)");
+	if (r.start >= r.end)
+		return fail(p, "START must be below END");
+	if (c->nr_holes == PA_MAX_HOLES)
+		return fail(p, "too many holes (at most %d)", PA_MAX_HOLES);
+	c->holes[c->nr_holes++] = r;
+	return 0;
+}
+
+static int key_movablecore(struct parse_ctx *p)
+{
+	size_t n = strlen(p->val);
+	if (n && p->val[n - 1] == '%') {
+		char buf[32];
+		int64_t v;
+		snprintf(buf, sizeof buf, "%.*s", (int)(n - 1), p->val);
+		if (n > sizeof buf || !parse_int(buf, &v) || v < 0 || v >= 100)
+			return fail(p, "percent out of range (valid: 0%%..99%%)");
+		p->cfg->movablecore_pct = (unsigned)v;
+		p->cfg->movablecore_bytes = 0;
+		return 0;
+	}
+	p->cfg->movablecore_pct = 0;
+	return get_size(p, &p->cfg->movablecore_bytes);
+}
+
+static int key_page_shift(struct parse_ctx *p)
+{
+	unsigned v;
+	int rc = get_uint(p, 12, 16, &v);
+	if (rc)
+		return rc;
+	if (v != 12 && v != 14 && v != 16)
+		return fail(p, "unsupported page size (valid: 12, 14 or 16)");
+	p->cfg->page_shift = v;
+	return 0;
+}
+
+static int key_max_order(struct parse_ctx *p)
+{
+	return get_uint(p, 0, PA_MAX_ORDER_LIMIT, &p->cfg->max_order);
+}
+
+static int key_pb_ceil(struct parse_ctx *p)
+{
+	return get_uint(p, 1, PA_MAX_ORDER_LIMIT, &p->cfg->pageblock_order_ceil);
+}
+
+static int key_thp(struct parse_ctx *p) { return get_bool(p, &p->cfg->thp); }
+
+/* "none", or a list of orders and ranges: "0-3,9". Checked against max_order later. */
+static int key_pcp_orders(struct parse_ctx *p)
+{
+	uint64_t mask = 0;
+	if (strcmp(p->val, "none") == 0)
+		goto done;
+	for (const char *s = p->val; *s;) {
+		char *end;
+		long lo = strtol(s, &end, 10), hi = lo;
+		if (end == s || lo < 0 || lo > PA_MAX_ORDER_LIMIT)
+			return fail(p, "expected orders like 0-3,9 (each 0..%d) or none",
+				    PA_MAX_ORDER_LIMIT);
+		if (*end == '-') {
+			s = end + 1;
+			hi = strtol(s, &end, 10);
+			if (end == s || hi < lo || hi > PA_MAX_ORDER_LIMIT)
+				return fail(p, "bad order range (valid: LO-HI with LO <= HI <= %d)",
+					    PA_MAX_ORDER_LIMIT);
+		}
+		for (long o = lo; o <= hi; o++)
+			mask |= 1ull << o;
+		if (*end == ',')
+			end++;
+		else if (*end)
+			return fail(p, "unexpected '%c' (expected orders like 0-3,9)", *end);
+		s = end;
+	}
+done:
+	p->cfg->pcp_orders = mask;
+	p->cfg->pcp_orders_set = true;
+	return 0;
+}
+
+static int key_nr_cpus(struct parse_ctx *p) { return get_uint(p, 1, PA_MAX_CPUS, &p->cfg->nr_cpus); }
+
+static int key_cma(struct parse_ctx *p)
+{
+	struct pa_boot_config *c = p->cfg;
+	char buf[VAL_MAX];
+	snprintf(buf, sizeof buf, "%s", p->val);
+	char *at = strchr(buf, '@');
+	struct pa_cma_request r = { .start = UINT64_MAX };
+	if (at)
+		*at = '\0';
+	if (!parse_size(buf, &r.size) || r.size == 0 || (at && !parse_size(at + 1, &r.start)))
+		return fail(p, "expected SIZE[@START] with sizes like 64M");
+	if (c->nr_cma == PA_MAX_CMA)
+		return fail(p, "too many CMA areas (at most %d)", PA_MAX_CMA);
+	c->cma[c->nr_cma++] = r;
+	return 0;
+}
+
+static int key_backing(struct parse_ctx *p)
+{
+	struct pa_boot_config *c = p->cfg;
+	if (strcmp(p->val, "none") == 0)
+		c->backing = PA_BACKING_NONE;
+	else if (strcmp(p->val, "anon") == 0)
+		c->backing = PA_BACKING_ANON;
+	else if (strcmp(p->val, "hugetlb") == 0)
+		c->backing = PA_BACKING_HUGETLB;
+	else if (strncmp(p->val, "file:", 5) == 0 && p->val[5]) {
+		if (strlen(p->val + 5) >= sizeof c->backing_path)
+			return fail(p, "path too long (at most %zu bytes)", sizeof c->backing_path - 1);
+		c->backing = PA_BACKING_FILE;
+		snprintf(c->backing_path, sizeof c->backing_path, "%s", p->val + 5);
+	} else
+		return fail(p, "unknown backing (valid: none, anon, file:PATH, hugetlb)");
+	return 0;
+}
+
+static int key_reporting_order(struct parse_ctx *p)
+{
+	int64_t v;
+	if (!parse_int(p->val, &v) || v < -1 || v > PA_MAX_ORDER_LIMIT)
+		return fail(p, "out of range (valid: -1 for the pageblock order, or 0..max_order)");
+	p->cfg->page_reporting_order = (int)v;
+	return 0;
+}
+
+static int key_min_free_kbytes(struct parse_ctx *p)
+{
+	int64_t v;
+	if (!parse_int(p->val, &v) || v < 0 || v > (1ll << 40))
+		return fail(p, "out of range (valid: 0..%lld)", 1ll << 40);
+	p->cfg->min_free_kbytes = v;
+	return 0;
+}
+
+static int key_wsf(struct parse_ctx *p)
+{
+	return get_uint(p, 0, 3000, &p->cfg->watermark_scale_factor);
+}
+
+static int key_split_folios(struct parse_ctx *p) { return get_bool(p, &p->cfg->compaction_split_folios); }
+static int key_shuffle(struct parse_ctx *p) { return get_bool(p, &p->cfg->shuffle); }
+static int key_init_on_free(struct parse_ctx *p) { return get_bool(p, &p->cfg->init_on_free); }
+static int key_deferred_init(struct parse_ctx *p) { return get_bool(p, &p->cfg->deferred_init); }
+static int key_debug(struct parse_ctx *p) { return get_uint(p, 0, 2, &p->cfg->debug); }
+
+static int key_bad_page(struct parse_ctx *p)
+{
+	if (strcmp(p->val, "report") == 0)
+		p->cfg->bad_page = PA_BAD_PAGE_REPORT;
+	else if (strcmp(p->val, "panic") == 0)
+		p->cfg->bad_page = PA_BAD_PAGE_PANIC;
+	else
+		return fail(p, "unknown mode (valid: report or panic)");
+	return 0;
+}
+
+/* The boot keys, as data. */
+static const struct boot_key {
+	const char *name;
+	int (*parse)(struct parse_ctx *p);
+} boot_keys[] = {
+	{ "mem", key_mem },
+	{ "numa", key_numa },
+	{ "memhole", key_memhole },
+	{ "movablecore", key_movablecore },
+	{ "page_shift", key_page_shift },
+	{ "max_order", key_max_order },
+	{ "pageblock_order_ceil", key_pb_ceil },
+	{ "page_block_max_order", key_pb_ceil },
+	{ "thp", key_thp },
+	{ "pcp_orders", key_pcp_orders },
+	{ "nr_cpus", key_nr_cpus },
+	{ "cma", key_cma },
+	{ "backing", key_backing },
+	{ "page_reporting_order", key_reporting_order },
+	{ "min_free_kbytes", key_min_free_kbytes },
+	{ "watermark_scale_factor", key_wsf },
+	{ "compaction_split_folios", key_split_folios },
+	{ "shuffle", key_shuffle },
+	{ "init_on_free", key_init_on_free },
+	{ "deferred_init", key_deferred_init },
+	{ "debug", key_debug },
+	{ "bad_page", key_bad_page },
+};
+
+static void boot_defaults(struct pa_boot_config *c, unsigned online_cpus)
+{
+	memset(c, 0, sizeof *c);
+	c->mem = 1ull << 30;
+	c->numa = 1;
+	c->page_shift = 12;
+	c->max_order = UINT32_MAX;            /* by page size, once it is known */
+	c->pageblock_order_ceil = UINT32_MAX; /* max_order */
+	c->thp = true;
+	c->nr_cpus = online_cpus > PA_MAX_CPUS ? PA_MAX_CPUS : online_cpus;
+	c->page_reporting_order = -1;
+	c->min_free_kbytes = -1;
+	c->watermark_scale_factor = 10;
+	c->deferred_init = true;
+}
+
+static int parse_one(struct pa_boot_config *cfg, const char *tok, char *err, size_t errlen)
+{
+	char key[KEY_MAX];
+	const char *eq = strchr(tok, '=');
+	struct parse_ctx p = { .cfg = cfg, .key = tok, .val = "", .err = err, .errlen = errlen };
+	if (!eq) {
+		snprintf(err, errlen, "%s: expected key=value", tok);
+		return -EINVAL;
+	}
+	snprintf(key, sizeof key, "%.*s", (int)(eq - tok), tok);
+	p.key = key;
+	p.val = eq + 1;
+	if (!*p.val)
+		return fail(&p, "empty value");
+	for (size_t i = 0; i < sizeof boot_keys / sizeof boot_keys[0]; i++)
+		if (strcmp(key, boot_keys[i].name) == 0)
+			return boot_keys[i].parse(&p);
+	return fail(&p, "unknown boot key");
+}
+
+__attribute__((format(printf, 3, 4))) static int boot_error(char *err, size_t errlen, const char *fmt, ...)
+{
+	if (err && errlen) {
+		va_list ap;
+		va_start(ap, fmt);
+		vsnprintf(err, errlen, fmt, ap);
+		va_end(ap);
+	}
+	return -EINVAL;
+}
+
+/* Default max order by page size, as Linux's arm64/x86 configurations. */
+static unsigned default_max_order(unsigned page_shift)
+{
+	return page_shift == 12 ? 10 : page_shift == 14 ? 11 : 13;
+}
+
+static unsigned min_u(unsigned a, unsigned b) { return a < b ? a : b; }
+
+/* Derive huge order, pageblock order and section size; check keys against each other. */
+static int boot_derive(struct pa_boot_config *c, char *err, size_t errlen)
+{
+	if (c->max_order == UINT32_MAX)
+		c->max_order = default_max_order(c->page_shift);
+	if (c->pageblock_order_ceil == UINT32_MAX)
+		c->pageblock_order_ceil = c->max_order ? c->max_order : 1;
+	else if (c->pageblock_order_ceil > c->max_order)
+		return boot_error(err, errlen,
+				  "pageblock_order_ceil=%u: above max_order=%u (valid: 1..%u)",
+				  c->pageblock_order_ceil, c->max_order, c->max_order ? c->max_order : 1);
+	c->huge_order = c->thp ? (int)c->page_shift - 3 : -1;
+	unsigned pb = min_u(c->pageblock_order_ceil, c->max_order);
+	if (c->thp)
+		pb = min_u(pb, (unsigned)c->huge_order);
+	c->pageblock_order = pb;
+	c->section_shift = PA_SECTION_BYTES_SHIFT - c->page_shift;
+	if (!c->pcp_orders_set) {
+		c->pcp_orders = (1ull << (PA_COSTLY_ORDER + 1)) - 1;
+		if (c->huge_order >= 0)
+			c->pcp_orders |= 1ull << c->huge_order;
+		c->pcp_orders &= (2ull << c->max_order) - 1;
+	} else if (c->pcp_orders >> c->max_order >> 1)
+		return boot_error(err, errlen, "pcp_orders: order %d is above max_order=%u",
+				  63 - __builtin_clzll(c->pcp_orders), c->max_order);
+	if (c->page_reporting_order > (int)c->max_order)
+		return boot_error(err, errlen, "page_reporting_order=%d: above max_order=%u",
+				  c->page_reporting_order, c->max_order);
+	return 0;
+}
+
+/* Check the memory layout keys against the size of memory and the page size. */
+static int boot_check_layout(const struct pa_boot_config *c, char *err, size_t errlen)
+{
+	uint64_t page = 1ull << c->page_shift;
+	if (c->mem % page)
+		return boot_error(err, errlen, "mem=%llu: not a multiple of the page size %llu",
+				  (unsigned long long)c->mem, (unsigned long long)page);
+	if (c->mem / page >= PA_MAX_FRAMES)
+		return boot_error(err, errlen, "mem=%llu: too large (at most %llu frames)",
+				  (unsigned long long)c->mem, (unsigned long long)PA_MAX_FRAMES - 1);
+	uint64_t node_align = 1ull << (PA_SECTION_BYTES_SHIFT > c->page_shift + c->pageblock_order
+					       ? PA_SECTION_BYTES_SHIFT
+					       : c->page_shift + c->pageblock_order);
+	if (c->numa > 1 && c->mem / c->numa < node_align)
+		return boot_error(err, errlen,
+				  "numa=%u: each node needs at least %llu bytes of mem=%llu",
+				  c->numa, (unsigned long long)node_align, (unsigned long long)c->mem);
+	for (unsigned i = 0; i < c->nr_holes; i++)
+		if (c->holes[i].end > c->mem)
+			return boot_error(err, errlen, "memhole=%llu-%llu: outside mem=%llu",
+					  (unsigned long long)c->holes[i].start,
+					  (unsigned long long)c->holes[i].end, (unsigned long long)c->mem);
+	if (c->movablecore_bytes >= c->mem)
+		return boot_error(err, errlen, "movablecore=%llu: not below mem=%llu",
+				  (unsigned long long)c->movablecore_bytes, (unsigned long long)c->mem);
+	for (unsigned i = 0; i < c->nr_cma; i++) {
+		const struct pa_cma_request *r = &c->cma[i];
+		if (r->size >= c->mem || (r->start != UINT64_MAX && r->start + r->size > c->mem))
+			return boot_error(err, errlen, "cma=%llu: does not fit in mem=%llu",
+					  (unsigned long long)r->size, (unsigned long long)c->mem);
+	}
+	return 0;
+}
+
+int boot_parse(const char *cmdline, unsigned online_cpus, struct pa_boot_config *cfg, char *err,
+	       size_t errlen)
+{
+	char tok[KEY_MAX + VAL_MAX];
+	boot_defaults(cfg, online_cpus);
+	for (const char *s = cmdline ? cmdline : ""; *s;) {
+		while (*s == ' ' || *s == '\t' || *s == '\n')
+			s++;
+		size_t n = strcspn(s, " \t\n");
+		if (!n)
+			break;
+		if (n >= sizeof tok)
+			return boot_error(err, errlen, "%.40s...: boot parameter too long", s);
+		memcpy(tok, s, n);
+		tok[n] = '\0';
+		int rc = parse_one(cfg, tok, err, errlen);
+		if (rc)
+			return rc;
+		s += n;
+	}
+	int rc = boot_derive(cfg, err, errlen);
+	return rc ? rc : boot_check_layout(cfg, err, errlen);
+}
+
+int pa_boot(const char *cmdline, const struct pa_platform *platform, struct pa_pool **out,
+	    char *err, size_t errlen)
+{
+	char dummy[1];
+	if (!err || !errlen) {
+		err = dummy;
+		errlen = sizeof dummy;
+	}
+	err[0] = '\0';
+	if (!out)
+		return boot_error(err, errlen, "pa_boot: out is NULL");
+	struct pa_pool *pool = calloc(1, sizeof *pool);
+	if (!pool)
+		return boot_error(err, errlen, "pa_boot: out of memory"), -ENOMEM;
+	pool->backing_fd = -1;
+	if (platform)
+		pool->plat = *platform;
+	platform_fill_defaults(&pool->plat);
+	int rc = boot_parse(cmdline, platform_online_cpus(), &pool->cfg, err, errlen);
+	if (rc == 0)
+		rc = memmap_init(pool, err, errlen);
+	if (rc == 0)
+		rc = zone_init_all(pool, err, errlen);
+	if (rc) {
+		pa_shutdown(pool);
+		return rc;
+	}
+	*out = pool;
+	return 0;
+}
+
+void pa_shutdown(struct pa_pool *pool)
+{
+	if (!pool)
+		return;
+	zone_destroy_all(pool);
+	memmap_destroy(pool);
+	free(pool);
+}
+
+void pa_get_config(const struct pa_pool *pool, struct pa_config *out)
+{
+	const struct pa_boot_config *c = &pool->cfg;
+	*out = (struct pa_config){
+		.page_shift = c->page_shift,
+		.page_size = 1ull << c->page_shift,
+		.max_order = c->max_order,
+		.huge_order = c->huge_order,
+		.pageblock_order = c->pageblock_order,
+		.pageblock_order_ceil = c->pageblock_order_ceil,
+		.cma_alignment_bytes = (1ull << c->page_shift) << c->pageblock_order,
+		.section_shift = c->section_shift,
+		.nr_cpus = c->nr_cpus,
+		.nr_nodes = pool->nr_nodes,
+		.total_pages = pool->nr_frames,
+		.metadata_bytes_per_frame = (unsigned)sizeof(struct pa_page),
+	};
+}

@@ -1,0 +1,138 @@
+/*
+ * The buddy free lists: add, delete, merge and split. No policy lives here:
+ * which list to take from is the caller's business (alloc.c, pageblock.c).
+ *
+ * Each zone has one doubly linked list per (order, migratetype), threaded
+ * through the head descriptors of the free blocks by 32-bit pfn links, plus
+ * a bitmap per migratetype of the orders whose list is not empty, so the
+ * smallest fit is one count-trailing-zeros. Every function here runs with the
+ * zone lock held (or during boot, before the zone is visible).
+ */
+#include "internal.h"
+
+static inline uint32_t *list_head(struct pa_zone *z, unsigned order, unsigned mt)
+{
+	return &z->list_head[order * PA_MT_COUNT + mt];
+}
+
+static inline void count_add(struct pa_zone *z, unsigned order, unsigned mt, int64_t n)
+{
+	z->nr_free[order] += (uint64_t)n;
+	z->nr_free_mt[order * PA_MT_COUNT + mt] += (uint64_t)n;
+	z->free_pages += (uint64_t)n << order; /* n = -1 wraps to minus the block */
+}
+
+/* Put a free block at the head of its list: the most recently freed is the cache-hottest. */
+void buddy_list_add(struct pa_zone *z, pa_pfn_t pfn, unsigned order, unsigned mt)
+{
+	struct pa_pool *pool = z->pool;
+	struct pa_page *p = pfn_page(pool, pfn);
+	uint32_t *head = list_head(z, order, mt);
+	pa_assert(pool, (pfn & ((1ull << order) - 1)) == 0 && order <= pool->cfg.max_order);
+	p->state = PS_FREE;
+	p->order = (uint8_t)order;
+	p->mt = (uint8_t)mt;
+	p->flags = 0;
+	p->lru.prev = PA_NIL;
+	p->lru.next = *head;
+	if (*head != PA_NIL)
+		pfn_page(pool, *head)->lru.prev = (uint32_t)pfn;
+	*head = (uint32_t)pfn;
+	z->nonempty[mt] |= 1ull << order;
+	count_add(z, order, mt, 1);
+}
+
+/* Unlink a free block; its descriptor keeps order and type for the caller. */
+void buddy_list_del(struct pa_zone *z, pa_pfn_t pfn)
+{
+	struct pa_pool *pool = z->pool;
+	struct pa_page *p = pfn_page(pool, pfn);
+	unsigned order = p->order, mt = p->mt;
+	uint32_t *head = list_head(z, order, mt);
+	pa_assert(pool, p->state == PS_FREE);
+	if (p->lru.prev != PA_NIL)
+		pfn_page(pool, p->lru.prev)->lru.next = p->lru.next;
+	else
+		*head = p->lru.next;
+	if (p->lru.next != PA_NIL)
+		pfn_page(pool, p->lru.next)->lru.prev = p->lru.prev;
+	if (*head == PA_NIL)
+		z->nonempty[mt] &= ~(1ull << order);
+	count_add(z, order, mt, -1);
+}
+
+void buddy_list_move(struct pa_zone *z, pa_pfn_t pfn, unsigned new_mt)
+{
+	unsigned order = pfn_page(z->pool, pfn)->order;
+	buddy_list_del(z, pfn);
+	buddy_list_add(z, pfn, order, new_mt);
+}
+
+/* CMA, ISOLATE and HIGHATOMIC pageblocks never merge with another type. */
+static inline bool mt_mergeable(unsigned mt)
+{
+	return mt < PA_NR_PCP_TYPES;
+}
+
+/*
+ * Free a block, merging with free buddies of the same order. A buddy is free
+ * exactly when its head descriptor says PS_FREE with that order: descriptors
+ * of holes say PS_HOLE and those of absent sections read as zero, so no pfn
+ * validity check is needed. The zone span check keeps blocks inside a zone.
+ */
+void buddy_free_block(struct pa_zone *z, pa_pfn_t pfn, unsigned order, unsigned mt)
+{
+	struct pa_pool *pool = z->pool;
+	unsigned max_order = pool->cfg.max_order, pb_order = pool->cfg.pageblock_order;
+	while (order < max_order) {
+		pa_pfn_t buddy = pfn ^ (1ull << order);
+		if (buddy < z->start_pfn || buddy >= z->end_pfn)
+			break;
+		struct pa_page *bp = pfn_page(pool, buddy);
+		if (bp->state != PS_FREE || bp->order != order)
+			break;
+		unsigned bmt = bp->mt;
+		if (unlikely(order >= pb_order) && bmt != mt && (!mt_mergeable(mt) || !mt_mergeable(bmt)))
+			break;
+		buddy_list_del(z, buddy);
+		/* The merged block is all one type: the freed side's. */
+		if (unlikely(bmt != mt))
+			pageblock_set_mt_range(pool, buddy, order, mt);
+		pfn_page(pool, pfn > buddy ? pfn : buddy)->state = PS_BODY;
+		pfn &= ~(1ull << order);
+		order++;
+	}
+	buddy_list_add(z, pfn, order, mt);
+}
+
+/* Give back the upper halves of [pfn, pfn + 2^high) down to order low. */
+static void buddy_expand(struct pa_zone *z, pa_pfn_t pfn, unsigned low, unsigned high, unsigned mt)
+{
+	while (high > low) {
+		high--;
+		buddy_list_add(z, pfn + (1ull << high), high, mt);
+	}
+}
+
+void buddy_take_block(struct pa_zone *z, pa_pfn_t pfn, unsigned low, unsigned high)
+{
+	unsigned mt = pfn_page(z->pool, pfn)->mt;
+	buddy_list_del(z, pfn);
+	buddy_expand(z, pfn, low, high, mt);
+}
+
+pa_pfn_t buddy_take_smallest(struct pa_zone *z, unsigned order, unsigned mt)
+{
+	int o = buddy_first_order(z, order, mt);
+	if (o < 0)
+		return PA_NIL;
+	pa_pfn_t pfn = *list_head(z, (unsigned)o, mt);
+	buddy_take_block(z, pfn, order, (unsigned)o);
+	return pfn;
+}
+
+/* The head of the (order, mt) list, PA_NIL if empty. */
+pa_pfn_t buddy_list_first(struct pa_zone *z, unsigned order, unsigned mt)
+{
+	return *list_head(z, order, mt);
+}

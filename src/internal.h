@@ -1,0 +1,427 @@
+/*
+ * Internal declarations shared between the layers, grouped by the file that
+ * defines them. Calls go downward (alloc -> pageblock -> buddy -> zone ->
+ * memmap -> platform); nothing here is part of the public API.
+ */
+#ifndef PA_INTERNAL_H
+#define PA_INTERNAL_H
+
+#include "pagealloc.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#define likely(x) __builtin_expect(!!(x), 1)
+#define unlikely(x) __builtin_expect(!!(x), 0)
+
+#define PA_NIL UINT32_MAX           /* end of a free list (pfn links are 32-bit) */
+#define PA_MAX_ORDER_LIMIT 40       /* largest max_order the boot line accepts */
+#define PA_MAX_FRAMES (1ull << 32)  /* pfns must fit the 32-bit list links */
+#define PA_MAX_NODES 64
+#define PA_MAX_CPUS 1024
+#define PA_MAX_HOLES 32
+#define PA_MAX_CMA 8
+#define PA_SECTION_BYTES_SHIFT 27   /* 128 MiB memory sections, as x86-64 */
+#define PA_NR_PCP_TYPES 3           /* UNMOVABLE, MOVABLE, RECLAIMABLE */
+#define PA_COSTLY_ORDER 3           /* PAGE_ALLOC_COSTLY_ORDER */
+
+/* ---------------------------------------------------------------------- */
+/* The frame descriptor                                                    */
+/* ---------------------------------------------------------------------- */
+
+/*
+ * What a descriptor says. Only the first frame of a block (its head) carries
+ * the block's state; every other frame of a block is PS_BODY, so that blocks
+ * of any order are allocated and freed without touching their bodies. Frames
+ * of holes inside a present section are PS_HOLE. Descriptors of absent
+ * sections read as zero (PS_BODY) and are never written.
+ */
+enum pa_page_state {
+	PS_BODY = 0, /* inside a block headed elsewhere (zero: untouched memory) */
+	PS_FREE,     /* head of a free block on a free list */
+	PS_ALLOC,    /* head of an allocated block */
+	PS_HOLE,     /* no memory behind this frame */
+	PS_FREEING,  /* head of a block being freed outside the lock (init_on_free) */
+};
+
+enum pa_page_flags {
+	PF_COMP = 1u << 0,     /* allocated as a folio (PA_GFP_COMP) */
+	PF_REPORTED = 1u << 1, /* free block already reported (free page reporting) */
+};
+
+struct pa_page {
+	uint8_t state; /* enum pa_page_state */
+	uint8_t order; /* head: order of the block */
+	uint8_t mt;    /* free: the list it is on; allocated: the type it was allocated as */
+	uint8_t flags; /* enum pa_page_flags */
+	uint32_t zone; /* PS_ALLOC: index of the zone in pool->zones */
+	union {
+		struct { /* PS_FREE: links of the free list, as pfns */
+			uint32_t next;
+			uint32_t prev;
+		} lru;
+		uint64_t private; /* PS_ALLOC: the owner's cookie */
+	};
+};
+_Static_assert(sizeof(struct pa_page) <= 16, "a frame descriptor must stay within 16 bytes");
+
+/* ---------------------------------------------------------------------- */
+/* Locks with contention statistics ("platform.c")                         */
+/* ---------------------------------------------------------------------- */
+
+/* Call sites whose contention is counted separately, as perf lock shows callers. */
+#define PA_LOCK_SITES(X)                                                                            \
+	X(SITE_ALLOC, "pa_alloc_pages")                                                             \
+	X(SITE_ALLOC_BULK, "pa_alloc_pages_bulk")                                                   \
+	X(SITE_FREE, "pa_free_pages")                                                               \
+	X(SITE_ADMIN, "admin")
+
+enum pa_lock_site {
+#define X(id, name) id,
+	PA_LOCK_SITES(X)
+#undef X
+	PA_NR_LOCK_SITES
+};
+
+struct pa_lock_stat {
+	uint64_t contended;
+	uint64_t total_wait_ns;
+	uint64_t max_wait_ns;
+};
+
+struct pa_lock {
+	pthread_mutex_t mutex;
+	const char *name;
+	struct pa_pool *pool;             /* for the clock */
+	_Atomic(unsigned long) owner;     /* holder's thread id when debug >= 1, else 0 */
+	struct pa_lock_stat site[PA_NR_LOCK_SITES]; /* written only by the holder */
+};
+
+/* ---------------------------------------------------------------------- */
+/* Statistics ("stats.c"): one list generates the fields, names and output */
+/* ---------------------------------------------------------------------- */
+
+/* Counters kept per zone under the zone lock; folded over zones on read. */
+#define PA_ZONE_STATS(X)                                                                             \
+	X(PGALLOC, "pgalloc")           /* frames allocated, printed per zone type */               \
+	X(PGFREE, "pgfree")             /* frames freed */                                          \
+	X(ALLOC_SUCCESS, "alloc_success") /* successful allocations (blocks) */                     \
+	X(FREE_CALLS, "free_calls")     /* blocks freed */                                          \
+	X(FALLBACK_STEAL, "pgalloc_fallback_steal") /* taken from another type's pageblock */        \
+	X(FALLBACK_CLAIM, "pgalloc_fallback_claim") /* another type's pageblock claimed */          \
+	X(HIGHATOMIC_RESERVE, "highatomic_reserve")                                                  \
+	X(HIGHATOMIC_UNRESERVE, "highatomic_unreserve")
+
+enum pa_zone_stat {
+#define X(id, name) PA_ZS_##id,
+	PA_ZONE_STATS(X)
+#undef X
+	PA_NR_ZONE_STATS
+};
+
+/* Pool-wide counters, updated atomically (rare events). */
+#define PA_POOL_STATS(X)                                                                             \
+	X(BAD_PAGE, "bad_page")                                                                      \
+	X(ALLOC_FAIL, "pgalloc_fail")
+
+enum pa_pool_stat {
+#define X(id, name) PA_PS_##id,
+	PA_POOL_STATS(X)
+#undef X
+	PA_NR_POOL_STATS
+};
+
+/* ---------------------------------------------------------------------- */
+/* Zones and nodes                                                         */
+/* ---------------------------------------------------------------------- */
+
+enum pa_wmark { PA_WMARK_MIN, PA_WMARK_LOW, PA_WMARK_HIGH, PA_NR_WMARK };
+
+struct pa_zone {
+	struct pa_pool *pool;
+	unsigned index;          /* in pool->zones */
+	unsigned node;
+	enum pa_zone_type type;
+	pa_pfn_t start_pfn, end_pfn; /* span [start, end) */
+	uint64_t present_pages;  /* frames of the span with memory */
+	uint64_t managed_pages;  /* present frames the buddy manages */
+	uint64_t wmark[PA_NR_WMARK];
+	uint64_t highatomic_max; /* cap on nr_reserved_highatomic */
+
+	struct pa_lock lock; /* guards everything below and the zone's pageblock bits */
+	uint32_t *list_head;     /* [order * PA_MT_COUNT + mt], PA_NIL when empty */
+	uint64_t *nr_free;       /* [order]: free blocks of that order, all types */
+	uint64_t *nr_free_mt;    /* [order * PA_MT_COUNT + mt] */
+	uint64_t nonempty[PA_MT_COUNT]; /* bit o set: the (o, mt) list is not empty */
+	uint64_t free_pages;     /* frames on the free lists */
+	uint64_t nr_reserved_highatomic;
+	uint64_t reserved_pages; /* managed frames held by the pool itself, neither free nor allocated */
+	uint64_t stat[PA_NR_ZONE_STATS];
+	uint64_t *alloc_order;   /* [order]: successful allocations per order */
+};
+
+struct pa_node {
+	unsigned id;
+	pa_pfn_t start_pfn, end_pfn;
+	unsigned nr_zones;
+	struct pa_zone *zones[PA_ZONE_COUNT]; /* by type; NULL when the node has none */
+	/* Fallback order: own zones from the highest type down, then other nodes by distance. */
+	unsigned nr_zonelist;
+	struct pa_zone **zonelist;
+};
+
+/* ---------------------------------------------------------------------- */
+/* The boot configuration ("boot.c")                                       */
+/* ---------------------------------------------------------------------- */
+
+enum pa_backing { PA_BACKING_NONE, PA_BACKING_ANON, PA_BACKING_FILE, PA_BACKING_HUGETLB };
+enum pa_bad_page_mode { PA_BAD_PAGE_REPORT, PA_BAD_PAGE_PANIC };
+
+struct pa_range {
+	uint64_t start, end; /* bytes, [start, end) */
+};
+
+struct pa_cma_request {
+	uint64_t size;
+	uint64_t start; /* UINT64_MAX: anywhere */
+};
+
+struct pa_boot_config {
+	uint64_t mem;
+	unsigned numa;
+	unsigned nr_holes;
+	struct pa_range holes[PA_MAX_HOLES];
+	uint64_t movablecore_bytes;
+	unsigned movablecore_pct; /* used when movablecore_bytes is 0 */
+	unsigned page_shift;
+	unsigned max_order;
+	unsigned pageblock_order_ceil;
+	bool thp;
+	uint64_t pcp_orders;      /* bit o: order o on the per-CPU lists */
+	bool pcp_orders_set;      /* given on the command line */
+	unsigned nr_cpus;
+	unsigned nr_cma;
+	struct pa_cma_request cma[PA_MAX_CMA];
+	enum pa_backing backing;
+	char backing_path[256];
+	int page_reporting_order; /* -1: the pageblock order */
+	int64_t min_free_kbytes;  /* -1: Linux's formula */
+	unsigned watermark_scale_factor;
+	bool compaction_split_folios;
+	bool shuffle, init_on_free, deferred_init;
+	unsigned debug;
+	enum pa_bad_page_mode bad_page;
+
+	/* Derived. */
+	int huge_order; /* -1 without THP */
+	unsigned pageblock_order;
+	unsigned section_shift; /* frames per section, log2 */
+};
+
+/* Parse and validate a command line into cfg; 0 or -EINVAL with a message. */
+int boot_parse(const char *cmdline, unsigned online_cpus, struct pa_boot_config *cfg, char *err,
+               size_t errlen);
+
+/* ---------------------------------------------------------------------- */
+/* The pool                                                                */
+/* ---------------------------------------------------------------------- */
+
+struct pa_pool {
+	struct pa_boot_config cfg;
+	struct pa_platform plat;
+
+	/* Frame map ("memmap.c"): one array for the whole span, present sections backed. */
+	struct pa_page *map;
+	size_t map_bytes;
+	pa_pfn_t nr_frames;        /* span of pfns */
+	uint64_t nr_sections;
+	uint8_t *section_present;  /* [section]: 1 when backed */
+
+	/* Pageblocks ("pageblock.c"): one byte of bits per pageblock. */
+	uint8_t *pb_bits;
+	uint64_t nr_pageblocks;
+
+	/* Backing memory: frame bytes at base + (pfn << page_shift); NULL if none. */
+	uint8_t *base;
+	size_t base_bytes;
+	int backing_fd;
+
+	unsigned nr_nodes;
+	struct pa_node nodes[PA_MAX_NODES];
+	unsigned nr_zones;
+	struct pa_zone *zones;    /* ordered by start pfn */
+	uint8_t *pb_zone;         /* [pageblock]: zone index, 0xff outside every zone */
+
+	_Atomic uint64_t pool_stat[PA_NR_POOL_STATS];
+	_Atomic uint64_t *alloc_fail_order; /* [order] */
+	_Atomic unsigned watermark_scale_factor;
+	int64_t min_free_kbytes;   /* the value in force */
+};
+
+/* ---------------------------------------------------------------------- */
+/* "platform.c"                                                            */
+/* ---------------------------------------------------------------------- */
+
+void platform_fill_defaults(struct pa_platform *plat);
+unsigned platform_online_cpus(void);
+void platform_lock_init(struct pa_lock *lock, struct pa_pool *pool, const char *name);
+void platform_lock_destroy(struct pa_lock *lock);
+void platform_lock_slow(struct pa_lock *lock, enum pa_lock_site site);
+void platform_report(const struct pa_pool *pool, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+/* Take a lock; contention is timed and counted only when the trylock fails. */
+static inline void pa_lock(struct pa_lock *lock, enum pa_lock_site site)
+{
+	if (unlikely(pthread_mutex_trylock(&lock->mutex) != 0))
+		platform_lock_slow(lock, site);
+	if (unlikely(lock->pool->cfg.debug))
+		atomic_store_explicit(&lock->owner, (unsigned long)pthread_self(), memory_order_relaxed);
+}
+
+static inline void pa_unlock(struct pa_lock *lock)
+{
+	if (unlikely(lock->pool->cfg.debug))
+		atomic_store_explicit(&lock->owner, 0, memory_order_relaxed);
+	pthread_mutex_unlock(&lock->mutex);
+}
+
+/* Lock precondition, checked when debug >= 1. */
+#define pa_lock_held(lock)                                                                          \
+	pa_assert((lock)->pool, atomic_load_explicit(&(lock)->owner, memory_order_relaxed) ==      \
+	                                (unsigned long)pthread_self())
+
+/* Tier 2 and 3 checks: debug asserts (debug >= 1) and expensive validation (debug >= 2). */
+void pa_assert_fail(const char *expr, const char *file, int line, const char *func)
+	__attribute__((noreturn));
+#define pa_assert(pool, cond)                                                                       \
+	do {                                                                                        \
+		if (unlikely((pool)->cfg.debug >= 1) && !(cond))                                    \
+			pa_assert_fail(#cond, __FILE__, __LINE__, __func__);                        \
+	} while (0)
+#define pa_debug_expensive(pool) unlikely((pool)->cfg.debug >= 2)
+
+/* ---------------------------------------------------------------------- */
+/* "memmap.c"                                                              */
+/* ---------------------------------------------------------------------- */
+
+int memmap_init(struct pa_pool *pool, char *err, size_t errlen);
+void memmap_destroy(struct pa_pool *pool);
+bool memmap_frame_present(const struct pa_pool *pool, pa_pfn_t pfn); /* memory behind it */
+
+static inline struct pa_page *pfn_page(const struct pa_pool *pool, pa_pfn_t pfn)
+{
+	return &pool->map[pfn];
+}
+
+static inline pa_pfn_t page_pfn(const struct pa_pool *pool, const struct pa_page *page)
+{
+	return (pa_pfn_t)(page - pool->map);
+}
+
+static inline bool memmap_section_present(const struct pa_pool *pool, pa_pfn_t pfn)
+{
+	return pool->section_present[pfn >> pool->cfg.section_shift] != 0;
+}
+
+/* ---------------------------------------------------------------------- */
+/* "zone.c"                                                                */
+/* ---------------------------------------------------------------------- */
+
+int zone_init_all(struct pa_pool *pool, char *err, size_t errlen);
+void zone_destroy_all(struct pa_pool *pool);
+void zone_setup_watermarks(struct pa_pool *pool);
+const char *zone_name(enum pa_zone_type type);
+
+/* The zone that holds pfn, or NULL. */
+static inline struct pa_zone *zone_of_pfn(const struct pa_pool *pool, pa_pfn_t pfn)
+{
+	if (unlikely(pfn >= pool->nr_frames))
+		return NULL;
+	uint8_t z = pool->pb_zone[pfn >> pool->cfg.pageblock_order];
+	return z == 0xff ? NULL : &pool->zones[z];
+}
+
+/* ---------------------------------------------------------------------- */
+/* "buddy.c": free lists, merge and split; no policy                      */
+/* ---------------------------------------------------------------------- */
+
+void buddy_list_add(struct pa_zone *zone, pa_pfn_t pfn, unsigned order, unsigned mt);
+void buddy_list_del(struct pa_zone *zone, pa_pfn_t pfn);
+void buddy_list_move(struct pa_zone *zone, pa_pfn_t pfn, unsigned new_mt);
+/* Free a block into the lists, merging with its buddies. */
+void buddy_free_block(struct pa_zone *zone, pa_pfn_t pfn, unsigned order, unsigned mt);
+/* Take the smallest free block of type mt with order >= order, split to order; PA_NIL if none. */
+pa_pfn_t buddy_take_smallest(struct pa_zone *zone, unsigned order, unsigned mt);
+/* Remove a free block of order `high` and give back its upper halves down to `low`. */
+void buddy_take_block(struct pa_zone *zone, pa_pfn_t pfn, unsigned low, unsigned high);
+/* The first block of the (order, mt) list; PA_NIL if empty. */
+pa_pfn_t buddy_list_first(struct pa_zone *zone, unsigned order, unsigned mt);
+
+/* First order >= order with a free block of a type in mask `mts`; -1 if none. */
+static inline int buddy_first_order(const struct pa_zone *zone, unsigned order, unsigned mt)
+{
+	uint64_t bits = zone->nonempty[mt] >> order;
+	return bits ? (int)order + __builtin_ctzll(bits) : -1;
+}
+
+/* ---------------------------------------------------------------------- */
+/* "pageblock.c": pageblock bits and the migratetype fallback policy      */
+/* ---------------------------------------------------------------------- */
+
+#define PB_MT_MASK 0x07u
+#define PB_ISOLATE 0x08u
+#define PB_SKIP 0x10u
+
+static inline unsigned pageblock_mt(const struct pa_pool *pool, pa_pfn_t pfn)
+{
+	return pool->pb_bits[pfn >> pool->cfg.pageblock_order] & PB_MT_MASK;
+}
+
+void pageblock_set_mt(struct pa_pool *pool, pa_pfn_t pfn, unsigned mt);
+/* Set the type of every pageblock of a block of order >= pageblock_order. */
+void pageblock_set_mt_range(struct pa_pool *pool, pa_pfn_t pfn, unsigned order, unsigned mt);
+/* Move the free blocks of the pageblock holding pfn to the mt list; returns frames moved. */
+uint64_t pageblock_move_free(struct pa_zone *zone, pa_pfn_t pfn, unsigned mt);
+/* Allocate from another type's pageblocks by Linux's claim/steal rules; PA_NIL if none. */
+pa_pfn_t pageblock_rmqueue_fallback(struct pa_zone *zone, unsigned order, unsigned mt);
+/* Make the pageblock of an allocation a HIGHATOMIC reserve, if the cap allows. */
+void pageblock_reserve_highatomic(struct pa_zone *zone, pa_pfn_t pfn, unsigned order);
+/* Give back one HIGHATOMIC pageblock to mt; true if one was given back. */
+bool pageblock_unreserve_highatomic(struct pa_zone *zone, unsigned mt);
+extern const char *const pa_migratetype_names[PA_MT_COUNT];
+
+/* ---------------------------------------------------------------------- */
+/* "alloc.c"                                                               */
+/* ---------------------------------------------------------------------- */
+
+/* Which pageblocks an allocation of gfp belongs to. */
+static inline unsigned gfp_migratetype(pa_gfp_t gfp)
+{
+	if (gfp & PA_GFP_MOVABLE)
+		return PA_MT_MOVABLE;
+	return (gfp & PA_GFP_RECLAIMABLE) ? PA_MT_RECLAIMABLE : PA_MT_UNMOVABLE;
+}
+
+/* ---------------------------------------------------------------------- */
+/* "stats.c"                                                               */
+/* ---------------------------------------------------------------------- */
+
+extern const char *const pa_zone_stat_names[PA_NR_ZONE_STATS];
+extern const char *const pa_pool_stat_names[PA_NR_POOL_STATS];
+static inline void pool_stat_inc(struct pa_pool *pool, enum pa_pool_stat s)
+{
+	atomic_fetch_add_explicit(&pool->pool_stat[s], 1, memory_order_relaxed);
+}
+
+/* ---------------------------------------------------------------------- */
+/* "validate.c"                                                            */
+/* ---------------------------------------------------------------------- */
+
+/* Same as pa_validate with every zone lock already held by the caller. */
+int validate_locked(struct pa_pool *pool, char *err, size_t errlen);
+
+#endif /* PA_INTERNAL_H */

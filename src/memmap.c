@@ -1,0 +1,173 @@
+/*
+ * The frame map: one virtually contiguous array of descriptors for the whole
+ * pfn span (the userspace form of SPARSEMEM_VMEMMAP). Only sections that hold
+ * memory are backed; the rest of the array reads as zero and costs nothing,
+ * so a buddy in an absent section simply never looks free. Also the pageblock
+ * bitmap beside it and the optional backing memory of the frames.
+ */
+#define _GNU_SOURCE
+#include "internal.h"
+
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+static uint64_t div_up(uint64_t a, uint64_t b) { return (a + b - 1) / b; }
+
+/* Is any frame of [lo, hi) outside every hole? */
+static bool range_has_memory(const struct pa_boot_config *c, pa_pfn_t lo, pa_pfn_t hi)
+{
+	/* Holes may overlap: walk forward past every hole that covers lo. */
+	for (bool moved = true; moved && lo < hi;) {
+		moved = false;
+		for (unsigned i = 0; i < c->nr_holes; i++) {
+			pa_pfn_t hs = c->holes[i].start >> c->page_shift;
+			pa_pfn_t he = div_up(c->holes[i].end, 1ull << c->page_shift);
+			if (hs <= lo && lo < he) {
+				lo = he;
+				moved = true;
+			}
+		}
+	}
+	return lo < hi;
+}
+
+bool memmap_frame_present(const struct pa_pool *pool, pa_pfn_t pfn)
+{
+	return pfn < pool->nr_frames && memmap_section_present(pool, pfn) &&
+	       pfn_page(pool, pfn)->state != PS_HOLE;
+}
+
+/* Back the descriptors of every section with memory; mark partial holes. */
+static int memmap_back_sections(struct pa_pool *pool, char *err, size_t errlen)
+{
+	const struct pa_boot_config *c = &pool->cfg;
+	uint64_t sec_frames = 1ull << c->section_shift;
+	size_t sec_bytes = sec_frames * sizeof(struct pa_page);
+	for (uint64_t s = 0; s < pool->nr_sections; s++) {
+		pa_pfn_t lo = s * sec_frames;
+		pa_pfn_t hi = lo + sec_frames < pool->nr_frames ? lo + sec_frames : pool->nr_frames;
+		if (!range_has_memory(c, lo, hi))
+			continue;
+		int rc = pool->plat.commit(pool->plat.ctx, (char *)pool->map + s * sec_bytes, sec_bytes);
+		if (rc) {
+			snprintf(err, errlen, "mem: cannot back the frame map of section %llu (%s)",
+				 (unsigned long long)s, strerror(-rc));
+			return rc;
+		}
+		pool->section_present[s] = 1;
+	}
+	for (unsigned i = 0; i < c->nr_holes; i++) {
+		pa_pfn_t hs = c->holes[i].start >> c->page_shift;
+		pa_pfn_t he = div_up(c->holes[i].end, 1ull << c->page_shift);
+		for (pa_pfn_t pfn = hs; pfn < he && pfn < pool->nr_frames; pfn++)
+			if (memmap_section_present(pool, pfn))
+				pfn_page(pool, pfn)->state = PS_HOLE;
+	}
+	return 0;
+}
+
+static int backing_fail(char *err, size_t errlen, const char *what, int e)
+{
+	snprintf(err, errlen, "%s (%s)", what, strerror(e));
+	return -e;
+}
+
+/* Map the bytes behind the frames, for backing=anon, file:PATH and hugetlb. */
+static int memmap_map_backing(struct pa_pool *pool, char *err, size_t errlen)
+{
+	const struct pa_boot_config *c = &pool->cfg;
+	size_t bytes = (size_t)c->mem;
+	void *p = MAP_FAILED;
+	switch (c->backing) {
+	case PA_BACKING_NONE:
+		return 0;
+	case PA_BACKING_ANON:
+		p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
+			 -1, 0);
+		if (p == MAP_FAILED)
+			return backing_fail(err, errlen, "backing=anon: cannot map mem", errno);
+		break;
+	case PA_BACKING_FILE:
+		pool->backing_fd = open(c->backing_path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+		if (pool->backing_fd < 0)
+			return backing_fail(err, errlen, "backing=file: cannot open the file", errno);
+		if (ftruncate(pool->backing_fd, (off_t)bytes) != 0)
+			return backing_fail(err, errlen, "backing=file: cannot size the file to mem", errno);
+		p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, pool->backing_fd, 0);
+		if (p == MAP_FAILED)
+			return backing_fail(err, errlen, "backing=file: cannot map the file", errno);
+		break;
+	case PA_BACKING_HUGETLB:
+		/* No MAP_NORESERVE: without reserved huge pages this must fail now, not SIGBUS later. */
+		p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_HUGETLB,
+			 -1, 0);
+		if (p == MAP_FAILED)
+			return backing_fail(err, errlen,
+					    "backing=hugetlb: cannot map mem from huge pages; reserve "
+					    "enough in /proc/sys/vm/nr_hugepages, and make mem a multiple "
+					    "of the huge page size",
+					    errno);
+		break;
+	}
+	pool->base = p;
+	pool->base_bytes = bytes;
+	return 0;
+}
+
+int memmap_init(struct pa_pool *pool, char *err, size_t errlen)
+{
+	const struct pa_boot_config *c = &pool->cfg;
+	pool->nr_frames = c->mem >> c->page_shift;
+	pool->nr_sections = div_up(pool->nr_frames, 1ull << c->section_shift);
+	pool->map_bytes = pool->nr_sections * (sizeof(struct pa_page) << c->section_shift);
+	pool->map = pool->plat.reserve(pool->plat.ctx, pool->map_bytes);
+	pool->section_present = calloc(pool->nr_sections, 1);
+	pool->nr_pageblocks = div_up(pool->nr_frames, 1ull << c->pageblock_order);
+	pool->pb_bits = malloc(pool->nr_pageblocks);
+	if (!pool->map || !pool->section_present || !pool->pb_bits) {
+		snprintf(err, errlen, "mem=%llu: cannot reserve the frame map (%zu bytes)",
+			 (unsigned long long)c->mem, pool->map_bytes);
+		return -ENOMEM;
+	}
+	/* As Linux, every pageblock starts MOVABLE; claims retype them as needed. */
+	memset(pool->pb_bits, PA_MT_MOVABLE, pool->nr_pageblocks);
+	int rc = memmap_back_sections(pool, err, errlen);
+	return rc ? rc : memmap_map_backing(pool, err, errlen);
+}
+
+void memmap_destroy(struct pa_pool *pool)
+{
+	if (pool->base)
+		munmap(pool->base, pool->base_bytes);
+	if (pool->backing_fd >= 0)
+		close(pool->backing_fd);
+	if (pool->map)
+		pool->plat.release(pool->plat.ctx, pool->map, pool->map_bytes);
+	free(pool->section_present);
+	free(pool->pb_bits);
+}
+
+pa_pfn_t pa_page_to_pfn(const struct pa_pool *pool, const struct pa_page *page)
+{
+	uintptr_t p = (uintptr_t)page, base = (uintptr_t)pool->map;
+	if (p < base || (p - base) % sizeof *page || (p - base) / sizeof *page >= pool->nr_frames)
+		return PA_PFN_INVALID;
+	return (p - base) / sizeof *page;
+}
+
+struct pa_page *pa_pfn_to_page(const struct pa_pool *pool, pa_pfn_t pfn)
+{
+	return memmap_frame_present(pool, pfn) ? pfn_page(pool, pfn) : NULL;
+}
+
+void *pa_page_address(const struct pa_pool *pool, const struct pa_page *page)
+{
+	pa_pfn_t pfn = pa_page_to_pfn(pool, page);
+	if (!pool->base || pfn == PA_PFN_INVALID)
+		return NULL;
+	return pool->base + (pfn << pool->cfg.page_shift);
+}

@@ -1,0 +1,204 @@
+/*
+ * Pageblocks: a migratetype (and isolate and skip bits) per 2^pageblock_order
+ * frames, and the policy of taking memory from another type's pageblocks
+ * when a type runs out. The policy is Linux's (6.15): try to claim a whole
+ * pageblock from the largest fallback block down; if no block may be
+ * claimed, steal the smallest fallback block without retyping it.
+ *
+ * Invariant kept here and checked by pa_validate: every free block sits on
+ * the list of its pageblock's type, so the lists and the bits never disagree.
+ * Every function runs with the zone lock held.
+ */
+#include "internal.h"
+
+const char *const pa_migratetype_names[PA_MT_COUNT] = {
+	"Unmovable", "Movable", "Reclaimable", "HighAtomic", "CMA", "Isolate",
+};
+
+/* Where each type may fall back to, in order: Linux's fallback table. */
+static const unsigned fallbacks[PA_NR_PCP_TYPES][2] = {
+	[PA_MT_UNMOVABLE] = { PA_MT_RECLAIMABLE, PA_MT_MOVABLE },
+	[PA_MT_MOVABLE] = { PA_MT_RECLAIMABLE, PA_MT_UNMOVABLE },
+	[PA_MT_RECLAIMABLE] = { PA_MT_UNMOVABLE, PA_MT_MOVABLE },
+};
+
+void pageblock_set_mt(struct pa_pool *pool, pa_pfn_t pfn, unsigned mt)
+{
+	uint8_t *b = &pool->pb_bits[pfn >> pool->cfg.pageblock_order];
+	*b = (uint8_t)((*b & ~PB_MT_MASK) | mt);
+}
+
+void pageblock_set_mt_range(struct pa_pool *pool, pa_pfn_t pfn, unsigned order, unsigned mt)
+{
+	unsigned pb = pool->cfg.pageblock_order;
+	uint64_t n = order > pb ? 1ull << (order - pb) : 1;
+	for (uint64_t i = 0; i < n; i++)
+		pageblock_set_mt(pool, pfn + (i << pb), mt);
+}
+
+/* Free and movable-allocated frames of a pageblock, and optionally move its free blocks. */
+struct pb_census {
+	uint64_t free, movable;
+};
+
+static struct pb_census pageblock_walk(struct pa_zone *z, pa_pfn_t pfn, int move_to)
+{
+	struct pa_pool *pool = z->pool;
+	pa_pfn_t start = pfn & ~((1ull << pool->cfg.pageblock_order) - 1);
+	pa_pfn_t end = start + (1ull << pool->cfg.pageblock_order);
+	struct pb_census c = { 0, 0 };
+	if (end > z->end_pfn)
+		end = z->end_pfn;
+	for (pa_pfn_t p = start; p < end;) {
+		struct pa_page *pg = pfn_page(pool, p);
+		uint64_t n = 1ull << pg->order;
+		if (pg->state == PS_FREE) {
+			c.free += n;
+			if (move_to >= 0)
+				buddy_list_move(z, p, (unsigned)move_to);
+		} else if (pg->state == PS_ALLOC || pg->state == PS_FREEING) {
+			c.movable += pg->mt == PA_MT_MOVABLE ? n : 0;
+		} else {
+			n = 1; /* a hole, or an absent section inside a large pageblock */
+		}
+		p += n;
+	}
+	return c;
+}
+
+uint64_t pageblock_move_free(struct pa_zone *z, pa_pfn_t pfn, unsigned mt)
+{
+	return pageblock_walk(z, pfn, (int)mt).free;
+}
+
+/* Linux's should_try_claim_block(). */
+static bool should_try_claim(const struct pa_pool *pool, unsigned order, unsigned start_mt)
+{
+	unsigned pb = pool->cfg.pageblock_order;
+	return order >= pb || order >= pb / 2 || start_mt == PA_MT_UNMOVABLE ||
+	       start_mt == PA_MT_RECLAIMABLE;
+}
+
+/* The first fallback type with a free block of this order; -1 if none. */
+static int find_fallback(const struct pa_zone *z, unsigned order, unsigned start_mt)
+{
+	for (unsigned i = 0; i < 2; i++) {
+		unsigned mt = fallbacks[start_mt][i];
+		if (z->nonempty[mt] & (1ull << order))
+			return (int)mt;
+	}
+	return -1;
+}
+
+/*
+ * Claim the pageblock of a fallback block for start_mt: a block of pageblock
+ * order or more is retyped whole; a smaller one only when its pageblock's free
+ * and compatible frames make at least half of it (Linux's try_to_claim_block).
+ */
+static pa_pfn_t try_claim(struct pa_zone *z, pa_pfn_t pfn, unsigned cur, unsigned order,
+			  unsigned start_mt, unsigned block_mt)
+{
+	struct pa_pool *pool = z->pool;
+	unsigned pb = pool->cfg.pageblock_order;
+	if (cur >= pb) {
+		pageblock_set_mt_range(pool, pfn, cur, start_mt);
+		buddy_list_move(z, pfn, start_mt);
+		z->stat[PA_ZS_FALLBACK_CLAIM]++;
+		return buddy_take_smallest(z, order, start_mt);
+	}
+	struct pb_census c = pageblock_walk(z, pfn, -1);
+	uint64_t alike = start_mt == PA_MT_MOVABLE    ? c.movable
+			 : block_mt == PA_MT_MOVABLE ? (1ull << pb) - c.free - c.movable
+						     : 0;
+	if (c.free + alike < (1ull << pb) / 2)
+		return PA_NIL;
+	pageblock_move_free(z, pfn, start_mt);
+	pageblock_set_mt(pool, pfn, start_mt);
+	z->stat[PA_ZS_FALLBACK_CLAIM]++;
+	return buddy_take_smallest(z, order, start_mt);
+}
+
+static pa_pfn_t rmqueue_claim(struct pa_zone *z, unsigned order, unsigned start_mt)
+{
+	const struct pa_pool *pool = z->pool;
+	for (int cur = (int)pool->cfg.max_order; cur >= (int)order; cur--) {
+		int fb = find_fallback(z, (unsigned)cur, start_mt);
+		if (fb < 0)
+			continue;
+		if (!should_try_claim(pool, (unsigned)cur, start_mt))
+			break; /* orders too low to claim from here down */
+		pa_pfn_t pfn = try_claim(z, buddy_list_first(z, (unsigned)cur, (unsigned)fb),
+					 (unsigned)cur, order, start_mt, (unsigned)fb);
+		if (pfn != PA_NIL)
+			return pfn;
+	}
+	return PA_NIL;
+}
+
+/* Take the smallest fallback block, leaving its pageblock's type as it is. */
+static pa_pfn_t rmqueue_steal(struct pa_zone *z, unsigned order, unsigned start_mt)
+{
+	for (unsigned cur = order; cur <= z->pool->cfg.max_order; cur++) {
+		int fb = find_fallback(z, cur, start_mt);
+		if (fb < 0)
+			continue;
+		pa_pfn_t pfn = buddy_list_first(z, cur, (unsigned)fb);
+		buddy_take_block(z, pfn, order, cur);
+		z->stat[PA_ZS_FALLBACK_STEAL]++;
+		return pfn;
+	}
+	return PA_NIL;
+}
+
+pa_pfn_t pageblock_rmqueue_fallback(struct pa_zone *z, unsigned order, unsigned mt)
+{
+	pa_lock_held(&z->lock);
+	if (mt >= PA_NR_PCP_TYPES)
+		return PA_NIL;
+	pa_pfn_t pfn = rmqueue_claim(z, order, mt);
+	return pfn != PA_NIL ? pfn : rmqueue_steal(z, order, mt);
+}
+
+/*
+ * A high-order atomic allocation succeeded: keep its pageblock for such
+ * allocations (Linux's reserve_highatomic_pageblock), up to about 1 % of the zone.
+ */
+void pageblock_reserve_highatomic(struct pa_zone *z, pa_pfn_t pfn, unsigned order)
+{
+	struct pa_pool *pool = z->pool;
+	unsigned pb = pool->cfg.pageblock_order;
+	unsigned mt = pageblock_mt(pool, pfn);
+	uint64_t frames = order < pb ? 1ull << pb : 1ull << order;
+	if (z->nr_reserved_highatomic + frames > z->highatomic_max || mt >= PA_NR_PCP_TYPES)
+		return;
+	if (order < pb)
+		pageblock_move_free(z, pfn, PA_MT_HIGHATOMIC);
+	pageblock_set_mt_range(pool, pfn, order, PA_MT_HIGHATOMIC);
+	z->nr_reserved_highatomic += frames;
+	z->stat[PA_ZS_HIGHATOMIC_RESERVE]++;
+}
+
+/* Memory is about to run out: give one reserved pageblock back to mt. */
+bool pageblock_unreserve_highatomic(struct pa_zone *z, unsigned mt)
+{
+	struct pa_pool *pool = z->pool;
+	unsigned pb = pool->cfg.pageblock_order;
+	for (unsigned o = 0; o <= pool->cfg.max_order; o++) {
+		pa_pfn_t pfn = buddy_list_first(z, o, PA_MT_HIGHATOMIC);
+		if (pfn == PA_NIL)
+			continue;
+		if (o >= pb) {
+			pageblock_set_mt_range(pool, pfn, o, mt);
+			buddy_list_move(z, pfn, mt);
+		} else {
+			pageblock_move_free(z, pfn, mt);
+			pageblock_set_mt(pool, pfn, mt);
+		}
+		uint64_t frames = o > pb ? 1ull << o : 1ull << pb;
+		z->nr_reserved_highatomic -= frames < z->nr_reserved_highatomic ? frames
+										   : z->nr_reserved_highatomic;
+		z->stat[PA_ZS_HIGHATOMIC_UNRESERVE]++;
+		return true;
+	}
+	return false;
+}

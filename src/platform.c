@@ -1,0 +1,131 @@
+/*
+ * The default userspace platform: CPU id, clock, metadata memory, reports,
+ * and locks that count their contention. Everything the core needs from the
+ * outside world goes through struct pa_platform, so an embedder can replace
+ * any of it.
+ */
+#define _GNU_SOURCE
+#include "internal.h"
+
+#include <sched.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/mman.h>
+#include <time.h>
+#include <unistd.h>
+
+/* sched_getcpu() reads the kernel's restartable-sequence CPU id where glibc has it. */
+static unsigned default_cpu_id(void *ctx)
+{
+	(void)ctx;
+	int cpu = sched_getcpu();
+	return cpu < 0 ? 0 : (unsigned)cpu;
+}
+
+static uint64_t default_now_ns(void *ctx)
+{
+	(void)ctx;
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/*
+ * Reserved metadata reads as zero without memory behind it: the kernel maps
+ * its shared zero page on a read fault. The buddy relies on that to look at
+ * the descriptor of a buddy in an absent section without a validity check.
+ */
+static void *default_reserve(void *ctx, size_t bytes)
+{
+	(void)ctx;
+	void *p = mmap(NULL, bytes, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	return p == MAP_FAILED ? NULL : p;
+}
+
+static int default_commit(void *ctx, void *addr, size_t bytes)
+{
+	(void)ctx;
+	return mprotect(addr, bytes, PROT_READ | PROT_WRITE) == 0 ? 0 : -errno;
+}
+
+static void default_release(void *ctx, void *addr, size_t bytes)
+{
+	(void)ctx;
+	munmap(addr, bytes);
+}
+
+static void default_report(void *ctx, const char *line)
+{
+	(void)ctx;
+	fprintf(stderr, "pagealloc: %s\n", line);
+}
+
+void platform_fill_defaults(struct pa_platform *plat)
+{
+	if (!plat->cpu_id)
+		plat->cpu_id = default_cpu_id;
+	if (!plat->now_ns)
+		plat->now_ns = default_now_ns;
+	if (!plat->reserve || !plat->commit || !plat->release) {
+		plat->reserve = default_reserve;
+		plat->commit = default_commit;
+		plat->release = default_release;
+	}
+	if (!plat->report)
+		plat->report = default_report;
+}
+
+unsigned platform_online_cpus(void)
+{
+	long n = sysconf(_SC_NPROCESSORS_ONLN);
+	return n < 1 ? 1 : (unsigned)n;
+}
+
+void platform_report(const struct pa_pool *pool, const char *fmt, ...)
+{
+	char line[512];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(line, sizeof line, fmt, ap);
+	va_end(ap);
+	pool->plat.report(pool->plat.ctx, line);
+}
+
+void pa_assert_fail(const char *expr, const char *file, int line, const char *func)
+{
+	fprintf(stderr, "pagealloc: assertion failed: %s (%s:%d, %s)\n", expr, file, line, func);
+	abort();
+}
+
+void platform_lock_init(struct pa_lock *lock, struct pa_pool *pool, const char *name)
+{
+	pthread_mutex_init(&lock->mutex, NULL);
+	lock->name = name;
+	lock->pool = pool;
+	atomic_init(&lock->owner, 0);
+	for (unsigned i = 0; i < PA_NR_LOCK_SITES; i++)
+		lock->site[i] = (struct pa_lock_stat){ 0 };
+}
+
+void platform_lock_destroy(struct pa_lock *lock)
+{
+	pthread_mutex_destroy(&lock->mutex);
+}
+
+/*
+ * The trylock failed: wait, then account the wait to the call site. The
+ * figures are written while the lock is held, so they need no atomics.
+ */
+void platform_lock_slow(struct pa_lock *lock, enum pa_lock_site site)
+{
+	const struct pa_platform *plat = &lock->pool->plat;
+	uint64_t t0 = plat->now_ns(plat->ctx);
+	pthread_mutex_lock(&lock->mutex);
+	uint64_t waited = plat->now_ns(plat->ctx) - t0;
+	struct pa_lock_stat *st = &lock->site[site];
+	st->contended++;
+	st->total_wait_ns += waited;
+	if (waited > st->max_wait_ns)
+		st->max_wait_ns = waited;
+}

@@ -1,0 +1,312 @@
+/*
+ * Nodes, zones and zonelists, watermarks and managed-page accounting.
+ *
+ * Layout: pfns run from 0 to mem / page_size. Memory is split evenly into
+ * nodes whose boundaries are rounded to whole sections and pageblocks. When
+ * memory extends past 4 GiB, the part below it is ZONE_DMA32; ZONE_MOVABLE
+ * (movablecore) is taken from the top of each node; the rest is ZONE_NORMAL.
+ * Zone boundaries are pageblock aligned, so a pageblock belongs to one zone.
+ */
+#include "internal.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char *const zone_names[PA_ZONE_COUNT] = { "DMA32", "Normal", "Movable" };
+
+const char *zone_name(enum pa_zone_type type)
+{
+	return type < PA_ZONE_COUNT ? zone_names[type] : "?";
+}
+
+static uint64_t align_down(uint64_t v, uint64_t a) { return v / a * a; }
+
+/* Frames per unit of layout: zone and node boundaries are multiples of it. */
+static uint64_t layout_unit(const struct pa_boot_config *c)
+{
+	unsigned o = c->section_shift > c->pageblock_order ? c->section_shift : c->pageblock_order;
+	return 1ull << o;
+}
+
+static uint64_t movable_frames_per_node(const struct pa_pool *pool, uint64_t node_frames)
+{
+	const struct pa_boot_config *c = &pool->cfg;
+	uint64_t total = c->movablecore_bytes >> c->page_shift;
+	if (c->movablecore_pct)
+		total = pool->nr_frames * c->movablecore_pct / 100;
+	uint64_t per = align_down(total / pool->nr_nodes, layout_unit(c));
+	return per < node_frames ? per : 0;
+}
+
+/* Split node [start, end) into zone spans. */
+static void node_zone_spans(const struct pa_pool *pool, pa_pfn_t start, pa_pfn_t end,
+			    pa_pfn_t span[PA_ZONE_COUNT][2])
+{
+	const struct pa_boot_config *c = &pool->cfg;
+	pa_pfn_t dma32_end = (4ull << 30) >> c->page_shift;
+	pa_pfn_t split = start;
+	if (pool->nr_frames > dma32_end && start < dma32_end)
+		split = end < dma32_end ? end : dma32_end;
+	pa_pfn_t movable = end - movable_frames_per_node(pool, end - start);
+	if (movable < split)
+		movable = end; /* movable memory comes only from above DMA32 */
+	span[PA_ZONE_DMA32][0] = start;
+	span[PA_ZONE_DMA32][1] = split;
+	span[PA_ZONE_NORMAL][0] = split;
+	span[PA_ZONE_NORMAL][1] = movable;
+	span[PA_ZONE_MOVABLE][0] = movable;
+	span[PA_ZONE_MOVABLE][1] = end;
+}
+
+static int zone_alloc_arrays(struct pa_zone *z, unsigned max_order)
+{
+	size_t orders = max_order + 1;
+	z->list_head = malloc(orders * PA_MT_COUNT * sizeof *z->list_head);
+	z->nr_free = calloc(orders, sizeof *z->nr_free);
+	z->nr_free_mt = calloc(orders * PA_MT_COUNT, sizeof *z->nr_free_mt);
+	z->alloc_order = calloc(orders, sizeof *z->alloc_order);
+	if (!z->list_head || !z->nr_free || !z->nr_free_mt || !z->alloc_order)
+		return -ENOMEM;
+	for (size_t i = 0; i < orders * PA_MT_COUNT; i++)
+		z->list_head[i] = PA_NIL;
+	return 0;
+}
+
+/* Hand the run [lo, hi) of present frames to the buddy as maximal aligned blocks. */
+static void zone_free_run(struct pa_zone *z, pa_pfn_t lo, pa_pfn_t hi)
+{
+	unsigned max_order = z->pool->cfg.max_order;
+	while (lo < hi) {
+		unsigned order = lo ? (unsigned)__builtin_ctzll(lo) : max_order;
+		if (order > max_order)
+			order = max_order;
+		while (lo + (1ull << order) > hi)
+			order--;
+		buddy_list_add(z, lo, order, pageblock_mt(z->pool, lo));
+		z->managed_pages += 1ull << order;
+		lo += 1ull << order;
+	}
+}
+
+/* Does any hole overlap [lo, hi)? */
+static bool range_has_hole(const struct pa_pool *pool, pa_pfn_t lo, pa_pfn_t hi)
+{
+	const struct pa_boot_config *c = &pool->cfg;
+	for (unsigned i = 0; i < c->nr_holes; i++) {
+		pa_pfn_t hs = c->holes[i].start >> c->page_shift;
+		pa_pfn_t he = (c->holes[i].end + (1ull << c->page_shift) - 1) >> c->page_shift;
+		if (hs < hi && lo < he)
+			return true;
+	}
+	return false;
+}
+
+/*
+ * Find the runs of present frames in the zone and free them. Whole present
+ * sections without holes are taken at once; only sections that a hole
+ * touches are walked frame by frame, so a 64 GiB boot stays fast.
+ */
+static void zone_free_all(struct pa_zone *z)
+{
+	struct pa_pool *pool = z->pool;
+	uint64_t sec = 1ull << pool->cfg.section_shift;
+	pa_pfn_t run = PA_PFN_INVALID;
+	for (pa_pfn_t pfn = z->start_pfn; pfn < z->end_pfn;) {
+		pa_pfn_t next = align_down(pfn, sec) + sec;
+		if (next > z->end_pfn)
+			next = z->end_pfn;
+		bool whole = memmap_section_present(pool, pfn) && !range_has_hole(pool, pfn, next);
+		bool none = !memmap_section_present(pool, pfn);
+		if (!whole && !none)
+			next = pfn + 1;
+		bool present = whole || (!none && pfn_page(pool, pfn)->state != PS_HOLE);
+		if (present && run == PA_PFN_INVALID)
+			run = pfn;
+		if (!present && run != PA_PFN_INVALID) {
+			zone_free_run(z, run, pfn);
+			run = PA_PFN_INVALID;
+		}
+		z->present_pages += present ? next - pfn : 0;
+		pfn = next;
+	}
+	if (run != PA_PFN_INVALID)
+		zone_free_run(z, run, z->end_pfn);
+}
+
+static int zone_init(struct pa_pool *pool, struct pa_zone *z, unsigned node, enum pa_zone_type type,
+		     pa_pfn_t start, pa_pfn_t end)
+{
+	static const char *const lock_names[PA_ZONE_COUNT] = { "zone->lock (DMA32)",
+							       "zone->lock (Normal)",
+							       "zone->lock (Movable)" };
+	z->pool = pool;
+	z->index = (unsigned)(z - pool->zones);
+	z->node = node;
+	z->type = type;
+	z->start_pfn = start;
+	z->end_pfn = end;
+	platform_lock_init(&z->lock, pool, lock_names[type]);
+	if (zone_alloc_arrays(z, pool->cfg.max_order))
+		return -ENOMEM;
+	uint64_t pb = pool->cfg.pageblock_order;
+	for (uint64_t b = start >> pb; b < ((end + (1ull << pb) - 1) >> pb); b++)
+		pool->pb_zone[b] = (uint8_t)z->index;
+	zone_free_all(z);
+	z->highatomic_max = z->managed_pages / 100 + (1ull << pb);
+	pool->nodes[node].zones[type] = z;
+	pool->nodes[node].nr_zones++;
+	return 0;
+}
+
+/* Ring distance, as a SLIT table: 10 local, 10 more per hop. */
+static unsigned node_distance(const struct pa_pool *pool, unsigned a, unsigned b)
+{
+	unsigned d = a > b ? a - b : b - a;
+	if (pool->nr_nodes - d < d)
+		d = pool->nr_nodes - d;
+	return 10 + 10 * d;
+}
+
+/* Own zones from the highest type down, then the other nodes by distance. */
+static int node_build_zonelist(struct pa_pool *pool, struct pa_node *n)
+{
+	n->zonelist = calloc(pool->nr_zones, sizeof *n->zonelist);
+	if (!n->zonelist)
+		return -ENOMEM;
+	for (unsigned d = 10; n->nr_zonelist < pool->nr_zones; d += 10) {
+		for (unsigned k = 0; k < pool->nr_nodes; k++) {
+			struct pa_node *m = &pool->nodes[(n->id + k) % pool->nr_nodes];
+			if (node_distance(pool, n->id, m->id) != d)
+				continue;
+			for (int t = PA_ZONE_COUNT - 1; t >= 0; t--)
+				if (m->zones[t])
+					n->zonelist[n->nr_zonelist++] = m->zones[t];
+		}
+	}
+	return 0;
+}
+
+static unsigned count_zones(const struct pa_pool *pool, pa_pfn_t bounds[][2])
+{
+	unsigned n = 0;
+	for (unsigned i = 0; i < pool->nr_nodes; i++) {
+		pa_pfn_t span[PA_ZONE_COUNT][2];
+		node_zone_spans(pool, bounds[i][0], bounds[i][1], span);
+		for (unsigned t = 0; t < PA_ZONE_COUNT; t++)
+			n += span[t][1] > span[t][0];
+	}
+	return n;
+}
+
+int zone_init_all(struct pa_pool *pool, char *err, size_t errlen)
+{
+	const struct pa_boot_config *c = &pool->cfg;
+	pa_pfn_t bounds[PA_MAX_NODES][2];
+	pool->nr_nodes = c->numa;
+	for (unsigned i = 0; i < c->numa; i++) {
+		bounds[i][0] = i ? bounds[i - 1][1] : 0;
+		bounds[i][1] = i + 1 == c->numa ? pool->nr_frames
+						 : align_down(pool->nr_frames * (i + 1) / c->numa,
+							      layout_unit(c));
+		pool->nodes[i] = (struct pa_node){ .id = i, .start_pfn = bounds[i][0],
+						   .end_pfn = bounds[i][1] };
+	}
+	unsigned nz = count_zones(pool, bounds);
+	pool->zones = calloc(nz, sizeof *pool->zones);
+	pool->pb_zone = malloc(pool->nr_pageblocks);
+	pool->alloc_fail_order = calloc(c->max_order + 1, sizeof *pool->alloc_fail_order);
+	if (!pool->zones || !pool->pb_zone || !pool->alloc_fail_order || nz > 0xff)
+		goto nomem;
+	memset(pool->pb_zone, 0xff, pool->nr_pageblocks);
+	for (unsigned i = 0; i < c->numa; i++) {
+		pa_pfn_t span[PA_ZONE_COUNT][2];
+		node_zone_spans(pool, bounds[i][0], bounds[i][1], span);
+		for (unsigned t = 0; t < PA_ZONE_COUNT; t++) {
+			if (span[t][1] <= span[t][0])
+				continue;
+			if (zone_init(pool, &pool->zones[pool->nr_zones++], i, t, span[t][0], span[t][1]))
+				goto nomem;
+		}
+	}
+	for (unsigned i = 0; i < pool->nr_nodes; i++)
+		if (node_build_zonelist(pool, &pool->nodes[i]))
+			goto nomem;
+	atomic_store(&pool->watermark_scale_factor, c->watermark_scale_factor);
+	pool->min_free_kbytes = c->min_free_kbytes;
+	zone_setup_watermarks(pool);
+	return 0;
+nomem:
+	snprintf(err, errlen, "boot: out of memory setting up %u zones", nz);
+	return -ENOMEM;
+}
+
+void zone_destroy_all(struct pa_pool *pool)
+{
+	for (unsigned i = 0; i < pool->nr_zones; i++) {
+		struct pa_zone *z = &pool->zones[i];
+		platform_lock_destroy(&z->lock);
+		free(z->list_head);
+		free(z->nr_free);
+		free(z->nr_free_mt);
+		free(z->alloc_order);
+	}
+	for (unsigned i = 0; i < pool->nr_nodes; i++)
+		free(pool->nodes[i].zonelist);
+	free(pool->zones);
+	free(pool->pb_zone);
+	free((void *)pool->alloc_fail_order);
+}
+
+static uint64_t int_sqrt(uint64_t x)
+{
+	uint64_t r = 0;
+	for (uint64_t bit = 1ull << 62; bit; bit >>= 2) {
+		if (x >= r + bit) {
+			x -= r + bit;
+			r = (r >> 1) + bit;
+		} else
+			r >>= 1;
+	}
+	return r;
+}
+
+/* Linux's default: sqrt(lowmem_kbytes * 16), clamped to 128..262144; lowmem is below MOVABLE. */
+static uint64_t default_min_free_kbytes(const struct pa_pool *pool)
+{
+	uint64_t lowmem = 0;
+	for (unsigned i = 0; i < pool->nr_zones; i++)
+		if (pool->zones[i].type != PA_ZONE_MOVABLE)
+			lowmem += pool->zones[i].managed_pages;
+	uint64_t kb = int_sqrt((lowmem << pool->cfg.page_shift >> 10) * 16);
+	return kb < 128 ? 128 : kb > 262144 ? 262144 : kb;
+}
+
+/*
+ * min: each zone's share of min_free_kbytes by managed pages;
+ * low = min + delta, high = low + delta, delta = max(min / 4, managed * wsf / 10000).
+ * Runs with every zone lock held, so allocations see a consistent set.
+ */
+void zone_setup_watermarks(struct pa_pool *pool)
+{
+	for (unsigned i = 0; i < pool->nr_zones; i++)
+		pa_lock(&pool->zones[i].lock, SITE_ADMIN);
+	uint64_t kb = pool->min_free_kbytes < 0 ? default_min_free_kbytes(pool)
+						: (uint64_t)pool->min_free_kbytes;
+	uint64_t pages_min = kb >> (pool->cfg.page_shift - 10), total = 0;
+	uint64_t wsf = atomic_load(&pool->watermark_scale_factor);
+	for (unsigned i = 0; i < pool->nr_zones; i++)
+		total += pool->zones[i].managed_pages;
+	for (unsigned i = 0; i < pool->nr_zones; i++) {
+		struct pa_zone *z = &pool->zones[i];
+		uint64_t min = total ? pages_min * z->managed_pages / total : 0;
+		uint64_t delta = z->managed_pages * wsf / 10000;
+		if (delta < min / 4)
+			delta = min / 4;
+		z->wmark[PA_WMARK_MIN] = min;
+		z->wmark[PA_WMARK_LOW] = min + delta;
+		z->wmark[PA_WMARK_HIGH] = min + 2 * delta;
+	}
+	for (unsigned i = pool->nr_zones; i-- > 0;)
+		pa_unlock(&pool->zones[i].lock);
+}

@@ -1,0 +1,96 @@
+/* The shared main() of the test executables: see test.h. */
+#include "test.h"
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <time.h>
+
+#define MAX_TESTS 512
+
+static struct {
+	const char *name;
+	test_fn fn;
+} tests[MAX_TESTS];
+static int nr_tests;
+static int case_failures;
+static jmp_buf case_env;
+
+void test_register(const char *name, test_fn fn)
+{
+	if (nr_tests == MAX_TESTS) {
+		fprintf(stderr, "harness: more than %d tests in one file\n", MAX_TESTS);
+		exit(2);
+	}
+	tests[nr_tests].name = name;
+	tests[nr_tests].fn = fn;
+	nr_tests++;
+}
+
+void test_fail(const char *file, int line, const char *fmt, ...)
+{
+	va_list ap;
+	fprintf(stderr, "  %s:%d: ", file, line);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	case_failures++;
+}
+
+_Noreturn void test_abort_case(void)
+{
+	longjmp(case_env, 1);
+}
+
+double test_scale(void)
+{
+	const char *s = getenv("PA_TEST_SCALE");
+	double v = s ? atof(s) : 1.0;
+	return v > 0 ? v : 1.0;
+}
+
+uint64_t test_seed(void)
+{
+	const char *s = getenv("PA_TEST_SEED");
+	if (s)
+		return strtoull(s, NULL, 0);
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (uint64_t)ts.tv_sec * 1000003u ^ (uint64_t)ts.tv_nsec;
+}
+
+struct pa_pool *test_boot(const char *cmdline)
+{
+	char err[512] = "";
+	struct pa_pool *pool = NULL;
+	int rc = pa_boot(cmdline, NULL, &pool, err, sizeof err);
+	if (rc != 0 || !pool) {
+		test_fail(__FILE__, __LINE__, "pa_boot(\"%s\") = %d: %s", cmdline, rc, err);
+		test_abort_case();
+	}
+	return pool;
+}
+
+int main(int argc, char **argv)
+{
+	int passed = 0, failed = 0;
+	for (int i = 0; i < nr_tests; i++) {
+		if (argc > 1 && !strstr(tests[i].name, argv[1]))
+			continue;
+		case_failures = 0;
+		fprintf(stderr, "[ RUN  ] %s\n", tests[i].name);
+		if (setjmp(case_env) == 0)
+			tests[i].fn();
+		else if (case_failures == 0)
+			case_failures = 1;
+		if (case_failures) {
+			failed++;
+			fprintf(stderr, "[ FAIL ] %s\n", tests[i].name);
+		} else {
+			passed++;
+			fprintf(stderr, "[  OK  ] %s\n", tests[i].name);
+		}
+	}
+	printf("%d passed, %d failed\n", passed, failed);
+	return failed ? 1 : 0;
+}
