@@ -132,6 +132,13 @@ struct pa_page *pa_folio_head(const struct pa_pool *pool, const struct pa_page *
 /* Order of the allocated block headed by page, or -1 if page heads no allocated block. */
 int pa_folio_order(const struct pa_pool *pool, const struct pa_page *page);
 
+/*
+ * Give the blocks that this CPU's (pa_drain_local) or every CPU's
+ * (pa_drain_all) per-CPU lists hold back to the buddy.
+ */
+void pa_drain_local(struct pa_pool *pool);
+void pa_drain_all(struct pa_pool *pool);
+
 /* --- Configuration, read back ------------------------------------------ */
 
 struct pa_config {

@@ -17,15 +17,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Linux's ALLOC_* flags, as far as they matter here. */
-enum alloc_flags {
-	ALLOC_WMARK_MIN = 0,
-	ALLOC_WMARK_LOW = 1,
-	ALLOC_WMARK_MASK = 3,
-	ALLOC_MIN_RESERVE = 1u << 2, /* PA_GFP_HIGH: may use half of the min reserve */
-	ALLOC_HIGHATOMIC = 1u << 3,  /* high-order PA_GFP_HIGH: may use the atomic reserve */
-};
-
 /* One allocation request, decoded once from the gfp flags. */
 struct alloc_ctx {
 	struct pa_pool *pool;
@@ -42,7 +33,7 @@ static const struct pa_node *local_node(struct pa_pool *pool)
 {
 	if (pool->nr_nodes == 1)
 		return &pool->nodes[0]; /* no need to ask the platform for the CPU */
-	unsigned cpu = pool->plat.cpu_id(pool->plat.ctx) % pool->cfg.nr_cpus;
+	unsigned cpu = pool_cpu(pool);
 	return &pool->nodes[(uint64_t)cpu * pool->nr_nodes / pool->cfg.nr_cpus];
 }
 
@@ -71,52 +62,11 @@ static bool zone_allowed(const struct alloc_ctx *ac, const struct pa_zone *z)
 	return !(ac->gfp & PA_GFP_THISNODE) || z->node == ac->node->id;
 }
 
-/*
- * Linux's __zone_watermark_ok(): enough free frames above the mark once the
- * request is taken, and a free block of the order or larger that the request
- * may use. Zone lock held.
- */
-static bool watermark_ok(const struct pa_zone *z, unsigned order, uint64_t mark, unsigned flags)
-{
-	int64_t free = (int64_t)z->free_pages - ((1ll << order) - 1);
-	int64_t min = (int64_t)mark;
-	if (flags & ALLOC_MIN_RESERVE)
-		min -= min / 2;
-	else
-		free -= (int64_t)z->nr_reserved_highatomic;
-	if (free <= min)
-		return false;
-	if (order == 0)
-		return true;
-	uint64_t usable = z->nonempty[PA_MT_UNMOVABLE] | z->nonempty[PA_MT_MOVABLE] |
-			  z->nonempty[PA_MT_RECLAIMABLE];
-	if (flags & ALLOC_HIGHATOMIC)
-		usable |= z->nonempty[PA_MT_HIGHATOMIC];
-	return (usable >> order) != 0;
-}
-
-static pa_pfn_t rmqueue(struct pa_zone *z, const struct alloc_ctx *ac)
-{
-	pa_pfn_t pfn;
-	if (ac->flags & ALLOC_HIGHATOMIC) {
-		pfn = buddy_take_smallest(z, ac->order, PA_MT_HIGHATOMIC);
-		if (pfn != PA_NIL)
-			return pfn;
-	}
-	pfn = buddy_take_smallest(z, ac->order, ac->mt);
-	return pfn != PA_NIL ? pfn : pageblock_rmqueue_fallback(z, ac->order, ac->mt);
-}
-
-/* Turn a block taken off the lists into an allocated block. Zone lock held. */
+/* Turn a block taken off the lists into an allocated block, and count it. Zone lock held. */
 static struct pa_page *prep_block(struct pa_zone *z, pa_pfn_t pfn, const struct alloc_ctx *ac)
 {
 	struct pa_page *p = pfn_page(z->pool, pfn);
-	p->state = PS_ALLOC;
-	p->order = (uint8_t)ac->order;
-	p->mt = (uint8_t)ac->mt;
-	p->flags = (ac->gfp & PA_GFP_COMP) ? PF_COMP : 0;
-	p->private = 0;
-	p->zone = z->index;
+	page_prep_alloc(p, ac->order, ac->mt, ac->gfp, z->index);
 	z->stat[PA_ZS_PGALLOC] += 1ull << ac->order;
 	z->stat[PA_ZS_ALLOC_SUCCESS]++;
 	z->alloc_order[ac->order]++;
@@ -140,8 +90,8 @@ static struct pa_page *get_page_from_freelist(const struct alloc_ctx *ac, unsign
 			continue;
 		pa_lock(&z->lock, SITE_ALLOC);
 		struct pa_page *p = NULL;
-		if (watermark_ok(z, ac->order, z->wmark[flags & ALLOC_WMARK_MASK], flags)) {
-			pa_pfn_t pfn = rmqueue(z, ac);
+		if (zone_watermark_ok(z, ac->order, z->wmark[flags & ALLOC_WMARK_MASK], flags)) {
+			pa_pfn_t pfn = pageblock_rmqueue(z, ac->order, ac->mt, flags);
 			if (pfn != PA_NIL) {
 				p = prep_block(z, pfn, ac);
 				if ((flags & ALLOC_HIGHATOMIC) && ac->order > 0)
@@ -193,7 +143,20 @@ static struct pa_page *alloc_slowpath(const struct alloc_ctx *ac)
 	return p;
 }
 
-struct pa_page *pa_alloc_pages(struct pa_pool *pool, pa_gfp_t gfp, unsigned int order)
+/* Flags that need the full path: node and zone limits, reserves. */
+#define GFP_SLOW (PA_GFP_HIGH | PA_GFP_THISNODE | PA_GFP_DMA32)
+
+/* From the calling CPU's lists in its preferred zone; the watermark was checked at refill. */
+static inline struct pa_page *pcp_alloc_local(struct pa_pool *pool, pa_gfp_t gfp, unsigned order)
+{
+	unsigned cpu = pool_cpu(pool);
+	struct pa_zone *z = pool->cpu_zone[cpu * 2 + !!(gfp & PA_GFP_MOVABLE)];
+	return pcp_alloc(z, cpu, order, gfp_migratetype(gfp), gfp);
+}
+
+/* Everything but a per-CPU list hit: the zonelist walk, the slow path, failure. */
+static __attribute__((noinline)) struct pa_page *alloc_zones(struct pa_pool *pool, pa_gfp_t gfp,
+							     unsigned order)
 {
 	struct alloc_ctx ac;
 	alloc_ctx_init(&ac, pool, gfp, order);
@@ -201,12 +164,27 @@ struct pa_page *pa_alloc_pages(struct pa_pool *pool, pa_gfp_t gfp, unsigned int 
 		alloc_failed(&ac);
 		return NULL;
 	}
-	struct pa_page *p = get_page_from_freelist(&ac, ac.flags);
+	struct pa_page *p = NULL;
+	if ((gfp & PA_GFP_ZERO) && pcp_order_enabled(pool, order) && !(gfp & GFP_SLOW))
+		p = pcp_alloc_local(pool, gfp, order); /* skipped by the fast path only to be zeroed */
+	if (!p)
+		p = get_page_from_freelist(&ac, ac.flags);
 	if (unlikely(!p))
 		p = alloc_slowpath(&ac);
 	if (p)
 		zero_block(&ac, p);
 	return p;
+}
+
+struct pa_page *pa_alloc_pages(struct pa_pool *pool, pa_gfp_t gfp, unsigned int order)
+{
+	if (likely(order <= pool->cfg.max_order && pcp_order_enabled(pool, order) &&
+		   !(gfp & (GFP_SLOW | PA_GFP_ZERO)))) {
+		struct pa_page *p = pcp_alloc_local(pool, gfp, order);
+		if (likely(p))
+			return p;
+	}
+	return alloc_zones(pool, gfp, order);
 }
 
 /*
@@ -230,8 +208,8 @@ unsigned pa_alloc_pages_bulk(struct pa_pool *pool, pa_gfp_t gfp, unsigned int or
 		if (!zone_allowed(&ac, z))
 			continue;
 		pa_lock(&z->lock, SITE_ALLOC_BULK);
-		while (got < nr && watermark_ok(z, order, z->wmark[PA_WMARK_LOW], ac.flags)) {
-			pa_pfn_t pfn = rmqueue(z, &ac);
+		while (got < nr && zone_watermark_ok(z, order, z->wmark[PA_WMARK_LOW], ac.flags)) {
+			pa_pfn_t pfn = pageblock_rmqueue(z, order, ac.mt, ac.flags);
 			if (pfn == PA_NIL)
 				break;
 			out[got++] = prep_block(z, pfn, &ac);
@@ -257,12 +235,15 @@ static void describe_frame(struct pa_pool *pool, pa_pfn_t pfn, unsigned order, c
 		snprintf(buf, len, "no memory behind the frame (a hole)");
 		return;
 	}
-	switch (p->state) {
+	switch (page_state(p)) {
 	case PS_FREE:
 		snprintf(buf, len, "a free block of order %u (double free)", p->order);
 		return;
 	case PS_FREEING:
 		snprintf(buf, len, "a block being freed by another thread (double free)");
+		return;
+	case PS_PCP:
+		snprintf(buf, len, "a free block of order %u on a per-CPU list (double free)", p->order);
 		return;
 	case PS_ALLOC:
 		snprintf(buf, len, "an allocated block of order %u (wrong order %u)", p->order, order);
@@ -273,10 +254,11 @@ static void describe_frame(struct pa_pool *pool, pa_pfn_t pfn, unsigned order, c
 	for (unsigned o = 1; o <= pool->cfg.max_order; o++) {
 		pa_pfn_t head = pfn & ~((1ull << o) - 1);
 		const struct pa_page *h = pfn_page(pool, head);
-		if ((h->state == PS_ALLOC || h->state == PS_FREE) && h->order >= o) {
+		unsigned st = page_state(h);
+		if ((st == PS_ALLOC || st == PS_FREE || st == PS_PCP) && h->order >= o) {
 			snprintf(buf, len, "%s frame of the %s block of order %u at pfn %llu",
-				 h->state == PS_ALLOC ? "a tail" : "a never-allocated",
-				 h->state == PS_ALLOC ? "allocated" : "free", h->order,
+				 st == PS_ALLOC ? "a tail" : "a never-allocated",
+				 st == PS_ALLOC ? "allocated" : "free", h->order,
 				 (unsigned long long)head);
 			return;
 		}
@@ -303,23 +285,19 @@ static void bad_page(struct pa_pool *pool, pa_pfn_t pfn, unsigned order, const c
 static void wipe_block(struct pa_zone *z, pa_pfn_t pfn, unsigned order)
 {
 	struct pa_pool *pool = z->pool;
-	pfn_page(pool, pfn)->state = PS_FREEING;
+	set_page_state(pfn_page(pool, pfn), PS_FREEING);
 	pa_unlock(&z->lock);
 	memset(pool->base + (pfn << pool->cfg.page_shift), 0, (size_t)1 << (pool->cfg.page_shift + order));
 	pa_lock(&z->lock, SITE_FREE);
 }
 
-void pa_free_pages(struct pa_pool *pool, struct pa_page *page, unsigned int order)
+/* The zone path of a free, and the place where bad frees are diagnosed. */
+static __attribute__((noinline)) void free_zone(struct pa_pool *pool, struct pa_zone *z, pa_pfn_t pfn,
+						unsigned order)
 {
-	pa_pfn_t pfn = page ? pa_page_to_pfn(pool, page) : PA_PFN_INVALID;
-	struct pa_zone *z = pfn != PA_PFN_INVALID ? zone_of_pfn(pool, pfn) : NULL;
-	if (unlikely(!z)) {
-		bad_page(pool, PA_PFN_INVALID, order, page ? "a pointer outside the frame map" : "NULL");
-		return;
-	}
 	pa_lock(&z->lock, SITE_FREE);
 	struct pa_page *p = pfn_page(pool, pfn);
-	if (unlikely(p->state != PS_ALLOC || p->order != order)) {
+	if (unlikely(page_state(p) != PS_ALLOC || p->order != order)) {
 		char found[160];
 		describe_frame(pool, pfn, order, found, sizeof found);
 		pa_unlock(&z->lock);
@@ -334,6 +312,20 @@ void pa_free_pages(struct pa_pool *pool, struct pa_page *page, unsigned int orde
 	pa_unlock(&z->lock);
 }
 
+void pa_free_pages(struct pa_pool *pool, struct pa_page *page, unsigned int order)
+{
+	pa_pfn_t pfn = page_to_pfn_checked(pool, page);
+	struct pa_zone *z = pfn != PA_PFN_INVALID ? zone_of_pfn(pool, pfn) : NULL;
+	if (unlikely(!z)) {
+		bad_page(pool, PA_PFN_INVALID, order, page ? "a pointer outside the frame map" : "NULL");
+		return;
+	}
+	/* pcp_free() checks the order's switch under the list lock, where a drain can't miss it. */
+	if (likely(pcp_free(z, pool_cpu(pool), pfn, order)))
+		return;
+	free_zone(pool, z, pfn, order);
+}
+
 /* ---------------------------------------------------------------------- */
 /* Folios                                                                  */
 /* ---------------------------------------------------------------------- */
@@ -344,7 +336,8 @@ static pa_pfn_t covering_head(const struct pa_pool *pool, pa_pfn_t pfn)
 	for (unsigned o = 0; o <= pool->cfg.max_order; o++) {
 		pa_pfn_t head = pfn & ~((1ull << o) - 1);
 		const struct pa_page *h = pfn_page(pool, head);
-		if ((h->state == PS_ALLOC || h->state == PS_FREE || h->state == PS_FREEING) &&
+		unsigned st = page_state(h);
+		if ((st == PS_ALLOC || st == PS_FREE || st == PS_FREEING || st == PS_PCP) &&
 		    h->order >= o)
 			return head;
 	}
@@ -362,7 +355,7 @@ struct pa_page *pa_folio_head(const struct pa_pool *pool, const struct pa_page *
 	pa_pfn_t head = covering_head(pool, pfn);
 	if (head != PA_NIL) {
 		struct pa_page *h = pfn_page(pool, head);
-		if (h->state == PS_ALLOC && (head == pfn || (h->flags & PF_COMP)))
+		if (page_state(h) == PS_ALLOC && (head == pfn || (h->flags & PF_COMP)))
 			res = h;
 	}
 	pa_unlock(&z->lock);
@@ -377,7 +370,7 @@ int pa_folio_order(const struct pa_pool *pool, const struct pa_page *page)
 	if (!z)
 		return -1;
 	pa_lock(&z->lock, SITE_ADMIN);
-	if (page->state == PS_ALLOC)
+	if (page_state(page) == PS_ALLOC)
 		order = page->order;
 	pa_unlock(&z->lock);
 	return order;

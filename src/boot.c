@@ -471,8 +471,10 @@ int pa_boot(const char *cmdline, const struct pa_platform *platform, struct pa_p
 	if (!pool)
 		return boot_error(err, errlen, "pa_boot: out of memory"), -ENOMEM;
 	pool->backing_fd = -1;
+	pthread_mutex_init(&pool->pcp_order_mutex, NULL);
 	if (platform)
 		pool->plat = *platform;
+	pool->cpu_default = !pool->plat.cpu_id;
 	platform_fill_defaults(&pool->plat);
 	int rc = boot_parse(cmdline, platform_online_cpus(), &pool->cfg, err, errlen);
 	if (rc == 0)
@@ -493,6 +495,7 @@ void pa_shutdown(struct pa_pool *pool)
 		return;
 	zone_destroy_all(pool);
 	memmap_destroy(pool);
+	pthread_mutex_destroy(&pool->pcp_order_mutex);
 	free(pool);
 }
 

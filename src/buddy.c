@@ -29,7 +29,7 @@ void buddy_list_add(struct pa_zone *z, pa_pfn_t pfn, unsigned order, unsigned mt
 	struct pa_page *p = pfn_page(pool, pfn);
 	uint32_t *head = list_head(z, order, mt);
 	pa_assert(pool, (pfn & ((1ull << order) - 1)) == 0 && order <= pool->cfg.max_order);
-	p->state = PS_FREE;
+	set_page_state(p, PS_FREE);
 	p->order = (uint8_t)order;
 	p->mt = (uint8_t)mt;
 	p->flags = 0;
@@ -49,7 +49,7 @@ void buddy_list_del(struct pa_zone *z, pa_pfn_t pfn)
 	struct pa_page *p = pfn_page(pool, pfn);
 	unsigned order = p->order, mt = p->mt;
 	uint32_t *head = list_head(z, order, mt);
-	pa_assert(pool, p->state == PS_FREE);
+	pa_assert(pool, page_state(p) == PS_FREE);
 	if (p->lru.prev != PA_NIL)
 		pfn_page(pool, p->lru.prev)->lru.next = p->lru.next;
 	else
@@ -89,7 +89,7 @@ void buddy_free_block(struct pa_zone *z, pa_pfn_t pfn, unsigned order, unsigned 
 		if (buddy < z->start_pfn || buddy >= z->end_pfn)
 			break;
 		struct pa_page *bp = pfn_page(pool, buddy);
-		if (bp->state != PS_FREE || bp->order != order)
+		if (page_state(bp) != PS_FREE || bp->order != order)
 			break;
 		unsigned bmt = bp->mt;
 		if (unlikely(order >= pb_order) && bmt != mt && (!mt_mergeable(mt) || !mt_mergeable(bmt)))
@@ -98,7 +98,7 @@ void buddy_free_block(struct pa_zone *z, pa_pfn_t pfn, unsigned order, unsigned 
 		/* The merged block is all one type: the freed side's. */
 		if (unlikely(bmt != mt))
 			pageblock_set_mt_range(pool, buddy, order, mt);
-		pfn_page(pool, pfn > buddy ? pfn : buddy)->state = PS_BODY;
+		set_page_state(pfn_page(pool, pfn > buddy ? pfn : buddy), PS_BODY);
 		pfn &= ~(1ull << order);
 		order++;
 	}

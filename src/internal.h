@@ -13,6 +13,7 @@
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <sys/rseq.h>
 
 #define likely(x) __builtin_expect(!!(x), 1)
 #define unlikely(x) __builtin_expect(!!(x), 0)
@@ -45,6 +46,7 @@ enum pa_page_state {
 	PS_ALLOC,    /* head of an allocated block */
 	PS_HOLE,     /* no memory behind this frame */
 	PS_FREEING,  /* head of a block being freed outside the lock (init_on_free) */
+	PS_PCP,      /* head of a free block on a per-CPU list */
 };
 
 enum pa_page_flags {
@@ -68,6 +70,21 @@ struct pa_page {
 };
 _Static_assert(sizeof(struct pa_page) <= 16, "a frame descriptor must stay within 16 bytes");
 
+/*
+ * The state byte is written under a zone lock or a per-CPU lock, and read
+ * under the other (a buddy looking at its neighbour). Relaxed atomics make
+ * that read well defined; on every target they are plain loads and stores.
+ */
+static inline unsigned page_state(const struct pa_page *p)
+{
+	return __atomic_load_n(&p->state, __ATOMIC_RELAXED);
+}
+
+static inline void set_page_state(struct pa_page *p, unsigned state)
+{
+	__atomic_store_n(&p->state, (uint8_t)state, __ATOMIC_RELAXED);
+}
+
 /* ---------------------------------------------------------------------- */
 /* Locks with contention statistics ("platform.c")                         */
 /* ---------------------------------------------------------------------- */
@@ -77,6 +94,11 @@ _Static_assert(sizeof(struct pa_page) <= 16, "a frame descriptor must stay withi
 	X(SITE_ALLOC, "pa_alloc_pages")                                                             \
 	X(SITE_ALLOC_BULK, "pa_alloc_pages_bulk")                                                   \
 	X(SITE_FREE, "pa_free_pages")                                                               \
+	X(SITE_PCP_REFILL, "pcp_refill")                                                            \
+	X(SITE_PCP_SPILL, "pcp_spill")                                                              \
+	X(SITE_PCP_ALLOC, "pcp_alloc")                                                              \
+	X(SITE_PCP_FREE, "pcp_free")                                                                \
+	X(SITE_DRAIN, "pcp_drain")                                                                  \
 	X(SITE_ADMIN, "admin")
 
 enum pa_lock_site {
@@ -99,6 +121,33 @@ struct pa_lock {
 	_Atomic(unsigned long) owner;     /* holder's thread id when debug >= 1, else 0 */
 	struct pa_lock_stat site[PA_NR_LOCK_SITES]; /* written only by the holder */
 };
+
+
+/*
+ * The per-CPU list lock: a test-and-set spin lock, two instructions when
+ * free. The owning CPU only ever trylocks it and takes the zone path when it
+ * is busy; drains and validation wait for it. A failed trylock is counted as
+ * a contended acquisition with no wait.
+ */
+struct pa_spin {
+	_Atomic uint32_t v;
+	_Atomic uint64_t busy[PA_NR_LOCK_SITES]; /* trylocks that found it taken */
+	struct pa_lock_stat site[PA_NR_LOCK_SITES]; /* written only by the holder */
+};
+
+static inline bool pa_spin_trylock(struct pa_spin *s)
+{
+	return atomic_load_explicit(&s->v, memory_order_relaxed) == 0 &&
+	       atomic_exchange_explicit(&s->v, 1, memory_order_acquire) == 0;
+}
+
+static inline void pa_spin_unlock(struct pa_spin *s)
+{
+	atomic_store_explicit(&s->v, 0, memory_order_release);
+}
+
+/* Take the lock, waiting if need be; the wait is timed and counted at site. */
+void platform_spin_lock(struct pa_pool *pool, struct pa_spin *s, enum pa_lock_site site);
 
 /* ---------------------------------------------------------------------- */
 /* Statistics ("stats.c"): one list generates the fields, names and output */
@@ -161,6 +210,8 @@ struct pa_zone {
 	uint64_t reserved_pages; /* managed frames held by the pool itself, neither free nor allocated */
 	uint64_t stat[PA_NR_ZONE_STATS];
 	uint64_t *alloc_order;   /* [order]: successful allocations per order */
+
+	struct pa_pcp *pcp;      /* [cpu] */
 };
 
 struct pa_node {
@@ -232,6 +283,7 @@ int boot_parse(const char *cmdline, unsigned online_cpus, struct pa_boot_config 
 struct pa_pool {
 	struct pa_boot_config cfg;
 	struct pa_platform plat;
+	bool cpu_default;          /* no cpu_id hook given: read the CPU id inline */
 
 	/* Frame map ("memmap.c"): one array for the whole span, present sections backed. */
 	struct pa_page *map;
@@ -259,6 +311,11 @@ struct pa_pool {
 	_Atomic uint64_t *alloc_fail_order; /* [order] */
 	_Atomic unsigned watermark_scale_factor;
 	int64_t min_free_kbytes;   /* the value in force */
+
+	_Atomic uint64_t pcp_orders;        /* bit o: order o goes through the per-CPU lists */
+	struct pa_zone **cpu_zone;          /* [cpu * 2 + movable]: where a CPU's fast path allocates */
+	_Atomic unsigned pcp_high_fraction; /* 0: high auto-tuned; N: managed / N / CPUs */
+	pthread_mutex_t pcp_order_mutex;    /* serializes switching orders */
 };
 
 /* ---------------------------------------------------------------------- */
@@ -266,6 +323,23 @@ struct pa_pool {
 /* ---------------------------------------------------------------------- */
 
 void platform_fill_defaults(struct pa_platform *plat);
+unsigned platform_cpu_slow(void);
+
+/*
+ * The default CPU id: the kernel's restartable-sequence area, which glibc
+ * registers for every thread; a read of one word. Where it is missing (an
+ * old kernel, valgrind) a per-thread cache of sched_getcpu() stands in.
+ */
+static inline unsigned platform_cpu(void)
+{
+	if (likely(__rseq_size)) {
+		const struct rseq *rs = (const struct rseq *)((char *)__builtin_thread_pointer() + __rseq_offset);
+		int cpu = (int)__atomic_load_n(&rs->cpu_id, __ATOMIC_RELAXED);
+		if (likely(cpu >= 0))
+			return (unsigned)cpu;
+	}
+	return platform_cpu_slow();
+}
 unsigned platform_online_cpus(void);
 void platform_lock_init(struct pa_lock *lock, struct pa_pool *pool, const char *name);
 void platform_lock_destroy(struct pa_lock *lock);
@@ -322,6 +396,15 @@ static inline pa_pfn_t page_pfn(const struct pa_pool *pool, const struct pa_page
 	return (pa_pfn_t)(page - pool->map);
 }
 
+/* The pfn of a descriptor pointer from outside; PA_PFN_INVALID if it is not one of ours. */
+static inline pa_pfn_t page_to_pfn_checked(const struct pa_pool *pool, const struct pa_page *page)
+{
+	uintptr_t off = (uintptr_t)page - (uintptr_t)pool->map; /* wraps above for pointers below */
+	if (unlikely(off % sizeof *page || off / sizeof *page >= pool->nr_frames))
+		return PA_PFN_INVALID;
+	return off / sizeof *page;
+}
+
 static inline bool memmap_section_present(const struct pa_pool *pool, pa_pfn_t pfn)
 {
 	return pool->section_present[pfn >> pool->cfg.section_shift] != 0;
@@ -335,6 +418,22 @@ int zone_init_all(struct pa_pool *pool, char *err, size_t errlen);
 void zone_destroy_all(struct pa_pool *pool);
 void zone_setup_watermarks(struct pa_pool *pool);
 const char *zone_name(enum pa_zone_type type);
+
+/* Linux's ALLOC_* flags, as far as they matter here. */
+enum alloc_flags {
+	ALLOC_WMARK_MIN = 0,
+	ALLOC_WMARK_LOW = 1,
+	ALLOC_WMARK_MASK = 3,
+	ALLOC_MIN_RESERVE = 1u << 2, /* PA_GFP_HIGH: may use half of the min reserve */
+	ALLOC_HIGHATOMIC = 1u << 3,  /* high-order PA_GFP_HIGH: may use the atomic reserve */
+};
+
+/*
+ * Linux's __zone_watermark_ok(): enough free frames above the mark once the
+ * request is taken, and a free block of the order or larger that the request
+ * may use. Zone lock held.
+ */
+bool zone_watermark_ok(const struct pa_zone *z, unsigned order, uint64_t mark, unsigned flags);
 
 /* The zone that holds pfn, or NULL. */
 static inline struct pa_zone *zone_of_pfn(const struct pa_pool *pool, pa_pfn_t pfn)
@@ -386,6 +485,8 @@ void pageblock_set_mt(struct pa_pool *pool, pa_pfn_t pfn, unsigned mt);
 void pageblock_set_mt_range(struct pa_pool *pool, pa_pfn_t pfn, unsigned order, unsigned mt);
 /* Move the free blocks of the pageblock holding pfn to the mt list; returns frames moved. */
 uint64_t pageblock_move_free(struct pa_zone *zone, pa_pfn_t pfn, unsigned mt);
+/* Take a block of order for type mt: its own lists first, then the fallback policy. */
+pa_pfn_t pageblock_rmqueue(struct pa_zone *zone, unsigned order, unsigned mt, unsigned alloc_flags);
 /* Allocate from another type's pageblocks by Linux's claim/steal rules; PA_NIL if none. */
 pa_pfn_t pageblock_rmqueue_fallback(struct pa_zone *zone, unsigned order, unsigned mt);
 /* Make the pageblock of an allocation a HIGHATOMIC reserve, if the cap allows. */
@@ -394,9 +495,176 @@ void pageblock_reserve_highatomic(struct pa_zone *zone, pa_pfn_t pfn, unsigned o
 bool pageblock_unreserve_highatomic(struct pa_zone *zone, unsigned mt);
 extern const char *const pa_migratetype_names[PA_MT_COUNT];
 
+
+/* ---------------------------------------------------------------------- */
+/* Per-CPU lists ("pcp.c")                                                 */
+/* ---------------------------------------------------------------------- */
+
+/*
+ * One CPU's lists for one zone: a list per (order, PCP type) for every order
+ * 0..max_order, so any order can be switched on at run time. Blocks on them
+ * are out of the buddy (PS_PCP) and count as reserved frames. Aligned to a
+ * cache line so that two CPUs' lists never share one.
+ */
+struct pa_pcp {
+	struct pa_spin lock;
+	uint32_t count;      /* frames on the lists */
+	uint32_t high;       /* spill to the buddy above this */
+	uint32_t high_min, high_max;
+	uint32_t batch;      /* blocks per refill or spill, in order-0 frames */
+	uint32_t free_count; /* frames freed in a row: scales the spill batch */
+	uint64_t last_decay_ns;
+	uint32_t *head;      /* [order * PA_NR_PCP_TYPES + type]; per-list counts are walked on read */
+	/* [2 * order]: blocks allocated, [2 * order + 1]: blocks freed; the zone's
+	 * pgalloc, pgfree and per-order counts are folded from these on read. */
+	uint64_t *ops;
+} __attribute__((aligned(64)));
+
+#define pcp_index(order, type) ((order) * PA_NR_PCP_TYPES + (type))
+
+int pcp_init_zone(struct pa_zone *zone);
+void pcp_destroy_zone(struct pa_zone *zone);
+/* Batch and high from the zone's size and watermarks (Linux's formulas). */
+void pcp_setup_sizes(struct pa_zone *zone);
+/* The CPU the caller runs on, 0..nr_cpus-1. */
+static inline unsigned pool_cpu(const struct pa_pool *pool)
+{
+	unsigned cpu = likely(pool->cpu_default) ? platform_cpu() : pool->plat.cpu_id(pool->plat.ctx);
+	return likely(cpu < pool->cfg.nr_cpus) ? cpu : cpu % pool->cfg.nr_cpus;
+}
+
+/* Is order on the per-CPU lists now? */
+static inline bool pcp_order_enabled(const struct pa_pool *pool, unsigned order)
+{
+	return (atomic_load_explicit(&pool->pcp_orders, memory_order_relaxed) >> order) & 1;
+}
+/*
+ * Slow halves of the fast paths below, entered with the list lock held and
+ * leaving it released, so that the fast paths end in tail calls and keep
+ * their registers to themselves.
+ */
+struct pa_page *pcp_refill_unlock(struct pa_zone *zone, struct pa_pcp *pcp, unsigned order,
+				  unsigned mt, pa_gfp_t gfp);
+bool pcp_spill_unlock(struct pa_zone *zone, struct pa_pcp *pcp);
+bool pcp_free_wipe_unlock(struct pa_zone *zone, struct pa_pcp *pcp, pa_pfn_t pfn, unsigned order);
+
+static inline pa_pfn_t pcp_pop(struct pa_pool *pool, struct pa_pcp *pcp, unsigned order, unsigned type)
+{
+	uint32_t *head = &pcp->head[pcp_index(order, type)];
+	pa_pfn_t pfn = *head;
+	if (pfn == PA_NIL)
+		return PA_NIL;
+	*head = pfn_page(pool, pfn)->lru.next;
+	pcp->count -= 1u << order;
+	return pfn;
+}
+
+/* A list is a stack through lru.next: the most recently freed block is the cache-hottest. */
+static inline void pcp_push(struct pa_pool *pool, struct pa_pcp *pcp, pa_pfn_t pfn, unsigned order,
+			    unsigned type)
+{
+	struct pa_page *p = pfn_page(pool, pfn);
+	uint32_t *head = &pcp->head[pcp_index(order, type)];
+	set_page_state(p, PS_PCP);
+	p->mt = (uint8_t)type;
+	p->lru.next = *head;
+	*head = (uint32_t)pfn;
+	pcp->count += 1u << order;
+}
+
+/* A block popped off a list becomes an allocated one: order, type and zone are already set. */
+static inline struct pa_page *pcp_prep(struct pa_pool *pool, struct pa_pcp *pcp, pa_pfn_t pfn,
+				       unsigned order, pa_gfp_t gfp)
+{
+	struct pa_page *p = pfn_page(pool, pfn);
+	set_page_state(p, PS_ALLOC);
+	p->flags = (gfp & PA_GFP_COMP) ? PF_COMP : 0;
+	p->private = 0;
+	pcp->ops[2 * order]++;
+	pcp->free_count >>= 1;
+	return p;
+}
+
+/*
+ * Allocate from this CPU's list, refilling it from the buddy when dry.
+ * NULL when the list lock is busy or the zone has nothing: the caller
+ * takes the zone path.
+ */
+static inline struct pa_page *pcp_alloc(struct pa_zone *z, unsigned cpu, unsigned order,
+					unsigned mt, pa_gfp_t gfp)
+{
+	struct pa_pool *pool = z->pool;
+	struct pa_pcp *pcp = &z->pcp[cpu];
+	if (unlikely(!pa_spin_trylock(&pcp->lock))) {
+		atomic_fetch_add_explicit(&pcp->lock.busy[SITE_PCP_ALLOC], 1, memory_order_relaxed);
+		return NULL;
+	}
+	pa_pfn_t pfn = pcp_pop(pool, pcp, order, mt);
+	if (unlikely(pfn == PA_NIL))
+		return pcp_refill_unlock(z, pcp, order, mt, gfp);
+	struct pa_page *p = pcp_prep(pool, pcp, pfn, order, gfp);
+	pa_spin_unlock(&pcp->lock);
+	return p;
+}
+
+/*
+ * Free onto this CPU's list; false when the zone path must decide (the lock
+ * is busy, the free is bad, the order was switched off meanwhile, or the
+ * pageblock is isolated). HIGHATOMIC and CMA blocks wait on the movable list;
+ * a spill returns them to the buddy by their pageblock's type.
+ */
+static inline bool pcp_free(struct pa_zone *z, unsigned cpu, pa_pfn_t pfn, unsigned order)
+{
+	struct pa_pool *pool = z->pool;
+	struct pa_pcp *pcp = &z->pcp[cpu];
+	struct pa_page *p = pfn_page(pool, pfn);
+	if (unlikely(!pa_spin_trylock(&pcp->lock))) {
+		atomic_fetch_add_explicit(&pcp->lock.busy[SITE_PCP_FREE], 1, memory_order_relaxed);
+		return false;
+	}
+	unsigned mt = pageblock_mt(pool, pfn);
+	if (unlikely(page_state(p) != PS_ALLOC || p->order != order || !pcp_order_enabled(pool, order) ||
+		     mt == PA_MT_ISOLATE)) {
+		pa_spin_unlock(&pcp->lock);
+		return false;
+	}
+	if (unlikely(pool->cfg.init_on_free))
+		return pcp_free_wipe_unlock(z, pcp, pfn, order);
+	pcp_push(pool, pcp, pfn, order, mt < PA_NR_PCP_TYPES ? mt : PA_MT_MOVABLE);
+	pcp->ops[2 * order + 1]++;
+	if (pcp->free_count < (pcp->batch << 5))
+		pcp->free_count += 1u << order;
+	if (unlikely(pcp->count >= pcp->high))
+		return pcp_spill_unlock(z, pcp);
+	pa_spin_unlock(&pcp->lock);
+	return true;
+}
+
+/* Give back to the buddy every block of the orders in mask from one CPU's lists. */
+void pcp_drain_cpu(struct pa_zone *zone, unsigned cpu, uint64_t order_mask);
+/* Switch an order on or off; off drains it from every CPU. */
+void pcp_set_order(struct pa_pool *pool, unsigned order, bool on);
+/* A zone's counters with every CPU's folded in (alloc_order may be NULL); takes the locks. */
+void zone_fold_stats(struct pa_zone *zone, uint64_t stat[PA_NR_ZONE_STATS], uint64_t *alloc_order);
+/* The same with the zone's list locks and zone lock held. */
+void zone_fold_stats_locked(const struct pa_zone *zone, uint64_t stat[PA_NR_ZONE_STATS],
+			    uint64_t *alloc_order);
+
 /* ---------------------------------------------------------------------- */
 /* "alloc.c"                                                               */
 /* ---------------------------------------------------------------------- */
+
+/* Make a block taken off a free list an allocated one. */
+static inline void page_prep_alloc(struct pa_page *p, unsigned order, unsigned mt, pa_gfp_t gfp,
+				   unsigned zone)
+{
+	set_page_state(p, PS_ALLOC);
+	p->order = (uint8_t)order;
+	p->mt = (uint8_t)mt;
+	p->flags = (gfp & PA_GFP_COMP) ? PF_COMP : 0;
+	p->zone = zone;
+	p->private = 0;
+}
 
 /* Which pageblocks an allocation of gfp belongs to. */
 static inline unsigned gfp_migratetype(pa_gfp_t gfp)

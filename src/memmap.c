@@ -38,7 +38,7 @@ static bool range_has_memory(const struct pa_boot_config *c, pa_pfn_t lo, pa_pfn
 bool memmap_frame_present(const struct pa_pool *pool, pa_pfn_t pfn)
 {
 	return pfn < pool->nr_frames && memmap_section_present(pool, pfn) &&
-	       pfn_page(pool, pfn)->state != PS_HOLE;
+	       page_state(pfn_page(pool, pfn)) != PS_HOLE;
 }
 
 /* Back the descriptors of every section with memory; mark partial holes. */
@@ -65,7 +65,7 @@ static int memmap_back_sections(struct pa_pool *pool, char *err, size_t errlen)
 		pa_pfn_t he = div_up(c->holes[i].end, 1ull << c->page_shift);
 		for (pa_pfn_t pfn = hs; pfn < he && pfn < pool->nr_frames; pfn++)
 			if (memmap_section_present(pool, pfn))
-				pfn_page(pool, pfn)->state = PS_HOLE;
+				set_page_state(pfn_page(pool, pfn), PS_HOLE);
 	}
 	return 0;
 }
@@ -153,10 +153,7 @@ void memmap_destroy(struct pa_pool *pool)
 
 pa_pfn_t pa_page_to_pfn(const struct pa_pool *pool, const struct pa_page *page)
 {
-	uintptr_t p = (uintptr_t)page, base = (uintptr_t)pool->map;
-	if (p < base || (p - base) % sizeof *page || (p - base) / sizeof *page >= pool->nr_frames)
-		return PA_PFN_INVALID;
-	return (p - base) / sizeof *page;
+	return page_to_pfn_checked(pool, page);
 }
 
 struct pa_page *pa_pfn_to_page(const struct pa_pool *pool, pa_pfn_t pfn)

@@ -52,13 +52,13 @@ static struct pb_census pageblock_walk(struct pa_zone *z, pa_pfn_t pfn, int move
 	for (pa_pfn_t p = start; p < end;) {
 		struct pa_page *pg = pfn_page(pool, p);
 		uint64_t n = 1ull << pg->order;
-		if (pg->state == PS_FREE) {
+		if (page_state(pg) == PS_FREE) {
 			c.free += n;
 			if (move_to >= 0)
 				buddy_list_move(z, p, (unsigned)move_to);
-		} else if (pg->state == PS_ALLOC || pg->state == PS_FREEING) {
+		} else if (page_state(pg) == PS_ALLOC || page_state(pg) == PS_FREEING) {
 			c.movable += pg->mt == PA_MT_MOVABLE ? n : 0;
-		} else {
+		} else if (page_state(pg) != PS_PCP) {
 			n = 1; /* a hole, or an absent section inside a large pageblock */
 		}
 		p += n;
@@ -157,6 +157,18 @@ pa_pfn_t pageblock_rmqueue_fallback(struct pa_zone *z, unsigned order, unsigned 
 		return PA_NIL;
 	pa_pfn_t pfn = rmqueue_claim(z, order, mt);
 	return pfn != PA_NIL ? pfn : rmqueue_steal(z, order, mt);
+}
+
+pa_pfn_t pageblock_rmqueue(struct pa_zone *z, unsigned order, unsigned mt, unsigned alloc_flags)
+{
+	pa_pfn_t pfn;
+	if (alloc_flags & ALLOC_HIGHATOMIC) {
+		pfn = buddy_take_smallest(z, order, PA_MT_HIGHATOMIC);
+		if (pfn != PA_NIL)
+			return pfn;
+	}
+	pfn = buddy_take_smallest(z, order, mt);
+	return pfn != PA_NIL ? pfn : pageblock_rmqueue_fallback(z, order, mt);
 }
 
 /*

@@ -15,12 +15,24 @@
 #include <time.h>
 #include <unistd.h>
 
-/* sched_getcpu() reads the kernel's restartable-sequence CPU id where glibc has it. */
+/*
+ * Without rseq, sched_getcpu() is a system call: ask it every 64th time only.
+ * A stale id costs nothing but locality; the lists are locked either way.
+ */
+unsigned platform_cpu_slow(void)
+{
+	static _Thread_local unsigned cached, uses;
+	if (uses++ % 64 == 0) {
+		int cpu = sched_getcpu();
+		cached = cpu < 0 ? 0 : (unsigned)cpu;
+	}
+	return cached;
+}
+
 static unsigned default_cpu_id(void *ctx)
 {
 	(void)ctx;
-	int cpu = sched_getcpu();
-	return cpu < 0 ? 0 : (unsigned)cpu;
+	return platform_cpu();
 }
 
 static uint64_t default_now_ns(void *ctx)
@@ -124,6 +136,36 @@ void platform_lock_slow(struct pa_lock *lock, enum pa_lock_site site)
 	pthread_mutex_lock(&lock->mutex);
 	uint64_t waited = plat->now_ns(plat->ctx) - t0;
 	struct pa_lock_stat *st = &lock->site[site];
+	st->contended++;
+	st->total_wait_ns += waited;
+	if (waited > st->max_wait_ns)
+		st->max_wait_ns = waited;
+}
+
+static inline void cpu_relax(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+	__builtin_ia32_pause();
+#elif defined(__aarch64__)
+	__asm__ volatile("yield");
+#endif
+}
+
+/* Wait for a per-CPU list lock (a drain, validation, or a remote CPU's lists). */
+void platform_spin_lock(struct pa_pool *pool, struct pa_spin *s, enum pa_lock_site site)
+{
+	if (pa_spin_trylock(s))
+		return;
+	const struct pa_platform *plat = &pool->plat;
+	uint64_t t0 = plat->now_ns(plat->ctx);
+	for (unsigned spins = 0; !pa_spin_trylock(s); spins++) {
+		if (spins < 64)
+			cpu_relax();
+		else
+			sched_yield(); /* the holder may be preempted: a 2-core machine runs 4 threads */
+	}
+	uint64_t waited = plat->now_ns(plat->ctx) - t0;
+	struct pa_lock_stat *st = &s->site[site];
 	st->contended++;
 	st->total_wait_ns += waited;
 	if (waited > st->max_wait_ns)

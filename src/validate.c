@@ -51,9 +51,9 @@ static int check_list(struct vctx *v, struct pa_zone *z, unsigned order, unsigne
 		if (pfn < z->start_pfn || pfn >= z->end_pfn || (pfn & ((1ull << order) - 1)))
 			return vfail(v, z, "list (order %u, %s) holds pfn %u outside the zone or misaligned",
 				     order, pa_migratetype_names[mt], pfn);
-		if (p->state != PS_FREE || p->order != order || p->mt != mt || p->lru.prev != prev)
+		if (page_state(p) != PS_FREE || p->order != order || p->mt != mt || p->lru.prev != prev)
 			return vfail(v, z, "list (order %u, %s): pfn %u says state %u order %u type %u",
-				     order, pa_migratetype_names[mt], pfn, p->state, p->order, p->mt);
+				     order, pa_migratetype_names[mt], pfn, page_state(p), p->order, p->mt);
 		if (!block_types_agree(pool, pfn, order, mt))
 			return vfail(v, z, "free block at pfn %u (order %u) on the %s list lies in a "
 					   "pageblock of type %s",
@@ -100,16 +100,16 @@ static int check_body(struct vctx *v, struct pa_zone *z, pa_pfn_t head, unsigned
 		if (!memmap_section_present(pool, p))
 			return vfail(v, z, "block at pfn %llu (order %u) covers absent pfn %llu",
 				     (unsigned long long)head, order, (unsigned long long)p);
-		if (pfn_page(pool, p)->state != PS_BODY)
+		if (page_state(pfn_page(pool, p)) != PS_BODY)
 			return vfail(v, z, "block at pfn %llu (order %u) overlaps pfn %llu (state %u)",
 				     (unsigned long long)head, order, (unsigned long long)p,
-				     pfn_page(pool, p)->state);
+				     page_state(pfn_page(pool, p)));
 	}
 	return 0;
 }
 
 struct frame_census {
-	uint64_t free, allocated, free_heads;
+	uint64_t free, allocated, free_heads, pcp, pcp_heads;
 };
 
 /* Walk every frame of the zone: each is a hole, or in exactly one block. */
@@ -123,14 +123,14 @@ static int check_frames(struct vctx *v, struct pa_zone *z, struct frame_census *
 			continue;
 		}
 		const struct pa_page *p = pfn_page(pool, pfn);
-		if (p->state == PS_HOLE) {
+		if (page_state(p) == PS_HOLE) {
 			pfn++;
 			continue;
 		}
 		/* PS_FREEING: a free wiping its bytes outside the lock; still allocated. */
-		if (p->state != PS_FREE && p->state != PS_ALLOC && p->state != PS_FREEING)
-			return vfail(v, z, "pfn %llu is in no block (state %u)", (unsigned long long)pfn,
-				     p->state);
+		unsigned st = page_state(p);
+		if (st != PS_FREE && st != PS_ALLOC && st != PS_FREEING && st != PS_PCP)
+			return vfail(v, z, "pfn %llu is in no block (state %u)", (unsigned long long)pfn, st);
 		unsigned order = p->order;
 		if (order > pool->cfg.max_order || (pfn & ((1ull << order) - 1)) ||
 		    pfn + (1ull << order) > z->end_pfn)
@@ -139,9 +139,12 @@ static int check_frames(struct vctx *v, struct pa_zone *z, struct frame_census *
 		int rc = check_body(v, z, pfn, order);
 		if (rc)
 			return rc;
-		if (p->state == PS_FREE) {
+		if (st == PS_FREE) {
 			c->free += 1ull << order;
 			c->free_heads++;
+		} else if (st == PS_PCP) {
+			c->pcp += 1ull << order;
+			c->pcp_heads++;
 		} else
 			c->allocated += 1ull << order;
 		pfn += 1ull << order;
@@ -149,16 +152,64 @@ static int check_frames(struct vctx *v, struct pa_zone *z, struct frame_census *
 	return 0;
 }
 
+/* Walk one CPU's lists: every block is a PS_PCP head of this zone with the list's order. */
+static int check_pcp_cpu(struct vctx *v, struct pa_zone *z, unsigned cpu, uint64_t *frames,
+			 uint64_t *blocks)
+{
+	struct pa_pool *pool = v->pool;
+	const struct pa_pcp *pcp = &z->pcp[cpu];
+	uint64_t cpu_frames = 0;
+	for (unsigned o = 0; o <= pool->cfg.max_order; o++) {
+		for (unsigned t = 0; t < PA_NR_PCP_TYPES; t++) {
+			uint64_t n = 0, limit = (z->end_pfn - z->start_pfn) >> o;
+			for (uint32_t pfn = pcp->head[pcp_index(o, t)]; pfn != PA_NIL; n++) {
+				const struct pa_page *p = pfn_page(pool, pfn);
+				if (n >= limit || zone_of_pfn(pool, pfn) != z || page_state(p) != PS_PCP ||
+				    p->order != o)
+					return vfail(v, z, "cpu %u list (order %u, %s): bad block at pfn %u",
+						     cpu, o, pa_migratetype_names[t], pfn);
+				pfn = p->lru.next;
+			}
+			cpu_frames += n << o;
+			*blocks += n;
+		}
+	}
+	if (cpu_frames != pcp->count)
+		return vfail(v, z, "cpu %u lists hold %llu frames, counted %u", cpu,
+			     (unsigned long long)cpu_frames, pcp->count);
+	*frames += cpu_frames;
+	return 0;
+}
+
+static int check_pcp(struct vctx *v, struct pa_zone *z, const struct frame_census *c)
+{
+	uint64_t frames = 0, blocks = 0;
+	for (unsigned cpu = 0; cpu < v->pool->cfg.nr_cpus; cpu++) {
+		int rc = check_pcp_cpu(v, z, cpu, &frames, &blocks);
+		if (rc)
+			return rc;
+	}
+	if (frames != c->pcp || blocks != c->pcp_heads)
+		return vfail(v, z, "per-CPU lists hold %llu frames in %llu blocks, the frame map %llu in %llu",
+			     (unsigned long long)frames, (unsigned long long)blocks,
+			     (unsigned long long)c->pcp, (unsigned long long)c->pcp_heads);
+	return 0;
+}
+
 static int check_zone(struct vctx *v, struct pa_zone *z)
 {
-	uint64_t list_frames = 0, list_blocks = 0;
-	struct frame_census c = { 0, 0, 0 };
+	uint64_t list_frames = 0, list_blocks = 0, stat[PA_NR_ZONE_STATS];
+	struct frame_census c = { 0, 0, 0, 0, 0 };
 	int rc = check_lists(v, z, &list_frames, &list_blocks);
 	if (rc == 0)
 		rc = check_frames(v, z, &c);
+	if (rc == 0)
+		rc = check_pcp(v, z, &c);
 	if (rc)
 		return rc;
-	uint64_t allocated = z->stat[PA_ZS_PGALLOC] - z->stat[PA_ZS_PGFREE];
+	zone_fold_stats_locked(z, stat, NULL);
+	uint64_t allocated = stat[PA_ZS_PGALLOC] - stat[PA_ZS_PGFREE];
+	uint64_t reserved = z->reserved_pages + c.pcp;
 	if (list_frames != z->free_pages || c.free != list_frames || c.free_heads != list_blocks)
 		return vfail(v, z, "free frames: %llu on the lists, %llu counted, %llu in the frame map",
 			     (unsigned long long)list_frames, (unsigned long long)z->free_pages,
@@ -166,10 +217,10 @@ static int check_zone(struct vctx *v, struct pa_zone *z)
 	if (c.allocated != allocated)
 		return vfail(v, z, "allocated frames: %llu in the frame map, %llu counted",
 			     (unsigned long long)c.allocated, (unsigned long long)allocated);
-	if (c.free + c.allocated + z->reserved_pages != z->managed_pages)
+	if (c.free + c.allocated + reserved != z->managed_pages)
 		return vfail(v, z, "free %llu + allocated %llu + reserved %llu != managed %llu",
 			     (unsigned long long)c.free, (unsigned long long)c.allocated,
-			     (unsigned long long)z->reserved_pages, (unsigned long long)z->managed_pages);
+			     (unsigned long long)reserved, (unsigned long long)z->managed_pages);
 	return 0;
 }
 
@@ -186,8 +237,12 @@ int validate_locked(struct pa_pool *pool, char *err, size_t errlen)
 	return 0;
 }
 
+/* Every list lock, then every zone lock: the order the allocation paths nest them. */
 static void lock_all(struct pa_pool *pool)
 {
+	for (unsigned i = 0; i < pool->nr_zones; i++)
+		for (unsigned c = 0; c < pool->cfg.nr_cpus; c++)
+			platform_spin_lock(pool, &pool->zones[i].pcp[c].lock, SITE_ADMIN);
 	for (unsigned i = 0; i < pool->nr_zones; i++)
 		pa_lock(&pool->zones[i].lock, SITE_ADMIN);
 }
@@ -196,6 +251,9 @@ static void unlock_all(struct pa_pool *pool)
 {
 	for (unsigned i = pool->nr_zones; i-- > 0;)
 		pa_unlock(&pool->zones[i].lock);
+	for (unsigned i = 0; i < pool->nr_zones; i++)
+		for (unsigned c = 0; c < pool->cfg.nr_cpus; c++)
+			pa_spin_unlock(&pool->zones[i].pcp[c].lock);
 }
 
 int pa_validate(struct pa_pool *pool, char *err, size_t errlen)
@@ -209,13 +267,17 @@ int pa_validate(struct pa_pool *pool, char *err, size_t errlen)
 void pa_get_usage(struct pa_pool *pool, struct pa_usage *out)
 {
 	*out = (struct pa_usage){ 0 };
+	lock_all(pool);
 	for (unsigned i = 0; i < pool->nr_zones; i++) {
 		struct pa_zone *z = &pool->zones[i];
-		pa_lock(&z->lock, SITE_ADMIN);
+		uint64_t stat[PA_NR_ZONE_STATS];
+		zone_fold_stats_locked(z, stat, NULL);
 		out->managed += z->managed_pages;
 		out->free += z->free_pages;
-		out->allocated += z->stat[PA_ZS_PGALLOC] - z->stat[PA_ZS_PGFREE];
+		out->allocated += stat[PA_ZS_PGALLOC] - stat[PA_ZS_PGFREE];
 		out->reserved += z->reserved_pages;
-		pa_unlock(&z->lock);
+		for (unsigned c = 0; c < pool->cfg.nr_cpus; c++)
+			out->reserved += z->pcp[c].count;
 	}
+	unlock_all(pool);
 }

@@ -120,7 +120,7 @@ static void zone_free_all(struct pa_zone *z)
 		bool none = !memmap_section_present(pool, pfn);
 		if (!whole && !none)
 			next = pfn + 1;
-		bool present = whole || (!none && pfn_page(pool, pfn)->state != PS_HOLE);
+		bool present = whole || (!none && page_state(pfn_page(pool, pfn)) != PS_HOLE);
 		if (present && run == PA_PFN_INVALID)
 			run = pfn;
 		if (!present && run != PA_PFN_INVALID) {
@@ -147,7 +147,7 @@ static int zone_init(struct pa_pool *pool, struct pa_zone *z, unsigned node, enu
 	z->start_pfn = start;
 	z->end_pfn = end;
 	platform_lock_init(&z->lock, pool, lock_names[type]);
-	if (zone_alloc_arrays(z, pool->cfg.max_order))
+	if (zone_alloc_arrays(z, pool->cfg.max_order) || pcp_init_zone(z))
 		return -ENOMEM;
 	uint64_t pb = pool->cfg.pageblock_order;
 	for (uint64_t b = start >> pb; b < ((end + (1ull << pb) - 1) >> pb); b++)
@@ -182,6 +182,28 @@ static int node_build_zonelist(struct pa_pool *pool, struct pa_node *n)
 			for (int t = PA_ZONE_COUNT - 1; t >= 0; t--)
 				if (m->zones[t])
 					n->zonelist[n->nr_zonelist++] = m->zones[t];
+		}
+	}
+	return 0;
+}
+
+/*
+ * The zone each CPU's fast path allocates from: the first of its node's
+ * zonelist that an unmovable (or a movable) request may use.
+ */
+static int zone_init_cpu_zones(struct pa_pool *pool)
+{
+	unsigned cpus = pool->cfg.nr_cpus;
+	pool->cpu_zone = calloc((size_t)cpus * 2, sizeof *pool->cpu_zone);
+	if (!pool->cpu_zone)
+		return -ENOMEM;
+	for (unsigned c = 0; c < cpus; c++) {
+		const struct pa_node *n = &pool->nodes[(uint64_t)c * pool->nr_nodes / cpus];
+		for (unsigned m = 0; m < 2; m++) {
+			enum pa_zone_type highest = m ? PA_ZONE_MOVABLE : PA_ZONE_NORMAL;
+			for (unsigned i = 0; i < n->nr_zonelist && !pool->cpu_zone[c * 2 + m]; i++)
+				if (n->zonelist[i]->type <= highest)
+					pool->cpu_zone[c * 2 + m] = n->zonelist[i];
 		}
 	}
 	return 0;
@@ -232,7 +254,10 @@ int zone_init_all(struct pa_pool *pool, char *err, size_t errlen)
 	for (unsigned i = 0; i < pool->nr_nodes; i++)
 		if (node_build_zonelist(pool, &pool->nodes[i]))
 			goto nomem;
+	if (zone_init_cpu_zones(pool))
+		goto nomem;
 	atomic_store(&pool->watermark_scale_factor, c->watermark_scale_factor);
+	atomic_store(&pool->pcp_orders, c->pcp_orders);
 	pool->min_free_kbytes = c->min_free_kbytes;
 	zone_setup_watermarks(pool);
 	return 0;
@@ -246,6 +271,7 @@ void zone_destroy_all(struct pa_pool *pool)
 	for (unsigned i = 0; i < pool->nr_zones; i++) {
 		struct pa_zone *z = &pool->zones[i];
 		platform_lock_destroy(&z->lock);
+		pcp_destroy_zone(z);
 		free(z->list_head);
 		free(z->nr_free);
 		free(z->nr_free_mt);
@@ -254,6 +280,7 @@ void zone_destroy_all(struct pa_pool *pool)
 	for (unsigned i = 0; i < pool->nr_nodes; i++)
 		free(pool->nodes[i].zonelist);
 	free(pool->zones);
+	free(pool->cpu_zone);
 	free(pool->pb_zone);
 	free((void *)pool->alloc_fail_order);
 }
@@ -309,4 +336,26 @@ void zone_setup_watermarks(struct pa_pool *pool)
 	}
 	for (unsigned i = pool->nr_zones; i-- > 0;)
 		pa_unlock(&pool->zones[i].lock);
+	/* The list locks nest outside the zone locks: size the lists after letting go. */
+	for (unsigned i = 0; i < pool->nr_zones; i++)
+		pcp_setup_sizes(&pool->zones[i]);
+}
+
+bool zone_watermark_ok(const struct pa_zone *z, unsigned order, uint64_t mark, unsigned flags)
+{
+	int64_t free = (int64_t)z->free_pages - ((1ll << order) - 1);
+	int64_t min = (int64_t)mark;
+	if (flags & ALLOC_MIN_RESERVE)
+		min -= min / 2;
+	else
+		free -= (int64_t)z->nr_reserved_highatomic;
+	if (free <= min)
+		return false;
+	if (order == 0)
+		return true;
+	uint64_t usable = z->nonempty[PA_MT_UNMOVABLE] | z->nonempty[PA_MT_MOVABLE] |
+			  z->nonempty[PA_MT_RECLAIMABLE];
+	if (flags & ALLOC_HIGHATOMIC)
+		usable |= z->nonempty[PA_MT_HIGHATOMIC];
+	return (usable >> order) != 0;
 }

@@ -1,0 +1,290 @@
+/*
+ * Per-CPU lists: each CPU keeps a few free blocks of every enabled order for
+ * each zone, so that most allocations and frees touch no shared lock. Blocks
+ * move between a CPU's lists and the buddy `batch` at a time under one
+ * zone-lock hold: a refill when a list runs dry, a spill when the lists hold
+ * more than `high` frames.
+ *
+ * Which orders go through the lists is a run-time mask (pcp_orders); any
+ * order 0..max_order may be on it. Sizing follows Linux 6.7: batch from the
+ * zone size, high between high_min (the low watermark shared by the node's
+ * CPUs) and high_max (1/8 of the zone shared by them), raised on refills
+ * while the zone is above its high watermark and decayed once a second.
+ *
+ * Locking: a CPU only trylocks its own lists and takes the zone path when
+ * they are busy (a drain from another CPU, or a thread that moved CPUs and
+ * shares the id). The zone lock nests inside the list lock.
+ */
+#include "internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define PCP_BATCH_SCALE_MAX 5     /* frees in a row scale the spill up to batch << 5 (pcp_free) */
+#define PCP_DECAY_INTERVAL_NS 1000000000ull
+
+static unsigned nr_lists(const struct pa_pool *pool)
+{
+	return (pool->cfg.max_order + 1) * PA_NR_PCP_TYPES;
+}
+
+int pcp_init_zone(struct pa_zone *z)
+{
+	struct pa_pool *pool = z->pool;
+	unsigned cpus = pool->cfg.nr_cpus, lists = nr_lists(pool);
+	z->pcp = aligned_alloc(64, sizeof(struct pa_pcp) * cpus);
+	if (!z->pcp)
+		return -ENOMEM;
+	for (unsigned c = 0; c < cpus; c++) {
+		struct pa_pcp *pcp = &z->pcp[c];
+		*pcp = (struct pa_pcp){ 0 };
+		atomic_init(&pcp->lock.v, 0);
+		pcp->head = malloc(lists * sizeof *pcp->head);
+		pcp->ops = calloc(2 * (pool->cfg.max_order + 1), sizeof *pcp->ops);
+		if (!pcp->head || !pcp->ops)
+			return -ENOMEM;
+		for (unsigned i = 0; i < lists; i++)
+			pcp->head[i] = PA_NIL;
+	}
+	return 0;
+}
+
+void pcp_destroy_zone(struct pa_zone *z)
+{
+	if (!z->pcp)
+		return;
+	for (unsigned c = 0; c < z->pool->cfg.nr_cpus; c++) {
+		free(z->pcp[c].head);
+		free(z->pcp[c].ops);
+	}
+	free(z->pcp);
+	z->pcp = NULL;
+}
+
+/* Linux's zone_batchsize(): about a quarter of a MiB, one less than a power of two. */
+static uint32_t zone_batchsize(const struct pa_zone *z)
+{
+	uint64_t batch = z->managed_pages >> 10;
+	uint64_t cap = (1ull << 20) >> z->pool->cfg.page_shift;
+	if (batch > cap)
+		batch = cap;
+	batch /= 4;
+	if (batch < 1)
+		batch = 1;
+	batch += batch / 2;
+	return (uint32_t)((1ull << (63 - __builtin_clzll(batch))) - 1);
+}
+
+/* CPUs that share the zone's node, as Linux's nr_split_cpus. */
+static unsigned node_cpus(const struct pa_pool *pool)
+{
+	unsigned n = pool->cfg.nr_cpus / pool->nr_nodes;
+	return n ? n : 1;
+}
+
+void pcp_setup_sizes(struct pa_zone *z)
+{
+	struct pa_pool *pool = z->pool;
+	uint32_t batch = zone_batchsize(z), floor = batch << 2;
+	unsigned cpus = node_cpus(pool), fraction = atomic_load(&pool->pcp_high_fraction);
+	uint64_t hmin = z->wmark[PA_WMARK_LOW] / cpus, hmax = z->managed_pages / 8 / cpus;
+	if (fraction)
+		hmin = hmax = z->managed_pages / fraction / cpus;
+	hmin = hmin < floor ? floor : hmin;
+	hmax = hmax < hmin ? hmin : hmax;
+	for (unsigned c = 0; c < pool->cfg.nr_cpus; c++) {
+		struct pa_pcp *pcp = &z->pcp[c];
+		platform_spin_lock(pool, &pcp->lock, SITE_ADMIN);
+		pcp->batch = batch;
+		pcp->high_min = (uint32_t)hmin;
+		pcp->high_max = (uint32_t)hmax;
+		if (pcp->high < hmin || pcp->high > hmax)
+			pcp->high = (uint32_t)hmin;
+		pa_spin_unlock(&pcp->lock);
+	}
+}
+
+/* Blocks per refill for an order: Linux's nr_pcp_alloc() without the alloc factor. */
+static unsigned refill_count(const struct pa_pcp *pcp, unsigned order)
+{
+	unsigned n = pcp->batch >> order;
+	return n < 2 ? 2 : n;
+}
+
+/* Once a second at most: let high fall back toward what the CPU uses. */
+static void pcp_decay(struct pa_pool *pool, struct pa_pcp *pcp)
+{
+	uint64_t now = pool->plat.now_ns(pool->plat.ctx);
+	if (now - pcp->last_decay_ns < PCP_DECAY_INTERVAL_NS)
+		return;
+	pcp->last_decay_ns = now;
+	int64_t a = (int64_t)pcp->count - ((int64_t)pcp->batch << PCP_BATCH_SCALE_MAX);
+	int64_t b = (int64_t)pcp->high - pcp->high / 8;
+	int64_t h = a > b ? a : b;
+	pcp->high = (uint32_t)(h < pcp->high_min ? pcp->high_min : h);
+}
+
+/*
+ * Fill the list from the buddy under one zone-lock hold. A refill raises
+ * high by a batch while the zone is above its high watermark (Linux 6.7).
+ */
+static void pcp_refill(struct pa_zone *z, struct pa_pcp *pcp, unsigned order, unsigned mt)
+{
+	struct pa_pool *pool = z->pool;
+	unsigned n = refill_count(pcp, order);
+	pa_lock(&z->lock, SITE_PCP_REFILL);
+	for (unsigned i = 0; i < n; i++) {
+		if (!zone_watermark_ok(z, order, z->wmark[PA_WMARK_LOW], ALLOC_WMARK_LOW))
+			break;
+		pa_pfn_t pfn = pageblock_rmqueue(z, order, mt, 0);
+		if (pfn == PA_NIL)
+			break;
+		struct pa_page *p = pfn_page(pool, pfn);
+		p->order = (uint8_t)order;
+		p->zone = z->index;
+		pcp_push(pool, pcp, pfn, order, mt);
+	}
+	bool roomy = z->free_pages > z->wmark[PA_WMARK_HIGH];
+	pa_unlock(&z->lock);
+	if (roomy && pcp->high < pcp->high_max) {
+		uint32_t h = pcp->high + pcp->batch;
+		pcp->high = h > pcp->high_max ? pcp->high_max : h;
+	}
+	pcp_decay(pool, pcp);
+}
+
+/* Free `frames` frames (at least) from the lists back to the buddy, lists round-robin. */
+static void pcp_spill(struct pa_zone *z, struct pa_pcp *pcp, uint64_t frames, uint64_t order_mask,
+		      enum pa_lock_site site)
+{
+	struct pa_pool *pool = z->pool;
+	unsigned lists = nr_lists(pool), idx = 0, empty = 0;
+	pa_lock(&z->lock, site);
+	for (uint64_t freed = 0; freed < frames && empty < lists; idx = (idx + 1) % lists) {
+		unsigned order = idx / PA_NR_PCP_TYPES, type = idx % PA_NR_PCP_TYPES;
+		pa_pfn_t pfn = ((order_mask >> order) & 1) ? pcp_pop(pool, pcp, order, type) : PA_NIL;
+		if (pfn == PA_NIL) {
+			empty++;
+			continue;
+		}
+		empty = 0;
+		buddy_free_block(z, pfn, order, pageblock_mt(pool, pfn));
+		freed += 1ull << order;
+	}
+	pa_unlock(&z->lock);
+}
+
+struct pa_page *pcp_refill_unlock(struct pa_zone *z, struct pa_pcp *pcp, unsigned order,
+				  unsigned mt, pa_gfp_t gfp)
+{
+	pcp_refill(z, pcp, order, mt);
+	pa_pfn_t pfn = pcp_pop(z->pool, pcp, order, mt);
+	struct pa_page *p = pfn != PA_NIL ? pcp_prep(z->pool, pcp, pfn, order, gfp) : NULL;
+	pa_spin_unlock(&pcp->lock);
+	return p;
+}
+
+/* Linux's nr_pcp_free(): leave a batch, and free more the longer frees run in a row. */
+static uint64_t spill_frames(const struct pa_pcp *pcp)
+{
+	if (pcp->high < pcp->batch)
+		return 1;
+	uint64_t lo = pcp->batch, hi = pcp->high - pcp->batch, n = pcp->free_count;
+	return n < lo ? lo : n > hi ? hi : n;
+}
+
+bool pcp_spill_unlock(struct pa_zone *z, struct pa_pcp *pcp)
+{
+	pcp_spill(z, pcp, spill_frames(pcp), UINT64_MAX, SITE_PCP_SPILL);
+	pa_spin_unlock(&pcp->lock);
+	return true;
+}
+
+/* init_on_free: wipe the bytes first; the block is ours while the list lock is held. */
+bool pcp_free_wipe_unlock(struct pa_zone *z, struct pa_pcp *pcp, pa_pfn_t pfn, unsigned order)
+{
+	struct pa_pool *pool = z->pool;
+	unsigned mt = pageblock_mt(pool, pfn);
+	if (pool->base)
+		memset(pool->base + (pfn << pool->cfg.page_shift), 0,
+		       (size_t)1 << (pool->cfg.page_shift + order));
+	pcp_push(pool, pcp, pfn, order, mt < PA_NR_PCP_TYPES ? mt : PA_MT_MOVABLE);
+	pcp->ops[2 * order + 1]++;
+	if (pcp->count >= pcp->high)
+		return pcp_spill_unlock(z, pcp);
+	pa_spin_unlock(&pcp->lock);
+	return true;
+}
+
+void pcp_drain_cpu(struct pa_zone *z, unsigned cpu, uint64_t order_mask)
+{
+	struct pa_pcp *pcp = &z->pcp[cpu];
+	platform_spin_lock(z->pool, &pcp->lock, SITE_DRAIN);
+	if (pcp->count)
+		pcp_spill(z, pcp, UINT64_MAX, order_mask, SITE_DRAIN);
+	pa_spin_unlock(&pcp->lock);
+}
+
+/*
+ * Clearing the bit comes before the drain: a free that took the list lock
+ * before the drain is drained; one after it sees the bit clear under the
+ * lock and goes to the buddy. Nothing of that order stays behind.
+ */
+void pcp_set_order(struct pa_pool *pool, unsigned order, bool on)
+{
+	pthread_mutex_lock(&pool->pcp_order_mutex);
+	if (on)
+		atomic_fetch_or(&pool->pcp_orders, 1ull << order);
+	else
+		atomic_fetch_and(&pool->pcp_orders, ~(1ull << order));
+	for (unsigned i = 0; !on && i < pool->nr_zones; i++)
+		for (unsigned c = 0; c < pool->cfg.nr_cpus; c++)
+			pcp_drain_cpu(&pool->zones[i], c, 1ull << order);
+	pthread_mutex_unlock(&pool->pcp_order_mutex);
+}
+
+void pa_drain_local(struct pa_pool *pool)
+{
+	unsigned cpu = pool_cpu(pool);
+	for (unsigned i = 0; i < pool->nr_zones; i++)
+		pcp_drain_cpu(&pool->zones[i], cpu, UINT64_MAX);
+}
+
+void pa_drain_all(struct pa_pool *pool)
+{
+	for (unsigned i = 0; i < pool->nr_zones; i++)
+		for (unsigned c = 0; c < pool->cfg.nr_cpus; c++)
+			pcp_drain_cpu(&pool->zones[i], c, UINT64_MAX);
+}
+
+void zone_fold_stats_locked(const struct pa_zone *z, uint64_t stat[PA_NR_ZONE_STATS],
+			    uint64_t *alloc_order)
+{
+	unsigned orders = z->pool->cfg.max_order + 1;
+	for (unsigned s = 0; s < PA_NR_ZONE_STATS; s++)
+		stat[s] = z->stat[s];
+	for (unsigned o = 0; alloc_order && o < orders; o++)
+		alloc_order[o] = z->alloc_order[o];
+	for (unsigned c = 0; c < z->pool->cfg.nr_cpus; c++) {
+		const uint64_t *ops = z->pcp[c].ops;
+		for (unsigned o = 0; o < orders; o++) {
+			stat[PA_ZS_PGALLOC] += ops[2 * o] << o;
+			stat[PA_ZS_ALLOC_SUCCESS] += ops[2 * o];
+			stat[PA_ZS_PGFREE] += ops[2 * o + 1] << o;
+			stat[PA_ZS_FREE_CALLS] += ops[2 * o + 1];
+			if (alloc_order)
+				alloc_order[o] += ops[2 * o];
+		}
+	}
+}
+
+void zone_fold_stats(struct pa_zone *z, uint64_t stat[PA_NR_ZONE_STATS], uint64_t *alloc_order)
+{
+	for (unsigned c = 0; c < z->pool->cfg.nr_cpus; c++)
+		platform_spin_lock(z->pool, &z->pcp[c].lock, SITE_ADMIN);
+	pa_lock(&z->lock, SITE_ADMIN);
+	zone_fold_stats_locked(z, stat, alloc_order);
+	pa_unlock(&z->lock);
+	for (unsigned c = 0; c < z->pool->cfg.nr_cpus; c++)
+		pa_spin_unlock(&z->pcp[c].lock);
+}
