@@ -71,6 +71,15 @@ static bool zone_allowed(const struct alloc_ctx *ac, const struct pa_zone *z)
 	return !(ac->gfp & PA_GFP_THISNODE) || z->node == ac->node->id;
 }
 
+/* Free frames on the HIGHATOMIC lists: what normal requests may not count on. */
+static uint64_t free_highatomic(const struct pa_zone *z)
+{
+	uint64_t n = 0;
+	for (unsigned o = 0; o <= z->pool->cfg.max_order; o++)
+		n += z->nr_free_mt[o * PA_MT_COUNT + PA_MT_HIGHATOMIC] << o;
+	return n;
+}
+
 /*
  * Linux's __zone_watermark_ok(): enough free frames above the mark once the
  * request is taken, and a free block of the order or larger that the request
@@ -82,8 +91,8 @@ static bool watermark_ok(const struct pa_zone *z, unsigned order, uint64_t mark,
 	int64_t min = (int64_t)mark;
 	if (flags & ALLOC_MIN_RESERVE)
 		min -= min / 2;
-	else
-		free -= (int64_t)z->nr_reserved_highatomic;
+	else if (unlikely(z->nr_reserved_highatomic))
+		free -= (int64_t)free_highatomic(z); /* only what the reserve holds free */
 	if (free <= min)
 		return false;
 	if (order == 0)
