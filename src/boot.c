@@ -103,6 +103,7 @@ static int get_size(struct parse_ctx *p, uint64_t *out)
 
 static int key_mem(struct parse_ctx *p)
 {
+	snprintf(p->cfg->mem_arg, sizeof p->cfg->mem_arg, "%s", p->val);
 	int rc = get_size(p, &p->cfg->mem);
 	if (rc == 0 && p->cfg->mem == 0)
 		return fail(p, "memory size must be above zero");
@@ -127,12 +128,14 @@ static int key_memhole(struct parse_ctx *p)
 		return fail(p, "START must be below END");
 	if (c->nr_holes == PA_MAX_HOLES)
 		return fail(p, "too many holes (at most %d)", PA_MAX_HOLES);
+	snprintf(r.arg, sizeof r.arg, "%s", p->val);
 	c->holes[c->nr_holes++] = r;
 	return 0;
 }
 
 static int key_movablecore(struct parse_ctx *p)
 {
+	snprintf(p->cfg->movablecore_arg, sizeof p->cfg->movablecore_arg, "%s", p->val);
 	size_t n = strlen(p->val);
 	if (n && p->val[n - 1] == '%') {
 		char buf[32];
@@ -176,6 +179,7 @@ static int key_thp(struct parse_ctx *p) { return get_bool(p, &p->cfg->thp); }
 static int key_pcp_orders(struct parse_ctx *p)
 {
 	uint64_t mask = 0;
+	snprintf(p->cfg->pcp_orders_arg, sizeof p->cfg->pcp_orders_arg, "%s", p->val);
 	if (strcmp(p->val, "none") == 0)
 		goto done;
 	for (const char *s = p->val; *s;) {
@@ -220,6 +224,7 @@ static int key_cma(struct parse_ctx *p)
 		return fail(p, "expected SIZE[@START] with sizes like 64M");
 	if (c->nr_cma == PA_MAX_CMA)
 		return fail(p, "too many CMA areas (at most %d)", PA_MAX_CMA);
+	snprintf(r.arg, sizeof r.arg, "%s", p->val);
 	c->cma[c->nr_cma++] = r;
 	return 0;
 }
@@ -316,6 +321,7 @@ static void boot_defaults(struct pa_boot_config *c, unsigned online_cpus)
 {
 	memset(c, 0, sizeof *c);
 	c->mem = 1ull << 30;
+	snprintf(c->mem_arg, sizeof c->mem_arg, "1G");
 	c->numa = 1;
 	c->page_shift = 12;
 	c->max_order = UINT32_MAX;            /* by page size, once it is known */
@@ -373,7 +379,7 @@ static int boot_derive(struct pa_boot_config *c, char *err, size_t errlen)
 	if (c->max_order == UINT32_MAX)
 		c->max_order = default_max_order(c->page_shift);
 	if (c->pageblock_order_ceil == UINT32_MAX)
-		c->pageblock_order_ceil = c->max_order ? c->max_order : 1;
+		c->pageblock_order_ceil = c->max_order;
 	else if (c->pageblock_order_ceil > c->max_order)
 		return boot_error(err, errlen,
 				  "pageblock_order_ceil=%u: above max_order=%u (valid: 1..%u)",
@@ -390,8 +396,8 @@ static int boot_derive(struct pa_boot_config *c, char *err, size_t errlen)
 			c->pcp_orders |= 1ull << c->huge_order;
 		c->pcp_orders &= (2ull << c->max_order) - 1;
 	} else if (c->pcp_orders >> c->max_order >> 1)
-		return boot_error(err, errlen, "pcp_orders: order %d is above max_order=%u",
-				  63 - __builtin_clzll(c->pcp_orders), c->max_order);
+		return boot_error(err, errlen, "pcp_orders=%s: order %d is above max_order=%u",
+				  c->pcp_orders_arg, 63 - __builtin_clzll(c->pcp_orders), c->max_order);
 	if (c->page_reporting_order > (int)c->max_order)
 		return boot_error(err, errlen, "page_reporting_order=%d: above max_order=%u",
 				  c->page_reporting_order, c->max_order);
@@ -403,31 +409,29 @@ static int boot_check_layout(const struct pa_boot_config *c, char *err, size_t e
 {
 	uint64_t page = 1ull << c->page_shift;
 	if (c->mem % page)
-		return boot_error(err, errlen, "mem=%llu: not a multiple of the page size %llu",
-				  (unsigned long long)c->mem, (unsigned long long)page);
+		return boot_error(err, errlen, "mem=%s: not a multiple of the page size %llu",
+				  c->mem_arg, (unsigned long long)page);
 	if (c->mem / page >= PA_MAX_FRAMES)
-		return boot_error(err, errlen, "mem=%llu: too large (at most %llu frames)",
-				  (unsigned long long)c->mem, (unsigned long long)PA_MAX_FRAMES - 1);
+		return boot_error(err, errlen, "mem=%s: too large (valid: fewer than %llu frames)",
+				  c->mem_arg, (unsigned long long)PA_MAX_FRAMES);
 	uint64_t node_align = 1ull << (PA_SECTION_BYTES_SHIFT > c->page_shift + c->pageblock_order
 					       ? PA_SECTION_BYTES_SHIFT
 					       : c->page_shift + c->pageblock_order);
 	if (c->numa > 1 && c->mem / c->numa < node_align)
-		return boot_error(err, errlen,
-				  "numa=%u: each node needs at least %llu bytes of mem=%llu",
-				  c->numa, (unsigned long long)node_align, (unsigned long long)c->mem);
+		return boot_error(err, errlen, "numa=%u: each node needs at least %llu bytes of mem=%s",
+				  c->numa, (unsigned long long)node_align, c->mem_arg);
 	for (unsigned i = 0; i < c->nr_holes; i++)
 		if (c->holes[i].end > c->mem)
-			return boot_error(err, errlen, "memhole=%llu-%llu: outside mem=%llu",
-					  (unsigned long long)c->holes[i].start,
-					  (unsigned long long)c->holes[i].end, (unsigned long long)c->mem);
+			return boot_error(err, errlen, "memhole=%s: outside mem=%s", c->holes[i].arg,
+					  c->mem_arg);
 	if (c->movablecore_bytes >= c->mem)
-		return boot_error(err, errlen, "movablecore=%llu: not below mem=%llu",
-				  (unsigned long long)c->movablecore_bytes, (unsigned long long)c->mem);
+		return boot_error(err, errlen, "movablecore=%s: not below mem=%s", c->movablecore_arg,
+				  c->mem_arg);
 	for (unsigned i = 0; i < c->nr_cma; i++) {
 		const struct pa_cma_request *r = &c->cma[i];
 		if (r->size >= c->mem || (r->start != UINT64_MAX && r->start + r->size > c->mem))
-			return boot_error(err, errlen, "cma=%llu: does not fit in mem=%llu",
-					  (unsigned long long)r->size, (unsigned long long)c->mem);
+			return boot_error(err, errlen, "cma=%s: does not fit in mem=%s", r->arg,
+					  c->mem_arg);
 	}
 	return 0;
 }
@@ -472,6 +476,7 @@ int pa_boot(const char *cmdline, const struct pa_platform *platform, struct pa_p
 		return boot_error(err, errlen, "pa_boot: out of memory"), -ENOMEM;
 	pool->backing_fd = -1;
 	pthread_mutex_init(&pool->pcp_order_mutex, NULL);
+	pthread_mutex_init(&pool->ctl_lock, NULL);
 	if (platform)
 		pool->plat = *platform;
 	pool->cpu_default = !pool->plat.cpu_id;
@@ -496,6 +501,7 @@ void pa_shutdown(struct pa_pool *pool)
 	zone_destroy_all(pool);
 	memmap_destroy(pool);
 	pthread_mutex_destroy(&pool->pcp_order_mutex);
+	pthread_mutex_destroy(&pool->ctl_lock);
 	free(pool);
 }
 

@@ -15,20 +15,19 @@ static inline uint32_t *list_head(struct pa_zone *z, unsigned order, unsigned mt
 	return &z->list_head[order * PA_MT_COUNT + mt];
 }
 
-static inline void count_add(struct pa_zone *z, unsigned order, unsigned mt, int64_t n)
+/* Block counts; the callers account free_pages once per operation, not per level. */
+static inline void count_add(struct pa_zone *z, unsigned order, unsigned mt, uint64_t n)
 {
-	z->nr_free[order] += (uint64_t)n;
-	z->nr_free_mt[order * PA_MT_COUNT + mt] += (uint64_t)n;
-	z->free_pages += (uint64_t)n << order; /* n = -1 wraps to minus the block */
+	z->nr_free[order] += n;
+	z->nr_free_mt[order * PA_MT_COUNT + mt] += n;
 }
 
-/* Put a free block at the head of its list: the most recently freed is the cache-hottest. */
-void buddy_list_add(struct pa_zone *z, pa_pfn_t pfn, unsigned order, unsigned mt)
+/* Link a free block at the head of its list: the most recently freed is the cache-hottest. */
+static inline __attribute__((always_inline)) void list_link(struct pa_zone *z, pa_pfn_t pfn, unsigned order, unsigned mt)
 {
 	struct pa_pool *pool = z->pool;
 	struct pa_page *p = pfn_page(pool, pfn);
 	uint32_t *head = list_head(z, order, mt);
-	pa_assert(pool, (pfn & ((1ull << order) - 1)) == 0 && order <= pool->cfg.max_order);
 	set_page_state(p, PS_FREE);
 	p->order = (uint8_t)order;
 	p->mt = (uint8_t)mt;
@@ -42,14 +41,13 @@ void buddy_list_add(struct pa_zone *z, pa_pfn_t pfn, unsigned order, unsigned mt
 	count_add(z, order, mt, 1);
 }
 
-/* Unlink a free block; its descriptor keeps order and type for the caller. */
-void buddy_list_del(struct pa_zone *z, pa_pfn_t pfn)
+/* Unlink a free block; its descriptor keeps order and type. */
+static inline __attribute__((always_inline)) void list_unlink(struct pa_zone *z, pa_pfn_t pfn)
 {
 	struct pa_pool *pool = z->pool;
 	struct pa_page *p = pfn_page(pool, pfn);
 	unsigned order = p->order, mt = p->mt;
 	uint32_t *head = list_head(z, order, mt);
-	pa_assert(pool, page_state(p) == PS_FREE);
 	if (p->lru.prev != PA_NIL)
 		pfn_page(pool, p->lru.prev)->lru.next = p->lru.next;
 	else
@@ -58,7 +56,21 @@ void buddy_list_del(struct pa_zone *z, pa_pfn_t pfn)
 		pfn_page(pool, p->lru.next)->lru.prev = p->lru.prev;
 	if (*head == PA_NIL)
 		z->nonempty[mt] &= ~(1ull << order);
-	count_add(z, order, mt, -1);
+	count_add(z, order, mt, UINT64_MAX); /* minus one */
+}
+
+void buddy_list_add(struct pa_zone *z, pa_pfn_t pfn, unsigned order, unsigned mt)
+{
+	pa_assert(z->pool, (pfn & ((1ull << order) - 1)) == 0 && order <= z->pool->cfg.max_order);
+	list_link(z, pfn, order, mt);
+	z->free_pages += 1ull << order;
+}
+
+void buddy_list_del(struct pa_zone *z, pa_pfn_t pfn)
+{
+	pa_assert(z->pool, pfn_page(z->pool, pfn)->state == PS_FREE);
+	z->free_pages -= 1ull << pfn_page(z->pool, pfn)->order;
+	list_unlink(z, pfn);
 }
 
 void buddy_list_move(struct pa_zone *z, pa_pfn_t pfn, unsigned new_mt)
@@ -83,6 +95,7 @@ static inline bool mt_mergeable(unsigned mt)
 void buddy_free_block(struct pa_zone *z, pa_pfn_t pfn, unsigned order, unsigned mt)
 {
 	struct pa_pool *pool = z->pool;
+	z->free_pages += 1ull << order;
 	unsigned max_order = pool->cfg.max_order, pb_order = pool->cfg.pageblock_order;
 	while (order < max_order) {
 		pa_pfn_t buddy = pfn ^ (1ull << order);
@@ -94,7 +107,7 @@ void buddy_free_block(struct pa_zone *z, pa_pfn_t pfn, unsigned order, unsigned 
 		unsigned bmt = bp->mt;
 		if (unlikely(order >= pb_order) && bmt != mt && (!mt_mergeable(mt) || !mt_mergeable(bmt)))
 			break;
-		buddy_list_del(z, buddy);
+		list_unlink(z, buddy);
 		/* The merged block is all one type: the freed side's. */
 		if (unlikely(bmt != mt))
 			pageblock_set_mt_range(pool, buddy, order, mt);
@@ -102,15 +115,16 @@ void buddy_free_block(struct pa_zone *z, pa_pfn_t pfn, unsigned order, unsigned 
 		pfn &= ~(1ull << order);
 		order++;
 	}
-	buddy_list_add(z, pfn, order, mt);
+	list_link(z, pfn, order, mt);
 }
 
 /* Give back the upper halves of [pfn, pfn + 2^high) down to order low. */
 static void buddy_expand(struct pa_zone *z, pa_pfn_t pfn, unsigned low, unsigned high, unsigned mt)
 {
+	z->free_pages += (1ull << high) - (1ull << low);
 	while (high > low) {
 		high--;
-		buddy_list_add(z, pfn + (1ull << high), high, mt);
+		list_link(z, pfn + (1ull << high), high, mt);
 	}
 }
 

@@ -231,17 +231,22 @@ struct pa_node {
 enum pa_backing { PA_BACKING_NONE, PA_BACKING_ANON, PA_BACKING_FILE, PA_BACKING_HUGETLB };
 enum pa_bad_page_mode { PA_BAD_PAGE_REPORT, PA_BAD_PAGE_PANIC };
 
+#define PA_ARG_MAX 64 /* a boot value kept as written, for messages */
+
 struct pa_range {
 	uint64_t start, end; /* bytes, [start, end) */
+	char arg[PA_ARG_MAX];
 };
 
 struct pa_cma_request {
 	uint64_t size;
 	uint64_t start; /* UINT64_MAX: anywhere */
+	char arg[PA_ARG_MAX];
 };
 
 struct pa_boot_config {
 	uint64_t mem;
+	char mem_arg[PA_ARG_MAX], movablecore_arg[PA_ARG_MAX], pcp_orders_arg[PA_ARG_MAX];
 	unsigned numa;
 	unsigned nr_holes;
 	struct pa_range holes[PA_MAX_HOLES];
@@ -310,7 +315,8 @@ struct pa_pool {
 	_Atomic uint64_t pool_stat[PA_NR_POOL_STATS];
 	_Atomic uint64_t *alloc_fail_order; /* [order] */
 	_Atomic unsigned watermark_scale_factor;
-	int64_t min_free_kbytes;   /* the value in force */
+	_Atomic int64_t min_free_kbytes; /* the value in force: the boot key's, or Linux's formula */
+	pthread_mutex_t ctl_lock;  /* serializes control writes (a knob and what follows from it) */
 
 	_Atomic uint64_t pcp_orders;        /* bit o: order o goes through the per-CPU lists */
 	struct pa_zone **cpu_zone;          /* [cpu * 2 + movable]: where a CPU's fast path allocates */

@@ -4,8 +4,9 @@
  * Layout: pfns run from 0 to mem / page_size. Memory is split evenly into
  * nodes whose boundaries are rounded to whole sections and pageblocks. When
  * memory extends past 4 GiB, the part below it is ZONE_DMA32; ZONE_MOVABLE
- * (movablecore) is taken from the top of each node; the rest is ZONE_NORMAL.
- * Zone boundaries are pageblock aligned, so a pageblock belongs to one zone.
+ * (movablecore, in whole pageblocks) is taken from the top of each node; the
+ * rest is ZONE_NORMAL. Node boundaries are section and pageblock aligned,
+ * zone boundaries pageblock aligned, so a pageblock belongs to one zone.
  */
 #include "internal.h"
 
@@ -29,33 +30,53 @@ static uint64_t layout_unit(const struct pa_boot_config *c)
 	return 1ull << o;
 }
 
-static uint64_t movable_frames_per_node(const struct pa_pool *pool, uint64_t node_frames)
+static pa_pfn_t dma32_end_pfn(const struct pa_pool *pool)
 {
-	const struct pa_boot_config *c = &pool->cfg;
-	uint64_t total = c->movablecore_bytes >> c->page_shift;
-	if (c->movablecore_pct)
-		total = pool->nr_frames * c->movablecore_pct / 100;
-	uint64_t per = align_down(total / pool->nr_nodes, layout_unit(c));
-	return per < node_frames ? per : 0;
+	return (4ull << 30) >> pool->cfg.page_shift;
 }
 
-/* Split node [start, end) into zone spans. */
+/* Where DMA32 ends inside node [start, end): start when the node has none. */
+static pa_pfn_t node_dma32_split(const struct pa_pool *pool, pa_pfn_t start, pa_pfn_t end)
+{
+	pa_pfn_t d = dma32_end_pfn(pool);
+	if (pool->nr_frames <= d || start >= d)
+		return start;
+	return end < d ? end : d;
+}
+
+/*
+ * ZONE_MOVABLE per node: movablecore spread evenly over the nodes that have
+ * memory above DMA32, rounded up to whole pageblocks (Linux rounds it up to
+ * whole max-order blocks; a pageblock keeps every pageblock in one zone).
+ * 0 for a node with nothing above DMA32.
+ */
+static uint64_t movable_frames(const struct pa_pool *pool, pa_pfn_t start, pa_pfn_t end)
+{
+	const struct pa_boot_config *c = &pool->cfg;
+	uint64_t total = c->movablecore_bytes >> c->page_shift, unit = 1ull << c->pageblock_order;
+	unsigned eligible = 0;
+	if (c->movablecore_pct)
+		total = pool->nr_frames * c->movablecore_pct / 100;
+	if (!total || node_dma32_split(pool, start, end) == end)
+		return 0;
+	for (unsigned i = 0; i < pool->nr_nodes; i++)
+		eligible += node_dma32_split(pool, pool->nodes[i].start_pfn, pool->nodes[i].end_pfn) <
+			    pool->nodes[i].end_pfn;
+	return (total / eligible + unit - 1) / unit * unit;
+}
+
+/* Split node [start, end) into zone spans; MOVABLE may be left empty or too big (checked later). */
 static void node_zone_spans(const struct pa_pool *pool, pa_pfn_t start, pa_pfn_t end,
 			    pa_pfn_t span[PA_ZONE_COUNT][2])
 {
-	const struct pa_boot_config *c = &pool->cfg;
-	pa_pfn_t dma32_end = (4ull << 30) >> c->page_shift;
-	pa_pfn_t split = start;
-	if (pool->nr_frames > dma32_end && start < dma32_end)
-		split = end < dma32_end ? end : dma32_end;
-	pa_pfn_t movable = end - movable_frames_per_node(pool, end - start);
-	if (movable < split)
-		movable = end; /* movable memory comes only from above DMA32 */
+	pa_pfn_t split = node_dma32_split(pool, start, end);
+	uint64_t movable = movable_frames(pool, start, end);
+	pa_pfn_t mstart = movable < end - split ? end - movable : split;
 	span[PA_ZONE_DMA32][0] = start;
 	span[PA_ZONE_DMA32][1] = split;
 	span[PA_ZONE_NORMAL][0] = split;
-	span[PA_ZONE_NORMAL][1] = movable;
-	span[PA_ZONE_MOVABLE][0] = movable;
+	span[PA_ZONE_NORMAL][1] = mstart;
+	span[PA_ZONE_MOVABLE][0] = mstart;
 	span[PA_ZONE_MOVABLE][1] = end;
 }
 
@@ -209,6 +230,24 @@ static int zone_init_cpu_zones(struct pa_pool *pool)
 	return 0;
 }
 
+/* movablecore, rounded up to whole layout units, must leave each node some ZONE_NORMAL. */
+static int check_movable(const struct pa_pool *pool, pa_pfn_t bounds[][2], char *err, size_t errlen)
+{
+	const struct pa_boot_config *c = &pool->cfg;
+	for (unsigned i = 0; i < pool->nr_nodes; i++) {
+		pa_pfn_t split = node_dma32_split(pool, bounds[i][0], bounds[i][1]);
+		uint64_t movable = movable_frames(pool, bounds[i][0], bounds[i][1]);
+		if (movable && movable >= bounds[i][1] - split) {
+			snprintf(err, errlen,
+				 "movablecore=%s: %llu bytes of it on node %u leave no ZONE_NORMAL there "
+				 "(valid: less than the memory above 4G of each node that has any)",
+				 c->movablecore_arg, (unsigned long long)(movable << c->page_shift), i);
+			return -EINVAL;
+		}
+	}
+	return 0;
+}
+
 static unsigned count_zones(const struct pa_pool *pool, pa_pfn_t bounds[][2])
 {
 	unsigned n = 0;
@@ -220,6 +259,8 @@ static unsigned count_zones(const struct pa_pool *pool, pa_pfn_t bounds[][2])
 	}
 	return n;
 }
+
+static uint64_t default_min_free_kbytes(const struct pa_pool *pool);
 
 int zone_init_all(struct pa_pool *pool, char *err, size_t errlen)
 {
@@ -234,6 +275,9 @@ int zone_init_all(struct pa_pool *pool, char *err, size_t errlen)
 		pool->nodes[i] = (struct pa_node){ .id = i, .start_pfn = bounds[i][0],
 						   .end_pfn = bounds[i][1] };
 	}
+	int rc = check_movable(pool, bounds, err, errlen);
+	if (rc)
+		return rc;
 	unsigned nz = count_zones(pool, bounds);
 	pool->zones = calloc(nz, sizeof *pool->zones);
 	pool->pb_zone = malloc(pool->nr_pageblocks);
@@ -254,11 +298,19 @@ int zone_init_all(struct pa_pool *pool, char *err, size_t errlen)
 	for (unsigned i = 0; i < pool->nr_nodes; i++)
 		if (node_build_zonelist(pool, &pool->nodes[i]))
 			goto nomem;
+	uint64_t managed = 0;
+	for (unsigned i = 0; i < pool->nr_zones; i++)
+		managed += pool->zones[i].managed_pages;
+	if (!managed) {
+		snprintf(err, errlen, "memhole: the holes leave no memory of mem=%s", c->mem_arg);
+		return -EINVAL;
+	}
 	if (zone_init_cpu_zones(pool))
 		goto nomem;
 	atomic_store(&pool->watermark_scale_factor, c->watermark_scale_factor);
 	atomic_store(&pool->pcp_orders, c->pcp_orders);
-	pool->min_free_kbytes = c->min_free_kbytes;
+	atomic_store(&pool->min_free_kbytes, c->min_free_kbytes < 0 ? (int64_t)default_min_free_kbytes(pool)
+								  : c->min_free_kbytes);
 	zone_setup_watermarks(pool);
 	return 0;
 nomem:
@@ -318,8 +370,7 @@ void zone_setup_watermarks(struct pa_pool *pool)
 {
 	for (unsigned i = 0; i < pool->nr_zones; i++)
 		pa_lock(&pool->zones[i].lock, SITE_ADMIN);
-	uint64_t kb = pool->min_free_kbytes < 0 ? default_min_free_kbytes(pool)
-						: (uint64_t)pool->min_free_kbytes;
+	uint64_t kb = (uint64_t)atomic_load(&pool->min_free_kbytes);
 	uint64_t pages_min = kb >> (pool->cfg.page_shift - 10), total = 0;
 	uint64_t wsf = atomic_load(&pool->watermark_scale_factor);
 	for (unsigned i = 0; i < pool->nr_zones; i++)
@@ -341,14 +392,23 @@ void zone_setup_watermarks(struct pa_pool *pool)
 		pcp_setup_sizes(&pool->zones[i]);
 }
 
+/* Free frames on the HIGHATOMIC lists: what normal requests may not count on. */
+static uint64_t free_highatomic(const struct pa_zone *z)
+{
+	uint64_t n = 0;
+	for (unsigned o = 0; o <= z->pool->cfg.max_order; o++)
+		n += z->nr_free_mt[o * PA_MT_COUNT + PA_MT_HIGHATOMIC] << o;
+	return n;
+}
+
 bool zone_watermark_ok(const struct pa_zone *z, unsigned order, uint64_t mark, unsigned flags)
 {
 	int64_t free = (int64_t)z->free_pages - ((1ll << order) - 1);
 	int64_t min = (int64_t)mark;
 	if (flags & ALLOC_MIN_RESERVE)
 		min -= min / 2;
-	else
-		free -= (int64_t)z->nr_reserved_highatomic;
+	else if (unlikely(z->nr_reserved_highatomic))
+		free -= (int64_t)free_highatomic(z); /* only what the reserve holds free */
 	if (free <= min)
 		return false;
 	if (order == 0)

@@ -1,0 +1,77 @@
+# A thin wrapper over CMake. The real build is CMakeLists.txt.
+#
+#   make / make build   configure build/ (Release: -O2 -g) and build
+#   make run            build, then run the default workload (a short churn on a 1 GiB pool)
+#   make test           build/ + ctest, then ASan+UBSan (build-asan/) and TSan (build-tsan/)
+#   make bench          build, then the allocation benchmarks
+#   make install        install into $(PREFIX) (default /usr/local)
+#   make format         clang-format -i every .c/.h of ours
+#   make clean          remove the build trees
+
+PREFIX      ?= /usr/local
+JOBS        ?= 2
+CMAKE       ?= cmake
+CTEST       ?= ctest
+CLANG_FORMAT ?= clang-format
+# Scale of the stress tests in the sanitizer builds (the plain build uses 1).
+SAN_SCALE   ?= 0.1
+# Extra arguments for every configure, e.g. CMAKE_ARGS=-DCMAKE_C_COMPILER=clang
+CMAKE_ARGS  ?=
+
+BUILD      := build
+BUILD_ASAN := build-asan
+BUILD_TSAN := build-tsan
+PROGRAM    := ./$(BUILD)/pagealloc
+
+# cmake --build runs make itself; keep this make's job server and flags out of
+# it so that --parallel $(JOBS) is what counts.
+SUBMAKE := env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL
+CONFIGURE = $(CMAKE) -S . -B $(1) -DCMAKE_BUILD_TYPE=Release $(CMAKE_ARGS)
+COMPILE   = $(SUBMAKE) $(CMAKE) --build $(1) --parallel $(JOBS)
+CHECK     = cd $(1) && $(SUBMAKE) $(CTEST) --output-on-failure --parallel $(JOBS)
+
+FORMAT_DIRS := src include tools bench tests examples
+
+.PHONY: all build run test test-plain test-asan test-tsan bench install format format-check clean
+
+all: build
+
+build:
+	$(call CONFIGURE,$(BUILD))
+	$(call COMPILE,$(BUILD))
+
+run: build
+	$(PROGRAM) bench churn
+
+# Each step stops make on failure, so make test exits non-zero if any fails.
+test: test-plain test-asan test-tsan
+
+test-plain: build
+	$(call CHECK,$(BUILD))
+
+test-asan:
+	$(call CONFIGURE,$(BUILD_ASAN)) -DPA_SANITIZE=address -DPA_TEST_SCALE=$(SAN_SCALE)
+	$(call COMPILE,$(BUILD_ASAN))
+	$(call CHECK,$(BUILD_ASAN))
+
+test-tsan:
+	$(call CONFIGURE,$(BUILD_TSAN)) -DPA_SANITIZE=thread -DPA_TEST_SCALE=$(SAN_SCALE)
+	$(call COMPILE,$(BUILD_TSAN))
+	$(call CHECK,$(BUILD_TSAN))
+
+bench: build
+	$(PROGRAM) bench alloc-free-hot
+	$(PROGRAM) bench alloc-free-bulk
+
+install: build
+	$(CMAKE) --install $(BUILD) --prefix "$(PREFIX)"
+
+format:
+	find $(FORMAT_DIRS) -name '*.[ch]' -print0 2>/dev/null | xargs -0 -r $(CLANG_FORMAT) -i
+
+format-check:
+	find $(FORMAT_DIRS) -name '*.[ch]' -print0 2>/dev/null | \
+		xargs -0 -r $(CLANG_FORMAT) --dry-run --Werror
+
+clean:
+	rm -rf $(BUILD) $(BUILD_ASAN) $(BUILD_TSAN)

@@ -1,0 +1,594 @@
+/*
+ * The benchmark runner: the table of workloads, the options they share,
+ * timing, summaries (median, min, max, stddev) and the text/JSON writer.
+ */
+#define _GNU_SOURCE
+#include "bench.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+/* ---------------------------------------------------------------------- */
+/* The workloads, as data                                                  */
+/* ---------------------------------------------------------------------- */
+
+static const struct bench_workload workloads[] = {
+	{ "churn", "random allocations and frees of orders 0..10 on a 1 GiB pool (make run)",
+	  "  --seconds S    how long to churn (default 2), or --ops N in all\n"
+	  "  --threads N    threads sharing the pool, each with its own blocks (default 1)\n"
+	  "  --order N      largest order of the mix (default 10, at most max_order)\n"
+	  "  --seed N       random seed (default 42; printed)\n"
+	  "  --runs N       repetitions (default 1)\n"
+	  "  --keep         with --run: leave the blocks allocated\n"
+	  "  default boot:  mem=1G\n",
+	  false, bench_churn },
+	{ "alloc-free-hot", "allocate one block and free it at once, --ops times",
+	  "  --order N      block order (default 0)\n"
+	  "  --ops N        pairs per run and thread (default 10M up to order 3, 1M up to\n"
+	  "                 order 12, 100K above)\n"
+	  "  --threads N    threads doing the same (default 1)\n"
+	  "  --gfp FLAGS    e.g. kernel, movable, reclaimable,high (default kernel)\n"
+	  "  --runs N       repetitions (default 5)\n"
+	  "  default boot:  mem=1G min_free_kbytes=0 (orders above 10: pass --boot\n"
+	  "                 \"mem=4G max_order=18 min_free_kbytes=0\")\n",
+	  false, bench_alloc_free_hot },
+	{ "alloc-free-bulk", "allocate N blocks, then free all N",
+	  "  --order N      block order (default 0)\n"
+	  "  --nr N         blocks per run (default 1Mi, or as many as fit)\n"
+	  "  --api A        loop (pa_alloc_pages, default) or bulk (pa_alloc_pages_bulk)\n"
+	  "  --batch N      blocks per pa_alloc_pages_bulk call (default 128)\n"
+	  "  --threads N    threads, each with nr/threads blocks (default 1)\n"
+	  "  --gfp FLAGS    as alloc-free-hot (default kernel)\n"
+	  "  --runs N       repetitions (default 5)\n"
+	  "  --keep         with --run: leave the blocks allocated\n"
+	  "  default boot:  mem=4G min_free_kbytes=0\n",
+	  false, bench_alloc_free_bulk },
+	{ "boot", "time pa_boot and pa_shutdown; peak memory per frame",
+	  "  --runs N       repetitions (default 5)\n"
+	  "  default boot:  mem=64G\n",
+	  true, bench_boot_time },
+};
+
+#define NR_WORKLOADS (sizeof workloads / sizeof workloads[0])
+
+const struct bench_workload *bench_find(const char *name)
+{
+	for (size_t i = 0; i < NR_WORKLOADS; i++)
+		if (strcmp(workloads[i].name, name) == 0)
+			return &workloads[i];
+	return NULL;
+}
+
+void bench_list(FILE *f)
+{
+	for (size_t i = 0; i < NR_WORKLOADS; i++)
+		fprintf(f, "  %-18s %s\n", workloads[i].name, workloads[i].help);
+}
+
+static const char common_usage[] =
+        "options every workload takes:\n"
+        "  --boot \"CMDLINE\"  boot line of the pool (default: the workload's)\n"
+        "  --runs N         repetitions; median, min, max and stddev are printed\n"
+        "  --ops N, --seconds S, --threads N, --order N, --seed N\n"
+        "  --json           machine-readable output\n";
+
+void bench_common_usage(FILE *f)
+{
+	fputs(common_usage, f);
+}
+
+void bench_usage(const struct bench_workload *w, FILE *f)
+{
+	fprintf(f, "usage: pagealloc bench %s [options]\n%s\n\n%s\n", w->name, w->help, w->usage);
+	bench_common_usage(f);
+}
+
+void bench_opts_init(struct bench_opts *opt)
+{
+	*opt = (struct bench_opts){ .order = -1, .gfp = PA_GFP_KERNEL };
+}
+
+/* ---------------------------------------------------------------------- */
+/* Options                                                                 */
+/* ---------------------------------------------------------------------- */
+
+static int parse_u64(const char *s, uint64_t lo, uint64_t hi, uint64_t *out)
+{
+	char *end;
+	if (*s < '0' || *s > '9')
+		return -1;
+	errno = 0;
+	unsigned long long v = strtoull(s, &end, 0);
+	if (errno || *end || v < lo || v > hi)
+		return -1;
+	*out = v;
+	return 0;
+}
+
+static int opt_runs(struct bench_opts *o, const char *v)
+{
+	uint64_t n;
+	int ret = parse_u64(v, 1, 100000, &n);
+	o->runs = (unsigned)n;
+	return ret;
+}
+
+static int opt_ops(struct bench_opts *o, const char *v)
+{
+	return parse_u64(v, 1, UINT64_MAX, &o->ops);
+}
+
+static int opt_seconds(struct bench_opts *o, const char *v)
+{
+	char *end;
+	errno = 0;
+	double s = strtod(v, &end);
+	if (errno || *end || end == v || !(s > 0 && s < 1e6))
+		return -1;
+	o->seconds = s;
+	return 0;
+}
+
+static int opt_threads(struct bench_opts *o, const char *v)
+{
+	uint64_t n;
+	int ret = parse_u64(v, 1, 1024, &n);
+	o->threads = (unsigned)n;
+	return ret;
+}
+
+static int opt_order(struct bench_opts *o, const char *v)
+{
+	uint64_t n;
+	int ret = parse_u64(v, 0, 63, &n);
+	o->order = (int)n;
+	return ret;
+}
+
+static int opt_seed(struct bench_opts *o, const char *v)
+{
+	o->seed_set = true;
+	return parse_u64(v, 0, UINT64_MAX, &o->seed);
+}
+
+static int opt_nr(struct bench_opts *o, const char *v)
+{
+	return parse_u64(v, 1, 1ull << 32, &o->nr);
+}
+
+static int opt_batch(struct bench_opts *o, const char *v)
+{
+	uint64_t n;
+	int ret = parse_u64(v, 1, 1u << 20, &n);
+	o->batch = (unsigned)n;
+	return ret;
+}
+
+static int opt_api(struct bench_opts *o, const char *v)
+{
+	if (strcmp(v, "loop") && strcmp(v, "bulk"))
+		return -1;
+	o->api_bulk = strcmp(v, "bulk") == 0;
+	return 0;
+}
+
+static const struct {
+	const char *name;
+	pa_gfp_t flags;
+} gfp_names[] = {
+	{ "kernel", PA_GFP_KERNEL },
+	{ "movable", PA_GFP_MOVABLE },
+	{ "reclaimable", PA_GFP_RECLAIMABLE },
+	{ "zero", PA_GFP_ZERO },
+	{ "comp", PA_GFP_COMP },
+	{ "noretry", PA_GFP_NORETRY },
+	{ "nowarn", PA_GFP_NOWARN },
+	{ "high", PA_GFP_HIGH },
+	{ "thisnode", PA_GFP_THISNODE },
+	{ "dma32", PA_GFP_DMA32 },
+	{ "nocompact", PA_GFP_NOCOMPACT },
+};
+
+/* A comma-separated list of flag names. */
+static int opt_gfp(struct bench_opts *o, const char *v)
+{
+	pa_gfp_t gfp = 0;
+	while (*v) {
+		size_t n = strcspn(v, ","), k;
+		for (k = 0; k < sizeof gfp_names / sizeof gfp_names[0]; k++)
+			if (strlen(gfp_names[k].name) == n && strncmp(v, gfp_names[k].name, n) == 0)
+				break;
+		if (k == sizeof gfp_names / sizeof gfp_names[0])
+			return -1;
+		gfp |= gfp_names[k].flags;
+		v += n + (v[n] == ',');
+	}
+	o->gfp = gfp;
+	return 0;
+}
+
+const char *bench_gfp_name(pa_gfp_t gfp, char *buf, size_t len)
+{
+	size_t pos = 0;
+	buf[0] = '\0';
+	for (size_t k = 1; k < sizeof gfp_names / sizeof gfp_names[0]; k++) {
+		if (!(gfp & gfp_names[k].flags))
+			continue;
+		int n = snprintf(buf + pos, len - pos, "%s%s", pos ? "," : "", gfp_names[k].name);
+		if (n < 0 || (size_t)n >= len - pos)
+			break;
+		pos += (size_t)n;
+	}
+	return pos ? buf : gfp_names[0].name;
+}
+
+/* The order a workload may ask of this pool; the message says how to get more. */
+int bench_check_order(struct pa_pool *pool, unsigned order)
+{
+	struct pa_config cfg;
+	pa_get_config(pool, &cfg);
+	if (order <= cfg.max_order)
+		return 0;
+	fprintf(stderr,
+	        "pagealloc: order %u is above this pool's max_order %u; boot with "
+	        "--boot \"mem=4G max_order=%u min_free_kbytes=0\"\n",
+	        order, cfg.max_order, order < 18 ? 18 : order);
+	return -1;
+}
+
+static int opt_boot(struct bench_opts *o, const char *v)
+{
+	o->boot = v;
+	return 0;
+}
+
+static const struct bench_option {
+	const char *name;
+	int (*set)(struct bench_opts *o, const char *value); /* NULL: a flag */
+	const char *valid;
+} options[] = {
+	{ "--boot", opt_boot, "a boot command line" },
+	{ "--runs", opt_runs, "1..100000" },
+	{ "--ops", opt_ops, "a positive number" },
+	{ "--seconds", opt_seconds, "a positive number of seconds" },
+	{ "--threads", opt_threads, "1..1024" },
+	{ "--order", opt_order, "0..63" },
+	{ "--seed", opt_seed, "a number" },
+	{ "--nr", opt_nr, "1..4294967296" },
+	{ "--batch", opt_batch, "1..1048576" },
+	{ "--api", opt_api, "loop or bulk" },
+	{ "--gfp", opt_gfp,
+	  "comma-separated: kernel movable reclaimable zero comp noretry "
+	  "nowarn high thisnode dma32 nocompact" },
+	{ "--json", NULL, NULL },
+	{ "--keep", NULL, NULL },
+};
+
+static void opt_flag(struct bench_opts *o, const char *name)
+{
+	if (strcmp(name, "--json") == 0)
+		o->json = true;
+	else
+		o->keep = true;
+}
+
+int bench_parse_opt(struct bench_opts *opt, int argc, char **argv, int *i)
+{
+	const char *arg = argv[*i];
+	for (size_t k = 0; k < sizeof options / sizeof options[0]; k++) {
+		size_t n = strlen(options[k].name);
+		if (strncmp(arg, options[k].name, n) != 0 || (arg[n] && arg[n] != '='))
+			continue;
+		if (!options[k].set) {
+			if (arg[n])
+				break; /* a flag takes no value */
+			opt_flag(opt, options[k].name);
+			return 1;
+		}
+		const char *v = arg[n] ? arg + n + 1 : NULL;
+		if (!v && *i + 1 < argc)
+			v = argv[++*i];
+		if (!v) {
+			fprintf(stderr, "pagealloc: %s needs a value (%s)\n", options[k].name,
+			        options[k].valid);
+			return -1;
+		}
+		if (options[k].set(opt, v)) {
+			fprintf(stderr, "pagealloc: %s: bad value '%s' (valid: %s)\n",
+			        options[k].name, v, options[k].valid);
+			return -1;
+		}
+		return 1;
+	}
+	return 0;
+}
+
+/* ---------------------------------------------------------------------- */
+/* Helpers                                                                 */
+/* ---------------------------------------------------------------------- */
+
+uint64_t bench_now_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+const char *bench_boot_line(const struct bench_opts *opt, const char *def)
+{
+	return opt->boot ? opt->boot : def;
+}
+
+int bench_boot(const struct bench_opts *opt, const char *def, struct pa_pool **pool)
+{
+	char err[512] = "";
+	const char *line = bench_boot_line(opt, def);
+	int ret = pa_boot(line, NULL, pool, err, sizeof err);
+	if (ret)
+		fprintf(stderr, "pagealloc: boot \"%s\": %s\n", line,
+		        err[0] ? err : strerror(-ret));
+	return ret;
+}
+
+uint64_t bench_seed_state(uint64_t seed, uint64_t stream)
+{
+	uint64_t z = seed + (stream + 1) * 0x9e3779b97f4a7c15ull;
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+	z ^= z >> 31;
+	return z ? z : 1;
+}
+
+char *bench_report_text(struct pa_pool *pool, enum pa_report_kind kind, unsigned flags)
+{
+	int n = pa_report(pool, kind, flags, NULL, 0);
+	if (n < 0)
+		return NULL;
+	char *buf = malloc((size_t)n + 1);
+	if (buf && pa_report(pool, kind, flags, buf, (size_t)n + 1) < 0) {
+		free(buf);
+		return NULL;
+	}
+	return buf;
+}
+
+/* Start n threads on fn together (a barrier), wait for all; one runs inline. */
+struct parallel_arg {
+	void *(*fn)(void *);
+	void *arg;
+	pthread_barrier_t *start;
+};
+
+static void *parallel_tramp(void *p)
+{
+	struct parallel_arg *a = p;
+	pthread_barrier_wait(a->start);
+	return a->fn(a->arg);
+}
+
+int bench_parallel(unsigned n, void *(*fn)(void *), void *args, size_t size)
+{
+	if (n <= 1) {
+		fn(args);
+		return 0;
+	}
+	pthread_t *tid = calloc(n, sizeof *tid);
+	struct parallel_arg *pa = calloc(n, sizeof *pa);
+	pthread_barrier_t start;
+	if (!tid || !pa || pthread_barrier_init(&start, NULL, n)) {
+		free(tid);
+		free(pa);
+		return -ENOMEM;
+	}
+	for (unsigned i = 0; i < n; i++) {
+		pa[i] = (struct parallel_arg){ fn, (char *)args + i * size, &start };
+		if (pthread_create(&tid[i], NULL, parallel_tramp, &pa[i])) {
+			fprintf(stderr, "pagealloc: cannot start thread %u\n", i);
+			abort(); /* the others wait at the barrier for it */
+		}
+	}
+	for (unsigned i = 0; i < n; i++)
+		pthread_join(tid[i], NULL);
+	pthread_barrier_destroy(&start);
+	free(tid);
+	free(pa);
+	return 0;
+}
+
+/* ---------------------------------------------------------------------- */
+/* Summaries                                                               */
+/* ---------------------------------------------------------------------- */
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return (x > y) - (x < y);
+}
+
+/* Newton's method, so the program needs no libm. */
+static double bench_sqrt(double x)
+{
+	if (!(x > 0))
+		return 0;
+	double r = x > 1 ? x : 1;
+	for (int i = 0; i < 2000; i++) {
+		double next = 0.5 * (r + x / r);
+		if (next >= r)
+			break;
+		r = next;
+	}
+	return r;
+}
+
+void bench_summarize(const double *samples, unsigned n, struct bench_summary *s)
+{
+	*s = (struct bench_summary){ 0 };
+	if (!n)
+		return;
+	double *v = malloc(n * sizeof *v);
+	if (!v)
+		return;
+	memcpy(v, samples, n * sizeof *v);
+	qsort(v, n, sizeof *v, cmp_double);
+	s->min = v[0];
+	s->max = v[n - 1];
+	s->median = n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+	for (unsigned i = 0; i < n; i++)
+		s->mean += v[i] / n;
+	double sq = 0;
+	for (unsigned i = 0; i < n; i++)
+		sq += (v[i] - s->mean) * (v[i] - s->mean);
+	s->stddev = n > 1 ? bench_sqrt(sq / (n - 1)) : 0;
+	free(v);
+}
+
+/* ---------------------------------------------------------------------- */
+/* Output                                                                  */
+/* ---------------------------------------------------------------------- */
+
+static void out_key(struct bench_out *o, const char *key)
+{
+	if (o->json)
+		fprintf(o->f, "%s\n  \"%s\": ", o->comma ? "," : "", key);
+	else
+		fprintf(o->f, "%-24s ", key);
+	o->comma = true;
+}
+
+static void json_string(FILE *f, const char *s)
+{
+	fputc('"', f);
+	for (; *s; s++) {
+		unsigned char c = (unsigned char)*s;
+		if (c == '"' || c == '\\')
+			fprintf(f, "\\%c", c);
+		else if (c < 0x20)
+			fprintf(f, "\\u%04x", c);
+		else
+			fputc(c, f);
+	}
+	fputc('"', f);
+}
+
+/* A double for JSON: no nan or inf there. */
+static void json_double(FILE *f, double v)
+{
+	if (v == v && v - v == 0)
+		fprintf(f, "%.3f", v);
+	else
+		fputs("null", f);
+}
+
+void bench_out_begin(struct bench_out *o, FILE *f, bool json, const char *workload)
+{
+	*o = (struct bench_out){ .f = f, .json = json };
+	if (json)
+		fputc('{', f);
+	bench_out_str(o, "workload", workload);
+}
+
+void bench_out_str(struct bench_out *o, const char *key, const char *value)
+{
+	out_key(o, key);
+	if (o->json)
+		json_string(o->f, value);
+	else
+		fprintf(o->f, "%s\n", value);
+}
+
+void bench_out_u64(struct bench_out *o, const char *key, uint64_t value)
+{
+	out_key(o, key);
+	fprintf(o->f, o->json ? "%" PRIu64 : "%" PRIu64 "\n", value);
+}
+
+void bench_out_f64(struct bench_out *o, const char *key, double value)
+{
+	out_key(o, key);
+	if (o->json)
+		json_double(o->f, value);
+	else
+		fprintf(o->f, "%.2f\n", value);
+}
+
+void bench_out_metric(struct bench_out *o, const char *key, const char *unit, const double *samples,
+                      unsigned n)
+{
+	struct bench_summary s;
+	bench_summarize(samples, n, &s);
+	out_key(o, key);
+	if (!o->json) {
+		fprintf(o->f, "median %.2f  min %.2f  max %.2f  stddev %.2f  %s, %u run%s\n",
+		        s.median, s.min, s.max, s.stddev, unit, n, n == 1 ? "" : "s");
+		return;
+	}
+	const char *names[] = { "median", "min", "max", "mean", "stddev" };
+	double vals[] = { s.median, s.min, s.max, s.mean, s.stddev };
+	fputc('{', o->f);
+	for (unsigned i = 0; i < 5; i++) {
+		fprintf(o->f, "\"%s\": ", names[i]);
+		json_double(o->f, vals[i]);
+		fputs(", ", o->f);
+	}
+	fprintf(o->f, "\"unit\": \"%s\", \"samples\": [", unit);
+	for (unsigned i = 0; i < n; i++) {
+		fputs(i ? ", " : "", o->f);
+		json_double(o->f, samples[i]);
+	}
+	fputs("]}", o->f);
+}
+
+void bench_out_report(struct bench_out *o, const char *key, struct pa_pool *pool,
+                      enum pa_report_kind kind)
+{
+	char *text = bench_report_text(pool, kind, o->json ? PA_REPORT_JSON : 0);
+	if (o->json) {
+		out_key(o, key);
+		size_t n = text ? strlen(text) : 0;
+		while (n && text[n - 1] == '\n')
+			text[--n] = '\0';
+		fputs(text ? text : "null", o->f);
+	} else {
+		fprintf(o->f, "\n%s:\n%s", key, text ? text : "(report failed)\n");
+	}
+	free(text);
+}
+
+void bench_out_orders(struct bench_out *o, const char *key, const char *const *names,
+                      const uint64_t *const *rows, unsigned nr_rows, unsigned orders)
+{
+	if (o->json) {
+		out_key(o, key);
+		fputc('{', o->f);
+		for (unsigned r = 0; r < nr_rows; r++) {
+			fprintf(o->f, "%s\"%s\": [", r ? ", " : "", names[r]);
+			for (unsigned k = 0; k < orders; k++)
+				fprintf(o->f, "%s%" PRIu64, k ? ", " : "", rows[r][k]);
+			fputc(']', o->f);
+		}
+		fputc('}', o->f);
+		return;
+	}
+	fprintf(o->f, "\n%s:\n%-12s", key, "order");
+	for (unsigned k = 0; k < orders; k++)
+		fprintf(o->f, " %9u", k);
+	fputc('\n', o->f);
+	for (unsigned r = 0; r < nr_rows; r++) {
+		fprintf(o->f, "%-12s", names[r]);
+		for (unsigned k = 0; k < orders; k++)
+			fprintf(o->f, " %9" PRIu64, rows[r][k]);
+		fputc('\n', o->f);
+	}
+	o->comma = true;
+}
+
+void bench_out_end(struct bench_out *o)
+{
+	if (o->json)
+		fputs("\n}\n", o->f);
+	fflush(o->f);
+}

@@ -1,0 +1,144 @@
+/*
+ * Workloads and the benchmark runner of the `pagealloc` program.
+ *
+ * A workload drives a pool through the public API only. Workloads are
+ * listed in one table (name, help, options, run function); the runner
+ * parses the options every workload shares, repeats a measurement --runs
+ * times and prints median, min, max and stddev as text or JSON.
+ *
+ * A workload runs in one of two ways:
+ *  - measured (`pagealloc bench NAME`): it boots its own pool from --boot
+ *    (or its default boot line) and prints its figures;
+ *  - on a given pool (`pagealloc buddyinfo --run NAME`): once, quietly, so
+ *    that the caller can print a report of the state it leaves.
+ */
+#ifndef PA_BENCH_H
+#define PA_BENCH_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "pagealloc.h"
+
+/* Options; a zero value (or NULL) means the workload's default. */
+struct bench_opts {
+	const char *boot; /* boot command line */
+	unsigned runs;    /* repetitions of the measurement */
+	uint64_t ops;     /* operations per run (per thread where threads share the work) */
+	double seconds;   /* length of a timed run */
+	unsigned threads; /* threads sharing the pool */
+	int order;        /* block order; -1: default */
+	uint64_t seed;    /* random seed */
+	bool seed_set;
+	bool json;      /* machine-readable output */
+	uint64_t nr;    /* alloc-free-bulk: blocks held at once */
+	unsigned batch; /* alloc-free-bulk --api bulk: blocks per call */
+	bool api_bulk;  /* alloc-free-bulk: pa_alloc_pages_bulk instead of a loop */
+	pa_gfp_t gfp;   /* allocation flags (--gfp) */
+	bool keep;      /* on a given pool: leave the blocks allocated at the end */
+};
+
+struct bench_workload {
+	const char *name;
+	const char *help;  /* one line, for the list */
+	const char *usage; /* its options and defaults, for `bench NAME --help` */
+	bool own_pool;     /* needs pools of its own: cannot --run on a given one */
+	/*
+	 * Run the workload. pool NULL: boot, measure, print to out. pool set:
+	 * run once on it, print nothing. 0, or non-zero after printing why to stderr.
+	 */
+	int (*run)(const struct bench_opts *opt, struct pa_pool *pool, FILE *out);
+};
+
+/* --- The table (bench.c) ------------------------------------------------ */
+
+const struct bench_workload *bench_find(const char *name);
+void bench_list(FILE *f);
+void bench_usage(const struct bench_workload *w, FILE *f);
+void bench_common_usage(FILE *f);
+void bench_opts_init(struct bench_opts *opt);
+
+/*
+ * Parse the option at argv[*i] (with its value, as "--opt V" or "--opt=V").
+ * 1: taken (and *i moved past a separate value); 0: not a bench option;
+ * -1: a bad value (the message is on stderr).
+ */
+int bench_parse_opt(struct bench_opts *opt, int argc, char **argv, int *i);
+
+/* --- Helpers the workloads share (bench.c) ------------------------------ */
+
+uint64_t bench_now_ns(void);
+
+/* Boot from opt->boot, or def when it is not given; the error is printed. */
+int bench_boot(const struct bench_opts *opt, const char *def, struct pa_pool **pool);
+const char *bench_boot_line(const struct bench_opts *opt, const char *def);
+
+/* The names of gfp flags, comma-separated, as --gfp takes them ("kernel" for none). */
+const char *bench_gfp_name(pa_gfp_t gfp, char *buf, size_t len);
+
+/* 0 if order is at most the pool's max_order; else -1, with a message on how to boot. */
+int bench_check_order(struct pa_pool *pool, unsigned order);
+
+/* A report of the pool in a malloc'd string (free it), or NULL. */
+char *bench_report_text(struct pa_pool *pool, enum pa_report_kind kind, unsigned flags);
+
+/*
+ * Run fn on n threads at once (released together by a barrier), each given
+ * its own element of args (n elements of size bytes); waits for all. One
+ * thread runs inline. 0 or -ENOMEM.
+ */
+int bench_parallel(unsigned n, void *(*fn)(void *), void *args, size_t size);
+
+/* A small fast seeded generator (xorshift64*). */
+static inline uint64_t bench_rand(uint64_t *state)
+{
+	uint64_t x = *state;
+	x ^= x >> 12;
+	x ^= x << 25;
+	x ^= x >> 27;
+	*state = x;
+	return x * 0x2545f4914f6cdd1dull;
+}
+
+/* A nonzero generator state from a seed and a stream number (splitmix64). */
+uint64_t bench_seed_state(uint64_t seed, uint64_t stream);
+
+/* Median, min, max, mean and sample standard deviation of n samples. */
+struct bench_summary {
+	double median, min, max, mean, stddev;
+};
+void bench_summarize(const double *samples, unsigned n, struct bench_summary *s);
+
+/*
+ * The figures of one workload, as "key: value" text or one JSON object.
+ * A metric is a list of samples, one per run, printed summarized.
+ */
+struct bench_out {
+	FILE *f;
+	bool json;
+	bool comma;
+};
+void bench_out_begin(struct bench_out *o, FILE *f, bool json, const char *workload);
+void bench_out_str(struct bench_out *o, const char *key, const char *value);
+void bench_out_u64(struct bench_out *o, const char *key, uint64_t value);
+void bench_out_f64(struct bench_out *o, const char *key, double value);
+void bench_out_metric(struct bench_out *o, const char *key, const char *unit, const double *samples,
+                      unsigned n);
+/* A report of the pool: its JSON under key, or its /proc text under a heading. */
+void bench_out_report(struct bench_out *o, const char *key, struct pa_pool *pool,
+                      enum pa_report_kind kind);
+/* Per-order figures: JSON arrays or one text table row per name. */
+void bench_out_orders(struct bench_out *o, const char *key, const char *const *names,
+                      const uint64_t *const *rows, unsigned nr_rows, unsigned orders);
+void bench_out_end(struct bench_out *o);
+
+/* --- The workloads ------------------------------------------------------ */
+
+int bench_alloc_free_hot(const struct bench_opts *opt, struct pa_pool *pool, FILE *out);
+int bench_alloc_free_bulk(const struct bench_opts *opt, struct pa_pool *pool, FILE *out);
+int bench_boot_time(const struct bench_opts *opt, struct pa_pool *pool, FILE *out);
+int bench_churn(const struct bench_opts *opt, struct pa_pool *pool, FILE *out);
+
+#endif /* PA_BENCH_H */

@@ -1,0 +1,255 @@
+/*
+ * The runtime control tree: sysfs-like paths read and written as text.
+ *
+ * Policy as data: one table of paths, each with a reader, a writer (none:
+ * read-only) and a line of help. Number knobs share one reader and one
+ * writer and differ only in their get/set hooks and bounds. A path may hold
+ * "<N>" where a decimal number goes (as "pcp/orders/<N>/enabled" will); the
+ * number reaches the hooks in ctl_call.index.
+ *
+ * Reading "help" lists the tree. Errors: an unknown path -ENOENT, a
+ * value that is not a number in range -EINVAL, a write to a read-only path
+ * -EPERM; nothing changes when a write fails.
+ */
+#include "internal.h"
+
+#include <ctype.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+
+struct ctl_entry;
+
+/* One request: the pool, the entry that matched, and the number in place of <N>. */
+struct ctl_call {
+	struct pa_pool *pool;
+	const struct ctl_entry *entry;
+	uint64_t index;
+};
+
+struct ctl_entry {
+	const char *path;
+	const char *help;
+	/* The full length of the text, written into buf like snprintf; or -errno. */
+	int (*read)(const struct ctl_call *c, char *buf, size_t len);
+	/* 0 or -errno; NULL: read-only. */
+	int (*write)(const struct ctl_call *c, const char *value);
+	/* Number knobs. */
+	uint64_t (*get)(const struct ctl_call *c);
+	int (*set)(const struct ctl_call *c, uint64_t value);
+	uint64_t min, max; /* what a write accepts, inclusive */
+	/* Report paths. */
+	enum pa_report_kind report;
+};
+
+
+/* ---------------------------------------------------------------------- */
+/* Number knobs                                                            */
+/* ---------------------------------------------------------------------- */
+
+/*
+ * A decimal number, as a sysctl takes it: spaces around it (the newline of
+ * `echo 10 >`) are fine; a sign, a suffix or any other junk is not.
+ */
+static int ctl_parse_u64(const char *s, uint64_t *out)
+{
+	while (isspace((unsigned char)*s))
+		s++;
+	if (!isdigit((unsigned char)*s))
+		return -EINVAL;
+	errno = 0;
+	char *end;
+	unsigned long long v = strtoull(s, &end, 10);
+	if (errno)
+		return -EINVAL;
+	while (isspace((unsigned char)*end))
+		end++;
+	if (*end)
+		return -EINVAL;
+	*out = v;
+	return 0;
+}
+
+static int read_number(const struct ctl_call *c, char *buf, size_t len)
+{
+	return snprintf(buf, len, "%" PRIu64 "\n", c->entry->get(c));
+}
+
+static int write_number(const struct ctl_call *c, const char *value)
+{
+	uint64_t v;
+	if (ctl_parse_u64(value, &v) || v < c->entry->min || v > c->entry->max)
+		return -EINVAL;
+	return c->entry->set(c, v);
+}
+
+static uint64_t get_max_order(const struct ctl_call *c)
+{
+	return c->pool->cfg.max_order;
+}
+
+static uint64_t get_pageblock_order(const struct ctl_call *c)
+{
+	return c->pool->cfg.pageblock_order;
+}
+
+static uint64_t get_page_size(const struct ctl_call *c)
+{
+	return (uint64_t)1 << c->pool->cfg.page_shift;
+}
+
+static uint64_t get_wsf(const struct ctl_call *c)
+{
+	return atomic_load(&c->pool->watermark_scale_factor);
+}
+
+/* As Linux's sysctl handler: store the factor, then recompute every zone's watermarks. */
+static int set_wsf(const struct ctl_call *c, uint64_t v)
+{
+	atomic_store(&c->pool->watermark_scale_factor, (unsigned)v);
+	zone_setup_watermarks(c->pool);
+	return 0;
+}
+
+static uint64_t get_min_free_kbytes(const struct ctl_call *c)
+{
+	return (uint64_t)atomic_load(&c->pool->min_free_kbytes);
+}
+
+/* A written value is kept as the user's, as Linux's user_min_free_kbytes; watermarks follow. */
+static int set_min_free_kbytes(const struct ctl_call *c, uint64_t v)
+{
+	atomic_store(&c->pool->min_free_kbytes, (int64_t)v);
+	zone_setup_watermarks(c->pool);
+	return 0;
+}
+
+/* ---------------------------------------------------------------------- */
+/* Reports                                                                 */
+/* ---------------------------------------------------------------------- */
+
+static int read_report(const struct ctl_call *c, char *buf, size_t len)
+{
+	return pa_report(c->pool, c->entry->report, 0, buf, len);
+}
+
+/* ---------------------------------------------------------------------- */
+/* The tree                                                                */
+/* ---------------------------------------------------------------------- */
+
+#define CTL_NUM_RO(p, g, h)                                                                        \
+	{                                                                                          \
+		.path = p, .help = h, .read = read_number, .get = g                                \
+	}
+#define CTL_NUM_RW(p, g, s, lo, hi, h)                                                             \
+	{                                                                                          \
+		.path = p, .help = h, .read = read_number, .write = write_number, .get = g,        \
+		.set = s, .min = lo, .max = hi                                                     \
+	}
+#define CTL_REPORT(p, k, h)                                                                        \
+	{                                                                                          \
+		.path = p, .help = h, .read = read_report, .report = k                             \
+	}
+
+static const struct ctl_entry ctl_table[] = {
+	CTL_NUM_RW("watermark_scale_factor", get_wsf, set_wsf, 0, 3000,
+	           "watermark gap in 1/10000 of a zone's pages (0..3000; 0: only min/4)"),
+	CTL_NUM_RW("min_free_kbytes", get_min_free_kbytes, set_min_free_kbytes, 0, 1ull << 40,
+	           "KiB kept free below the min watermarks, shared by zone size"),
+	CTL_NUM_RO("max_order", get_max_order, "largest buddy order, inclusive"),
+	CTL_NUM_RO("pageblock_order", get_pageblock_order, "order of a pageblock"),
+	CTL_NUM_RO("page_size", get_page_size, "bytes per frame"),
+	CTL_REPORT("info", PA_REPORT_INFO, "the derived configuration"),
+	CTL_REPORT("vmstat", PA_REPORT_VMSTAT, "counters, as /proc/vmstat"),
+	CTL_REPORT("buddyinfo", PA_REPORT_BUDDYINFO, "free blocks per order, as /proc/buddyinfo"),
+	CTL_REPORT("pagetypeinfo", PA_REPORT_PAGETYPEINFO,
+	           "free blocks per type and pageblocks per type, as /proc/pagetypeinfo"),
+	CTL_REPORT("extfrag/unusable_index", PA_REPORT_UNUSABLE_INDEX,
+	           "unusable free space index per order, as debugfs"),
+	CTL_REPORT("extfrag/extfrag_index", PA_REPORT_EXTFRAG_INDEX,
+	           "external fragmentation index per order, as debugfs"),
+};
+
+#define CTL_NR_ENTRIES (sizeof ctl_table / sizeof ctl_table[0])
+
+/* Does path match pattern, where "<N>" in the pattern takes a decimal number? */
+static bool ctl_match(const char *pattern, const char *path, uint64_t *index)
+{
+	while (*pattern) {
+		if (strncmp(pattern, "<N>", 3) == 0) {
+			if (!isdigit((unsigned char)*path))
+				return false;
+			char *end;
+			errno = 0;
+			*index = strtoull(path, &end, 10);
+			if (errno)
+				return false;
+			path = end;
+			pattern += 3;
+			continue;
+		}
+		if (*pattern++ != *path++)
+			return false;
+	}
+	return *path == '\0';
+}
+
+static int ctl_lookup(struct pa_pool *pool, const char *path, struct ctl_call *c)
+{
+	for (size_t i = 0; i < CTL_NR_ENTRIES; i++) {
+		*c = (struct ctl_call){ .pool = pool, .entry = &ctl_table[i] };
+		if (ctl_match(ctl_table[i].path, path, &c->index))
+			return 0;
+	}
+	return -ENOENT;
+}
+
+/* The path "help": one line per entry, "PATH rw|ro HELP". */
+#define CTL_HELP_PATH "help"
+
+static int ctl_list(char *buf, size_t len)
+{
+	size_t pos = 0;
+	for (size_t i = 0; i < CTL_NR_ENTRIES; i++) {
+		const struct ctl_entry *e = &ctl_table[i];
+		size_t room = pos < len ? len - pos : 0;
+		int n = snprintf(room ? buf + pos : NULL, room, "%-24s %s  %s\n", e->path,
+		                 e->write ? "rw" : "ro", e->help);
+		if (n > 0)
+			pos += (size_t)n;
+	}
+	if (len)
+		buf[pos < len ? pos : len - 1] = '\0';
+	return (int)pos;
+}
+
+int pa_ctl_read(struct pa_pool *pool, const char *path, char *buf, size_t len)
+{
+	if (!pool || !path || (!buf && len))
+		return -EINVAL;
+	if (len)
+		buf[0] = '\0';
+	if (strcmp(path, CTL_HELP_PATH) == 0)
+		return ctl_list(buf, len);
+	struct ctl_call c;
+	int ret = ctl_lookup(pool, path, &c);
+	return ret ? ret : c.entry->read(&c, buf, len);
+}
+
+int pa_ctl_write(struct pa_pool *pool, const char *path, const char *value)
+{
+	if (!pool || !path || !value)
+		return -EINVAL;
+	struct ctl_call c;
+	int ret = ctl_lookup(pool, path, &c);
+	if (ret)
+		return strcmp(path, CTL_HELP_PATH) ? ret : -EPERM;
+	if (!c.entry->write)
+		return -EPERM;
+	pthread_mutex_lock(&pool->ctl_lock);
+	ret = c.entry->write(&c, value);
+	pthread_mutex_unlock(&pool->ctl_lock);
+	return ret;
+}

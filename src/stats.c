@@ -1,0 +1,832 @@
+/*
+ * Statistics: the counter names, and every report of the pool in the exact
+ * /proc text and as JSON: /proc/buddyinfo, /proc/pagetypeinfo, /proc/vmstat,
+ * debugfs extfrag/{unusable,extfrag}_index, and the derived configuration.
+ *
+ * How a report is made: the figures of each zone are copied under its lock
+ * (a snapshot), then formatted with no lock held, through one bounded string
+ * builder that keeps counting past the end of the buffer, so that
+ * pa_report() answers like snprintf. Text and JSON come from the same
+ * snapshot, and where the layouts agree (a row per zone, a cell per order;
+ * a list of name/value pairs) from the same writer.
+ */
+#include "internal.h"
+
+#include <ctype.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Used by ctl.c too; belongs in internal.h (see the note there). */
+
+const char *const pa_zone_stat_names[PA_NR_ZONE_STATS] = {
+#define X(id, name) [PA_ZS_##id] = name,
+	PA_ZONE_STATS(X)
+#undef X
+};
+
+const char *const pa_pool_stat_names[PA_NR_POOL_STATS] = {
+#define X(id, name) [PA_PS_##id] = name,
+	PA_POOL_STATS(X)
+#undef X
+};
+
+/* ---------------------------------------------------------------------- */
+/* The string builder, and the JSON writer on top of it                    */
+/* ---------------------------------------------------------------------- */
+
+struct sbuf {
+	char *buf;
+	size_t len; /* capacity of buf */
+	size_t pos; /* bytes the report needs so far; may run past len */
+	bool json;  /* the report is JSON */
+	bool comma; /* JSON: the next value at this level needs a comma first */
+};
+
+__attribute__((format(printf, 2, 3))) static void sb_printf(struct sbuf *sb, const char *fmt, ...)
+{
+	char *dst = NULL;
+	size_t room = 0;
+	if (sb->pos < sb->len) {
+		dst = sb->buf + sb->pos;
+		room = sb->len - sb->pos;
+	}
+	va_list ap;
+	va_start(ap, fmt);
+	int n = vsnprintf(dst, room, fmt, ap);
+	va_end(ap);
+	if (n > 0)
+		sb->pos += (size_t)n;
+}
+
+static void sb_puts(struct sbuf *sb, const char *s)
+{
+	sb_printf(sb, "%s", s);
+}
+
+/* Terminate the buffer and give the length the whole report needs. */
+static int sb_finish(struct sbuf *sb)
+{
+	if (sb->len)
+		sb->buf[sb->pos < sb->len ? sb->pos : sb->len - 1] = '\0';
+	return sb->pos > INT_MAX ? -EOVERFLOW : (int)sb->pos;
+}
+
+/* Start a value: a comma after its sibling, then its key inside an object. */
+static void js_name(struct sbuf *sb, const char *key)
+{
+	if (sb->comma)
+		sb_puts(sb, ",");
+	if (key)
+		sb_printf(sb, "\"%s\":", key);
+	sb->comma = true;
+}
+
+static void js_open(struct sbuf *sb, const char *key, char bracket)
+{
+	js_name(sb, key);
+	sb_printf(sb, "%c", bracket);
+	sb->comma = false;
+}
+
+static void js_close(struct sbuf *sb, char bracket)
+{
+	sb_printf(sb, "%c", bracket);
+	sb->comma = true;
+}
+
+static void js_u64(struct sbuf *sb, const char *key, uint64_t v)
+{
+	js_name(sb, key);
+	sb_printf(sb, "%" PRIu64, v);
+}
+
+static void js_i64(struct sbuf *sb, const char *key, int64_t v)
+{
+	js_name(sb, key);
+	sb_printf(sb, "%" PRId64, v);
+}
+
+static void js_null(struct sbuf *sb, const char *key)
+{
+	js_name(sb, key);
+	sb_puts(sb, "null");
+}
+
+/* A number kept in thousandths, written as a decimal: -1000 is -1.000. */
+static void js_milli(struct sbuf *sb, const char *key, int64_t v)
+{
+	js_name(sb, key);
+	uint64_t a = v < 0 ? (uint64_t)-v : (uint64_t)v;
+	sb_printf(sb, "%s%" PRIu64 ".%03u", v < 0 ? "-" : "", a / 1000, (unsigned)(a % 1000));
+}
+
+/* A string, escaped (a backing file path may hold anything). */
+static void js_str(struct sbuf *sb, const char *key, const char *s)
+{
+	js_name(sb, key);
+	sb_puts(sb, "\"");
+	for (; *s; s++) {
+		unsigned char c = (unsigned char)*s;
+		if (c == '"' || c == '\\')
+			sb_printf(sb, "\\%c", c);
+		else if (c < 0x20)
+			sb_printf(sb, "\\u%04x", c);
+		else
+			sb_printf(sb, "%c", c);
+	}
+	sb_puts(sb, "\"");
+}
+
+/* ---------------------------------------------------------------------- */
+/* Walking the zones as /proc does                                         */
+/* ---------------------------------------------------------------------- */
+
+/* Zone t of node nid when it has memory; /proc skips unpopulated zones. */
+static struct pa_zone *node_zone(const struct pa_pool *pool, unsigned nid, unsigned t)
+{
+	struct pa_zone *zone = pool->nodes[nid].zones[t];
+	return zone && zone->present_pages ? zone : NULL;
+}
+
+static bool node_has_memory(const struct pa_pool *pool, unsigned nid)
+{
+	for (unsigned t = 0; t < PA_ZONE_COUNT; t++)
+		if (node_zone(pool, nid, t))
+			return true;
+	return false;
+}
+
+static unsigned nr_orders(const struct pa_pool *pool)
+{
+	return pool->cfg.max_order + 1;
+}
+
+/* Copy the free block counts per order of a zone, under its lock. */
+static void snap_nr_free(struct pa_zone *zone, uint64_t *out)
+{
+	size_t bytes = nr_orders(zone->pool) * sizeof *out;
+	pa_lock(&zone->lock, SITE_ADMIN);
+	memcpy(out, zone->nr_free, bytes);
+	pa_unlock(&zone->lock);
+}
+
+/* ---------------------------------------------------------------------- */
+/* Reports with a row per zone and a cell per order                        */
+/* ---------------------------------------------------------------------- */
+
+/* Linux's contig_page_info: what the free lists offer a request of one order. */
+struct contig_info {
+	uint64_t free_pages;
+	uint64_t free_blocks_total;
+	uint64_t free_blocks_suitable; /* blocks of at least the order, counted in that order */
+};
+
+static void fill_contig_info(const uint64_t *nr_free, unsigned orders, unsigned suitable_order,
+                             struct contig_info *info)
+{
+	*info = (struct contig_info){ 0 };
+	for (unsigned o = 0; o < orders; o++) {
+		info->free_blocks_total += nr_free[o];
+		info->free_pages += nr_free[o] << o;
+		if (o >= suitable_order)
+			info->free_blocks_suitable += nr_free[o] << (o - suitable_order);
+	}
+}
+
+static int64_t cell_nr_free(const uint64_t *nr_free, unsigned orders, unsigned order)
+{
+	(void)orders;
+	return (int64_t)nr_free[order];
+}
+
+/* unusable_free_index(): the share of free memory too fragmented for this order. */
+static int64_t cell_unusable(const uint64_t *nr_free, unsigned orders, unsigned order)
+{
+	struct contig_info info;
+	fill_contig_info(nr_free, orders, order, &info);
+	if (info.free_pages == 0)
+		return 1000; /* no free memory counts as all of it unusable */
+	uint64_t usable = info.free_blocks_suitable << order;
+	return (int64_t)((info.free_pages - usable) * 1000 / info.free_pages);
+}
+
+/*
+ * __fragmentation_index(): towards 0 a failure would be for lack of memory,
+ * towards 1000 for fragmentation; -1000 when the request would succeed.
+ */
+static int64_t cell_extfrag(const uint64_t *nr_free, unsigned orders, unsigned order)
+{
+	struct contig_info info;
+	fill_contig_info(nr_free, orders, order, &info);
+	if (info.free_blocks_total == 0)
+		return 0;
+	if (info.free_blocks_suitable)
+		return -1000;
+	uint64_t requested = 1ull << order;
+	return 1000 -
+	       (int64_t)((1000 + info.free_pages * 1000 / requested) / info.free_blocks_total);
+}
+
+static void text_count(struct sbuf *sb, int64_t v)
+{
+	sb_printf(sb, "%6" PRIu64 " ", (uint64_t)v);
+}
+
+/* As Linux prints an index: integer part, then the thousandths. */
+static void text_unusable(struct sbuf *sb, int64_t v)
+{
+	sb_printf(sb, "%d.%03d ", (int)(v / 1000), (int)(v % 1000));
+}
+
+static void text_extfrag(struct sbuf *sb, int64_t v)
+{
+	sb_printf(sb, "%2d.%03d ", (int)(v / 1000), (int)(v % 1000));
+}
+
+/* The reports of this shape, as data. */
+struct order_report {
+	const char *json_key; /* the per-zone array in JSON */
+	int64_t (*cell)(const uint64_t *nr_free, unsigned orders, unsigned order);
+	void (*text)(struct sbuf *sb, int64_t v);
+	bool milli; /* the cells are thousandths */
+};
+
+static const struct order_report buddyinfo_report = { "free", cell_nr_free, text_count, false };
+static const struct order_report unusable_report = { "unusable_index", cell_unusable, text_unusable,
+	                                             true };
+static const struct order_report extfrag_report = { "extfrag_index", cell_extfrag, text_extfrag,
+	                                            true };
+
+static void order_row(struct sbuf *sb, const struct order_report *r, const struct pa_zone *zone,
+                      const uint64_t *nr_free)
+{
+	unsigned orders = nr_orders(zone->pool);
+	const char *name = zone_name(zone->type);
+	if (sb->json) {
+		js_open(sb, NULL, '{');
+		js_u64(sb, "node", zone->node);
+		js_str(sb, "zone", name);
+		js_open(sb, r->json_key, '[');
+	} else {
+		sb_printf(sb, "Node %u, zone %8s ", zone->node, name);
+	}
+	for (unsigned o = 0; o < orders; o++) {
+		int64_t v = r->cell(nr_free, orders, o);
+		if (!sb->json)
+			r->text(sb, v);
+		else if (r->milli)
+			js_milli(sb, NULL, v);
+		else
+			js_i64(sb, NULL, v);
+	}
+	if (sb->json) {
+		js_close(sb, ']');
+		js_close(sb, '}');
+	} else {
+		sb_puts(sb, "\n");
+	}
+}
+
+static int write_order_report(struct pa_pool *pool, struct sbuf *sb, const struct order_report *r)
+{
+	uint64_t *nr_free = calloc(nr_orders(pool), sizeof *nr_free);
+	if (!nr_free)
+		return -ENOMEM;
+	if (sb->json) {
+		js_open(sb, NULL, '{');
+		js_open(sb, "zones", '[');
+	}
+	for (unsigned nid = 0; nid < pool->nr_nodes; nid++) {
+		for (unsigned t = 0; t < PA_ZONE_COUNT; t++) {
+			struct pa_zone *zone = node_zone(pool, nid, t);
+			if (!zone)
+				continue;
+			snap_nr_free(zone, nr_free);
+			order_row(sb, r, zone, nr_free);
+		}
+	}
+	if (sb->json) {
+		js_close(sb, ']');
+		js_close(sb, '}');
+	}
+	free(nr_free);
+	return 0;
+}
+
+static int report_buddyinfo(struct pa_pool *pool, struct sbuf *sb)
+{
+	return write_order_report(pool, sb, &buddyinfo_report);
+}
+
+static int report_unusable(struct pa_pool *pool, struct sbuf *sb)
+{
+	return write_order_report(pool, sb, &unusable_report);
+}
+
+static int report_extfrag(struct pa_pool *pool, struct sbuf *sb)
+{
+	return write_order_report(pool, sb, &extfrag_report);
+}
+
+/* ---------------------------------------------------------------------- */
+/* /proc/pagetypeinfo                                                      */
+/* ---------------------------------------------------------------------- */
+
+/* /proc stops counting a free list at this many blocks and prints ">100000". */
+#define PAGETYPE_COUNT_CAP 100000
+/* Pageblocks looked at per hold of the zone lock, so allocations are not held up. */
+#define PAGEBLOCK_BATCH    4096
+
+struct pt_zone {
+	struct pa_zone *zone;
+	uint64_t *nr_free_mt;         /* [order * PA_MT_COUNT + mt] */
+	uint64_t blocks[PA_MT_COUNT]; /* pageblocks by type; the isolate bit counts as Isolate */
+};
+
+static unsigned pageblock_type_of(const struct pa_pool *pool, uint64_t pb)
+{
+	uint8_t bits = pool->pb_bits[pb];
+	return (bits & PB_ISOLATE) ? PA_MT_ISOLATE : (bits & PB_MT_MASK);
+}
+
+/* Count the zone's pageblocks by type, as pagetypeinfo_showblockcount_print(). */
+static void count_blocks(struct pa_zone *zone, uint64_t *blocks)
+{
+	struct pa_pool *pool = zone->pool;
+	unsigned pbo = pool->cfg.pageblock_order;
+	uint64_t first = zone->start_pfn >> pbo, end = ((zone->end_pfn - 1) >> pbo) + 1;
+	for (uint64_t pb = first; pb < end;) {
+		uint64_t stop = end - pb > PAGEBLOCK_BATCH ? pb + PAGEBLOCK_BATCH : end;
+		pa_lock(&zone->lock, SITE_ADMIN);
+		for (; pb < stop; pb++) {
+			if (pool->pb_zone[pb] != zone->index ||
+			    !memmap_section_present(pool, pb << pbo))
+				continue;
+			unsigned mt = pageblock_type_of(pool, pb);
+			if (mt < PA_MT_COUNT)
+				blocks[mt]++;
+		}
+		pa_unlock(&zone->lock);
+	}
+}
+
+static void snap_pagetypes(struct pa_zone *zone, struct pt_zone *pz)
+{
+	size_t n = (size_t)nr_orders(zone->pool) * PA_MT_COUNT;
+	pz->zone = zone;
+	pa_lock(&zone->lock, SITE_ADMIN);
+	memcpy(pz->nr_free_mt, zone->nr_free_mt, n * sizeof *pz->nr_free_mt);
+	pa_unlock(&zone->lock);
+	memset(pz->blocks, 0, sizeof pz->blocks);
+	count_blocks(zone, pz->blocks);
+}
+
+static void pt_text_free(struct sbuf *sb, unsigned nid, const struct pt_zone *pz, unsigned nz,
+                         unsigned orders)
+{
+	sb_printf(sb, "%-43s ", "Free pages count per migrate type at order");
+	for (unsigned o = 0; o < orders; o++)
+		sb_printf(sb, "%6u ", o);
+	sb_puts(sb, "\n");
+	for (unsigned i = 0; i < nz; i++) {
+		for (unsigned mt = 0; mt < PA_MT_COUNT; mt++) {
+			sb_printf(sb, "Node %4u, zone %8s, type %12s ", nid,
+			          zone_name(pz[i].zone->type), pa_migratetype_names[mt]);
+			for (unsigned o = 0; o < orders; o++) {
+				uint64_t n = pz[i].nr_free_mt[o * PA_MT_COUNT + mt];
+				bool over = n >= PAGETYPE_COUNT_CAP;
+				sb_printf(sb, "%s%6" PRIu64 " ", over ? ">" : "",
+				          over ? (uint64_t)PAGETYPE_COUNT_CAP : n);
+			}
+			sb_puts(sb, "\n");
+		}
+	}
+}
+
+static void pt_text_blocks(struct sbuf *sb, unsigned nid, const struct pt_zone *pz, unsigned nz)
+{
+	sb_printf(sb, "\n%-23s", "Number of blocks type ");
+	for (unsigned mt = 0; mt < PA_MT_COUNT; mt++)
+		sb_printf(sb, "%12s ", pa_migratetype_names[mt]);
+	sb_puts(sb, "\n");
+	for (unsigned i = 0; i < nz; i++) {
+		sb_printf(sb, "Node %u, zone %8s ", nid, zone_name(pz[i].zone->type));
+		for (unsigned mt = 0; mt < PA_MT_COUNT; mt++)
+			sb_printf(sb, "%12" PRIu64 " ", pz[i].blocks[mt]);
+		sb_puts(sb, "\n");
+	}
+}
+
+/* JSON gives the exact counts: the /proc cap exists only to bound a list walk. */
+static void pt_json_zone(struct sbuf *sb, const struct pt_zone *pz, unsigned orders)
+{
+	js_open(sb, NULL, '{');
+	js_str(sb, "zone", zone_name(pz->zone->type));
+	js_open(sb, "free", '{');
+	for (unsigned mt = 0; mt < PA_MT_COUNT; mt++) {
+		js_open(sb, pa_migratetype_names[mt], '[');
+		for (unsigned o = 0; o < orders; o++)
+			js_u64(sb, NULL, pz->nr_free_mt[o * PA_MT_COUNT + mt]);
+		js_close(sb, ']');
+	}
+	js_close(sb, '}');
+	js_open(sb, "blocks", '{');
+	for (unsigned mt = 0; mt < PA_MT_COUNT; mt++)
+		js_u64(sb, pa_migratetype_names[mt], pz->blocks[mt]);
+	js_close(sb, '}');
+	js_close(sb, '}');
+}
+
+static void pt_node(struct pa_pool *pool, struct sbuf *sb, unsigned nid, struct pt_zone *pz)
+{
+	unsigned orders = nr_orders(pool), nz = 0;
+	for (unsigned t = 0; t < PA_ZONE_COUNT; t++) {
+		struct pa_zone *zone = node_zone(pool, nid, t);
+		if (zone)
+			snap_pagetypes(zone, &pz[nz++]);
+	}
+	if (sb->json) {
+		js_open(sb, NULL, '{');
+		js_u64(sb, "node", nid);
+		js_open(sb, "zones", '[');
+		for (unsigned i = 0; i < nz; i++)
+			pt_json_zone(sb, &pz[i], orders);
+		js_close(sb, ']');
+		js_close(sb, '}');
+		return;
+	}
+	sb_printf(sb, "Page block order: %u\n", pool->cfg.pageblock_order);
+	sb_printf(sb, "Pages per block:  %" PRIu64 "\n", (uint64_t)1 << pool->cfg.pageblock_order);
+	sb_puts(sb, "\n");
+	pt_text_free(sb, nid, pz, nz, orders);
+	pt_text_blocks(sb, nid, pz, nz);
+}
+
+static int report_pagetypeinfo(struct pa_pool *pool, struct sbuf *sb)
+{
+	size_t per_zone = (size_t)nr_orders(pool) * PA_MT_COUNT;
+	uint64_t *counts = calloc(per_zone * PA_ZONE_COUNT, sizeof *counts);
+	if (!counts)
+		return -ENOMEM;
+	struct pt_zone pz[PA_ZONE_COUNT];
+	for (unsigned t = 0; t < PA_ZONE_COUNT; t++)
+		pz[t].nr_free_mt = counts + t * per_zone;
+	if (sb->json) {
+		js_open(sb, NULL, '{');
+		js_u64(sb, "pageblock_order", pool->cfg.pageblock_order);
+		js_u64(sb, "pages_per_block", 1ull << pool->cfg.pageblock_order);
+		js_open(sb, "migratetypes", '[');
+		for (unsigned mt = 0; mt < PA_MT_COUNT; mt++)
+			js_str(sb, NULL, pa_migratetype_names[mt]);
+		js_close(sb, ']');
+		js_open(sb, "nodes", '[');
+	}
+	for (unsigned nid = 0; nid < pool->nr_nodes; nid++)
+		if (node_has_memory(pool, nid)) /* as /proc skips memoryless nodes */
+			pt_node(pool, sb, nid, pz);
+	if (sb->json) {
+		js_close(sb, ']');
+		js_close(sb, '}');
+	}
+	free(counts);
+	return 0;
+}
+
+/* ---------------------------------------------------------------------- */
+/* /proc/vmstat                                                            */
+/* ---------------------------------------------------------------------- */
+
+/* Counters folded over the zones, each zone's read under its lock. */
+struct vm_snap {
+	uint64_t free_pages;
+	uint64_t pgalloc[PA_ZONE_COUNT]; /* PA_ZS_PGALLOC by zone type */
+	uint64_t zstat[PA_NR_ZONE_STATS];
+	uint64_t *alloc_order; /* [order] */
+};
+
+static int vm_snapshot(struct pa_pool *pool, struct vm_snap *s)
+{
+	unsigned orders = nr_orders(pool);
+	memset(s, 0, sizeof *s);
+	s->alloc_order = calloc(orders, sizeof *s->alloc_order);
+	if (!s->alloc_order)
+		return -ENOMEM;
+	for (unsigned i = 0; i < pool->nr_zones; i++) {
+		struct pa_zone *zone = &pool->zones[i];
+		pa_lock(&zone->lock, SITE_ADMIN);
+		s->free_pages += zone->free_pages;
+		s->pgalloc[zone->type] += zone->stat[PA_ZS_PGALLOC];
+		for (unsigned k = 0; k < PA_NR_ZONE_STATS; k++)
+			s->zstat[k] += zone->stat[k];
+		for (unsigned o = 0; o < orders; o++)
+			s->alloc_order[o] += zone->alloc_order[o];
+		pa_unlock(&zone->lock);
+	}
+	return 0;
+}
+
+typedef void (*vm_visit_fn)(void *ctx, const char *name, uint64_t value);
+
+static void vm_visit_zone_types(const struct vm_snap *s, vm_visit_fn fn, void *ctx)
+{
+	for (unsigned t = 0; t < PA_ZONE_COUNT; t++) {
+		char name[32];
+		int n = snprintf(name, sizeof name, "%s_", pa_zone_stat_names[PA_ZS_PGALLOC]);
+		for (const char *z = zone_name(t); *z && n + 1 < (int)sizeof name; z++)
+			name[n++] = (char)tolower((unsigned char)*z);
+		name[n] = '\0';
+		fn(ctx, name, s->pgalloc[t]);
+	}
+}
+
+/*
+ * Every vmstat line in /proc order: nr_free_pages, pgalloc per zone type
+ * (all types, as Linux prints pgalloc_dma32 on machines without one), the
+ * other zone counters, the pool counters, then the per-order counters.
+ */
+static void vm_walk(struct pa_pool *pool, const struct vm_snap *s, vm_visit_fn fn, void *ctx)
+{
+	char name[48];
+	fn(ctx, "nr_free_pages", s->free_pages);
+	vm_visit_zone_types(s, fn, ctx);
+	for (unsigned k = 0; k < PA_NR_ZONE_STATS; k++)
+		if (k != PA_ZS_PGALLOC)
+			fn(ctx, pa_zone_stat_names[k], s->zstat[k]);
+	for (unsigned k = 0; k < PA_NR_POOL_STATS; k++)
+		fn(ctx, pa_pool_stat_names[k],
+		   atomic_load_explicit(&pool->pool_stat[k], memory_order_relaxed));
+	for (unsigned o = 0; o < nr_orders(pool); o++) {
+		snprintf(name, sizeof name, "pgalloc_fail_order_%u", o);
+		fn(ctx, name,
+		   atomic_load_explicit(&pool->alloc_fail_order[o], memory_order_relaxed));
+	}
+	for (unsigned o = 0; o < nr_orders(pool); o++) {
+		snprintf(name, sizeof name, "pgalloc_order_%u", o);
+		fn(ctx, name, s->alloc_order[o]);
+	}
+}
+
+static void vm_emit(void *ctx, const char *name, uint64_t value)
+{
+	struct sbuf *sb = ctx;
+	if (sb->json)
+		js_u64(sb, name, value);
+	else
+		sb_printf(sb, "%s %" PRIu64 "\n", name, value);
+}
+
+static int report_vmstat(struct pa_pool *pool, struct sbuf *sb)
+{
+	struct vm_snap s;
+	int ret = vm_snapshot(pool, &s);
+	if (ret)
+		return ret;
+	if (sb->json)
+		js_open(sb, NULL, '{');
+	vm_walk(pool, &s, vm_emit, sb);
+	if (sb->json)
+		js_close(sb, '}');
+	free(s.alloc_order);
+	return 0;
+}
+
+struct vm_lookup {
+	const char *name;
+	uint64_t *value;
+	bool found;
+};
+
+static void vm_match(void *ctx, const char *name, uint64_t value)
+{
+	struct vm_lookup *l = ctx;
+	if (!l->found && strcmp(name, l->name) == 0) {
+		*l->value = value;
+		l->found = true;
+	}
+}
+
+int pa_vmstat_read(struct pa_pool *pool, const char *name, uint64_t *value)
+{
+	if (!pool || !name || !value)
+		return -EINVAL;
+	struct vm_snap s;
+	int ret = vm_snapshot(pool, &s);
+	if (ret)
+		return ret;
+	struct vm_lookup l = { .name = name, .value = value };
+	vm_walk(pool, &s, vm_match, &l);
+	free(s.alloc_order);
+	return l.found ? 0 : -ENOENT;
+}
+
+/* ---------------------------------------------------------------------- */
+/* The derived configuration                                               */
+/* ---------------------------------------------------------------------- */
+
+/* One "key: value" of the configuration; the same list gives text and JSON. */
+struct info_field {
+	const char *key;
+	enum { IF_U64, IF_OPT, IF_STR } kind; /* IF_OPT: a number, or null when negative */
+	int64_t num;
+	const char *str;
+};
+
+static const char *backing_name(const struct pa_boot_config *c, char *buf, size_t len)
+{
+	static const char *const names[] = { "none", "anon", "file", "hugetlb" };
+	if (c->backing == PA_BACKING_FILE) {
+		snprintf(buf, len, "file:%s", c->backing_path);
+		return buf;
+	}
+	return c->backing < sizeof names / sizeof names[0] ? names[c->backing] : "?";
+}
+
+
+static unsigned info_fields(struct pa_pool *pool, struct info_field *f, char *bbuf, size_t blen)
+{
+	const struct pa_boot_config *c = &pool->cfg;
+	unsigned n = 0;
+#define U(k, v) f[n++] = (struct info_field){ .key = k, .kind = IF_U64, .num = (int64_t)(v) }
+	U("page_size", 1ull << c->page_shift);
+	U("page_shift", c->page_shift);
+	U("max_order", c->max_order);
+	f[n++] = (struct info_field){ .key = "huge_order", .kind = IF_OPT, .num = c->huge_order };
+	U("pageblock_order", c->pageblock_order);
+	U("pageblock_order_ceil", c->pageblock_order_ceil);
+	U("pages_per_block", 1ull << c->pageblock_order);
+	U("cma_alignment_bytes", (1ull << c->page_shift) << c->pageblock_order);
+	U("metadata_bytes_per_frame", sizeof(struct pa_page));
+	U("nr_cpus", c->nr_cpus);
+	U("nr_nodes", pool->nr_nodes);
+	U("section_bytes", (1ull << c->page_shift) << c->section_shift);
+	U("total_pages", pool->nr_frames);
+	U("mem_bytes", c->mem);
+	f[n++] = (struct info_field){ .key = "backing",
+		                      .kind = IF_STR,
+		                      .str = backing_name(c, bbuf, blen) };
+	U("min_free_kbytes", atomic_load(&pool->min_free_kbytes));
+	U("watermark_scale_factor", atomic_load(&pool->watermark_scale_factor));
+#undef U
+	return n;
+}
+
+/* A zone's figures; watermarks change at run time, so they are read under the lock. */
+struct info_zone {
+	uint64_t spanned, present, managed, wmark[PA_NR_WMARK];
+};
+
+static void snap_info_zone(struct pa_zone *zone, struct info_zone *iz)
+{
+	iz->spanned = zone->end_pfn - zone->start_pfn;
+	pa_lock(&zone->lock, SITE_ADMIN);
+	iz->present = zone->present_pages;
+	iz->managed = zone->managed_pages;
+	memcpy(iz->wmark, zone->wmark, sizeof iz->wmark);
+	pa_unlock(&zone->lock);
+}
+
+static void info_json_zone(struct sbuf *sb, struct pa_zone *zone)
+{
+	struct info_zone iz;
+	snap_info_zone(zone, &iz);
+	js_open(sb, NULL, '{');
+	js_str(sb, "name", zone_name(zone->type));
+	js_u64(sb, "start_pfn", zone->start_pfn);
+	js_u64(sb, "end_pfn", zone->end_pfn);
+	js_u64(sb, "spanned_pages", iz.spanned);
+	js_u64(sb, "present_pages", iz.present);
+	js_u64(sb, "managed_pages", iz.managed);
+	js_u64(sb, "watermark_min", iz.wmark[PA_WMARK_MIN]);
+	js_u64(sb, "watermark_low", iz.wmark[PA_WMARK_LOW]);
+	js_u64(sb, "watermark_high", iz.wmark[PA_WMARK_HIGH]);
+	js_close(sb, '}');
+}
+
+static void info_text_zone(struct sbuf *sb, struct pa_zone *zone)
+{
+	struct info_zone iz;
+	snap_info_zone(zone, &iz);
+	sb_printf(sb,
+	          "%4u %-8s %12" PRIu64 " %12" PRIu64 " %12" PRIu64 " %12" PRIu64 " %12" PRIu64
+	          " %10" PRIu64 " %10" PRIu64 " %10" PRIu64 "\n",
+	          zone->node, zone_name(zone->type), (uint64_t)zone->start_pfn,
+	          (uint64_t)zone->end_pfn, iz.spanned, iz.present, iz.managed,
+	          iz.wmark[PA_WMARK_MIN], iz.wmark[PA_WMARK_LOW], iz.wmark[PA_WMARK_HIGH]);
+}
+
+static void info_json_nodes(struct pa_pool *pool, struct sbuf *sb)
+{
+	js_open(sb, "nodes", '[');
+	for (unsigned nid = 0; nid < pool->nr_nodes; nid++) {
+		const struct pa_node *node = &pool->nodes[nid];
+		js_open(sb, NULL, '{');
+		js_u64(sb, "id", node->id);
+		js_u64(sb, "start_pfn", node->start_pfn);
+		js_u64(sb, "end_pfn", node->end_pfn);
+		js_open(sb, "zones", '[');
+		for (unsigned t = 0; t < PA_ZONE_COUNT; t++)
+			if (node->zones[t])
+				info_json_zone(sb, node->zones[t]);
+		js_close(sb, ']');
+		js_close(sb, '}');
+	}
+	js_close(sb, ']');
+	js_open(sb, "cma", '[');
+	js_close(sb, ']');
+}
+
+static void info_text_nodes(struct pa_pool *pool, struct sbuf *sb)
+{
+	for (unsigned nid = 0; nid < pool->nr_nodes; nid++) {
+		const struct pa_node *node = &pool->nodes[nid];
+		sb_printf(sb, "node %u: pfn %" PRIu64 "-%" PRIu64 "\n", node->id,
+		          (uint64_t)node->start_pfn, (uint64_t)node->end_pfn);
+	}
+	sb_printf(sb, "\n%4s %-8s %12s %12s %12s %12s %12s %10s %10s %10s\n", "node", "zone",
+	          "start_pfn", "end_pfn", "spanned", "present", "managed", "min", "low", "high");
+	for (unsigned nid = 0; nid < pool->nr_nodes; nid++)
+		for (unsigned t = 0; t < PA_ZONE_COUNT; t++)
+			if (pool->nodes[nid].zones[t])
+				info_text_zone(sb, pool->nodes[nid].zones[t]);
+}
+
+static void info_field_out(struct sbuf *sb, const struct info_field *f)
+{
+	if (sb->json) {
+		if (f->kind == IF_STR)
+			js_str(sb, f->key, f->str);
+		else if (f->kind == IF_OPT && f->num < 0)
+			js_null(sb, f->key);
+		else
+			js_i64(sb, f->key, f->num);
+		return;
+	}
+	int pad = 26 - (int)strlen(f->key);
+	sb_printf(sb, "%s:%*s ", f->key, pad > 0 ? pad : 0, "");
+	if (f->kind == IF_STR)
+		sb_printf(sb, "%s\n", f->str);
+	else if (f->kind == IF_OPT && f->num < 0)
+		sb_puts(sb, "none\n");
+	else
+		sb_printf(sb, "%" PRId64 "\n", f->num);
+}
+
+static int report_info(struct pa_pool *pool, struct sbuf *sb)
+{
+	struct info_field f[32];
+	char bbuf[300];
+	unsigned n = info_fields(pool, f, bbuf, sizeof bbuf);
+	if (sb->json)
+		js_open(sb, NULL, '{');
+	for (unsigned i = 0; i < n; i++)
+		info_field_out(sb, &f[i]);
+	if (sb->json) {
+		info_json_nodes(pool, sb);
+		js_close(sb, '}');
+	} else {
+		info_text_nodes(pool, sb);
+	}
+	return 0;
+}
+
+/* ---------------------------------------------------------------------- */
+/* pa_report                                                               */
+/* ---------------------------------------------------------------------- */
+
+static const struct report_desc {
+	const char *name;
+	int (*write)(struct pa_pool *pool, struct sbuf *sb);
+} reports[PA_REPORT_COUNT] = {
+	[PA_REPORT_INFO] = { "info", report_info },
+	[PA_REPORT_BUDDYINFO] = { "buddyinfo", report_buddyinfo },
+	[PA_REPORT_PAGETYPEINFO] = { "pagetypeinfo", report_pagetypeinfo },
+	[PA_REPORT_VMSTAT] = { "vmstat", report_vmstat },
+	[PA_REPORT_UNUSABLE_INDEX] = { "unusable_index", report_unusable },
+	[PA_REPORT_EXTFRAG_INDEX] = { "extfrag_index", report_extfrag },
+};
+
+const char *pa_report_name(enum pa_report_kind kind)
+{
+	return (unsigned)kind < PA_REPORT_COUNT ? reports[kind].name : NULL;
+}
+
+int pa_report(struct pa_pool *pool, enum pa_report_kind kind, unsigned flags, char *buf, size_t len)
+{
+	if (!pool || (unsigned)kind >= PA_REPORT_COUNT || (flags & ~PA_REPORT_JSON) ||
+	    (!buf && len))
+		return -EINVAL;
+	struct sbuf sb = { .buf = buf, .len = len, .json = flags & PA_REPORT_JSON };
+	int ret = reports[kind].write(pool, &sb);
+	if (ret) {
+		if (len)
+			buf[0] = '\0';
+		return ret;
+	}
+	if (sb.json)
+		sb_puts(&sb, "\n");
+	return sb_finish(&sb);
+}

@@ -1,0 +1,355 @@
+/*
+ * pagealloc: the command-line face of the library. It boots a pool from
+ * --boot, prints a report or runs a workload, and exits. It uses only the
+ * public API (and the workloads of bench/).
+ *
+ * Exit status: 0 success, 1 a failure at run time (boot refused, a knob
+ * refused its value), 2 a usage error. Messages go to stderr.
+ */
+#define _GNU_SOURCE
+#include "pagealloc.h"
+
+#include "bench.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define EXIT_USAGE 2
+
+/* What a subcommand was given. */
+struct cli {
+	const struct command *cmd;
+	const char *boot;
+	bool json;
+	const struct bench_workload *run; /* --run */
+	struct bench_opts bench;          /* the workload's options */
+	const char *args[2];              /* positional arguments */
+	unsigned nargs;
+};
+
+enum cmd_flags {
+	CMD_JSON = 1u << 0,  /* takes --json */
+	CMD_RUN = 1u << 1,   /* takes --run WORKLOAD */
+	CMD_BENCH = 1u << 2, /* parses the workload's options itself */
+};
+
+struct command {
+	const char *name;
+	const char *args;
+	const char *help;
+	int (*fn)(struct cli *cli);
+	unsigned flags;
+	unsigned max_args;
+	enum pa_report_kind kind; /* the report it prints, if any */
+};
+
+static int cmd_report(struct cli *cli);
+static int cmd_extfrag(struct cli *cli);
+static int cmd_bench(struct cli *cli);
+static int cmd_ctl(struct cli *cli);
+
+static const struct command commands[] = {
+	{ "info", "", "the derived configuration: page size, orders, zones, watermarks", cmd_report,
+	  CMD_JSON, 0, PA_REPORT_INFO },
+	{ "buddyinfo", "", "free blocks per order, as /proc/buddyinfo", cmd_report,
+	  CMD_JSON | CMD_RUN, 0, PA_REPORT_BUDDYINFO },
+	{ "pagetypeinfo", "",
+	  "free blocks per migratetype and pageblock counts, as "
+	  "/proc/pagetypeinfo",
+	  cmd_report, CMD_JSON | CMD_RUN, 0, PA_REPORT_PAGETYPEINFO },
+	{ "vmstat", "", "counters, as /proc/vmstat", cmd_report, CMD_JSON | CMD_RUN, 0,
+	  PA_REPORT_VMSTAT },
+	{ "extfrag", "", "unusable free space and fragmentation indexes, as debugfs extfrag",
+	  cmd_extfrag, CMD_JSON | CMD_RUN, 0, PA_REPORT_EXTFRAG_INDEX },
+	{ "bench", "[NAME] [options]", "run a workload and time it (default: churn)", cmd_bench,
+	  CMD_BENCH, 1, PA_REPORT_COUNT },
+	{ "ctl", "[PATH [VALUE]]", "read (or write, then read) a runtime knob; no PATH lists them",
+	  cmd_ctl, 0, 2, PA_REPORT_COUNT },
+};
+
+#define NR_COMMANDS (sizeof commands / sizeof commands[0])
+
+static void usage(FILE *f)
+{
+	fprintf(f, "usage: pagealloc COMMAND [options]\n\ncommands:\n");
+	for (size_t i = 0; i < NR_COMMANDS; i++) {
+		char head[40];
+		snprintf(head, sizeof head, "%s %s", commands[i].name, commands[i].args);
+		fprintf(f, "  %-22s %s\n", head, commands[i].help);
+	}
+	fprintf(f, "\noptions:\n"
+	           "  --boot \"CMDLINE\"  boot line, e.g. \"mem=4G numa=2 max_order=18\" "
+	           "(default: all defaults)\n"
+	           "  --json           JSON instead of the /proc text\n"
+	           "  --run WORKLOAD   (buddyinfo, pagetypeinfo, vmstat, extfrag) run a workload "
+	           "first,\n"
+	           "                   with its options (pagealloc bench --help lists them)\n"
+	           "  --help           this text, or a command's\n");
+}
+
+static void cmd_usage(const struct command *cmd, FILE *f)
+{
+	fprintf(f, "usage: pagealloc %s%s%s [--boot \"CMDLINE\"]%s%s\n%s\n", cmd->name,
+	        *cmd->args ? " " : "", cmd->args, (cmd->flags & CMD_JSON) ? " [--json]" : "",
+	        (cmd->flags & CMD_RUN) ? " [--run WORKLOAD [workload options]]" : "", cmd->help);
+	if (cmd->fn == cmd_ctl)
+		fprintf(f, "a write lasts as long as this process's pool: the value read back "
+		           "shows it\n");
+	if (cmd->flags & CMD_RUN) {
+		fprintf(f, "\nworkloads (pagealloc bench NAME --help gives their options):\n");
+		bench_list(f);
+	}
+}
+
+static const struct command *find_command(const char *name)
+{
+	for (size_t i = 0; i < NR_COMMANDS; i++)
+		if (strcmp(commands[i].name, name) == 0)
+			return &commands[i];
+	return NULL;
+}
+
+/* ---------------------------------------------------------------------- */
+/* Options                                                                 */
+/* ---------------------------------------------------------------------- */
+
+/* "--name V" or "--name=V": the value, or NULL when arg is another option. */
+static const char *opt_value(int argc, char **argv, int *i, const char *name, bool *missing)
+{
+	size_t n = strlen(name);
+	const char *arg = argv[*i];
+	if (strncmp(arg, name, n) != 0 || (arg[n] && arg[n] != '='))
+		return NULL;
+	if (arg[n])
+		return arg + n + 1;
+	if (*i + 1 < argc)
+		return argv[++*i];
+	*missing = true;
+	return NULL;
+}
+
+/* The options of the command itself; 1 taken, 0 not one of them, -1 bad. */
+static int parse_cli_opt(struct cli *cli, int argc, char **argv, int *i)
+{
+	bool missing = false;
+	const char *v;
+	if ((v = opt_value(argc, argv, i, "--boot", &missing))) {
+		cli->boot = v;
+		cli->bench.boot = v;
+		return 1;
+	}
+	if ((cli->cmd->flags & CMD_RUN) && (v = opt_value(argc, argv, i, "--run", &missing))) {
+		cli->run = bench_find(v);
+		if (cli->run && !cli->run->own_pool)
+			return 1;
+		fprintf(stderr, "pagealloc: --run %s: %s\n", v,
+		        cli->run ? "boots pools of its own" : "no such workload");
+		return -1;
+	}
+	if (missing) {
+		fprintf(stderr, "pagealloc: %s needs a value\n", argv[*i]);
+		return -1;
+	}
+	if ((cli->cmd->flags & CMD_JSON) && strcmp(argv[*i], "--json") == 0) {
+		cli->json = true;
+		return 1;
+	}
+	return 0;
+}
+
+static int parse_one(struct cli *cli, int argc, char **argv, int *i)
+{
+	const char *arg = argv[*i];
+	int ret = parse_cli_opt(cli, argc, argv, i);
+	if (ret)
+		return ret;
+	if (cli->cmd->flags & (CMD_BENCH | CMD_RUN)) {
+		ret = bench_parse_opt(&cli->bench, argc, argv, i);
+		if (ret)
+			return ret;
+	}
+	/* A negative number is a value (for ctl to refuse), not an option. */
+	if (arg[0] == '-' && arg[1] && !(arg[1] >= '0' && arg[1] <= '9')) {
+		fprintf(stderr, "pagealloc %s: unknown option '%s' (see pagealloc %s --help)\n",
+		        cli->cmd->name, arg, cli->cmd->name);
+		return -1;
+	}
+	if (cli->nargs >= cli->cmd->max_args) {
+		fprintf(stderr, "pagealloc %s: unexpected argument '%s'\n", cli->cmd->name, arg);
+		return -1;
+	}
+	cli->args[cli->nargs++] = arg;
+	return 1;
+}
+
+/* Parse argv[2..]; returns -1 on a usage error, 1 when help was printed, else 0. */
+static int parse_cli(struct cli *cli, int argc, char **argv)
+{
+	for (int i = 2; i < argc; i++) {
+		if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0)
+			return 1;
+		if (parse_one(cli, argc, argv, &i) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+/* ---------------------------------------------------------------------- */
+/* Commands                                                                */
+/* ---------------------------------------------------------------------- */
+
+static int boot_pool(const struct cli *cli, struct pa_pool **pool)
+{
+	char err[512] = "";
+	const char *line = cli->boot ? cli->boot : "";
+	int ret = pa_boot(line, NULL, pool, err, sizeof err);
+	if (ret)
+		fprintf(stderr, "pagealloc: boot \"%s\": %s\n", line,
+		        err[0] ? err : strerror(-ret));
+	return ret;
+}
+
+/* Boot, and run the --run workload on the pool if one was named. */
+static int prepare_pool(const struct cli *cli, struct pa_pool **pool)
+{
+	if (boot_pool(cli, pool))
+		return -1;
+	if (cli->run && cli->run->run(&cli->bench, *pool, NULL)) {
+		pa_shutdown(*pool);
+		return -1;
+	}
+	return 0;
+}
+
+static int print_report(struct pa_pool *pool, enum pa_report_kind kind, unsigned flags)
+{
+	char *text = bench_report_text(pool, kind, flags);
+	if (!text) {
+		fprintf(stderr, "pagealloc: %s: report failed\n", pa_report_name(kind));
+		return -1;
+	}
+	fputs(text, stdout);
+	free(text);
+	return 0;
+}
+
+static int cmd_report(struct cli *cli)
+{
+	struct pa_pool *pool;
+	if (prepare_pool(cli, &pool))
+		return 1;
+	int ret = print_report(pool, cli->cmd->kind, cli->json ? PA_REPORT_JSON : 0);
+	pa_shutdown(pool);
+	return ret ? 1 : 0;
+}
+
+/* Both debugfs extfrag files: text one after the other, or one JSON object. */
+static int cmd_extfrag(struct cli *cli)
+{
+	static const enum pa_report_kind kinds[] = { PA_REPORT_UNUSABLE_INDEX,
+		                                     PA_REPORT_EXTFRAG_INDEX };
+	struct pa_pool *pool;
+	int ret = 0;
+	if (prepare_pool(cli, &pool))
+		return 1;
+	for (unsigned i = 0; i < 2 && !ret; i++) {
+		if (cli->json)
+			printf("%s\"%s\": ", i ? ",\n " : "{", pa_report_name(kinds[i]));
+		else
+			printf("%s%s:\n", i ? "\n" : "", pa_report_name(kinds[i]));
+		ret = print_report(pool, kinds[i], cli->json ? PA_REPORT_JSON : 0);
+	}
+	if (cli->json && !ret)
+		printf("}\n");
+	pa_shutdown(pool);
+	return ret ? 1 : 0;
+}
+
+static int cmd_bench(struct cli *cli)
+{
+	const char *name = cli->nargs ? cli->args[0] : "churn";
+	const struct bench_workload *w = bench_find(name);
+	if (!w) {
+		fprintf(stderr, "pagealloc bench: no workload '%s'; there are:\n", name);
+		bench_list(stderr);
+		return EXIT_USAGE;
+	}
+	return w->run(&cli->bench, NULL, stdout) ? 1 : 0;
+}
+
+static int ctl_print(struct pa_pool *pool, const char *path)
+{
+	int n = pa_ctl_read(pool, path, NULL, 0);
+	char *buf = n >= 0 ? malloc((size_t)n + 1) : NULL;
+	if (n >= 0 && buf)
+		n = pa_ctl_read(pool, path, buf, (size_t)n + 1);
+	if (n < 0 || !buf) {
+		fprintf(stderr, "pagealloc ctl: %s: %s\n", path, strerror(n < 0 ? -n : ENOMEM));
+		free(buf);
+		return -1;
+	}
+	fputs(buf, stdout);
+	free(buf);
+	return 0;
+}
+
+static int cmd_ctl(struct cli *cli)
+{
+	struct pa_pool *pool;
+	const char *path = cli->nargs ? cli->args[0] : "help";
+	int ret = 0;
+	if (boot_pool(cli, &pool))
+		return 1;
+	if (cli->nargs == 2) {
+		ret = pa_ctl_write(pool, path, cli->args[1]);
+		if (ret)
+			fprintf(stderr, "pagealloc ctl: %s=%s: %s\n", path, cli->args[1],
+			        strerror(-ret));
+	}
+	if (!ret)
+		ret = ctl_print(pool, path);
+	pa_shutdown(pool);
+	return ret ? 1 : 0;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc < 2) {
+		usage(stderr);
+		return EXIT_USAGE;
+	}
+	if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 ||
+	    strcmp(argv[1], "help") == 0) {
+		usage(stdout);
+		return 0;
+	}
+	struct cli cli = { .cmd = find_command(argv[1]) };
+	if (!cli.cmd) {
+		fprintf(stderr, "pagealloc: unknown command '%s' (see pagealloc --help)\n",
+		        argv[1]);
+		return EXIT_USAGE;
+	}
+	bench_opts_init(&cli.bench);
+	int ret = parse_cli(&cli, argc, argv);
+	if (ret < 0)
+		return EXIT_USAGE;
+	if (ret > 0) {
+		const struct bench_workload *w = NULL;
+		if ((cli.cmd->flags & CMD_BENCH) && cli.nargs)
+			w = bench_find(cli.args[0]);
+		if (w)
+			bench_usage(w, stdout);
+		else
+			cmd_usage(cli.cmd, stdout);
+		if ((cli.cmd->flags & CMD_BENCH) && !w) {
+			printf("\nworkloads (pagealloc bench NAME --help gives their options):\n");
+			bench_list(stdout);
+			printf("\n");
+			bench_common_usage(stdout);
+		}
+		return 0;
+	}
+	return cli.cmd->fn(&cli);
+}
