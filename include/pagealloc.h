@@ -139,6 +139,24 @@ int pa_folio_order(const struct pa_pool *pool, const struct pa_page *page);
 void pa_drain_local(struct pa_pool *pool);
 void pa_drain_all(struct pa_pool *pool);
 
+/* One CPU's per-CPU lists in one zone, as /proc/zoneinfo's pagesets show them. */
+struct pa_pcp_info {
+	uint64_t count;    /* frames on the lists */
+	uint64_t high;     /* spill to the buddy above this many frames */
+	uint64_t high_min, high_max; /* the range auto-tuning moves high in */
+	uint64_t batch;    /* frames moved per refill or spill */
+};
+
+/*
+ * Read CPU cpu's lists in the zone of type `zone` on node `node`. When
+ * blocks is not NULL it gets the blocks held per order and PCP migratetype
+ * (unmovable, movable, reclaimable): blocks[order * 3 + type] for order
+ * 0..max_order, so the caller sizes it (max_order + 1) * 3.
+ * 0, or -ENOENT when there is no such zone or CPU.
+ */
+int pa_pcp_info(struct pa_pool *pool, unsigned node, enum pa_zone_type zone, unsigned cpu,
+                struct pa_pcp_info *info, uint64_t *blocks);
+
 /* --- Configuration, read back ------------------------------------------ */
 
 struct pa_config {
@@ -175,6 +193,8 @@ enum pa_report_kind {
 	PA_REPORT_VMSTAT,         /* /proc/vmstat */
 	PA_REPORT_UNUSABLE_INDEX, /* debugfs extfrag/unusable_index */
 	PA_REPORT_EXTFRAG_INDEX,  /* debugfs extfrag/extfrag_index */
+	PA_REPORT_ZONEINFO,       /* /proc/zoneinfo, pagesets with per-order counts */
+	PA_REPORT_LOCKSTAT,       /* lock contention per lock and call site, as perf lock contention */
 	PA_REPORT_COUNT
 };
 #define PA_REPORT_JSON 1u /* flag: JSON instead of the /proc text */

@@ -648,6 +648,8 @@ static inline bool pcp_free(struct pa_zone *z, unsigned cpu, pa_pfn_t pfn, unsig
 
 /* Give back to the buddy every block of the orders in mask from one CPU's lists. */
 void pcp_drain_cpu(struct pa_zone *zone, unsigned cpu, uint64_t order_mask);
+/* 0 (auto-tuned high) or at least 8; -EINVAL otherwise. Resizes every CPU's lists. */
+int pcp_set_high_fraction(struct pa_pool *pool, unsigned fraction);
 /* Switch an order on or off; off drains it from every CPU. */
 void pcp_set_order(struct pa_pool *pool, unsigned order, bool on);
 /* A zone's counters with every CPU's folded in (alloc_order may be NULL); takes the locks. */

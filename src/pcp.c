@@ -22,6 +22,7 @@
 
 #define PCP_BATCH_SCALE_MAX 5     /* frees in a row scale the spill up to batch << 5 (pcp_free) */
 #define PCP_DECAY_INTERVAL_NS 1000000000ull
+#define PCP_MIN_HIGH_FRACTION 8  /* as Linux's MIN_PERCPU_PAGELIST_HIGH_FRACTION */
 
 static unsigned nr_lists(const struct pa_pool *pool)
 {
@@ -243,6 +244,17 @@ void pcp_set_order(struct pa_pool *pool, unsigned order, bool on)
 	pthread_mutex_unlock(&pool->pcp_order_mutex);
 }
 
+/* Linux's percpu_pagelist_high_fraction: 0 auto-tunes high, N fixes it at managed / N / CPUs. */
+int pcp_set_high_fraction(struct pa_pool *pool, unsigned fraction)
+{
+	if (fraction && fraction < PCP_MIN_HIGH_FRACTION)
+		return -EINVAL;
+	atomic_store(&pool->pcp_high_fraction, fraction);
+	for (unsigned i = 0; i < pool->nr_zones; i++)
+		pcp_setup_sizes(&pool->zones[i]);
+	return 0;
+}
+
 void pa_drain_local(struct pa_pool *pool)
 {
 	unsigned cpu = pool_cpu(pool);
@@ -287,4 +299,25 @@ void zone_fold_stats(struct pa_zone *z, uint64_t stat[PA_NR_ZONE_STATS], uint64_
 	pa_unlock(&z->lock);
 	for (unsigned c = 0; c < z->pool->cfg.nr_cpus; c++)
 		pa_spin_unlock(&z->pcp[c].lock);
+}
+
+int pa_pcp_info(struct pa_pool *pool, unsigned node, enum pa_zone_type type, unsigned cpu,
+		struct pa_pcp_info *info, uint64_t *blocks)
+{
+	if (node >= pool->nr_nodes || type >= PA_ZONE_COUNT || cpu >= pool->cfg.nr_cpus ||
+	    !pool->nodes[node].zones[type])
+		return -ENOENT;
+	struct pa_zone *z = pool->nodes[node].zones[type];
+	struct pa_pcp *pcp = &z->pcp[cpu];
+	platform_spin_lock(pool, &pcp->lock, SITE_ADMIN);
+	*info = (struct pa_pcp_info){ .count = pcp->count, .high = pcp->high, .high_min = pcp->high_min,
+				      .high_max = pcp->high_max, .batch = pcp->batch };
+	for (unsigned i = 0; blocks && i < nr_lists(pool); i++) {
+		uint64_t n = 0;
+		for (uint32_t pfn = pcp->head[i]; pfn != PA_NIL; pfn = pfn_page(pool, pfn)->lru.next)
+			n++;
+		blocks[i] = n;
+	}
+	pa_spin_unlock(&pcp->lock);
+	return 0;
 }

@@ -515,17 +515,25 @@ static int vm_snapshot(struct pa_pool *pool, struct vm_snap *s)
 	s->alloc_order = calloc(orders, sizeof *s->alloc_order);
 	if (!s->alloc_order)
 		return -ENOMEM;
+	uint64_t *order = calloc(orders, sizeof *order);
+	if (!order) {
+		free(s->alloc_order);
+		return -ENOMEM;
+	}
 	for (unsigned i = 0; i < pool->nr_zones; i++) {
 		struct pa_zone *zone = &pool->zones[i];
+		uint64_t zstat[PA_NR_ZONE_STATS];
+		zone_fold_stats(zone, zstat, order); /* the zone's and every CPU's lists' */
 		pa_lock(&zone->lock, SITE_ADMIN);
 		s->free_pages += zone->free_pages;
-		s->pgalloc[zone->type] += zone->stat[PA_ZS_PGALLOC];
-		for (unsigned k = 0; k < PA_NR_ZONE_STATS; k++)
-			s->zstat[k] += zone->stat[k];
-		for (unsigned o = 0; o < orders; o++)
-			s->alloc_order[o] += zone->alloc_order[o];
 		pa_unlock(&zone->lock);
+		s->pgalloc[zone->type] += zstat[PA_ZS_PGALLOC];
+		for (unsigned k = 0; k < PA_NR_ZONE_STATS; k++)
+			s->zstat[k] += zstat[k];
+		for (unsigned o = 0; o < orders; o++)
+			s->alloc_order[o] += order[o];
 	}
+	free(order);
 	return 0;
 }
 
