@@ -66,7 +66,7 @@ static bool zone_allowed(const struct alloc_ctx *ac, const struct pa_zone *z)
 static struct pa_page *prep_block(struct pa_zone *z, pa_pfn_t pfn, const struct alloc_ctx *ac)
 {
 	struct pa_page *p = pfn_page(z->pool, pfn);
-	page_prep_alloc(p, ac->order, ac->mt, ac->gfp, z->index);
+	page_prep_alloc(p, ac->order, ac->mt, ac->gfp);
 	z->stat[PA_ZS_PGALLOC] += 1ull << ac->order;
 	z->stat[PA_ZS_ALLOC_SUCCESS]++;
 	z->alloc_order[ac->order]++;
@@ -132,11 +132,18 @@ static void alloc_failed(const struct alloc_ctx *ac)
 				ac->order, ac->gfp, pa_migratetype_names[ac->mt]);
 }
 
+/*
+ * Before failing, do what Linux's reclaim path does that applies here: give
+ * back the HIGHATOMIC reserve, and drain every CPU's lists into the buddy
+ * (drain_all_pages), where the frames may merge into the block asked for.
+ */
 static struct pa_page *alloc_slowpath(const struct alloc_ctx *ac)
 {
 	unsigned flags = (ac->flags & ~ALLOC_WMARK_MASK) | ALLOC_WMARK_MIN;
 	struct pa_page *p = get_page_from_freelist(ac, flags);
 	if (!p && !(ac->flags & ALLOC_HIGHATOMIC) && unreserve_highatomic(ac))
+		p = get_page_from_freelist(ac, flags);
+	if (!p && pcp_drain_all_if_any(ac->pool))
 		p = get_page_from_freelist(ac, flags);
 	if (!p)
 		alloc_failed(ac);

@@ -36,6 +36,8 @@ struct ctl_entry {
 	int (*read)(const struct ctl_call *c, char *buf, size_t len);
 	/* 0 or -errno; NULL: read-only. */
 	int (*write)(const struct ctl_call *c, const char *value);
+	/* Paths with <N>: the largest index they take; a larger one is -EINVAL. */
+	uint64_t (*index_max)(const struct ctl_call *c);
 	/* Number knobs. */
 	uint64_t (*get)(const struct ctl_call *c);
 	int (*set)(const struct ctl_call *c, uint64_t value);
@@ -127,6 +129,56 @@ static int set_min_free_kbytes(const struct ctl_call *c, uint64_t v)
 }
 
 /* ---------------------------------------------------------------------- */
+/* Per-CPU lists                                                           */
+/* ---------------------------------------------------------------------- */
+
+/* "pcp/orders/<N>/enabled": any order the buddy has may go on the lists. */
+static uint64_t pcp_order_max(const struct ctl_call *c)
+{
+	return c->pool->cfg.max_order;
+}
+
+static uint64_t get_pcp_order(const struct ctl_call *c)
+{
+	return pcp_order_enabled(c->pool, (unsigned)c->index);
+}
+
+/* Switching off drains the order from every CPU (pcp_set_order), so nothing stays behind. */
+static int set_pcp_order(const struct ctl_call *c, uint64_t v)
+{
+	pcp_set_order(c->pool, (unsigned)c->index, v != 0);
+	return 0;
+}
+
+static uint64_t get_high_fraction(const struct ctl_call *c)
+{
+	return atomic_load(&c->pool->pcp_high_fraction);
+}
+
+/* 0 (auto-tuned) or at least 8; pcp_set_high_fraction refuses 1..7 before changing anything. */
+static int set_high_fraction(const struct ctl_call *c, uint64_t v)
+{
+	return pcp_set_high_fraction(c->pool, (unsigned)v);
+}
+
+/* "pcp/drain": writing 1 gives every CPU's lists back to the buddy. */
+static int set_drain(const struct ctl_call *c, uint64_t v)
+{
+	(void)v;
+	pa_drain_all(c->pool);
+	return 0;
+}
+
+/* A write-only path has nothing to show, as a sysfs trigger file. */
+static int read_write_only(const struct ctl_call *c, char *buf, size_t len)
+{
+	(void)c;
+	(void)buf;
+	(void)len;
+	return -EPERM;
+}
+
+/* ---------------------------------------------------------------------- */
 /* Reports                                                                 */
 /* ---------------------------------------------------------------------- */
 
@@ -148,6 +200,11 @@ static int read_report(const struct ctl_call *c, char *buf, size_t len)
 		.path = p, .help = h, .read = read_number, .write = write_number, .get = g,        \
 		.set = s, .min = lo, .max = hi                                                     \
 	}
+#define CTL_NUM_WO(p, s, lo, hi, h)                                                                \
+	{                                                                                          \
+		.path = p, .help = h, .read = read_write_only, .write = write_number, .set = s,    \
+		.min = lo, .max = hi                                                               \
+	}
 #define CTL_REPORT(p, k, h)                                                                        \
 	{                                                                                          \
 		.path = p, .help = h, .read = read_report, .report = k                             \
@@ -158,6 +215,13 @@ static const struct ctl_entry ctl_table[] = {
 	           "watermark gap in 1/10000 of a zone's pages (0..3000; 0: only min/4)"),
 	CTL_NUM_RW("min_free_kbytes", get_min_free_kbytes, set_min_free_kbytes, 0, 1ull << 40,
 	           "KiB kept free below the min watermarks, shared by zone size"),
+	{ .path = "pcp/orders/<N>/enabled",
+	  .help = "1: order N (0..max_order) goes through the per-CPU lists; 0: drained, off",
+	  .read = read_number, .write = write_number, .index_max = pcp_order_max,
+	  .get = get_pcp_order, .set = set_pcp_order, .min = 0, .max = 1 },
+	CTL_NUM_RW("pcp/high_fraction", get_high_fraction, set_high_fraction, 0, UINT32_MAX,
+	           "per-CPU high = managed / N / CPUs (0: auto-tuned; else at least 8)"),
+	CTL_NUM_WO("pcp/drain", set_drain, 1, 1, "write 1: give every CPU's lists back to the buddy"),
 	CTL_NUM_RO("max_order", get_max_order, "largest buddy order, inclusive"),
 	CTL_NUM_RO("pageblock_order", get_pageblock_order, "order of a pageblock"),
 	CTL_NUM_RO("page_size", get_page_size, "bytes per frame"),
@@ -185,7 +249,7 @@ static bool ctl_match(const char *pattern, const char *path, uint64_t *index)
 			errno = 0;
 			*index = strtoull(path, &end, 10);
 			if (errno)
-				return false;
+				*index = UINT64_MAX; /* too large for any bound: -EINVAL, not -ENOENT */
 			path = end;
 			pattern += 3;
 			continue;
@@ -196,17 +260,28 @@ static bool ctl_match(const char *pattern, const char *path, uint64_t *index)
 	return *path == '\0';
 }
 
+/* The entry of path: -ENOENT when none matches, -EINVAL when its <N> is out of range. */
 static int ctl_lookup(struct pa_pool *pool, const char *path, struct ctl_call *c)
 {
 	for (size_t i = 0; i < CTL_NR_ENTRIES; i++) {
 		*c = (struct ctl_call){ .pool = pool, .entry = &ctl_table[i] };
-		if (ctl_match(ctl_table[i].path, path, &c->index))
-			return 0;
+		if (!ctl_match(ctl_table[i].path, path, &c->index))
+			continue;
+		if (c->entry->index_max && c->index > c->entry->index_max(c))
+			return -EINVAL;
+		return 0;
 	}
 	return -ENOENT;
 }
 
-/* The path "help": one line per entry, "PATH rw|ro HELP". */
+static const char *ctl_mode(const struct ctl_entry *e)
+{
+	if (!e->write)
+		return "ro";
+	return e->read == read_write_only ? "wo" : "rw";
+}
+
+/* The path "help": one line per entry, "PATH rw|ro|wo HELP". */
 #define CTL_HELP_PATH "help"
 
 static int ctl_list(char *buf, size_t len)
@@ -216,7 +291,7 @@ static int ctl_list(char *buf, size_t len)
 		const struct ctl_entry *e = &ctl_table[i];
 		size_t room = pos < len ? len - pos : 0;
 		int n = snprintf(room ? buf + pos : NULL, room, "%-24s %s  %s\n", e->path,
-		                 e->write ? "rw" : "ro", e->help);
+		                 ctl_mode(e), e->help);
 		if (n > 0)
 			pos += (size_t)n;
 	}

@@ -47,11 +47,15 @@ enum pa_page_state {
 	PS_HOLE,     /* no memory behind this frame */
 	PS_FREEING,  /* head of a block being freed outside the lock (init_on_free) */
 	PS_PCP,      /* head of a free block on a per-CPU list */
+	PS_ISOLATED, /* head of an allocated folio that compaction is moving */
+	PS_CAPTURED, /* head of a free block that compaction holds as a destination */
+	PS_MIGRATING,/* head of a destination being filled: counted as captured until done */
 };
 
 enum pa_page_flags {
-	PF_COMP = 1u << 0,     /* allocated as a folio (PA_GFP_COMP) */
-	PF_REPORTED = 1u << 1, /* free block already reported (free page reporting) */
+	PF_COMP = 1u << 0,         /* allocated as a folio (PA_GFP_COMP) */
+	PF_REPORTED = 1u << 1,     /* free block already reported (free page reporting) */
+	PF_FREE_PENDING = 1u << 2, /* freed by its owner while isolated: compaction frees it */
 };
 
 struct pa_page {
@@ -59,7 +63,9 @@ struct pa_page {
 	uint8_t order; /* head: order of the block */
 	uint8_t mt;    /* free: the list it is on; allocated: the type it was allocated as */
 	uint8_t flags; /* enum pa_page_flags */
-	uint32_t zone; /* PS_ALLOC: index of the zone in pool->zones */
+	uint8_t owner; /* allocated: registered owner that can move it (0: none) */
+	uint8_t pins;  /* allocated: pa_pin() count; a pinned folio is never moved */
+	uint16_t spare;
 	union {
 		struct { /* PS_FREE: links of the free list, as pfns */
 			uint32_t next;
@@ -83,6 +89,33 @@ static inline unsigned page_state(const struct pa_page *p)
 static inline void set_page_state(struct pa_page *p, unsigned state)
 {
 	__atomic_store_n(&p->state, (uint8_t)state, __ATOMIC_RELAXED);
+}
+
+/* The type an allocated block was taken as: set under a list lock, read under the zone lock. */
+static inline unsigned page_mt(const struct pa_page *p)
+{
+	return __atomic_load_n(&p->mt, __ATOMIC_RELAXED);
+}
+
+static inline void set_page_mt(struct pa_page *p, unsigned mt)
+{
+	__atomic_store_n(&p->mt, (uint8_t)mt, __ATOMIC_RELAXED);
+}
+
+/*
+ * Make a block taken off a free list an allocated one. The state goes last,
+ * with release order: compaction reads the other fields after it takes the
+ * state with an acquiring compare-and-swap.
+ */
+static inline void page_prep_alloc(struct pa_page *p, unsigned order, unsigned mt, uint32_t gfp)
+{
+	p->order = (uint8_t)order;
+	set_page_mt(p, mt);
+	p->flags = (gfp & PA_GFP_COMP) ? PF_COMP : 0;
+	p->owner = 0;
+	p->pins = 0;
+	p->private = 0;
+	__atomic_store_n(&p->state, (uint8_t)PS_ALLOC, __ATOMIC_RELEASE);
 }
 
 /* ---------------------------------------------------------------------- */
@@ -483,7 +516,9 @@ static inline int buddy_first_order(const struct pa_zone *zone, unsigned order, 
 
 static inline unsigned pageblock_mt(const struct pa_pool *pool, pa_pfn_t pfn)
 {
-	return pool->pb_bits[pfn >> pool->cfg.pageblock_order] & PB_MT_MASK;
+	/* Read without the zone lock by the per-CPU free path: a relaxed atomic byte. */
+	return __atomic_load_n(&pool->pb_bits[pfn >> pool->cfg.pageblock_order], __ATOMIC_RELAXED) &
+	       PB_MT_MASK;
 }
 
 void pageblock_set_mt(struct pa_pool *pool, pa_pfn_t pfn, unsigned mt);
@@ -572,7 +607,6 @@ static inline void pcp_push(struct pa_pool *pool, struct pa_pcp *pcp, pa_pfn_t p
 	struct pa_page *p = pfn_page(pool, pfn);
 	uint32_t *head = &pcp->head[pcp_index(order, type)];
 	set_page_state(p, PS_PCP);
-	p->mt = (uint8_t)type;
 	p->lru.next = *head;
 	*head = (uint32_t)pfn;
 	pcp->count += 1u << order;
@@ -580,12 +614,10 @@ static inline void pcp_push(struct pa_pool *pool, struct pa_pcp *pcp, pa_pfn_t p
 
 /* A block popped off a list becomes an allocated one: order, type and zone are already set. */
 static inline struct pa_page *pcp_prep(struct pa_pool *pool, struct pa_pcp *pcp, pa_pfn_t pfn,
-				       unsigned order, pa_gfp_t gfp)
+				       unsigned order, unsigned mt, pa_gfp_t gfp)
 {
 	struct pa_page *p = pfn_page(pool, pfn);
-	set_page_state(p, PS_ALLOC);
-	p->flags = (gfp & PA_GFP_COMP) ? PF_COMP : 0;
-	p->private = 0;
+	page_prep_alloc(p, order, mt, gfp);
 	pcp->ops[2 * order]++;
 	pcp->free_count >>= 1;
 	return p;
@@ -608,7 +640,7 @@ static inline struct pa_page *pcp_alloc(struct pa_zone *z, unsigned cpu, unsigne
 	pa_pfn_t pfn = pcp_pop(pool, pcp, order, mt);
 	if (unlikely(pfn == PA_NIL))
 		return pcp_refill_unlock(z, pcp, order, mt, gfp);
-	struct pa_page *p = pcp_prep(pool, pcp, pfn, order, gfp);
+	struct pa_page *p = pcp_prep(pool, pcp, pfn, order, mt, gfp);
 	pa_spin_unlock(&pcp->lock);
 	return p;
 }
@@ -629,8 +661,16 @@ static inline bool pcp_free(struct pa_zone *z, unsigned cpu, pa_pfn_t pfn, unsig
 		return false;
 	}
 	unsigned mt = pageblock_mt(pool, pfn);
+	uint8_t alloc = PS_ALLOC;
+	/*
+	 * A compare-and-swap, not a store: compaction may be isolating the folio
+	 * under the zone lock. The plain check first keeps a bad free of an absent
+	 * frame (read-only zero descriptor) from writing to it.
+	 */
 	if (unlikely(page_state(p) != PS_ALLOC || p->order != order || !pcp_order_enabled(pool, order) ||
-		     mt == PA_MT_ISOLATE)) {
+		     mt == PA_MT_ISOLATE ||
+		     !__atomic_compare_exchange_n(&p->state, &alloc, (uint8_t)PS_PCP, false,
+						  __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))) {
 		pa_spin_unlock(&pcp->lock);
 		return false;
 	}
@@ -648,6 +688,8 @@ static inline bool pcp_free(struct pa_zone *z, unsigned cpu, pa_pfn_t pfn, unsig
 
 /* Give back to the buddy every block of the orders in mask from one CPU's lists. */
 void pcp_drain_cpu(struct pa_zone *zone, unsigned cpu, uint64_t order_mask);
+/* Drain every CPU's lists; true if any held a block (the allocation slow path retries then). */
+bool pcp_drain_all_if_any(struct pa_pool *pool);
 /* 0 (auto-tuned high) or at least 8; -EINVAL otherwise. Resizes every CPU's lists. */
 int pcp_set_high_fraction(struct pa_pool *pool, unsigned fraction);
 /* Switch an order on or off; off drains it from every CPU. */
@@ -662,17 +704,6 @@ void zone_fold_stats_locked(const struct pa_zone *zone, uint64_t stat[PA_NR_ZONE
 /* "alloc.c"                                                               */
 /* ---------------------------------------------------------------------- */
 
-/* Make a block taken off a free list an allocated one. */
-static inline void page_prep_alloc(struct pa_page *p, unsigned order, unsigned mt, pa_gfp_t gfp,
-				   unsigned zone)
-{
-	set_page_state(p, PS_ALLOC);
-	p->order = (uint8_t)order;
-	p->mt = (uint8_t)mt;
-	p->flags = (gfp & PA_GFP_COMP) ? PF_COMP : 0;
-	p->zone = zone;
-	p->private = 0;
-}
 
 /* Which pageblocks an allocation of gfp belongs to. */
 static inline unsigned gfp_migratetype(pa_gfp_t gfp)

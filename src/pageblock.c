@@ -25,7 +25,8 @@ static const unsigned fallbacks[PA_NR_PCP_TYPES][2] = {
 void pageblock_set_mt(struct pa_pool *pool, pa_pfn_t pfn, unsigned mt)
 {
 	uint8_t *b = &pool->pb_bits[pfn >> pool->cfg.pageblock_order];
-	*b = (uint8_t)((*b & ~PB_MT_MASK) | mt);
+	uint8_t old = __atomic_load_n(b, __ATOMIC_RELAXED);
+	__atomic_store_n(b, (uint8_t)((old & ~PB_MT_MASK) | mt), __ATOMIC_RELAXED); /* zone lock held */
 }
 
 void pageblock_set_mt_range(struct pa_pool *pool, pa_pfn_t pfn, unsigned order, unsigned mt)
@@ -57,7 +58,7 @@ static struct pb_census pageblock_walk(struct pa_zone *z, pa_pfn_t pfn, int move
 			if (move_to >= 0)
 				buddy_list_move(z, p, (unsigned)move_to);
 		} else if (page_state(pg) == PS_ALLOC || page_state(pg) == PS_FREEING) {
-			c.movable += pg->mt == PA_MT_MOVABLE ? n : 0;
+			c.movable += page_mt(pg) == PA_MT_MOVABLE ? n : 0;
 		} else if (page_state(pg) != PS_PCP) {
 			n = 1; /* a hole, or an absent section inside a large pageblock */
 		}

@@ -140,9 +140,7 @@ static void pcp_refill(struct pa_zone *z, struct pa_pcp *pcp, unsigned order, un
 		pa_pfn_t pfn = pageblock_rmqueue(z, order, mt, 0);
 		if (pfn == PA_NIL)
 			break;
-		struct pa_page *p = pfn_page(pool, pfn);
-		p->order = (uint8_t)order;
-		p->zone = z->index;
+		pfn_page(pool, pfn)->order = (uint8_t)order;
 		pcp_push(pool, pcp, pfn, order, mt);
 	}
 	bool roomy = z->free_pages > z->wmark[PA_WMARK_HIGH];
@@ -180,7 +178,7 @@ struct pa_page *pcp_refill_unlock(struct pa_zone *z, struct pa_pcp *pcp, unsigne
 {
 	pcp_refill(z, pcp, order, mt);
 	pa_pfn_t pfn = pcp_pop(z->pool, pcp, order, mt);
-	struct pa_page *p = pfn != PA_NIL ? pcp_prep(z->pool, pcp, pfn, order, gfp) : NULL;
+	struct pa_page *p = pfn != PA_NIL ? pcp_prep(z->pool, pcp, pfn, order, mt, gfp) : NULL;
 	pa_spin_unlock(&pcp->lock);
 	return p;
 }
@@ -262,11 +260,28 @@ void pa_drain_local(struct pa_pool *pool)
 		pcp_drain_cpu(&pool->zones[i], cpu, UINT64_MAX);
 }
 
+/* Drain every CPU that holds anything; true if any did. */
+bool pcp_drain_all_if_any(struct pa_pool *pool)
+{
+	bool any = false;
+	for (unsigned i = 0; i < pool->nr_zones; i++) {
+		struct pa_zone *z = &pool->zones[i];
+		for (unsigned c = 0; c < pool->cfg.nr_cpus; c++) {
+			struct pa_pcp *pcp = &z->pcp[c];
+			platform_spin_lock(pool, &pcp->lock, SITE_DRAIN);
+			bool held = pcp->count != 0;
+			if (held)
+				pcp_spill(z, pcp, UINT64_MAX, UINT64_MAX, SITE_DRAIN);
+			pa_spin_unlock(&pcp->lock);
+			any |= held;
+		}
+	}
+	return any;
+}
+
 void pa_drain_all(struct pa_pool *pool)
 {
-	for (unsigned i = 0; i < pool->nr_zones; i++)
-		for (unsigned c = 0; c < pool->cfg.nr_cpus; c++)
-			pcp_drain_cpu(&pool->zones[i], c, UINT64_MAX);
+	pcp_drain_all_if_any(pool);
 }
 
 void zone_fold_stats_locked(const struct pa_zone *z, uint64_t stat[PA_NR_ZONE_STATS],

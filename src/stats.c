@@ -1,7 +1,8 @@
 /*
  * Statistics: the counter names, and every report of the pool in the exact
  * /proc text and as JSON: /proc/buddyinfo, /proc/pagetypeinfo, /proc/vmstat,
- * debugfs extfrag/{unusable,extfrag}_index, and the derived configuration.
+ * /proc/zoneinfo, debugfs extfrag/{unusable,extfrag}_index, the derived
+ * configuration, and the lock contention table of `perf lock contention`.
  *
  * How a report is made: the figures of each zone are copied under its lock
  * (a snapshot), then formatted with no lock held, through one bounded string
@@ -632,6 +633,377 @@ int pa_vmstat_read(struct pa_pool *pool, const char *name, uint64_t *value)
 }
 
 /* ---------------------------------------------------------------------- */
+/* /proc/zoneinfo                                                          */
+/* ---------------------------------------------------------------------- */
+
+/*
+ * Linux 6.7's /proc/zoneinfo for each populated zone, trimmed to what a
+ * pool has (no boost, promo, cma, protection, vm stats threshold or
+ * node_unreclaimable), with the zone's counters in place of Linux's vmstat
+ * items and the per-order counts of seed 002's third patch:
+ *
+ *   Node 0, zone   Normal
+ *     pages free     250873
+ *           min      ...            (likewise low, high, spanned, present, managed)
+ *         nr_free_pages 250873      (then "      %-12s %lu" per zone counter)
+ *     pagesets
+ *       cpu: 0
+ *                 count:    %lu     frames on the CPU's lists
+ *                 high:     %lu
+ *                 batch:    %lu
+ *                 high_min: %lu
+ *                 high_max: %lu
+ *                 order_%u:  unmovable %lu movable %lu reclaimable %lu
+ *     start_pfn:           %lu
+ *
+ * An "order_N:" line is printed for each order of which the CPU holds at
+ * least one block, and gives blocks (not frames) per PCP migratetype; it
+ * parses as /order_(\d+):\s+unmovable (\d+) movable (\d+) reclaimable (\d+)/.
+ * JSON: {"zones":[{"node","zone","free","min","low","high","spanned",
+ * "present","managed","start_pfn","stats":{name:value},"pagesets":[{"cpu",
+ * "count","high","high_min","high_max","batch","orders":[{"order",
+ * "unmovable","movable","reclaimable"}]}]}]}, "orders" likewise only the
+ * orders held.
+ *
+ * The zone's figures are read under its lock (and its counters under every
+ * list lock, by zone_fold_stats); each CPU's lists under their list lock,
+ * by pa_pcp_info().
+ */
+
+static const char *const pcp_type_names[PA_NR_PCP_TYPES] = { "unmovable", "movable",
+	                                                     "reclaimable" };
+
+struct zi_zone {
+	uint64_t free, spanned, present, managed, wmark[PA_NR_WMARK];
+	uint64_t stat[PA_NR_ZONE_STATS];
+};
+
+static void snap_zoneinfo(struct pa_zone *zone, struct zi_zone *zi)
+{
+	zone_fold_stats(zone, zi->stat, NULL);
+	zi->spanned = zone->end_pfn - zone->start_pfn;
+	pa_lock(&zone->lock, SITE_ADMIN);
+	zi->free = zone->free_pages;
+	zi->present = zone->present_pages;
+	zi->managed = zone->managed_pages;
+	memcpy(zi->wmark, zone->wmark, sizeof zi->wmark);
+	pa_unlock(&zone->lock);
+}
+
+static void zi_text_head(struct sbuf *sb, const struct pa_zone *zone, const struct zi_zone *zi)
+{
+	const struct {
+		const char *name;
+		uint64_t v;
+	} rows[] = { { "min", zi->wmark[PA_WMARK_MIN] }, { "low", zi->wmark[PA_WMARK_LOW] },
+		     { "high", zi->wmark[PA_WMARK_HIGH] }, { "spanned", zi->spanned },
+		     { "present", zi->present }, { "managed", zi->managed } };
+	sb_printf(sb, "Node %u, zone %8s\n  pages free     %" PRIu64 "\n", zone->node,
+	          zone_name(zone->type), zi->free);
+	for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++)
+		sb_printf(sb, "        %-8s %" PRIu64 "\n", rows[i].name, rows[i].v);
+	sb_printf(sb, "      %-12s %" PRIu64 "\n", "nr_free_pages", zi->free);
+	for (unsigned k = 0; k < PA_NR_ZONE_STATS; k++)
+		sb_printf(sb, "      %-12s %" PRIu64 "\n", pa_zone_stat_names[k], zi->stat[k]);
+	sb_puts(sb, "  pagesets\n");
+}
+
+static void zi_json_head(struct sbuf *sb, const struct pa_zone *zone, const struct zi_zone *zi)
+{
+	js_u64(sb, "node", zone->node);
+	js_str(sb, "zone", zone_name(zone->type));
+	js_u64(sb, "free", zi->free);
+	js_u64(sb, "min", zi->wmark[PA_WMARK_MIN]);
+	js_u64(sb, "low", zi->wmark[PA_WMARK_LOW]);
+	js_u64(sb, "high", zi->wmark[PA_WMARK_HIGH]);
+	js_u64(sb, "spanned", zi->spanned);
+	js_u64(sb, "present", zi->present);
+	js_u64(sb, "managed", zi->managed);
+	js_u64(sb, "start_pfn", zone->start_pfn);
+	js_open(sb, "stats", '{');
+	for (unsigned k = 0; k < PA_NR_ZONE_STATS; k++)
+		js_u64(sb, pa_zone_stat_names[k], zi->stat[k]);
+	js_close(sb, '}');
+}
+
+/* The blocks held of one order, by PCP type; false when there are none. */
+static bool zi_order_held(const uint64_t *blocks, unsigned order)
+{
+	const uint64_t *b = blocks + order * PA_NR_PCP_TYPES;
+	return b[0] | b[1] | b[2];
+}
+
+static void zi_orders(struct sbuf *sb, const uint64_t *blocks, unsigned orders)
+{
+	if (sb->json)
+		js_open(sb, "orders", '[');
+	for (unsigned o = 0; o < orders; o++) {
+		if (!zi_order_held(blocks, o))
+			continue;
+		const uint64_t *b = blocks + o * PA_NR_PCP_TYPES;
+		if (!sb->json) {
+			char key[24];
+			snprintf(key, sizeof key, "order_%u:", o);
+			sb_printf(sb, "              %-9s unmovable %" PRIu64 " movable %" PRIu64
+			              " reclaimable %" PRIu64 "\n",
+			          key, b[0], b[1], b[2]);
+			continue;
+		}
+		js_open(sb, NULL, '{');
+		js_u64(sb, "order", o);
+		for (unsigned t = 0; t < PA_NR_PCP_TYPES; t++)
+			js_u64(sb, pcp_type_names[t], b[t]);
+		js_close(sb, '}');
+	}
+	if (sb->json)
+		js_close(sb, ']');
+}
+
+static void zi_pageset(struct sbuf *sb, unsigned cpu, const struct pa_pcp_info *info,
+                       const uint64_t *blocks, unsigned orders)
+{
+	if (sb->json) {
+		js_open(sb, NULL, '{');
+		js_u64(sb, "cpu", cpu);
+		js_u64(sb, "count", info->count);
+		js_u64(sb, "high", info->high);
+		js_u64(sb, "high_min", info->high_min);
+		js_u64(sb, "high_max", info->high_max);
+		js_u64(sb, "batch", info->batch);
+	} else {
+		sb_printf(sb,
+		          "    cpu: %u\n              count:    %" PRIu64 "\n"
+		          "              high:     %" PRIu64 "\n              batch:    %" PRIu64
+		          "\n              high_min: %" PRIu64 "\n              high_max: %" PRIu64 "\n",
+		          cpu, info->count, info->high, info->batch, info->high_min, info->high_max);
+	}
+	zi_orders(sb, blocks, orders);
+	if (sb->json)
+		js_close(sb, '}');
+}
+
+static void zi_zone(struct pa_pool *pool, struct sbuf *sb, struct pa_zone *zone, uint64_t *blocks)
+{
+	struct zi_zone zi;
+	snap_zoneinfo(zone, &zi);
+	if (sb->json) {
+		js_open(sb, NULL, '{');
+		zi_json_head(sb, zone, &zi);
+		js_open(sb, "pagesets", '[');
+	} else {
+		zi_text_head(sb, zone, &zi);
+	}
+	for (unsigned cpu = 0; cpu < pool->cfg.nr_cpus; cpu++) {
+		struct pa_pcp_info info;
+		if (pa_pcp_info(pool, zone->node, zone->type, cpu, &info, blocks) == 0)
+			zi_pageset(sb, cpu, &info, blocks, nr_orders(pool));
+	}
+	if (sb->json) {
+		js_close(sb, ']');
+		js_close(sb, '}');
+	} else {
+		sb_printf(sb, "  start_pfn:           %" PRIu64 "\n", (uint64_t)zone->start_pfn);
+	}
+}
+
+static int report_zoneinfo(struct pa_pool *pool, struct sbuf *sb)
+{
+	uint64_t *blocks = calloc((size_t)nr_orders(pool) * PA_NR_PCP_TYPES, sizeof *blocks);
+	if (!blocks)
+		return -ENOMEM;
+	if (sb->json) {
+		js_open(sb, NULL, '{');
+		js_open(sb, "zones", '[');
+	}
+	for (unsigned nid = 0; nid < pool->nr_nodes; nid++)
+		for (unsigned t = 0; t < PA_ZONE_COUNT; t++)
+			if (node_zone(pool, nid, t))
+				zi_zone(pool, sb, node_zone(pool, nid, t), blocks);
+	if (sb->json) {
+		js_close(sb, ']');
+		js_close(sb, '}');
+	}
+	free(blocks);
+	return 0;
+}
+
+/* ---------------------------------------------------------------------- */
+/* Lock contention, as perf lock contention                                */
+/* ---------------------------------------------------------------------- */
+
+/*
+ * One row per (lock, call site) that was ever contended, most contended
+ * first, in the layout of `perf lock contention`:
+ *
+ *    contended   total wait     max wait     avg wait         type   caller
+ *          713      4.64 ms     74.37 us      6.51 us        mutex   pa_alloc_pages (zone->lock Node 0 Normal)
+ *
+ * Zone locks are pthread mutexes ("mutex"), one per zone. The per-CPU list
+ * locks are spin locks ("spinlock"), summed over the CPUs of a zone: a
+ * CPU's failed trylock (it then takes the zone path) counts as a contended
+ * acquisition with no wait, so contended = waits + failed trylocks, and the
+ * wait figures are those of the waits. avg = total / contended, as perf.
+ * JSON: {"locks":[{"name","caller","type","contended","total_wait_ns",
+ * "max_wait_ns","avg_wait_ns"}]}, in the same order.
+ *
+ * A zone lock's figures are read under that lock, a CPU's list lock's under
+ * the list lock (they are written only by holders), the failed-trylock
+ * counts with atomic loads.
+ */
+
+static const char *const lock_site_names[PA_NR_LOCK_SITES] = {
+#define X(id, name) [id] = name,
+	PA_LOCK_SITES(X)
+#undef X
+};
+
+struct lock_row {
+	char name[48];
+	const char *caller, *type;
+	uint64_t contended, total_wait_ns, max_wait_ns;
+};
+
+struct lock_rows {
+	struct lock_row *row;
+	unsigned nr;
+};
+
+static void lock_rows_add(struct lock_rows *r, const char *name, const char *type,
+                          const struct pa_lock_stat *site, const uint64_t *busy)
+{
+	for (unsigned s = 0; s < PA_NR_LOCK_SITES; s++) {
+		uint64_t contended = site[s].contended + (busy ? busy[s] : 0);
+		if (!contended)
+			continue;
+		struct lock_row *row = &r->row[r->nr++];
+		*row = (struct lock_row){ .caller = lock_site_names[s], .type = type,
+			                  .contended = contended,
+			                  .total_wait_ns = site[s].total_wait_ns,
+			                  .max_wait_ns = site[s].max_wait_ns };
+		snprintf(row->name, sizeof row->name, "%s", name);
+	}
+}
+
+static void snap_zone_lock(struct pa_zone *zone, struct pa_lock_stat *site)
+{
+	pa_lock(&zone->lock, SITE_ADMIN);
+	memcpy(site, zone->lock.site, sizeof zone->lock.site);
+	pa_unlock(&zone->lock);
+}
+
+/* Every CPU's list lock of the zone, summed: waits and failed trylocks per site. */
+static void snap_pcp_locks(struct pa_zone *zone, struct pa_lock_stat *site, uint64_t *busy)
+{
+	struct pa_pool *pool = zone->pool;
+	for (unsigned c = 0; c < pool->cfg.nr_cpus; c++) {
+		struct pa_spin *l = &zone->pcp[c].lock;
+		platform_spin_lock(pool, l, SITE_ADMIN);
+		for (unsigned s = 0; s < PA_NR_LOCK_SITES; s++) {
+			site[s].contended += l->site[s].contended;
+			site[s].total_wait_ns += l->site[s].total_wait_ns;
+			if (l->site[s].max_wait_ns > site[s].max_wait_ns)
+				site[s].max_wait_ns = l->site[s].max_wait_ns;
+		}
+		pa_spin_unlock(l);
+		for (unsigned s = 0; s < PA_NR_LOCK_SITES; s++)
+			busy[s] += atomic_load_explicit(&l->busy[s], memory_order_relaxed);
+	}
+}
+
+static void snap_locks(struct pa_pool *pool, struct lock_rows *r)
+{
+	for (unsigned i = 0; i < pool->nr_zones; i++) {
+		struct pa_zone *zone = &pool->zones[i];
+		struct pa_lock_stat site[PA_NR_LOCK_SITES] = { 0 };
+		uint64_t busy[PA_NR_LOCK_SITES] = { 0 };
+		char name[48];
+		snap_zone_lock(zone, site);
+		snprintf(name, sizeof name, "zone->lock Node %u %s", zone->node, zone_name(zone->type));
+		lock_rows_add(r, name, "mutex", site, NULL);
+		memset(site, 0, sizeof site);
+		snap_pcp_locks(zone, site, busy);
+		snprintf(name, sizeof name, "pcp->lock Node %u %s", zone->node, zone_name(zone->type));
+		lock_rows_add(r, name, "spinlock", site, busy);
+	}
+}
+
+/* Most contended first; ties by total wait, then by name, so the order is stable. */
+static int lock_row_cmp(const void *a, const void *b)
+{
+	const struct lock_row *x = a, *y = b;
+	if (x->contended != y->contended)
+		return x->contended < y->contended ? 1 : -1;
+	if (x->total_wait_ns != y->total_wait_ns)
+		return x->total_wait_ns < y->total_wait_ns ? 1 : -1;
+	int c = strcmp(x->name, y->name);
+	return c ? c : strcmp(x->caller, y->caller);
+}
+
+/* perf's time column: two decimals in the largest unit that fits, whole nanoseconds below 1 us. */
+static void lock_time(char *buf, size_t len, uint64_t ns)
+{
+	static const struct {
+		double base;
+		const char *unit;
+	} units[] = { { 3600e9, "h " }, { 60e9, "m " }, { 1e9, "s " }, { 1e6, "ms" }, { 1e3, "us" } };
+	for (size_t i = 0; i < sizeof units / sizeof units[0]; i++) {
+		if ((double)ns >= units[i].base) {
+			snprintf(buf, len, "%.2f %s", (double)ns / units[i].base, units[i].unit);
+			return;
+		}
+	}
+	snprintf(buf, len, "%" PRIu64 " ns", ns);
+}
+
+static void lock_row_out(struct sbuf *sb, const struct lock_row *row)
+{
+	uint64_t avg = row->total_wait_ns / row->contended;
+	if (sb->json) {
+		js_open(sb, NULL, '{');
+		js_str(sb, "name", row->name);
+		js_str(sb, "caller", row->caller);
+		js_str(sb, "type", row->type);
+		js_u64(sb, "contended", row->contended);
+		js_u64(sb, "total_wait_ns", row->total_wait_ns);
+		js_u64(sb, "max_wait_ns", row->max_wait_ns);
+		js_u64(sb, "avg_wait_ns", avg);
+		js_close(sb, '}');
+		return;
+	}
+	char total[24], max[24], mean[24];
+	lock_time(total, sizeof total, row->total_wait_ns);
+	lock_time(max, sizeof max, row->max_wait_ns);
+	lock_time(mean, sizeof mean, avg);
+	sb_printf(sb, "%10" PRIu64 " %12s %12s %12s %12s   %s (%s)\n", row->contended, total, max,
+	          mean, row->type, row->caller, row->name);
+}
+
+static int report_lockstat(struct pa_pool *pool, struct sbuf *sb)
+{
+	struct lock_rows r = { .row = calloc((size_t)pool->nr_zones * 2 * PA_NR_LOCK_SITES,
+		                             sizeof *r.row) };
+	if (!r.row)
+		return -ENOMEM;
+	snap_locks(pool, &r);
+	qsort(r.row, r.nr, sizeof *r.row, lock_row_cmp);
+	if (sb->json) {
+		js_open(sb, NULL, '{');
+		js_open(sb, "locks", '[');
+	} else {
+		sb_printf(sb, "%10s %12s %12s %12s %12s   %s\n", "contended", "total wait",
+		          "max wait", "avg wait", "type", "caller");
+	}
+	for (unsigned i = 0; i < r.nr; i++)
+		lock_row_out(sb, &r.row[i]);
+	if (sb->json) {
+		js_close(sb, ']');
+		js_close(sb, '}');
+	}
+	free(r.row);
+	return 0;
+}
+
+/* ---------------------------------------------------------------------- */
 /* The derived configuration                                               */
 /* ---------------------------------------------------------------------- */
 
@@ -815,6 +1187,8 @@ static const struct report_desc {
 	[PA_REPORT_VMSTAT] = { "vmstat", report_vmstat },
 	[PA_REPORT_UNUSABLE_INDEX] = { "unusable_index", report_unusable },
 	[PA_REPORT_EXTFRAG_INDEX] = { "extfrag_index", report_extfrag },
+	[PA_REPORT_ZONEINFO] = { "zoneinfo", report_zoneinfo },
+	[PA_REPORT_LOCKSTAT] = { "lockstat", report_lockstat },
 };
 
 const char *pa_report_name(enum pa_report_kind kind)

@@ -229,8 +229,9 @@ TEST(memmap_holes_at_the_edges)
 
 TEST(memmap_partial_hole_frames_are_never_allocated)
 {
-	/* 16M-17M: 256 frames inside section 0, which stays present. */
-	struct pa_pool *pool = test_boot("mem=64M memhole=16M-17M min_free_kbytes=0");
+	/* 16M-17M: 256 frames inside section 0, which stays present. pcp_orders=none: the
+	 * test counts exact capacity and the buddy's merges, with no frame on a per-CPU list. */
+	struct pa_pool *pool = test_boot("mem=64M memhole=16M-17M min_free_kbytes=0 pcp_orders=none");
 	pa_pfn_t lo = (16 * MiB) >> 12, hi = (17 * MiB) >> 12;
 	/*
 	 * The hole's frames have descriptors (their section is backed), marked as
@@ -282,8 +283,9 @@ TEST(memmap_partial_hole_frames_are_never_allocated)
 
 TEST(memmap_hole_across_a_section_boundary)
 {
-	/* 120M-136M crosses the 128M boundary: both sections hold memory, so both stay present. */
-	struct pa_pool *pool = test_boot("mem=256M memhole=120M-136M min_free_kbytes=0");
+	/* 120M-136M crosses the 128M boundary: both sections hold memory, so both stay present.
+	 * pcp_orders=none: exact capacity, with no frame left on another CPU's list. */
+	struct pa_pool *pool = test_boot("mem=256M memhole=120M-136M min_free_kbytes=0 pcp_orders=none");
 	pa_pfn_t lo = (120 * MiB) >> 12, hi = (136 * MiB) >> 12;
 	CHECK(memmap_section_present(pool, lo));
 	CHECK(memmap_section_present(pool, hi - 1));
@@ -311,7 +313,8 @@ TEST(memmap_hole_across_a_section_boundary)
 
 TEST(memmap_whole_section_hole_is_never_allocated)
 {
-	struct pa_pool *pool = test_boot("mem=384M memhole=128M-256M min_free_kbytes=0");
+	/* pcp_orders=none: exact capacity and the buddy's merges, with no per-CPU lists. */
+	struct pa_pool *pool = test_boot("mem=384M memhole=128M-256M min_free_kbytes=0 pcp_orders=none");
 	uint64_t managed = (256 * MiB) >> 12;
 	uint64_t nr;
 	struct pa_page **pages = alloc_all_order0(pool, managed + 16, &nr);

@@ -180,7 +180,8 @@ TEST(stats_buddyinfo_lists_zones_and_nodes)
 
 TEST(stats_buddyinfo_follows_allocations)
 {
-	struct pa_pool *pool = test_boot("mem=16M min_free_kbytes=0 max_order=10");
+	/* pcp_orders=none: the exact split of one allocation, with no per-CPU refill batch. */
+	struct pa_pool *pool = test_boot("mem=16M min_free_kbytes=0 max_order=10 pcp_orders=none");
 	struct pa_page *p = pa_alloc_pages(pool, PA_GFP_KERNEL, 0);
 	REQUIRE(p);
 	/* One 4M block split down to order 0: one free block of each order 0..9, three of order 10. */
@@ -373,11 +374,18 @@ TEST(stats_vmstat_counts_pages_allocated_and_freed)
 		p0[i] = pa_alloc_pages(pool, PA_GFP_MOVABLE, 0);
 	REQUIRE(p3 && p0[4]);
 	CHECK_EQ_U64(vmstat(pool, "pgalloc_normal") - a0, 8 + 5);
-	CHECK_EQ_U64(vmstat(pool, "nr_free_pages"), managed - 13);
+	/* nr_free_pages counts the buddy only: frames on the per-CPU lists are out of it (as
+	 * Linux's NR_FREE_PAGES), and pa_get_usage counts them as reserved. */
+	struct pa_usage u;
+	pa_get_usage(pool, &u);
+	CHECK_EQ_U64(u.allocated, 13);
+	CHECK_EQ_U64(vmstat(pool, "nr_free_pages"), u.free);
+	CHECK_EQ_U64(vmstat(pool, "nr_free_pages") + u.reserved, managed - 13);
 	pa_free_pages(pool, p3, 3);
 	for (int i = 0; i < 5; i++)
 		pa_free_pages(pool, p0[i], 0);
 	CHECK_EQ_U64(vmstat(pool, "pgfree") - f0, 13);
+	pa_drain_all(pool); /* the frees wait on the per-CPU lists until drained */
 	CHECK_EQ_U64(vmstat(pool, "nr_free_pages"), managed);
 	/* The text agrees with pa_vmstat_read. */
 	char *t = report_alloc(pool, PA_REPORT_VMSTAT, 0);
@@ -480,10 +488,13 @@ TEST(stats_vmstat_json_parses_and_agrees)
 
 /* --- unusable and extfrag indexes ---------------------------------------------- */
 
-/* 16M, all allocated, then every even pfn freed: 2048 free order-0 blocks, no pairs. */
+/*
+ * 16M, all allocated, then every even pfn freed: 2048 free order-0 blocks, no pairs.
+ * pcp_orders=none: exact capacity, and the freed frames go straight to the buddy.
+ */
 static struct pa_pool *fragmented_pool(struct pa_page ***kept, uint64_t *nr_kept)
 {
-	struct pa_pool *pool = test_boot("mem=16M min_free_kbytes=0 max_order=10");
+	struct pa_pool *pool = test_boot("mem=16M min_free_kbytes=0 max_order=10 pcp_orders=none");
 	uint64_t total = (16 * MiB) >> 12;
 	struct pa_page **all = malloc(total * sizeof *all);
 	REQUIRE(all);

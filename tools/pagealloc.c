@@ -279,14 +279,18 @@ static int cmd_bench(struct cli *cli)
 	return w->run(&cli->bench, NULL, stdout) ? 1 : 0;
 }
 
-static int ctl_print(struct pa_pool *pool, const char *path)
+/* Print a path's value; after a write, a write-only path ("pcp/drain") prints nothing. */
+static int ctl_print(struct pa_pool *pool, const char *path, bool written)
 {
 	int n = pa_ctl_read(pool, path, NULL, 0);
+	if (n == -EPERM && written)
+		return 0;
 	char *buf = n >= 0 ? malloc((size_t)n + 1) : NULL;
 	if (n >= 0 && buf)
 		n = pa_ctl_read(pool, path, buf, (size_t)n + 1);
 	if (n < 0 || !buf) {
-		fprintf(stderr, "pagealloc ctl: %s: %s\n", path, strerror(n < 0 ? -n : ENOMEM));
+		fprintf(stderr, "pagealloc ctl: %s: %s\n", path,
+		        n == -EPERM ? "write-only" : strerror(n < 0 ? -n : ENOMEM));
 		free(buf);
 		return -1;
 	}
@@ -305,11 +309,13 @@ static int cmd_ctl(struct cli *cli)
 	if (cli->nargs == 2) {
 		ret = pa_ctl_write(pool, path, cli->args[1]);
 		if (ret)
-			fprintf(stderr, "pagealloc ctl: %s=%s: %s\n", path, cli->args[1],
-			        strerror(-ret));
+			fprintf(stderr,
+			        "pagealloc ctl: %s=%s: %s (`pagealloc ctl` lists the paths and "
+			        "their values)\n",
+			        path, cli->args[1], strerror(-ret));
 	}
 	if (!ret)
-		ret = ctl_print(pool, path);
+		ret = ctl_print(pool, path, cli->nargs == 2);
 	pa_shutdown(pool);
 	return ret ? 1 : 0;
 }
