@@ -41,12 +41,24 @@ static const struct bench_workload workloads[] = {
 	  "  --nr N         blocks per run (default 1Mi, or as many as fit)\n"
 	  "  --api A        loop (pa_alloc_pages, default) or bulk (pa_alloc_pages_bulk)\n"
 	  "  --batch N      blocks per pa_alloc_pages_bulk call (default 128)\n"
-	  "  --threads N    threads, each with nr/threads blocks (default 1)\n"
+	  "  --threads N    threads, each with nr/threads blocks and posing as its own\n"
+	  "                 CPU (default 1); ops_per_sec is their aggregate throughput\n"
 	  "  --gfp FLAGS    as alloc-free-hot (default kernel)\n"
 	  "  --runs N       repetitions (default 5)\n"
 	  "  --keep         with --run: leave the blocks allocated\n"
-	  "  default boot:  mem=4G min_free_kbytes=0\n",
+	  "  default boot:  mem=4G min_free_kbytes=0 (nr_cpus=threads)\n",
 	  false, bench_alloc_free_bulk },
+	{ "page-fault1",
+	  "will-it-scale page_fault1: threads map and unmap 128 MiB; ops/s and lock contention",
+	  "  --threads N    threads, each posing as its own CPU (default 4)\n"
+	  "  --order N      folio order of the mapping: 0, 4 (64 KiB mTHP), 9 (default 0)\n"
+	  "  --iterations N map/unmap cycles per thread and run (default: about 1.3M\n"
+	  "                 operations per thread and run, 20 cycles at order 0)\n"
+	  "  --runs N       repetitions, each on a fresh pool (default 5)\n"
+	  "  --compare      run twice: the order off the per-CPU lists, then on; print both\n"
+	  "                 lock tables and the zone lock's contended counts with their ratio\n"
+	  "  default boot:  mem=max(2G, threads * 192M) nr_cpus=threads\n",
+	  true, bench_page_fault1 },
 	{ "boot", "time pa_boot and pa_shutdown; peak memory per frame",
 	  "  --runs N       repetitions (default 5)\n"
 	  "  default boot:  mem=64G\n",
@@ -155,6 +167,11 @@ static int opt_seed(struct bench_opts *o, const char *v)
 	return parse_u64(v, 0, UINT64_MAX, &o->seed);
 }
 
+static int opt_iterations(struct bench_opts *o, const char *v)
+{
+	return parse_u64(v, 1, UINT32_MAX, &o->iterations);
+}
+
 static int opt_nr(struct bench_opts *o, const char *v)
 {
 	return parse_u64(v, 1, 1ull << 32, &o->nr);
@@ -259,6 +276,7 @@ static const struct bench_option {
 	{ "--order", opt_order, "0..63" },
 	{ "--seed", opt_seed, "a number" },
 	{ "--nr", opt_nr, "1..4294967296" },
+	{ "--iterations", opt_iterations, "1..4294967295" },
 	{ "--batch", opt_batch, "1..1048576" },
 	{ "--api", opt_api, "loop or bulk" },
 	{ "--gfp", opt_gfp,
@@ -266,12 +284,15 @@ static const struct bench_option {
 	  "nowarn high thisnode dma32 nocompact" },
 	{ "--json", NULL, NULL },
 	{ "--keep", NULL, NULL },
+	{ "--compare", NULL, NULL },
 };
 
 static void opt_flag(struct bench_opts *o, const char *name)
 {
 	if (strcmp(name, "--json") == 0)
 		o->json = true;
+	else if (strcmp(name, "--compare") == 0)
+		o->compare = true;
 	else
 		o->keep = true;
 }
@@ -328,6 +349,43 @@ int bench_boot(const struct bench_opts *opt, const char *def, struct pa_pool **p
 	char err[512] = "";
 	const char *line = bench_boot_line(opt, def);
 	int ret = pa_boot(line, NULL, pool, err, sizeof err);
+	if (ret)
+		fprintf(stderr, "pagealloc: boot \"%s\": %s\n", line,
+		        err[0] ? err : strerror(-ret));
+	return ret;
+}
+
+static _Thread_local unsigned posed_cpu;
+
+void bench_pose_as_cpu(unsigned cpu)
+{
+	posed_cpu = cpu;
+}
+
+static unsigned posed_cpu_id(void *ctx)
+{
+	(void)ctx;
+	return posed_cpu;
+}
+
+const char *bench_posing_line(const struct bench_opts *opt, const char *def, unsigned cpus,
+                              char *buf, size_t len)
+{
+	const char *base = bench_boot_line(opt, def);
+	if (strstr(base, "nr_cpus="))
+		snprintf(buf, len, "%s", base);
+	else
+		snprintf(buf, len, "%s%snr_cpus=%u", base, *base ? " " : "", cpus);
+	return buf;
+}
+
+int bench_boot_posing(const struct bench_opts *opt, const char *def, unsigned cpus,
+                      struct pa_pool **pool)
+{
+	static const struct pa_platform posing = { .cpu_id = posed_cpu_id };
+	char line[1024], err[512] = "";
+	bench_posing_line(opt, def, cpus, line, sizeof line);
+	int ret = pa_boot(line, &posing, pool, err, sizeof err);
 	if (ret)
 		fprintf(stderr, "pagealloc: boot \"%s\": %s\n", line,
 		        err[0] ? err : strerror(-ret));
@@ -584,6 +642,32 @@ void bench_out_orders(struct bench_out *o, const char *key, const char *const *n
 		fputc('\n', o->f);
 	}
 	o->comma = true;
+}
+
+void bench_out_open(struct bench_out *o, const char *key)
+{
+	if (!o->json) {
+		fprintf(o->f, "\n%s:\n", key);
+		return;
+	}
+	out_key(o, key);
+	fputc('{', o->f);
+	o->comma = false;
+}
+
+void bench_out_close(struct bench_out *o)
+{
+	if (o->json)
+		fputc('}', o->f);
+	o->comma = true;
+}
+
+void bench_out_json(struct bench_out *o, const char *key, const char *json)
+{
+	if (!o->json)
+		return;
+	out_key(o, key);
+	fputs(json, o->f);
 }
 
 void bench_out_end(struct bench_out *o)

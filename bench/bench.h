@@ -38,6 +38,8 @@ struct bench_opts {
 	bool api_bulk;  /* alloc-free-bulk: pa_alloc_pages_bulk instead of a loop */
 	pa_gfp_t gfp;   /* allocation flags (--gfp) */
 	bool keep;      /* on a given pool: leave the blocks allocated at the end */
+	uint64_t iterations; /* page-fault1: map/unmap cycles per thread and run */
+	bool compare;   /* page-fault1: run with the order off, then on the per-CPU lists */
 };
 
 struct bench_workload {
@@ -74,6 +76,20 @@ uint64_t bench_now_ns(void);
 /* Boot from opt->boot, or def when it is not given; the error is printed. */
 int bench_boot(const struct bench_opts *opt, const char *def, struct pa_pool **pool);
 const char *bench_boot_line(const struct bench_opts *opt, const char *def);
+
+/*
+ * Threads that pose as CPUs: a pool booted by bench_boot_posing() asks its
+ * cpu_id hook, which answers what the calling thread last passed to
+ * bench_pose_as_cpu() (0 until then). So N worker threads use the per-CPU
+ * lists of CPUs 0..N-1, one each, as a kernel's tasks pinned to N CPUs
+ * would, whatever CPU the scheduler runs them on. The boot line gets
+ * nr_cpus=cpus unless it names nr_cpus itself.
+ */
+void bench_pose_as_cpu(unsigned cpu);
+const char *bench_posing_line(const struct bench_opts *opt, const char *def, unsigned cpus,
+                              char *buf, size_t len);
+int bench_boot_posing(const struct bench_opts *opt, const char *def, unsigned cpus,
+                      struct pa_pool **pool);
 
 /* The names of gfp flags, comma-separated, as --gfp takes them ("kernel" for none). */
 const char *bench_gfp_name(pa_gfp_t gfp, char *buf, size_t len);
@@ -132,6 +148,11 @@ void bench_out_report(struct bench_out *o, const char *key, struct pa_pool *pool
 /* Per-order figures: JSON arrays or one text table row per name. */
 void bench_out_orders(struct bench_out *o, const char *key, const char *const *names,
                       const uint64_t *const *rows, unsigned nr_rows, unsigned orders);
+/* A nested object under key (JSON), or a heading (text); closed by bench_out_close. */
+void bench_out_open(struct bench_out *o, const char *key);
+void bench_out_close(struct bench_out *o);
+/* A JSON value written as is (JSON only; text prints nothing). */
+void bench_out_json(struct bench_out *o, const char *key, const char *json);
 void bench_out_end(struct bench_out *o);
 
 /* --- The workloads ------------------------------------------------------ */
@@ -140,5 +161,6 @@ int bench_alloc_free_hot(const struct bench_opts *opt, struct pa_pool *pool, FIL
 int bench_alloc_free_bulk(const struct bench_opts *opt, struct pa_pool *pool, FILE *out);
 int bench_boot_time(const struct bench_opts *opt, struct pa_pool *pool, FILE *out);
 int bench_churn(const struct bench_opts *opt, struct pa_pool *pool, FILE *out);
+int bench_page_fault1(const struct bench_opts *opt, struct pa_pool *pool, FILE *out);
 
 #endif /* PA_BENCH_H */

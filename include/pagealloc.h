@@ -157,6 +157,75 @@ struct pa_pcp_info {
 int pa_pcp_info(struct pa_pool *pool, unsigned node, enum pa_zone_type zone, unsigned cpu,
                 struct pa_pcp_info *info, uint64_t *blocks);
 
+/* --- Movable owners, pinning and compaction ------------------------------ */
+
+/* What an owner's migrate callback answers. */
+enum pa_migrate_result {
+	PA_MIGRATE_OK = 0, /* references moved to the new folio: the old one is freed */
+	PA_MIGRATE_AGAIN,  /* not now; compaction may retry (sync modes) */
+	PA_MIGRATE_BUSY,   /* not movable at the moment; the folio stays where it is */
+};
+
+/*
+ * How an owner moves its folios. Compaction, contiguous allocation and
+ * offlining move only allocated PA_GFP_MOVABLE blocks that have an owner and
+ * no pins. In a backed pool the library copies the bytes before calling
+ * migrate; in a metadata-only pool migrate moves whatever the owner keeps.
+ * The callbacks run in the compacting thread with no pool lock held; they may
+ * call pa_page_to_pfn() and friends but must not allocate from the pool.
+ *
+ * Freeing a folio that compaction is moving is safe: pa_free_pages() of the
+ * old folio (or of the new one, once migrate has handed it over) marks it,
+ * and when the move ends the move is undone and both copies go back to the
+ * free lists; the owner must not free the other copy. pa_free_pages() never
+ * waits for a move.
+ */
+struct pa_owner_ops {
+	const char *name;
+	void *ctx;
+	enum pa_migrate_result (*migrate)(void *ctx, uint64_t cookie, struct pa_page *old_folio,
+	                                  struct pa_page *new_folio, unsigned order);
+	/*
+	 * Optional, for compaction_split_folios=1: the folio at head (of order)
+	 * was split into order-0 folios, each with the same owner and cookie.
+	 */
+	void (*split)(void *ctx, uint64_t cookie, struct pa_page *head, unsigned order);
+};
+
+/* Register an owner; returns its id (1..255) or -ENOSPC / -EINVAL. */
+int pa_owner_register(struct pa_pool *pool, const struct pa_owner_ops *ops);
+
+/*
+ * Make an allocated movable block movable by owner (an id from
+ * pa_owner_register, or 0 for none) with the owner's cookie.
+ * 0, or -EINVAL when page heads no allocated PA_GFP_MOVABLE block.
+ */
+int pa_set_owner(struct pa_pool *pool, struct pa_page *page, int owner, uint64_t cookie);
+
+/* pa_alloc_pages() and pa_set_owner() in one. */
+struct pa_page *pa_alloc_owned(struct pa_pool *pool, pa_gfp_t gfp, unsigned int order, int owner,
+                               uint64_t cookie);
+
+/* The owner's cookie of an allocated block (0 if none). */
+uint64_t pa_page_cookie(const struct pa_pool *pool, const struct pa_page *page);
+
+/* Pin a folio (it is not moved while pinned) and unpin it. 0 or -EINVAL / -EOVERFLOW. */
+int pa_pin(struct pa_pool *pool, struct pa_page *page);
+int pa_unpin(struct pa_pool *pool, struct pa_page *page);
+
+/*
+ * Compact every zone of node (or of every node with -1) until its free
+ * memory is as contiguous as moving movable folios makes it, as writing
+ * /proc/sys/vm/compact_memory does. Returns the frames migrated, or -errno.
+ */
+long pa_compact(struct pa_pool *pool, int node);
+
+/*
+ * With kcompactd=manual on the boot line, run one pass of node's background
+ * compactor (what its thread would do when woken). Returns frames migrated.
+ */
+long pa_kcompactd_run(struct pa_pool *pool, int node);
+
 /* --- Configuration, read back ------------------------------------------ */
 
 struct pa_config {

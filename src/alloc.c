@@ -133,14 +133,37 @@ static void alloc_failed(const struct alloc_ctx *ac)
 }
 
 /*
- * Before failing, do what Linux's reclaim path does that applies here: give
- * back the HIGHATOMIC reserve, and drain every CPU's lists into the buddy
- * (drain_all_pages), where the frames may merge into the block asked for.
+ * Direct compaction, as Linux escalates it: async, then sync-light, then
+ * (unless the caller asked for no retries) sync; after each, try again.
+ */
+static struct pa_page *alloc_compact(const struct alloc_ctx *ac, unsigned flags)
+{
+	static const enum compact_mode modes[] = { COMPACT_ASYNC, COMPACT_SYNC_LIGHT, COMPACT_SYNC };
+	unsigned n = (ac->gfp & PA_GFP_NORETRY) ? 1 : 3;
+	for (unsigned i = 0; i < n; i++) {
+		if (!compaction_direct(ac->pool, ac->node, ac->order, ac->gfp, modes[i]))
+			continue;
+		struct pa_page *p = get_page_from_freelist(ac, flags);
+		if (p)
+			return p;
+	}
+	return NULL;
+}
+
+/*
+ * The slow path: the min watermark; then, for a high order, wake the node's
+ * background compactor and compact directly; then what Linux's reclaim path
+ * does that applies here: give back the HIGHATOMIC reserve and drain every
+ * CPU's lists (drain_all_pages), where the frames may merge into the block.
  */
 static struct pa_page *alloc_slowpath(const struct alloc_ctx *ac)
 {
 	unsigned flags = (ac->flags & ~ALLOC_WMARK_MASK) | ALLOC_WMARK_MIN;
 	struct pa_page *p = get_page_from_freelist(ac, flags);
+	if (!p && ac->order > 0) {
+		compaction_wake(ac->pool, ac->node->id, ac->order);
+		p = alloc_compact(ac, flags);
+	}
 	if (!p && !(ac->flags & ALLOC_HIGHATOMIC) && unreserve_highatomic(ac))
 		p = get_page_from_freelist(ac, flags);
 	if (!p && pcp_drain_all_if_any(ac->pool))
@@ -252,6 +275,14 @@ static void describe_frame(struct pa_pool *pool, pa_pfn_t pfn, unsigned order, c
 	case PS_PCP:
 		snprintf(buf, len, "a free block of order %u on a per-CPU list (double free)", p->order);
 		return;
+	case PS_ISOLATED:
+	case PS_MIGRATING:
+		snprintf(buf, len, "a block being moved by compaction (%s)",
+			 (p->flags & PF_FREE_PENDING) ? "already freed: double free" : "wrong order");
+		return;
+	case PS_CAPTURED:
+		snprintf(buf, len, "a free block of order %u held by compaction (double free)", p->order);
+		return;
 	case PS_ALLOC:
 		snprintf(buf, len, "an allocated block of order %u (wrong order %u)", p->order, order);
 		return;
@@ -304,7 +335,14 @@ static __attribute__((noinline)) void free_zone(struct pa_pool *pool, struct pa_
 {
 	pa_lock(&z->lock, SITE_FREE);
 	struct pa_page *p = pfn_page(pool, pfn);
-	if (unlikely(page_state(p) != PS_ALLOC || p->order != order)) {
+	unsigned st = page_state(p);
+	if (unlikely((st == PS_ISOLATED || st == PS_MIGRATING) && p->order == order &&
+		     !(p->flags & PF_FREE_PENDING))) {
+		migrate_free_pending(p); /* compaction is moving it: it frees the block when done */
+		pa_unlock(&z->lock);
+		return;
+	}
+	if (unlikely(st != PS_ALLOC || p->order != order)) {
 		char found[160];
 		describe_frame(pool, pfn, order, found, sizeof found);
 		pa_unlock(&z->lock);
@@ -344,8 +382,7 @@ static pa_pfn_t covering_head(const struct pa_pool *pool, pa_pfn_t pfn)
 		pa_pfn_t head = pfn & ~((1ull << o) - 1);
 		const struct pa_page *h = pfn_page(pool, head);
 		unsigned st = page_state(h);
-		if ((st == PS_ALLOC || st == PS_FREE || st == PS_FREEING || st == PS_PCP) &&
-		    h->order >= o)
+		if (st != PS_BODY && st != PS_HOLE && h->order >= o)
 			return head;
 	}
 	return PA_NIL;
@@ -362,7 +399,8 @@ struct pa_page *pa_folio_head(const struct pa_pool *pool, const struct pa_page *
 	pa_pfn_t head = covering_head(pool, pfn);
 	if (head != PA_NIL) {
 		struct pa_page *h = pfn_page(pool, head);
-		if (page_state(h) == PS_ALLOC && (head == pfn || (h->flags & PF_COMP)))
+		unsigned st = page_state(h);
+		if ((st == PS_ALLOC || st == PS_ISOLATED) && (head == pfn || (h->flags & PF_COMP)))
 			res = h;
 	}
 	pa_unlock(&z->lock);
@@ -377,7 +415,7 @@ int pa_folio_order(const struct pa_pool *pool, const struct pa_page *page)
 	if (!z)
 		return -1;
 	pa_lock(&z->lock, SITE_ADMIN);
-	if (page_state(page) == PS_ALLOC)
+	if (page_state(page) == PS_ALLOC || page_state(page) == PS_ISOLATED)
 		order = page->order;
 	pa_unlock(&z->lock);
 	return order;

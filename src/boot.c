@@ -275,6 +275,22 @@ static int key_split_folios(struct parse_ctx *p) { return get_bool(p, &p->cfg->c
 static int key_shuffle(struct parse_ctx *p) { return get_bool(p, &p->cfg->shuffle); }
 static int key_init_on_free(struct parse_ctx *p) { return get_bool(p, &p->cfg->init_on_free); }
 static int key_deferred_init(struct parse_ctx *p) { return get_bool(p, &p->cfg->deferred_init); }
+static int key_kcompactd(struct parse_ctx *p)
+{
+	if (strcmp(p->val, "thread") == 0)
+		p->cfg->kcompactd_manual = false;
+	else if (strcmp(p->val, "manual") == 0)
+		p->cfg->kcompactd_manual = true;
+	else
+		return fail(p, "unknown mode (valid: thread, or manual for pa_kcompactd_run())");
+	return 0;
+}
+
+static int key_proactiveness(struct parse_ctx *p)
+{
+	return get_uint(p, 0, 100, &p->cfg->compaction_proactiveness);
+}
+
 static int key_debug(struct parse_ctx *p) { return get_uint(p, 0, 2, &p->cfg->debug); }
 
 static int key_bad_page(struct parse_ctx *p)
@@ -310,6 +326,8 @@ static const struct boot_key {
 	{ "min_free_kbytes", key_min_free_kbytes },
 	{ "watermark_scale_factor", key_wsf },
 	{ "compaction_split_folios", key_split_folios },
+	{ "compaction_proactiveness", key_proactiveness },
+	{ "kcompactd", key_kcompactd },
 	{ "shuffle", key_shuffle },
 	{ "init_on_free", key_init_on_free },
 	{ "deferred_init", key_deferred_init },
@@ -331,6 +349,7 @@ static void boot_defaults(struct pa_boot_config *c, unsigned online_cpus)
 	c->page_reporting_order = -1;
 	c->min_free_kbytes = -1;
 	c->watermark_scale_factor = 10;
+	c->compaction_proactiveness = 20;
 	c->deferred_init = true;
 }
 
@@ -477,6 +496,8 @@ int pa_boot(const char *cmdline, const struct pa_platform *platform, struct pa_p
 	pool->backing_fd = -1;
 	pthread_mutex_init(&pool->pcp_order_mutex, NULL);
 	pthread_mutex_init(&pool->ctl_lock, NULL);
+	pthread_mutex_init(&pool->owner_lock, NULL);
+	atomic_init(&pool->nr_owners, 1); /* owner 0 is "none" */
 	if (platform)
 		pool->plat = *platform;
 	pool->cpu_default = !pool->plat.cpu_id;
@@ -486,6 +507,10 @@ int pa_boot(const char *cmdline, const struct pa_platform *platform, struct pa_p
 		rc = memmap_init(pool, err, errlen);
 	if (rc == 0)
 		rc = zone_init_all(pool, err, errlen);
+	if (rc == 0) {
+		atomic_store(&pool->compaction_proactiveness, pool->cfg.compaction_proactiveness);
+		rc = compaction_init(pool, err, errlen);
+	}
 	if (rc) {
 		pa_shutdown(pool);
 		return rc;
@@ -498,10 +523,12 @@ void pa_shutdown(struct pa_pool *pool)
 {
 	if (!pool)
 		return;
+	compaction_stop(pool);
 	zone_destroy_all(pool);
 	memmap_destroy(pool);
 	pthread_mutex_destroy(&pool->pcp_order_mutex);
 	pthread_mutex_destroy(&pool->ctl_lock);
+	pthread_mutex_destroy(&pool->owner_lock);
 	free(pool);
 }
 

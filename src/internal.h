@@ -195,7 +195,15 @@ void platform_spin_lock(struct pa_pool *pool, struct pa_spin *s, enum pa_lock_si
 	X(FALLBACK_STEAL, "pgalloc_fallback_steal") /* taken from another type's pageblock */        \
 	X(FALLBACK_CLAIM, "pgalloc_fallback_claim") /* another type's pageblock claimed */          \
 	X(HIGHATOMIC_RESERVE, "highatomic_reserve")                                                  \
-	X(HIGHATOMIC_UNRESERVE, "highatomic_unreserve")
+	X(HIGHATOMIC_UNRESERVE, "highatomic_unreserve")                                              \
+	X(COMPACT_MIGRATE_SCANNED, "compact_migrate_scanned")                                        \
+	X(COMPACT_FREE_SCANNED, "compact_free_scanned")                                              \
+	X(COMPACT_ISOLATED, "compact_isolated")                                                      \
+	X(COMPACT_DAEMON_MIGRATE_SCANNED, "compact_daemon_migrate_scanned")                          \
+	X(COMPACT_DAEMON_FREE_SCANNED, "compact_daemon_free_scanned")                                \
+	X(PGMIGRATE_SUCCESS, "pgmigrate_success")                                                    \
+	X(PGMIGRATE_FAIL, "pgmigrate_fail")                                                          \
+	X(COMPACT_FOLIOS_SPLIT, "compact_folios_split")
 
 enum pa_zone_stat {
 #define X(id, name) PA_ZS_##id,
@@ -207,7 +215,12 @@ enum pa_zone_stat {
 /* Pool-wide counters, updated atomically (rare events). */
 #define PA_POOL_STATS(X)                                                                             \
 	X(BAD_PAGE, "bad_page")                                                                      \
-	X(ALLOC_FAIL, "pgalloc_fail")
+	X(ALLOC_FAIL, "pgalloc_fail")                                                                \
+	X(COMPACT_STALL, "compact_stall")                                                            \
+	X(COMPACT_FAIL, "compact_fail")                                                              \
+	X(COMPACT_SUCCESS, "compact_success")                                                        \
+	X(COMPACT_DAEMON_WAKE, "compact_daemon_wake")                                                \
+	X(COMPACT_DEFERRED, "compact_deferred")
 
 enum pa_pool_stat {
 #define X(id, name) PA_PS_##id,
@@ -245,6 +258,11 @@ struct pa_zone {
 	uint64_t *alloc_order;   /* [order]: successful allocations per order */
 
 	struct pa_pcp *pcp;      /* [cpu] */
+
+	/* Compaction (zone lock): cached scanner positions and deferral, as Linux's. */
+	pa_pfn_t compact_cached_migrate_pfn, compact_cached_free_pfn;
+	unsigned compact_considered, compact_defer_shift, compact_order_failed;
+	uint64_t *folios_migrated; /* [order]: folios moved whole */
 };
 
 struct pa_node {
@@ -300,6 +318,8 @@ struct pa_boot_config {
 	int64_t min_free_kbytes;  /* -1: Linux's formula */
 	unsigned watermark_scale_factor;
 	bool compaction_split_folios;
+	bool kcompactd_manual;    /* kcompactd=manual: no threads; pa_kcompactd_run() drives them */
+	unsigned compaction_proactiveness;
 	bool shuffle, init_on_free, deferred_init;
 	unsigned debug;
 	enum pa_bad_page_mode bad_page;
@@ -355,6 +375,14 @@ struct pa_pool {
 	struct pa_zone **cpu_zone;          /* [cpu * 2 + movable]: where a CPU's fast path allocates */
 	_Atomic unsigned pcp_high_fraction; /* 0: high auto-tuned; N: managed / N / CPUs */
 	pthread_mutex_t pcp_order_mutex;    /* serializes switching orders */
+
+	/* Movable owners ("migrate.c"): id -> ops; registered once, read without a lock. */
+	struct pa_owner_ops owners[256];
+	_Atomic unsigned nr_owners;
+	pthread_mutex_t owner_lock;
+	_Atomic unsigned compact_fail_pct;  /* fault injection: migrations answered AGAIN/BUSY */
+	_Atomic unsigned compaction_proactiveness;
+	struct pa_kcompactd *kcompactd;     /* [node] */
 };
 
 /* ---------------------------------------------------------------------- */
@@ -699,6 +727,51 @@ void zone_fold_stats(struct pa_zone *zone, uint64_t stat[PA_NR_ZONE_STATS], uint
 /* The same with the zone's list locks and zone lock held. */
 void zone_fold_stats_locked(const struct pa_zone *zone, uint64_t stat[PA_NR_ZONE_STATS],
 			    uint64_t *alloc_order);
+
+
+/* ---------------------------------------------------------------------- */
+/* "migrate.c": movable owners, pins, moving one folio                     */
+/* ---------------------------------------------------------------------- */
+
+/* Can compaction move this allocated block? Zone lock held, state taken (PS_ISOLATED). */
+static inline bool migrate_movable(const struct pa_pool *pool, const struct pa_page *p)
+{
+	return p->owner && p->owner < atomic_load_explicit(&pool->nr_owners, memory_order_acquire) &&
+	       !p->pins && page_mt(p) == PA_MT_MOVABLE;
+}
+
+/* Take an allocated block for moving: PS_ALLOC -> PS_ISOLATED if it is movable. Zone lock held. */
+bool migrate_isolate(struct pa_pool *pool, pa_pfn_t pfn, unsigned max_order);
+/* Give an isolated block back to its owner, or free it if it was freed meanwhile. Zone lock held. */
+void migrate_putback(struct pa_zone *zone, pa_pfn_t pfn);
+/*
+ * Move the isolated folio at src into the block at dst (PS_MIGRATING, same
+ * order): copy the bytes, ask the owner, then commit or undo under the zone
+ * lock. Called without the zone lock. On success src is handed to release
+ * (freed to the buddy, or kept by the caller); on failure dst is returned to
+ * the caller's free pages through keep_dst. Returns the owner's answer.
+ */
+enum pa_migrate_result migrate_folio(struct pa_zone *zone, pa_pfn_t src, pa_pfn_t dst,
+				     void (*release)(void *ctx, pa_pfn_t pfn, unsigned order),
+				     void *ctx);
+/* Linux's folio split (compaction_split_folios=1): an isolated folio into order-0 folios. */
+void migrate_split_folio(struct pa_zone *zone, pa_pfn_t pfn);
+/* pa_free_pages() of a block being moved: mark it; the mover frees it. Zone lock held. */
+void migrate_free_pending(struct pa_page *p);
+
+/* ---------------------------------------------------------------------- */
+/* "compaction.c"                                                          */
+/* ---------------------------------------------------------------------- */
+
+enum compact_mode { COMPACT_ASYNC, COMPACT_SYNC_LIGHT, COMPACT_SYNC };
+
+int compaction_init(struct pa_pool *pool, char *err, size_t errlen);
+void compaction_stop(struct pa_pool *pool);
+/* Direct compaction from the allocation slow path; true if a block of order may now exist. */
+bool compaction_direct(struct pa_pool *pool, const struct pa_node *node, unsigned order,
+		       pa_gfp_t gfp, enum compact_mode mode);
+/* A high-order allocation failed: wake node's background compactor. */
+void compaction_wake(struct pa_pool *pool, unsigned node, unsigned order);
 
 /* ---------------------------------------------------------------------- */
 /* "alloc.c"                                                               */

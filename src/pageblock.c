@@ -57,9 +57,10 @@ static struct pb_census pageblock_walk(struct pa_zone *z, pa_pfn_t pfn, int move
 			c.free += n;
 			if (move_to >= 0)
 				buddy_list_move(z, p, (unsigned)move_to);
-		} else if (page_state(pg) == PS_ALLOC || page_state(pg) == PS_FREEING) {
+		} else if (page_state(pg) == PS_ALLOC || page_state(pg) == PS_FREEING ||
+			   page_state(pg) == PS_ISOLATED) {
 			c.movable += page_mt(pg) == PA_MT_MOVABLE ? n : 0;
-		} else if (page_state(pg) != PS_PCP) {
+		} else if (page_state(pg) == PS_BODY || page_state(pg) == PS_HOLE) {
 			n = 1; /* a hole, or an absent section inside a large pageblock */
 		}
 		p += n;

@@ -109,7 +109,7 @@ static int check_body(struct vctx *v, struct pa_zone *z, pa_pfn_t head, unsigned
 }
 
 struct frame_census {
-	uint64_t free, allocated, free_heads, pcp, pcp_heads;
+	uint64_t free, allocated, free_heads, pcp, pcp_heads, captured;
 };
 
 /* Walk every frame of the zone: each is a hole, or in exactly one block. */
@@ -129,7 +129,7 @@ static int check_frames(struct vctx *v, struct pa_zone *z, struct frame_census *
 		}
 		/* PS_FREEING: a free wiping its bytes outside the lock; still allocated. */
 		unsigned st = page_state(p);
-		if (st != PS_FREE && st != PS_ALLOC && st != PS_FREEING && st != PS_PCP)
+		if (st == PS_BODY)
 			return vfail(v, z, "pfn %llu is in no block (state %u)", (unsigned long long)pfn, st);
 		unsigned order = p->order;
 		if (order > pool->cfg.max_order || (pfn & ((1ull << order) - 1)) ||
@@ -145,8 +145,10 @@ static int check_frames(struct vctx *v, struct pa_zone *z, struct frame_census *
 		} else if (st == PS_PCP) {
 			c->pcp += 1ull << order;
 			c->pcp_heads++;
+		} else if (st == PS_CAPTURED || st == PS_MIGRATING) {
+			c->captured += 1ull << order; /* held by a compaction pass */
 		} else
-			c->allocated += 1ull << order;
+			c->allocated += 1ull << order; /* PS_ALLOC, PS_ISOLATED, PS_FREEING */
 		pfn += 1ull << order;
 	}
 	return 0;
@@ -199,7 +201,7 @@ static int check_pcp(struct vctx *v, struct pa_zone *z, const struct frame_censu
 static int check_zone(struct vctx *v, struct pa_zone *z)
 {
 	uint64_t list_frames = 0, list_blocks = 0, stat[PA_NR_ZONE_STATS];
-	struct frame_census c = { 0, 0, 0, 0, 0 };
+	struct frame_census c = { 0, 0, 0, 0, 0, 0 };
 	int rc = check_lists(v, z, &list_frames, &list_blocks);
 	if (rc == 0)
 		rc = check_frames(v, z, &c);
@@ -214,6 +216,9 @@ static int check_zone(struct vctx *v, struct pa_zone *z)
 		return vfail(v, z, "free frames: %llu on the lists, %llu counted, %llu in the frame map",
 			     (unsigned long long)list_frames, (unsigned long long)z->free_pages,
 			     (unsigned long long)c.free);
+	if (c.captured != z->reserved_pages)
+		return vfail(v, z, "compaction holds %llu frames, reserved_pages says %llu",
+			     (unsigned long long)c.captured, (unsigned long long)z->reserved_pages);
 	if (c.allocated != allocated)
 		return vfail(v, z, "allocated frames: %llu in the frame map, %llu counted",
 			     (unsigned long long)c.allocated, (unsigned long long)allocated);

@@ -87,7 +87,8 @@ static int zone_alloc_arrays(struct pa_zone *z, unsigned max_order)
 	z->nr_free = calloc(orders, sizeof *z->nr_free);
 	z->nr_free_mt = calloc(orders * PA_MT_COUNT, sizeof *z->nr_free_mt);
 	z->alloc_order = calloc(orders, sizeof *z->alloc_order);
-	if (!z->list_head || !z->nr_free || !z->nr_free_mt || !z->alloc_order)
+	z->folios_migrated = calloc(orders, sizeof *z->folios_migrated);
+	if (!z->list_head || !z->nr_free || !z->nr_free_mt || !z->alloc_order || !z->folios_migrated)
 		return -ENOMEM;
 	for (size_t i = 0; i < orders * PA_MT_COUNT; i++)
 		z->list_head[i] = PA_NIL;
@@ -167,6 +168,8 @@ static int zone_init(struct pa_pool *pool, struct pa_zone *z, unsigned node, enu
 	z->type = type;
 	z->start_pfn = start;
 	z->end_pfn = end;
+	z->compact_cached_migrate_pfn = start;
+	z->compact_cached_free_pfn = end;
 	platform_lock_init(&z->lock, pool, lock_names[type]);
 	if (zone_alloc_arrays(z, pool->cfg.max_order) || pcp_init_zone(z))
 		return -ENOMEM;
@@ -328,6 +331,7 @@ void zone_destroy_all(struct pa_pool *pool)
 		free(z->nr_free);
 		free(z->nr_free_mt);
 		free(z->alloc_order);
+		free(z->folios_migrated);
 	}
 	for (unsigned i = 0; i < pool->nr_nodes; i++)
 		free(pool->nodes[i].zonelist);

@@ -61,6 +61,11 @@ static const struct command commands[] = {
 	  cmd_report, CMD_JSON | CMD_RUN, 0, PA_REPORT_PAGETYPEINFO },
 	{ "vmstat", "", "counters, as /proc/vmstat", cmd_report, CMD_JSON | CMD_RUN, 0,
 	  PA_REPORT_VMSTAT },
+	{ "zoneinfo", "", "zones and per-CPU lists with per-order counts, as /proc/zoneinfo",
+	  cmd_report, CMD_JSON | CMD_RUN, 0, PA_REPORT_ZONEINFO },
+	{ "lockstat", "",
+	  "lock contention per lock and call site, as perf lock contention prints it",
+	  cmd_report, CMD_JSON | CMD_RUN, 0, PA_REPORT_LOCKSTAT },
 	{ "extfrag", "", "unusable free space and fragmentation indexes, as debugfs extfrag",
 	  cmd_extfrag, CMD_JSON | CMD_RUN, 0, PA_REPORT_EXTFRAG_INDEX },
 	{ "bench", "[NAME] [options]", "run a workload and time it (default: churn)", cmd_bench,
@@ -83,9 +88,11 @@ static void usage(FILE *f)
 	           "  --boot \"CMDLINE\"  boot line, e.g. \"mem=4G numa=2 max_order=18\" "
 	           "(default: all defaults)\n"
 	           "  --json           JSON instead of the /proc text\n"
-	           "  --run WORKLOAD   (buddyinfo, pagetypeinfo, vmstat, extfrag) run a workload "
-	           "first,\n"
-	           "                   with its options (pagealloc bench --help lists them)\n"
+	           "  --run WORKLOAD   (buddyinfo, pagetypeinfo, vmstat, zoneinfo, lockstat, "
+	           "extfrag)\n"
+	           "                   run a workload first, with its options (pagealloc bench "
+	           "--help\n"
+	           "                   lists them)\n"
 	           "  --help           this text, or a command's\n");
 }
 

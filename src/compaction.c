@@ -1,0 +1,747 @@
+/*
+ * Compaction: move movable folios so that free memory becomes contiguous.
+ *
+ * One pass over a zone, as Linux runs it since folio compaction (6.9):
+ *   1. The migrate scanner walks up from the zone start a pageblock at a
+ *      time and isolates movable folios (never one larger than the order
+ *      asked for: moving it cannot help and costs the most).
+ *   2. The free scanner walks down from the zone end and captures free
+ *      blocks whole, unprepared, into one list per order.
+ *   3. Each folio gets a destination of its own order; a larger captured
+ *      block is split only when no block of that order is left.
+ *   4. Bytes are copied and the owner told (migrate.c); the source is freed.
+ *   5. The pass ends when the scanners meet or the order asked for is free;
+ *      captured blocks go back to the buddy.
+ * With compaction_split_folios=1 it behaves as before: large folios are
+ * split and every captured block is cut to order 0 at once.
+ *
+ * Orders above the pageblock order (up to max_order, 1 GiB at 4 KiB pages)
+ * take another route: pick the aligned regions that are cheapest to empty
+ * (no unmovable or pinned frame, fewest movable frames), capture their free
+ * blocks so nobody takes them, and move every folio out (compact_region).
+ *
+ * Deferral, cached scanner positions and skip hints follow Linux. The zone
+ * lock is held for one pageblock at a time and never while data is copied.
+ */
+#include "internal.h"
+
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define COMPACT_CLUSTER_MAX 32 /* folios isolated per round, as Linux's */
+#define COMPACT_MAX_DEFER_SHIFT 6
+#define COMPACT_RETRIES 3       /* sync modes retry a migration that answered AGAIN */
+
+struct compact_control {
+	struct pa_pool *pool;
+	struct pa_zone *zone;
+	int order;                /* -1: the whole zone, no order in mind */
+	enum compact_mode mode;
+	bool daemon, split_folios;
+	pa_pfn_t migrate_pfn, free_pfn;
+	pa_pfn_t region_start, region_end; /* compact_region(): keep destinations outside */
+	uint32_t *captured;       /* [order]: stack of captured blocks through lru.next */
+	uint64_t nr_captured;     /* frames */
+	pa_pfn_t migrate[COMPACT_CLUSTER_MAX];
+	unsigned nr_migrate;
+	uint64_t migrated;        /* frames moved */
+	uint64_t scanned_migrate, scanned_free;
+};
+
+static unsigned pb_frames(const struct pa_pool *pool)
+{
+	return 1u << pool->cfg.pageblock_order;
+}
+
+/* ---------------------------------------------------------------------- */
+/* Captured free blocks                                                    */
+/* ---------------------------------------------------------------------- */
+
+static void capture_push(struct compact_control *cc, pa_pfn_t pfn, unsigned order)
+{
+	struct pa_page *p = pfn_page(cc->pool, pfn);
+	set_page_state(p, PS_CAPTURED);
+	p->order = (uint8_t)order;
+	p->lru.next = cc->captured[order];
+	cc->captured[order] = (uint32_t)pfn;
+	cc->nr_captured += 1ull << order;
+}
+
+static pa_pfn_t capture_pop(struct compact_control *cc, unsigned order)
+{
+	pa_pfn_t pfn = cc->captured[order];
+	if (pfn == PA_NIL)
+		return PA_NIL;
+	cc->captured[order] = pfn_page(cc->pool, pfn)->lru.next;
+	cc->nr_captured -= 1ull << order;
+	return pfn;
+}
+
+/* Zone lock held: a free block leaves the buddy for the captured lists. */
+static void capture_block(struct compact_control *cc, pa_pfn_t pfn, unsigned order)
+{
+	buddy_list_del(cc->zone, pfn);
+	cc->zone->reserved_pages += 1ull << order;
+	if (!cc->split_folios) {
+		capture_push(cc, pfn, order);
+		return;
+	}
+	for (uint64_t i = 0; i < (1ull << order); i++) /* the old way: order-0 pages only */
+		capture_push(cc, pfn + i, 0);
+}
+
+/* migrate_folio()'s release callback: a freed source, or a destination not used. */
+static void capture_release(void *ctx, pa_pfn_t pfn, unsigned order)
+{
+	struct compact_control *cc = ctx;
+	struct pa_page *p = pfn_page(cc->pool, pfn);
+	if (page_state(p) == PS_MIGRATING || cc->region_end > cc->region_start) {
+		/* An unused destination, or a source inside a region being emptied: keep it. */
+		if (page_state(p) != PS_MIGRATING)
+			cc->zone->reserved_pages += 1ull << order;
+		capture_push(cc, pfn, order);
+		return;
+	}
+	buddy_free_block(cc->zone, pfn, order, pageblock_mt(cc->pool, pfn));
+}
+
+/* Give every captured block back to the buddy. */
+static void capture_release_all(struct compact_control *cc)
+{
+	struct pa_zone *z = cc->zone;
+	pa_lock(&z->lock, SITE_ADMIN);
+	for (unsigned o = 0; o <= cc->pool->cfg.max_order; o++) {
+		for (pa_pfn_t pfn; (pfn = capture_pop(cc, o)) != PA_NIL;) {
+			z->reserved_pages -= 1ull << o;
+			buddy_free_block(z, pfn, o, pageblock_mt(cc->pool, pfn));
+		}
+	}
+	pa_unlock(&z->lock);
+}
+
+/* ---------------------------------------------------------------------- */
+/* The free scanner                                                        */
+/* ---------------------------------------------------------------------- */
+
+/* Linux's suitable_migration_target(): movable pageblocks not wholly free. */
+static bool free_target(const struct compact_control *cc, pa_pfn_t pb_start)
+{
+	return pageblock_mt(cc->pool, pb_start) == PA_MT_MOVABLE &&
+	       !(cc->pool->pb_bits[pb_start >> cc->pool->cfg.pageblock_order] & PB_ISOLATE);
+}
+
+/* Would capturing this free block undo what the pass is for? */
+static bool keep_free(const struct compact_control *cc, unsigned order)
+{
+	unsigned limit = cc->order >= 0 ? (unsigned)cc->order : cc->pool->cfg.pageblock_order;
+	return order >= limit;
+}
+
+/* Capture the free blocks of one pageblock. Zone lock held. */
+static void isolate_free_block(struct compact_control *cc, pa_pfn_t start, pa_pfn_t end)
+{
+	struct pa_pool *pool = cc->pool;
+	for (pa_pfn_t pfn = start; pfn < end;) {
+		struct pa_page *p = pfn_page(pool, pfn);
+		unsigned st = page_state(p);
+		uint64_t n = (st == PS_HOLE || st == PS_BODY) ? 1 : 1ull << p->order;
+		cc->scanned_free += n;
+		if (st == PS_FREE && !keep_free(cc, p->order) &&
+		    (pfn + n <= cc->region_start || pfn >= cc->region_end))
+			capture_block(cc, pfn, p->order);
+		pfn += n;
+	}
+}
+
+/* Walk down from free_pfn, a pageblock at a time, until something is captured. */
+static void isolate_freepages(struct compact_control *cc)
+{
+	struct pa_zone *z = cc->zone;
+	uint64_t before = cc->nr_captured;
+	while (cc->free_pfn > cc->migrate_pfn && cc->nr_captured == before) {
+		pa_pfn_t start = (cc->free_pfn - 1) & ~(pa_pfn_t)(pb_frames(cc->pool) - 1);
+		if (start < z->start_pfn)
+			start = z->start_pfn;
+		if (start < cc->migrate_pfn)
+			break;
+		pa_lock(&z->lock, SITE_ADMIN);
+		if (free_target(cc, start))
+			isolate_free_block(cc, start, cc->free_pfn);
+		pa_unlock(&z->lock);
+		cc->free_pfn = start;
+	}
+}
+
+/* A destination of this order: captured, split from a larger one, or scanned for. */
+static pa_pfn_t compaction_alloc(struct compact_control *cc, unsigned order)
+{
+	for (int tries = 0; tries < 2; tries++) {
+		for (unsigned o = order; o <= cc->pool->cfg.max_order; o++) {
+			pa_pfn_t pfn = capture_pop(cc, o);
+			if (pfn == PA_NIL)
+				continue;
+			while (o > order) { /* split on demand: keep the upper halves */
+				o--;
+				capture_push(cc, pfn + (1ull << o), o);
+			}
+			set_page_state(pfn_page(cc->pool, pfn), PS_MIGRATING);
+			return pfn;
+		}
+		isolate_freepages(cc);
+	}
+	return PA_NIL;
+}
+
+/* ---------------------------------------------------------------------- */
+/* The migrate scanner                                                     */
+/* ---------------------------------------------------------------------- */
+
+/* Isolate the movable folios of [start, end). Zone lock held. */
+static void isolate_migrate_block(struct compact_control *cc, pa_pfn_t start, pa_pfn_t end)
+{
+	struct pa_pool *pool = cc->pool;
+	unsigned max = cc->order >= 0 && !cc->split_folios ? (unsigned)cc->order : pool->cfg.max_order;
+	for (pa_pfn_t pfn = start; pfn < end && cc->nr_migrate < COMPACT_CLUSTER_MAX;) {
+		struct pa_page *p = pfn_page(pool, pfn);
+		unsigned st = page_state(p);
+		uint64_t n = (st == PS_HOLE || st == PS_BODY) ? 1 : 1ull << p->order;
+		cc->scanned_migrate += n;
+		if (st == PS_ALLOC && migrate_isolate(pool, pfn, max)) {
+			if (cc->split_folios && p->order)
+				migrate_split_folio(cc->zone, pfn);
+			cc->migrate[cc->nr_migrate++] = pfn;
+			n = 1ull << p->order;
+		}
+		pfn += n;
+	}
+}
+
+/* Linux's isolate_migratepages(): the next pageblock that is worth scanning. */
+static void isolate_migratepages(struct compact_control *cc)
+{
+	struct pa_pool *pool = cc->pool;
+	struct pa_zone *z = cc->zone;
+	pa_pfn_t start = cc->migrate_pfn;
+	pa_pfn_t end = (start | (pb_frames(pool) - 1)) + 1;
+	if (end > cc->free_pfn)
+		end = cc->free_pfn;
+	uint8_t *bits = &pool->pb_bits[start >> pool->cfg.pageblock_order];
+	pa_lock(&z->lock, SITE_ADMIN);
+	/* Async passes skip blocks that gave nothing before, and non-movable blocks. */
+	bool skip = cc->mode == COMPACT_ASYNC &&
+		    ((*bits & PB_SKIP) || pageblock_mt(pool, start) != PA_MT_MOVABLE);
+	if (!skip) {
+		unsigned before = cc->nr_migrate;
+		isolate_migrate_block(cc, start, end);
+		if (cc->nr_migrate == before && cc->order >= 0)
+			__atomic_fetch_or(bits, (uint8_t)PB_SKIP, __ATOMIC_RELAXED);
+	}
+	pa_unlock(&z->lock);
+	/* A full cluster may have stopped mid-block: resume after the last folio. */
+	if (cc->nr_migrate == COMPACT_CLUSTER_MAX) {
+		pa_pfn_t last = cc->migrate[cc->nr_migrate - 1];
+		end = last + (1ull << pfn_page(pool, last)->order);
+	}
+	cc->migrate_pfn = end;
+}
+
+/* Move every isolated folio; false when no destination is left. */
+static bool migrate_pages(struct compact_control *cc)
+{
+	bool room = true;
+	for (unsigned i = 0; i < cc->nr_migrate; i++) {
+		pa_pfn_t src = cc->migrate[i];
+		unsigned order = pfn_page(cc->pool, src)->order;
+		pa_pfn_t dst = room ? compaction_alloc(cc, order) : PA_NIL;
+		if (dst == PA_NIL) {
+			room = false;
+			pa_lock(&cc->zone->lock, SITE_ADMIN);
+			migrate_putback(cc->zone, src);
+			pa_unlock(&cc->zone->lock);
+			continue;
+		}
+		enum pa_migrate_result r = PA_MIGRATE_AGAIN;
+		for (int t = 0; r == PA_MIGRATE_AGAIN && t < COMPACT_RETRIES; t++) {
+			if (t) { /* sync modes try again: take the folio back for another go */
+				pa_lock(&cc->zone->lock, SITE_ADMIN);
+				bool again = migrate_isolate(cc->pool, src, cc->pool->cfg.max_order);
+				pa_unlock(&cc->zone->lock);
+				if (!again || (dst = compaction_alloc(cc, order)) == PA_NIL)
+					break;
+			}
+			r = migrate_folio(cc->zone, src, dst, capture_release, cc);
+			if (cc->mode == COMPACT_ASYNC)
+				break;
+		}
+		cc->migrated += r == PA_MIGRATE_OK ? 1ull << order : 0;
+	}
+	cc->nr_migrate = 0;
+	return room;
+}
+
+/* ---------------------------------------------------------------------- */
+/* A pass over a zone                                                      */
+/* ---------------------------------------------------------------------- */
+
+/* Is a block of the order asked for free now (Linux's __compact_finished)? */
+static bool order_free(const struct pa_zone *z, int order)
+{
+	if (order < 0)
+		return false;
+	for (unsigned mt = 0; mt < PA_NR_PCP_TYPES; mt++)
+		if (buddy_first_order(z, (unsigned)order, mt) >= 0)
+			return true;
+	return false;
+}
+
+static void compact_stats(struct compact_control *cc)
+{
+	struct pa_zone *z = cc->zone;
+	pa_lock(&z->lock, SITE_ADMIN);
+	z->stat[cc->daemon ? PA_ZS_COMPACT_DAEMON_MIGRATE_SCANNED : PA_ZS_COMPACT_MIGRATE_SCANNED] +=
+		cc->scanned_migrate;
+	z->stat[cc->daemon ? PA_ZS_COMPACT_DAEMON_FREE_SCANNED : PA_ZS_COMPACT_FREE_SCANNED] +=
+		cc->scanned_free;
+	pa_unlock(&z->lock);
+}
+
+static bool compact_cc_init(struct compact_control *cc, struct pa_zone *z, int order,
+			    enum compact_mode mode, bool whole_zone)
+{
+	memset(cc, 0, sizeof *cc);
+	cc->pool = z->pool;
+	cc->zone = z;
+	cc->order = order;
+	cc->mode = mode;
+	cc->split_folios = z->pool->cfg.compaction_split_folios;
+	cc->captured = malloc((z->pool->cfg.max_order + 1) * sizeof *cc->captured);
+	if (!cc->captured)
+		return false;
+	for (unsigned o = 0; o <= z->pool->cfg.max_order; o++)
+		cc->captured[o] = PA_NIL;
+	pa_lock(&z->lock, SITE_ADMIN);
+	cc->migrate_pfn = whole_zone ? z->start_pfn : z->compact_cached_migrate_pfn;
+	cc->free_pfn = whole_zone ? z->end_pfn : z->compact_cached_free_pfn;
+	if (cc->migrate_pfn >= cc->free_pfn) { /* a pass ended: start over, forget skip hints */
+		cc->migrate_pfn = z->start_pfn;
+		cc->free_pfn = z->end_pfn;
+		for (pa_pfn_t pfn = z->start_pfn; pfn < z->end_pfn; pfn += pb_frames(cc->pool))
+			__atomic_fetch_and(&cc->pool->pb_bits[pfn >> cc->pool->cfg.pageblock_order],
+					   (uint8_t)~PB_SKIP, __ATOMIC_RELAXED);
+	}
+	pa_unlock(&z->lock);
+	return true;
+}
+
+/* One pass; returns the frames moved. */
+static uint64_t compact_zone(struct pa_zone *z, int order, enum compact_mode mode, bool whole_zone,
+			     bool daemon)
+{
+	struct compact_control cc;
+	if (!compact_cc_init(&cc, z, order, mode, whole_zone))
+		return 0;
+	cc.daemon = daemon;
+	while (cc.migrate_pfn < cc.free_pfn) {
+		pa_lock(&z->lock, SITE_ADMIN);
+		bool done = order_free(z, order);
+		pa_unlock(&z->lock);
+		if (done)
+			break;
+		isolate_migratepages(&cc);
+		if (cc.nr_migrate && !migrate_pages(&cc))
+			break;
+	}
+	capture_release_all(&cc);
+	compact_stats(&cc);
+	pa_lock(&z->lock, SITE_ADMIN);
+	z->stat[PA_ZS_COMPACT_ISOLATED] += cc.migrated;
+	z->compact_cached_migrate_pfn = cc.migrate_pfn;
+	z->compact_cached_free_pfn = cc.free_pfn;
+	pa_unlock(&z->lock);
+	free(cc.captured);
+	return cc.migrated;
+}
+
+/* ---------------------------------------------------------------------- */
+/* Orders above the pageblock: empty the cheapest aligned region           */
+/* ---------------------------------------------------------------------- */
+
+/*
+ * What it costs to empty [start, start + 2^order): the movable frames to
+ * move, or UINT64_MAX when a frame cannot be moved (unmovable, pinned, a
+ * hole, being moved already). Per-CPU lists were drained before. Zone lock held.
+ */
+static uint64_t region_cost(const struct pa_pool *pool, pa_pfn_t start, unsigned order)
+{
+	uint64_t cost = 0;
+	for (pa_pfn_t pfn = start; pfn < start + (1ull << order);) {
+		const struct pa_page *p = pfn_page(pool, pfn);
+		unsigned st = page_state(p);
+		if (st == PS_FREE) {
+			pfn += 1ull << p->order;
+			continue;
+		}
+		if (st != PS_ALLOC || !p->owner || p->pins || page_mt(p) != PA_MT_MOVABLE ||
+		    p->owner >= atomic_load_explicit(&pool->nr_owners, memory_order_acquire))
+			return UINT64_MAX;
+		cost += 1ull << p->order;
+		pfn += 1ull << p->order;
+	}
+	return cost;
+}
+
+/* The aligned region of the zone cheapest to empty; PA_NIL if every one holds a fixed frame. */
+static pa_pfn_t cheapest_region(struct pa_zone *z, unsigned order)
+{
+	struct pa_pool *pool = z->pool;
+	uint64_t size = 1ull << order, best_cost = UINT64_MAX;
+	pa_pfn_t best = PA_NIL;
+	for (pa_pfn_t s = (z->start_pfn + size - 1) & ~(size - 1); s + size <= z->end_pfn; s += size) {
+		if (!memmap_section_present(pool, s))
+			continue;
+		pa_lock(&z->lock, SITE_ADMIN);
+		uint64_t cost = region_cost(pool, s, order);
+		pa_unlock(&z->lock);
+		if (cost < best_cost) {
+			best_cost = cost;
+			best = s;
+		}
+	}
+	return best;
+}
+
+/* Capture every free block of [start, end). Zone lock held. */
+static void capture_region_free(struct compact_control *cc, pa_pfn_t start, pa_pfn_t end)
+{
+	for (pa_pfn_t pfn = start; pfn < end;) {
+		struct pa_page *p = pfn_page(cc->pool, pfn);
+		unsigned st = page_state(p);
+		uint64_t n = (st == PS_HOLE || st == PS_BODY) ? 1 : 1ull << p->order;
+		if (st == PS_FREE)
+			capture_block(cc, pfn, p->order);
+		pfn += n;
+	}
+}
+
+/*
+ * Empty one region: capture its free blocks (so no allocation lands there),
+ * move its folios to free blocks outside it, keep what they leave behind,
+ * and finally give the whole region back to the buddy, where it merges into
+ * one block of the order asked for. Returns the frames moved.
+ */
+static uint64_t compact_region(struct pa_zone *z, pa_pfn_t start, unsigned order, bool daemon)
+{
+	struct compact_control cc;
+	if (!compact_cc_init(&cc, z, (int)order, COMPACT_SYNC, true))
+		return 0;
+	cc.daemon = daemon;
+	cc.split_folios = false;
+	cc.region_start = start;
+	cc.region_end = start + (1ull << order);
+	cc.migrate_pfn = z->start_pfn; /* destinations may come from anywhere outside the region */
+	pa_lock(&z->lock, SITE_ADMIN);
+	capture_region_free(&cc, start, cc.region_end);
+	pa_unlock(&z->lock);
+	for (pa_pfn_t pfn = start; pfn < cc.region_end;) {
+		pa_lock(&z->lock, SITE_ADMIN);
+		isolate_migrate_block(&cc, pfn, cc.region_end);
+		pa_unlock(&z->lock);
+		if (!cc.nr_migrate)
+			break;
+		pa_pfn_t last = cc.migrate[cc.nr_migrate - 1];
+		pfn = last + (1ull << pfn_page(z->pool, last)->order);
+		if (!migrate_pages(&cc))
+			break;
+	}
+	capture_release_all(&cc);
+	compact_stats(&cc);
+	pa_lock(&z->lock, SITE_ADMIN);
+	z->stat[PA_ZS_COMPACT_ISOLATED] += cc.migrated;
+	pa_unlock(&z->lock);
+	free(cc.captured);
+	return cc.migrated;
+}
+
+/* ---------------------------------------------------------------------- */
+/* Deferral (Linux's defer_compaction and friends; zone lock held)         */
+/* ---------------------------------------------------------------------- */
+
+static void defer_compaction(struct pa_zone *z, unsigned order)
+{
+	z->compact_considered = 0;
+	if (z->compact_defer_shift < COMPACT_MAX_DEFER_SHIFT)
+		z->compact_defer_shift++;
+	if (order < z->compact_order_failed)
+		z->compact_order_failed = order;
+}
+
+static bool compaction_deferred(struct pa_zone *z, unsigned order)
+{
+	unsigned limit = 1u << z->compact_defer_shift;
+	if (order < z->compact_order_failed)
+		return false;
+	if (++z->compact_considered >= limit) {
+		z->compact_considered = limit;
+		return false;
+	}
+	return true;
+}
+
+static void compaction_defer_reset(struct pa_zone *z, unsigned order)
+{
+	z->compact_considered = 0;
+	z->compact_defer_shift = 0;
+	if (order >= z->compact_order_failed)
+		z->compact_order_failed = order + 1;
+}
+
+/* ---------------------------------------------------------------------- */
+/* Entry points                                                            */
+/* ---------------------------------------------------------------------- */
+
+/* Anything to move at all? Without a registered owner nothing is movable. */
+static bool pool_has_owners(const struct pa_pool *pool)
+{
+	return atomic_load_explicit(&pool->nr_owners, memory_order_acquire) > 1;
+}
+
+/* Compact one zone for order: the region route above the pageblock order. */
+static uint64_t compact_zone_order(struct pa_zone *z, int order, enum compact_mode mode, bool daemon)
+{
+	if (order > (int)z->pool->cfg.pageblock_order) {
+		pa_drain_all(z->pool);
+		pa_pfn_t start = cheapest_region(z, (unsigned)order);
+		return start == PA_NIL ? 0 : compact_region(z, start, (unsigned)order, daemon);
+	}
+	return compact_zone(z, order, mode, order < 0, daemon);
+}
+
+static bool zone_allows(const struct pa_zone *z, const struct pa_node *node, pa_gfp_t gfp)
+{
+	if (z->type == PA_ZONE_MOVABLE && !(gfp & PA_GFP_MOVABLE))
+		return false;
+	if ((gfp & PA_GFP_DMA32) && z->end_pfn > ((4ull << 30) >> z->pool->cfg.page_shift))
+		return false;
+	return !(gfp & PA_GFP_THISNODE) || z->node == node->id;
+}
+
+bool compaction_direct(struct pa_pool *pool, const struct pa_node *node, unsigned order, pa_gfp_t gfp,
+		       enum compact_mode mode)
+{
+	if (!pool_has_owners(pool) || order == 0 || (gfp & PA_GFP_NOCOMPACT))
+		return false;
+	pool_stat_inc(pool, PA_PS_COMPACT_STALL);
+	bool success = false;
+	for (unsigned i = 0; i < node->nr_zonelist && !success; i++) {
+		struct pa_zone *z = node->zonelist[i];
+		if (!zone_allows(z, node, gfp))
+			continue;
+		pa_lock(&z->lock, SITE_ADMIN);
+		bool deferred = mode != COMPACT_SYNC && compaction_deferred(z, order);
+		pa_unlock(&z->lock);
+		if (deferred) {
+			pool_stat_inc(pool, PA_PS_COMPACT_DEFERRED);
+			continue;
+		}
+		compact_zone_order(z, (int)order, mode, false);
+		pa_lock(&z->lock, SITE_ADMIN);
+		success = order_free(z, (int)order);
+		if (success)
+			compaction_defer_reset(z, order);
+		else if (mode != COMPACT_ASYNC)
+			defer_compaction(z, order);
+		pa_unlock(&z->lock);
+	}
+	pool_stat_inc(pool, success ? PA_PS_COMPACT_SUCCESS : PA_PS_COMPACT_FAIL);
+	return success;
+}
+
+long pa_compact(struct pa_pool *pool, int node)
+{
+	if (!pool || node < -1 || node >= (int)pool->nr_nodes)
+		return -EINVAL;
+	if (!pool_has_owners(pool))
+		return 0;
+	pa_drain_all(pool);
+	uint64_t moved = 0;
+	for (unsigned i = 0; i < pool->nr_zones; i++)
+		if (node < 0 || pool->zones[i].node == (unsigned)node)
+			moved += compact_zone_order(&pool->zones[i], -1, COMPACT_SYNC, false);
+	return (long)moved;
+}
+
+/* ---------------------------------------------------------------------- */
+/* Background and proactive compaction (kcompactd)                         */
+/* ---------------------------------------------------------------------- */
+
+#define KCOMPACTD_INTERVAL_MS 500 /* the proactive check, as Linux's HPAGE_FRAG_CHECK_INTERVAL_MSEC */
+
+struct pa_kcompactd {
+	struct pa_pool *pool;
+	unsigned node;
+	pthread_t thread;
+	bool started, stop;
+	int wake_order;       /* -1: no high-order failure to answer */
+	pthread_mutex_t lock; /* guards stop and wake_order */
+	pthread_cond_t cond;
+};
+
+/* Linux's extfrag_for_order(): the share of free memory unusable for order. */
+static uint64_t zone_extfrag(struct pa_zone *z, unsigned order)
+{
+	uint64_t free = 0, suitable = 0;
+	pa_lock(&z->lock, SITE_ADMIN);
+	for (unsigned o = 0; o <= z->pool->cfg.max_order; o++) {
+		free += z->nr_free[o] << o;
+		if (o >= order)
+			suitable += z->nr_free[o] << (o - order);
+	}
+	pa_unlock(&z->lock);
+	return free ? (free - (suitable << order)) * 100 / free : 0;
+}
+
+/* Linux's fragmentation_score_node(): extfrag at the huge order, weighted by zone size. */
+static uint64_t node_fragmentation_score(struct pa_pool *pool, unsigned node)
+{
+	unsigned order = pool->cfg.huge_order >= 0 ? (unsigned)pool->cfg.huge_order
+						   : pool->cfg.pageblock_order;
+	if (order > pool->cfg.max_order)
+		order = pool->cfg.max_order;
+	uint64_t present = 0, score = 0;
+	for (unsigned i = 0; i < pool->nr_zones; i++)
+		if (pool->zones[i].node == node)
+			present += pool->zones[i].present_pages;
+	for (unsigned i = 0; i < pool->nr_zones; i++) {
+		struct pa_zone *z = &pool->zones[i];
+		if (z->node == node)
+			score += z->present_pages * zone_extfrag(z, order) / (present + 1);
+	}
+	return score;
+}
+
+/* Proactive compaction: above the high threshold, compact until below the low one. */
+static uint64_t proactive_compact(struct pa_pool *pool, unsigned node)
+{
+	unsigned p = atomic_load(&pool->compaction_proactiveness);
+	uint64_t low = p >= 95 ? 5 : 100 - p, high = low + 10 > 100 ? 100 : low + 10, moved = 0;
+	if (!p || node_fragmentation_score(pool, node) <= high)
+		return 0;
+	for (int round = 0; round < 4 && node_fragmentation_score(pool, node) > low; round++) {
+		uint64_t before = moved;
+		for (unsigned i = 0; i < pool->nr_zones; i++)
+			if (pool->zones[i].node == node)
+				moved += compact_zone(&pool->zones[i], -1, COMPACT_SYNC_LIGHT, true, true);
+		if (moved == before)
+			break; /* nothing more to gain */
+	}
+	return moved;
+}
+
+/* One pass of a node's compactor: a pending high-order request, then the proactive check. */
+static uint64_t kcompactd_pass(struct pa_kcompactd *kd)
+{
+	struct pa_pool *pool = kd->pool;
+	pthread_mutex_lock(&kd->lock);
+	int order = kd->wake_order;
+	kd->wake_order = -1;
+	pthread_mutex_unlock(&kd->lock);
+	if (!pool_has_owners(pool))
+		return 0;
+	uint64_t moved = 0;
+	if (order > 0) {
+		pool_stat_inc(pool, PA_PS_COMPACT_DAEMON_WAKE);
+		for (unsigned i = 0; i < pool->nr_zones; i++)
+			if (pool->zones[i].node == kd->node)
+				moved += compact_zone_order(&pool->zones[i], order, COMPACT_SYNC_LIGHT, true);
+	}
+	return moved + proactive_compact(pool, kd->node);
+}
+
+static void *kcompactd_main(void *arg)
+{
+	struct pa_kcompactd *kd = arg;
+	pthread_mutex_lock(&kd->lock);
+	while (!kd->stop) {
+		if (kd->wake_order < 0) {
+			struct timespec ts;
+			clock_gettime(CLOCK_REALTIME, &ts);
+			ts.tv_nsec += KCOMPACTD_INTERVAL_MS * 1000000L;
+			ts.tv_sec += ts.tv_nsec / 1000000000L;
+			ts.tv_nsec %= 1000000000L;
+			pthread_cond_timedwait(&kd->cond, &kd->lock, &ts);
+		}
+		if (kd->stop)
+			break;
+		pthread_mutex_unlock(&kd->lock);
+		kcompactd_pass(kd);
+		pthread_mutex_lock(&kd->lock);
+	}
+	pthread_mutex_unlock(&kd->lock);
+	return NULL;
+}
+
+void compaction_wake(struct pa_pool *pool, unsigned node, unsigned order)
+{
+	if (!pool->kcompactd || !pool_has_owners(pool))
+		return;
+	struct pa_kcompactd *kd = &pool->kcompactd[node];
+	pthread_mutex_lock(&kd->lock);
+	if ((int)order > kd->wake_order)
+		kd->wake_order = (int)order;
+	pthread_cond_signal(&kd->cond);
+	pthread_mutex_unlock(&kd->lock);
+}
+
+long pa_kcompactd_run(struct pa_pool *pool, int node)
+{
+	if (!pool || node < 0 || node >= (int)pool->nr_nodes || !pool->kcompactd)
+		return -EINVAL;
+	return (long)kcompactd_pass(&pool->kcompactd[node]);
+}
+
+int compaction_init(struct pa_pool *pool, char *err, size_t errlen)
+{
+	pool->kcompactd = calloc(pool->nr_nodes, sizeof *pool->kcompactd);
+	if (!pool->kcompactd) {
+		snprintf(err, errlen, "boot: out of memory for the compaction threads");
+		return -ENOMEM;
+	}
+	for (unsigned n = 0; n < pool->nr_nodes; n++) {
+		struct pa_kcompactd *kd = &pool->kcompactd[n];
+		kd->pool = pool;
+		kd->node = n;
+		kd->wake_order = -1;
+		pthread_mutex_init(&kd->lock, NULL);
+		pthread_cond_init(&kd->cond, NULL);
+		if (pool->cfg.kcompactd_manual)
+			continue;
+		if (pthread_create(&kd->thread, NULL, kcompactd_main, kd) != 0) {
+			snprintf(err, errlen, "boot: cannot start kcompactd for node %u (use kcompactd=manual)", n);
+			return -EAGAIN;
+		}
+		kd->started = true;
+	}
+	return 0;
+}
+
+void compaction_stop(struct pa_pool *pool)
+{
+	for (unsigned n = 0; pool->kcompactd && n < pool->nr_nodes; n++) {
+		struct pa_kcompactd *kd = &pool->kcompactd[n];
+		if (!kd->pool)
+			break; /* boot failed before this one was set up */
+		if (kd->started) {
+			pthread_mutex_lock(&kd->lock);
+			kd->stop = true;
+			pthread_cond_signal(&kd->cond);
+			pthread_mutex_unlock(&kd->lock);
+			pthread_join(kd->thread, NULL);
+		}
+		pthread_mutex_destroy(&kd->lock);
+		pthread_cond_destroy(&kd->cond);
+	}
+	free(pool->kcompactd);
+	pool->kcompactd = NULL;
+}

@@ -1,0 +1,247 @@
+/*
+ * Movable owners and moving one folio.
+ *
+ * Whoever allocates a movable folio may register how to move it: an owner
+ * (a table of callbacks) and a cookie. Compaction moves only folios that are
+ * allocated PA_GFP_MOVABLE, have an owner and are not pinned.
+ *
+ * A folio being moved is PS_ISOLATED (taken from PS_ALLOC with a
+ * compare-and-swap, so a concurrent free through a per-CPU list cannot slip
+ * in), and its destination is PS_MIGRATING (counted with the captured free
+ * pages). The bytes are copied and the owner is asked with no lock held;
+ * the result is committed or undone under the zone lock. A free that
+ * arrives meanwhile only marks the block (PF_FREE_PENDING): the move is
+ * undone and the block freed when the mover lets go of it.
+ */
+#include "internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+int pa_owner_register(struct pa_pool *pool, const struct pa_owner_ops *ops)
+{
+	if (!pool || !ops || !ops->migrate)
+		return -EINVAL;
+	pthread_mutex_lock(&pool->owner_lock);
+	unsigned id = atomic_load(&pool->nr_owners);
+	if (id < 256) {
+		pool->owners[id] = *ops;
+		/* Release: a reader that sees the count sees the table entry. */
+		atomic_store_explicit(&pool->nr_owners, id + 1, memory_order_release);
+	}
+	pthread_mutex_unlock(&pool->owner_lock);
+	return id < 256 ? (int)id : -ENOSPC;
+}
+
+/* The allocated head page names, with its zone locked; NULL (nothing locked) otherwise. */
+static struct pa_zone *lock_allocated(struct pa_pool *pool, const struct pa_page *page, pa_pfn_t *pfn)
+{
+	*pfn = page ? page_to_pfn_checked(pool, page) : PA_PFN_INVALID;
+	struct pa_zone *z = *pfn != PA_PFN_INVALID ? zone_of_pfn(pool, *pfn) : NULL;
+	if (!z)
+		return NULL;
+	pa_lock(&z->lock, SITE_ADMIN);
+	unsigned st = page_state(page);
+	if (st == PS_ALLOC || st == PS_ISOLATED)
+		return z;
+	pa_unlock(&z->lock);
+	return NULL;
+}
+
+int pa_set_owner(struct pa_pool *pool, struct pa_page *page, int owner, uint64_t cookie)
+{
+	pa_pfn_t pfn;
+	if (owner < 0 || owner >= (int)atomic_load_explicit(&pool->nr_owners, memory_order_acquire))
+		return -EINVAL;
+	struct pa_zone *z = lock_allocated(pool, page, &pfn);
+	if (!z)
+		return -EINVAL;
+	int rc = page_mt(page) == PA_MT_MOVABLE ? 0 : -EINVAL;
+	if (rc == 0) {
+		page->owner = (uint8_t)owner;
+		page->private = cookie;
+	}
+	pa_unlock(&z->lock);
+	return rc;
+}
+
+struct pa_page *pa_alloc_owned(struct pa_pool *pool, pa_gfp_t gfp, unsigned int order, int owner,
+			       uint64_t cookie)
+{
+	if (!(gfp & PA_GFP_MOVABLE)) {
+		platform_report(pool, "pa_alloc_owned: gfp %#x is not PA_GFP_MOVABLE: an owned folio "
+				      "must be movable", gfp);
+		return NULL;
+	}
+	struct pa_page *p = pa_alloc_pages(pool, gfp, order);
+	if (p && pa_set_owner(pool, p, owner, cookie) != 0) {
+		pa_free_pages(pool, p, order);
+		return NULL;
+	}
+	return p;
+}
+
+uint64_t pa_page_cookie(const struct pa_pool *pool, const struct pa_page *page)
+{
+	pa_pfn_t pfn;
+	struct pa_zone *z = lock_allocated((struct pa_pool *)pool, page, &pfn);
+	if (!z)
+		return 0;
+	uint64_t cookie = page->private;
+	pa_unlock(&z->lock);
+	return cookie;
+}
+
+int pa_pin(struct pa_pool *pool, struct pa_page *page)
+{
+	pa_pfn_t pfn;
+	struct pa_zone *z = lock_allocated(pool, page, &pfn);
+	if (!z)
+		return -EINVAL;
+	int rc = page->pins == UINT8_MAX ? -EOVERFLOW : 0;
+	if (rc == 0)
+		page->pins++;
+	pa_unlock(&z->lock);
+	return rc;
+}
+
+int pa_unpin(struct pa_pool *pool, struct pa_page *page)
+{
+	pa_pfn_t pfn;
+	struct pa_zone *z = lock_allocated(pool, page, &pfn);
+	if (!z)
+		return -EINVAL;
+	int rc = page->pins ? 0 : -EINVAL;
+	if (rc == 0)
+		page->pins--;
+	pa_unlock(&z->lock);
+	return rc;
+}
+
+bool migrate_isolate(struct pa_pool *pool, pa_pfn_t pfn, unsigned max_order)
+{
+	struct pa_page *p = pfn_page(pool, pfn);
+	uint8_t alloc = PS_ALLOC;
+	if (p->order > max_order ||
+	    !__atomic_compare_exchange_n(&p->state, &alloc, (uint8_t)PS_ISOLATED, false,
+					 __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
+		return false;
+	if (migrate_movable(pool, p))
+		return true;
+	__atomic_store_n(&p->state, (uint8_t)PS_ALLOC, __ATOMIC_RELEASE);
+	return false;
+}
+
+void migrate_free_pending(struct pa_page *p)
+{
+	p->flags |= PF_FREE_PENDING;
+}
+
+/* Free an allocated block that its owner already gave up. Zone lock held. */
+static void free_pending_block(struct pa_zone *z, pa_pfn_t pfn, unsigned order)
+{
+	buddy_free_block(z, pfn, order, pageblock_mt(z->pool, pfn));
+	z->stat[PA_ZS_PGFREE] += 1ull << order;
+	z->stat[PA_ZS_FREE_CALLS]++;
+}
+
+void migrate_putback(struct pa_zone *z, pa_pfn_t pfn)
+{
+	struct pa_page *p = pfn_page(z->pool, pfn);
+	if (p->flags & PF_FREE_PENDING) {
+		p->flags &= (uint8_t)~PF_FREE_PENDING;
+		free_pending_block(z, pfn, p->order);
+		return;
+	}
+	__atomic_store_n(&p->state, (uint8_t)PS_ALLOC, __ATOMIC_RELEASE);
+}
+
+/*
+ * The owner's answer, unless fault injection answers first: a test knob
+ * that makes a share of migrations fail as an owner would, to prove that a
+ * failed move leaves data and state exactly as they were.
+ */
+static enum pa_migrate_result ask_owner(struct pa_pool *pool, struct pa_page *src, struct pa_page *dst)
+{
+	unsigned pct = atomic_load_explicit(&pool->compact_fail_pct, memory_order_relaxed);
+	if (pct && (unsigned)(rand() % 100) < pct)
+		return rand() & 1 ? PA_MIGRATE_AGAIN : PA_MIGRATE_BUSY;
+	const struct pa_owner_ops *ops = &pool->owners[src->owner];
+	return ops->migrate(ops->ctx, src->private, src, dst, src->order);
+}
+
+/* Make dst the allocated copy of src. Zone lock held. */
+static void commit_dst(struct pa_page *dst, const struct pa_page *src)
+{
+	dst->order = src->order;
+	set_page_mt(dst, PA_MT_MOVABLE);
+	dst->flags = src->flags & PF_COMP;
+	dst->owner = src->owner;
+	dst->pins = 0;
+	dst->private = src->private;
+	__atomic_store_n(&dst->state, (uint8_t)PS_ALLOC, __ATOMIC_RELEASE);
+}
+
+enum pa_migrate_result migrate_folio(struct pa_zone *z, pa_pfn_t src, pa_pfn_t dst,
+				     void (*release)(void *ctx, pa_pfn_t pfn, unsigned order),
+				     void *ctx)
+{
+	struct pa_pool *pool = z->pool;
+	struct pa_page *sp = pfn_page(pool, src), *dp = pfn_page(pool, dst);
+	unsigned order = sp->order;
+	if (pool->base)
+		memcpy(pool->base + (dst << pool->cfg.page_shift), pool->base + (src << pool->cfg.page_shift),
+		       (size_t)1 << (pool->cfg.page_shift + order));
+	enum pa_migrate_result r = ask_owner(pool, sp, dp);
+	pa_lock(&z->lock, SITE_ADMIN);
+	/* A pin taken during the move, or a free of either copy, undoes it. */
+	if (r == PA_MIGRATE_OK && (sp->pins || ((sp->flags | dp->flags) & PF_FREE_PENDING)))
+		r = PA_MIGRATE_BUSY;
+	if (r == PA_MIGRATE_OK) {
+		commit_dst(dp, sp);
+		z->reserved_pages -= 1ull << order;
+		z->stat[PA_ZS_PGMIGRATE_SUCCESS] += 1ull << order;
+		z->folios_migrated[order]++;
+		sp->flags = 0;
+		release(ctx, src, order);
+	} else {
+		dp->flags = 0;
+		z->stat[PA_ZS_PGMIGRATE_FAIL] += 1ull << order;
+		migrate_putback(z, src);
+		release(ctx, dst, order); /* back to the caller's free pages */
+	}
+	pa_unlock(&z->lock);
+	return r;
+}
+
+/*
+ * Split an isolated folio into order-0 folios with the same owner and
+ * cookie (compaction before seed 003 did this to every large folio). The
+ * owner hears of it through its split callback. Zone lock held.
+ */
+void migrate_split_folio(struct pa_zone *z, pa_pfn_t pfn)
+{
+	struct pa_pool *pool = z->pool;
+	struct pa_page *head = pfn_page(pool, pfn);
+	unsigned order = head->order;
+	for (uint64_t i = 1; i < (1ull << order); i++) {
+		struct pa_page *t = pfn_page(pool, pfn + i);
+		t->order = 0;
+		set_page_mt(t, PA_MT_MOVABLE);
+		t->flags = 0;
+		t->owner = head->owner;
+		t->pins = 0;
+		t->private = head->private;
+		__atomic_store_n(&t->state, (uint8_t)PS_ALLOC, __ATOMIC_RELEASE);
+	}
+	head->order = 0;
+	head->flags &= (uint8_t)~PF_COMP;
+	/* Allocations are counted per order: the folio is now 2^order order-0 ones. */
+	z->stat[PA_ZS_COMPACT_FOLIOS_SPLIT]++;
+	const struct pa_owner_ops *ops = &pool->owners[head->owner];
+	if (ops->split) {
+		pa_unlock(&z->lock);
+		ops->split(ops->ctx, head->private, head, order);
+		pa_lock(&z->lock, SITE_ADMIN);
+	}
+}
