@@ -38,10 +38,10 @@ static uint64_t hot_default_ops(unsigned order)
 }
 
 /* Figures common to both workloads' output. */
-static void out_header(struct bench_out *o, const struct bench_opts *opt, const char *def_boot,
+static void out_header(struct bench_out *o, const struct bench_opts *opt, const char *boot,
                        unsigned runs)
 {
-	bench_out_str(o, "boot", bench_boot_line(opt, def_boot));
+	bench_out_str(o, "boot", boot);
 	bench_out_u64(o, "order", opt_order(opt));
 	char gfp[160];
 	bench_out_str(o, "gfp", bench_gfp_name(opt->gfp, gfp, sizeof gfp));
@@ -118,7 +118,7 @@ int bench_alloc_free_hot(const struct bench_opts *opt, struct pa_pool *given, FI
 	if (!ret && !given) {
 		struct bench_out o;
 		bench_out_begin(&o, out, opt->json, "alloc-free-hot");
-		out_header(&o, opt, HOT_BOOT, runs);
+		out_header(&o, opt, bench_boot_line(opt, HOT_BOOT), runs);
 		bench_out_u64(&o, "ops", t[0].ops);
 		bench_out_metric(&o, "ns_per_op", "ns per alloc+free pair", ns, runs);
 		bench_out_end(&o);
@@ -137,7 +137,7 @@ int bench_alloc_free_hot(const struct bench_opts *opt, struct pa_pool *given, FI
 struct bulk_thread {
 	struct pa_pool *pool;
 	const struct bench_opts *opt;
-	unsigned order;
+	unsigned order, cpu; /* cpu: the CPU it poses as */
 	uint64_t nr; /* blocks to take */
 	struct pa_page **blocks;
 	uint64_t got; /* blocks taken */
@@ -176,6 +176,7 @@ static void *bulk_worker(void *arg)
 	struct bulk_thread *t = arg;
 	/* Past what fits, an allocation fails: that ends the run, quietly. */
 	pa_gfp_t gfp = t->opt->gfp | PA_GFP_NOWARN;
+	bench_pose_as_cpu(t->cpu);
 	uint64_t start = bench_now_ns();
 	t->got = t->opt->api_bulk ? bulk_alloc_api(t, gfp) : bulk_alloc_loop(t, gfp);
 	uint64_t mid = bench_now_ns();
@@ -204,7 +205,8 @@ static int bulk_setup(struct pa_pool *pool, const struct bench_opts *opt, struct
 	for (unsigned i = 0; i < nt; i++) {
 		uint64_t share = nr / nt + (i < nr % nt);
 		t[i] = (struct bulk_thread){
-			.pool = pool, .opt = opt, .order = opt_order(opt), .nr = share, .keep = keep
+			.pool = pool, .opt = opt, .order = opt_order(opt), .cpu = i, .nr = share,
+			.keep = keep
 		};
 		t[i].blocks = calloc(share ? share : 1, sizeof *t[i].blocks);
 		if (!t[i].blocks)
@@ -213,12 +215,17 @@ static int bulk_setup(struct pa_pool *pool, const struct bench_opts *opt, struct
 	return 0;
 }
 
-/* The samples of one run: ns per allocation, per free, per pair (means over threads). */
+/*
+ * The samples of one run: ns per allocation, per free, per pair (means over
+ * threads), and the throughput of all threads: their operations over the
+ * longest thread's time (they start together at a barrier).
+ */
 static int bulk_run(struct bulk_thread *t, unsigned nt, double *alloc, double *freeing,
-                    double *pair)
+                    double *pair, double *ops_per_sec)
 {
 	if (bench_parallel(nt, bulk_worker, t, sizeof *t))
 		return -1;
+	uint64_t ops = 0, wall = 1;
 	*alloc = *freeing = *pair = 0;
 	for (unsigned i = 0; i < nt; i++) {
 		if (!t[i].got) {
@@ -230,41 +237,50 @@ static int bulk_run(struct bulk_thread *t, unsigned nt, double *alloc, double *f
 		}
 		*alloc += (double)t[i].alloc_ns / (double)t[i].got / nt;
 		*freeing += (double)t[i].free_ns / (double)t[i].got / nt;
+		ops += 2 * t[i].got;
+		if (t[i].alloc_ns + t[i].free_ns > wall)
+			wall = t[i].alloc_ns + t[i].free_ns;
 	}
 	*pair = *alloc + *freeing;
+	*ops_per_sec = (double)ops * 1e9 / (double)wall;
 	return 0;
 }
 
 static void bulk_print(const struct bench_opts *opt, const struct bulk_thread *t, unsigned nt,
-                       double *const samples[3], unsigned runs, FILE *out)
+                       double *const samples[4], unsigned runs, FILE *out)
 {
 	uint64_t got = 0;
 	for (unsigned i = 0; i < nt; i++)
 		got += t[i].got;
 	struct bench_out o;
 	bench_out_begin(&o, out, opt->json, "alloc-free-bulk");
-	out_header(&o, opt, BULK_BOOT, runs);
+	char boot[1024];
+	out_header(&o, opt, bench_posing_line(opt, BULK_BOOT, nt, boot, sizeof boot), runs);
 	bench_out_str(&o, "api", opt->api_bulk ? "pa_alloc_pages_bulk" : "pa_alloc_pages");
 	bench_out_u64(&o, "blocks", got);
 	bench_out_metric(&o, "alloc_ns_per_op", "ns per allocation", samples[0], runs);
 	bench_out_metric(&o, "free_ns_per_op", "ns per free", samples[1], runs);
 	bench_out_metric(&o, "ns_per_op", "ns per alloc+free pair", samples[2], runs);
+	bench_out_metric(&o, "ops_per_sec", "allocations+frees per second, all threads",
+	                 samples[3], runs);
 	bench_out_end(&o);
 }
 
 int bench_alloc_free_bulk(const struct bench_opts *opt, struct pa_pool *given, FILE *out)
 {
 	struct pa_pool *pool = given;
-	if (!pool && bench_boot(opt, BULK_BOOT, &pool))
-		return 1;
 	unsigned runs = opt_runs(opt, given), nt = opt_threads(opt);
+	/* Each thread poses as its own CPU, so that threads never share per-CPU lists. */
+	if (!pool && bench_boot_posing(opt, BULK_BOOT, nt, &pool))
+		return 1;
 	struct bulk_thread *t = calloc(nt, sizeof *t);
-	double *s = calloc(3 * (size_t)runs, sizeof *s);
-	double *const samples[3] = { s, s + runs, s + 2 * runs };
+	double *s = calloc(4 * (size_t)runs, sizeof *s);
+	double *const samples[4] = { s, s + runs, s + 2 * runs, s + 3 * runs };
 	int ret = !t || !s || bench_check_order(pool, opt_order(opt)) ||
 	          bulk_setup(pool, opt, t, nt, given && opt->keep);
 	for (unsigned r = 0; !ret && r < runs; r++)
-		ret = bulk_run(t, nt, &samples[0][r], &samples[1][r], &samples[2][r]) != 0;
+		ret = bulk_run(t, nt, &samples[0][r], &samples[1][r], &samples[2][r],
+		               &samples[3][r]) != 0;
 	if (!ret && !given)
 		bulk_print(opt, t, nt, samples, runs, out);
 	for (unsigned i = 0; t && i < nt; i++)

@@ -226,6 +226,54 @@ long pa_compact(struct pa_pool *pool, int node);
  */
 long pa_kcompactd_run(struct pa_pool *pool, int node);
 
+/* --- Contiguous ranges and CMA ------------------------------------------ */
+
+/*
+ * Allocate exactly the frames [start_pfn, end_pfn) of one zone, moving the
+ * movable folios in the way, as Linux's alloc_contig_range(). migratetype
+ * is PA_MT_MOVABLE or PA_MT_CMA. The range becomes a row of allocated
+ * blocks (the largest aligned ones that fit): give it back with
+ * pa_free_contig_range(). 0; -EINVAL for an empty range, one not inside a
+ * single zone or with a hole; -EBUSY when a frame cannot be moved (unmovable,
+ * pinned, no owner) or the range is being taken already. On failure nothing
+ * changes.
+ */
+int pa_alloc_contig_range(struct pa_pool *pool, pa_pfn_t start_pfn, pa_pfn_t end_pfn,
+                          unsigned migratetype, pa_gfp_t gfp);
+
+/*
+ * Find and allocate nr_pages contiguous frames, aligned to the largest power
+ * of two not above nr_pages, on node (-1: any) in the zones gfp allows.
+ * The first frame's descriptor, or NULL.
+ */
+struct pa_page *pa_alloc_contig_pages(struct pa_pool *pool, uint64_t nr_pages, pa_gfp_t gfp, int node);
+
+/* Free what pa_alloc_contig_range() or pa_alloc_contig_pages() took. */
+void pa_free_contig_range(struct pa_pool *pool, pa_pfn_t pfn, uint64_t nr_pages);
+
+/* A CMA area (cma=SIZE[@START] on the boot line, in order). */
+struct pa_cma_info {
+	char name[16];         /* "cma0", "cma1", ... */
+	pa_pfn_t start_pfn;
+	uint64_t nr_pages;     /* reserved, a multiple of the pageblock */
+	uint64_t requested_bytes;
+	uint64_t reserved_bytes;
+	uint64_t allocated_pages; /* taken by pa_cma_alloc() */
+};
+
+/* Number of CMA areas, and one area's description (0 or -ENOENT). */
+unsigned pa_cma_count(const struct pa_pool *pool);
+int pa_cma_get(struct pa_pool *pool, unsigned area, struct pa_cma_info *out);
+
+/*
+ * Allocate count frames from CMA area, aligned to 1 << align_order frames,
+ * moving the movable folios that borrowed the area. NULL when no such range
+ * can be emptied. Release with pa_cma_release().
+ */
+struct pa_page *pa_cma_alloc(struct pa_pool *pool, unsigned area, uint64_t count, unsigned align_order);
+/* 0, or -EINVAL when the frames are not a pa_cma_alloc() of this area. */
+int pa_cma_release(struct pa_pool *pool, unsigned area, struct pa_page *page, uint64_t count);
+
 /* --- Configuration, read back ------------------------------------------ */
 
 struct pa_config {

@@ -43,7 +43,7 @@ static void alloc_ctx_init(struct alloc_ctx *ac, struct pa_pool *pool, pa_gfp_t 
 	ac->gfp = gfp;
 	ac->order = order;
 	ac->mt = gfp_migratetype(gfp);
-	ac->flags = ALLOC_WMARK_LOW;
+	ac->flags = ALLOC_WMARK_LOW | ((gfp & PA_GFP_MOVABLE) ? ALLOC_CMA : 0);
 	if (gfp & PA_GFP_HIGH)
 		ac->flags |= ALLOC_MIN_RESERVE | (order > 0 ? ALLOC_HIGHATOMIC : 0);
 	ac->node = local_node(pool);
@@ -375,19 +375,6 @@ void pa_free_pages(struct pa_pool *pool, struct pa_page *page, unsigned int orde
 /* Folios                                                                  */
 /* ---------------------------------------------------------------------- */
 
-/* The allocated or free head whose block covers pfn, or PA_NIL. Zone lock held. */
-static pa_pfn_t covering_head(const struct pa_pool *pool, pa_pfn_t pfn)
-{
-	for (unsigned o = 0; o <= pool->cfg.max_order; o++) {
-		pa_pfn_t head = pfn & ~((1ull << o) - 1);
-		const struct pa_page *h = pfn_page(pool, head);
-		unsigned st = page_state(h);
-		if (st != PS_BODY && st != PS_HOLE && h->order >= o)
-			return head;
-	}
-	return PA_NIL;
-}
-
 struct pa_page *pa_folio_head(const struct pa_pool *pool, const struct pa_page *page)
 {
 	pa_pfn_t pfn = page ? pa_page_to_pfn(pool, page) : PA_PFN_INVALID;
@@ -396,7 +383,7 @@ struct pa_page *pa_folio_head(const struct pa_pool *pool, const struct pa_page *
 	if (!z)
 		return NULL;
 	pa_lock(&z->lock, SITE_ADMIN);
-	pa_pfn_t head = covering_head(pool, pfn);
+	pa_pfn_t head = memmap_block_head(pool, pfn);
 	if (head != PA_NIL) {
 		struct pa_page *h = pfn_page(pool, head);
 		unsigned st = page_state(h);

@@ -507,6 +507,8 @@ int pa_boot(const char *cmdline, const struct pa_platform *platform, struct pa_p
 		rc = memmap_init(pool, err, errlen);
 	if (rc == 0)
 		rc = zone_init_all(pool, err, errlen);
+	if (rc == 0)
+		rc = cma_init(pool, err, errlen);
 	if (rc == 0) {
 		atomic_store(&pool->compaction_proactiveness, pool->cfg.compaction_proactiveness);
 		rc = compaction_init(pool, err, errlen);
@@ -524,6 +526,7 @@ void pa_shutdown(struct pa_pool *pool)
 	if (!pool)
 		return;
 	compaction_stop(pool);
+	cma_destroy(pool);
 	zone_destroy_all(pool);
 	memmap_destroy(pool);
 	pthread_mutex_destroy(&pool->pcp_order_mutex);

@@ -43,12 +43,19 @@ struct compact_control {
 	pa_pfn_t migrate_pfn, free_pfn;
 	pa_pfn_t region_start, region_end; /* compact_region(): keep destinations outside */
 	uint32_t *captured;       /* [order]: stack of captured blocks through lru.next */
+	uint32_t held;            /* a range being emptied: its frames, kept out of use (a stack) */
 	uint64_t nr_captured;     /* frames */
 	pa_pfn_t migrate[COMPACT_CLUSTER_MAX];
 	unsigned nr_migrate;
 	uint64_t migrated;        /* frames moved */
 	uint64_t scanned_migrate, scanned_free;
 };
+
+/* Anything to move at all? Without a registered owner nothing is movable. */
+static bool pool_has_owners(const struct pa_pool *pool)
+{
+	return atomic_load_explicit(&pool->nr_owners, memory_order_acquire) > 1;
+}
 
 static unsigned pb_frames(const struct pa_pool *pool)
 {
@@ -79,6 +86,17 @@ static pa_pfn_t capture_pop(struct compact_control *cc, unsigned order)
 	return pfn;
 }
 
+/* Keep a block of the range being emptied: never a destination, freed at the end. Zone lock held. */
+static void hold_block(struct compact_control *cc, pa_pfn_t pfn, unsigned order)
+{
+	struct pa_page *p = pfn_page(cc->pool, pfn);
+	set_page_state(p, PS_CAPTURED);
+	p->order = (uint8_t)order;
+	p->lru.next = cc->held;
+	cc->held = (uint32_t)pfn;
+	cc->zone->reserved_pages += 1ull << order;
+}
+
 /* Zone lock held: a free block leaves the buddy for the captured lists. */
 static void capture_block(struct compact_control *cc, pa_pfn_t pfn, unsigned order)
 {
@@ -96,15 +114,12 @@ static void capture_block(struct compact_control *cc, pa_pfn_t pfn, unsigned ord
 static void capture_release(void *ctx, pa_pfn_t pfn, unsigned order)
 {
 	struct compact_control *cc = ctx;
-	struct pa_page *p = pfn_page(cc->pool, pfn);
-	if (page_state(p) == PS_MIGRATING || cc->region_end > cc->region_start) {
-		/* An unused destination, or a source inside a region being emptied: keep it. */
-		if (page_state(p) != PS_MIGRATING)
-			cc->zone->reserved_pages += 1ull << order;
-		capture_push(cc, pfn, order);
-		return;
-	}
-	buddy_free_block(cc->zone, pfn, order, pageblock_mt(cc->pool, pfn));
+	if (page_state(pfn_page(cc->pool, pfn)) == PS_MIGRATING)
+		capture_push(cc, pfn, order); /* unused: a destination for the next folio */
+	else if (cc->region_end > cc->region_start)
+		hold_block(cc, pfn, order);   /* a source inside the range being emptied */
+	else
+		buddy_free_block(cc->zone, pfn, order, pageblock_mt(cc->pool, pfn));
 }
 
 /* Give every captured block back to the buddy. */
@@ -117,6 +132,14 @@ static void capture_release_all(struct compact_control *cc)
 			z->reserved_pages -= 1ull << o;
 			buddy_free_block(z, pfn, o, pageblock_mt(cc->pool, pfn));
 		}
+	}
+	while (cc->held != PA_NIL) {
+		pa_pfn_t pfn = cc->held;
+		struct pa_page *p = pfn_page(cc->pool, pfn);
+		unsigned o = p->order;
+		cc->held = p->lru.next;
+		z->reserved_pages -= 1ull << o;
+		buddy_free_block(z, pfn, o, pageblock_mt(cc->pool, pfn));
 	}
 	pa_unlock(&z->lock);
 }
@@ -135,6 +158,8 @@ static bool free_target(const struct compact_control *cc, pa_pfn_t pb_start)
 /* Would capturing this free block undo what the pass is for? */
 static bool keep_free(const struct compact_control *cc, unsigned order)
 {
+	if (cc->region_end > cc->region_start)
+		return false; /* emptying a region: any free block outside it will do */
 	unsigned limit = cc->order >= 0 ? (unsigned)cc->order : cc->pool->cfg.pageblock_order;
 	return order >= limit;
 }
@@ -316,6 +341,7 @@ static bool compact_cc_init(struct compact_control *cc, struct pa_zone *z, int o
 	cc->order = order;
 	cc->mode = mode;
 	cc->split_folios = z->pool->cfg.compaction_split_folios;
+	cc->held = PA_NIL;
 	cc->captured = malloc((z->pool->cfg.max_order + 1) * sizeof *cc->captured);
 	if (!cc->captured)
 		return false;
@@ -419,34 +445,36 @@ static void capture_region_free(struct compact_control *cc, pa_pfn_t start, pa_p
 		struct pa_page *p = pfn_page(cc->pool, pfn);
 		unsigned st = page_state(p);
 		uint64_t n = (st == PS_HOLE || st == PS_BODY) ? 1 : 1ull << p->order;
-		if (st == PS_FREE)
-			capture_block(cc, pfn, p->order);
+		if (st == PS_FREE) {
+			buddy_list_del(cc->zone, pfn);
+			hold_block(cc, pfn, p->order);
+		}
 		pfn += n;
 	}
 }
 
 /*
- * Empty one region: capture its free blocks (so no allocation lands there),
- * move its folios to free blocks outside it, keep what they leave behind,
- * and finally give the whole region back to the buddy, where it merges into
- * one block of the order asked for. Returns the frames moved.
+ * Empty [start, end): capture its free blocks (so no allocation lands
+ * there), move its folios to free blocks outside it, keep what they leave
+ * behind, and finally give the range back to the buddy, where it merges
+ * (or, when isolated, waits on the ISOLATE lists). Returns the frames moved.
  */
-static uint64_t compact_region(struct pa_zone *z, pa_pfn_t start, unsigned order, bool daemon)
+static uint64_t compact_range(struct pa_zone *z, pa_pfn_t start, pa_pfn_t end, bool daemon)
 {
 	struct compact_control cc;
-	if (!compact_cc_init(&cc, z, (int)order, COMPACT_SYNC, true))
+	if (!compact_cc_init(&cc, z, (int)z->pool->cfg.max_order, COMPACT_SYNC, true))
 		return 0;
 	cc.daemon = daemon;
 	cc.split_folios = false;
 	cc.region_start = start;
-	cc.region_end = start + (1ull << order);
-	cc.migrate_pfn = z->start_pfn; /* destinations may come from anywhere outside the region */
+	cc.region_end = end;
+	cc.migrate_pfn = z->start_pfn; /* destinations may come from anywhere outside the range */
 	pa_lock(&z->lock, SITE_ADMIN);
-	capture_region_free(&cc, start, cc.region_end);
+	capture_region_free(&cc, start, end);
 	pa_unlock(&z->lock);
-	for (pa_pfn_t pfn = start; pfn < cc.region_end;) {
+	for (pa_pfn_t pfn = start; pfn < end;) {
 		pa_lock(&z->lock, SITE_ADMIN);
-		isolate_migrate_block(&cc, pfn, cc.region_end);
+		isolate_migrate_block(&cc, pfn, end);
 		pa_unlock(&z->lock);
 		if (!cc.nr_migrate)
 			break;
@@ -462,6 +490,16 @@ static uint64_t compact_region(struct pa_zone *z, pa_pfn_t start, unsigned order
 	pa_unlock(&z->lock);
 	free(cc.captured);
 	return cc.migrated;
+}
+
+bool compaction_empty_range(struct pa_zone *z, pa_pfn_t start, pa_pfn_t end)
+{
+	if (pool_has_owners(z->pool))
+		compact_range(z, start, end, false);
+	pa_lock(&z->lock, SITE_ADMIN);
+	bool free = isolation_range_free(z, start, end);
+	pa_unlock(&z->lock);
+	return free;
 }
 
 /* ---------------------------------------------------------------------- */
@@ -501,11 +539,6 @@ static void compaction_defer_reset(struct pa_zone *z, unsigned order)
 /* Entry points                                                            */
 /* ---------------------------------------------------------------------- */
 
-/* Anything to move at all? Without a registered owner nothing is movable. */
-static bool pool_has_owners(const struct pa_pool *pool)
-{
-	return atomic_load_explicit(&pool->nr_owners, memory_order_acquire) > 1;
-}
 
 /* Compact one zone for order: the region route above the pageblock order. */
 static uint64_t compact_zone_order(struct pa_zone *z, int order, enum compact_mode mode, bool daemon)
@@ -513,7 +546,7 @@ static uint64_t compact_zone_order(struct pa_zone *z, int order, enum compact_mo
 	if (order > (int)z->pool->cfg.pageblock_order) {
 		pa_drain_all(z->pool);
 		pa_pfn_t start = cheapest_region(z, (unsigned)order);
-		return start == PA_NIL ? 0 : compact_region(z, start, (unsigned)order, daemon);
+		return start == PA_NIL ? 0 : compact_range(z, start, start + (1ull << order), daemon);
 	}
 	return compact_zone(z, order, mode, order < 0, daemon);
 }
@@ -533,6 +566,8 @@ bool compaction_direct(struct pa_pool *pool, const struct pa_node *node, unsigne
 	if (!pool_has_owners(pool) || order == 0 || (gfp & PA_GFP_NOCOMPACT))
 		return false;
 	pool_stat_inc(pool, PA_PS_COMPACT_STALL);
+	if (mode != COMPACT_ASYNC)
+		pa_drain_all(pool); /* frames on per-CPU lists can neither be captured nor merge */
 	bool success = false;
 	for (unsigned i = 0; i < node->nr_zonelist && !success; i++) {
 		struct pa_zone *z = node->zonelist[i];

@@ -254,6 +254,7 @@ struct pa_zone {
 	uint64_t free_pages;     /* frames on the free lists */
 	uint64_t nr_reserved_highatomic;
 	uint64_t reserved_pages; /* managed frames held by the pool itself, neither free nor allocated */
+	uint64_t cma_pages;      /* frames in CMA pageblocks */
 	uint64_t stat[PA_NR_ZONE_STATS];
 	uint64_t *alloc_order;   /* [order]: successful allocations per order */
 
@@ -383,6 +384,10 @@ struct pa_pool {
 	_Atomic unsigned compact_fail_pct;  /* fault injection: migrations answered AGAIN/BUSY */
 	_Atomic unsigned compaction_proactiveness;
 	struct pa_kcompactd *kcompactd;     /* [node] */
+
+	/* CMA areas ("cma.c"), fixed at boot. */
+	unsigned nr_cma;
+	struct pa_cma_area *cma;
 };
 
 /* ---------------------------------------------------------------------- */
@@ -452,6 +457,12 @@ void pa_assert_fail(const char *expr, const char *file, int line, const char *fu
 int memmap_init(struct pa_pool *pool, char *err, size_t errlen);
 void memmap_destroy(struct pa_pool *pool);
 bool memmap_frame_present(const struct pa_pool *pool, pa_pfn_t pfn); /* memory behind it */
+/*
+ * The head of the block (free, allocated, or held) that covers pfn, found
+ * by looking at the aligned candidates from order 0 up; PA_NIL for a hole.
+ * Under the lock of whatever state the caller relies on.
+ */
+pa_pfn_t memmap_block_head(const struct pa_pool *pool, pa_pfn_t pfn);
 
 static inline struct pa_page *pfn_page(const struct pa_pool *pool, pa_pfn_t pfn)
 {
@@ -493,7 +504,11 @@ enum alloc_flags {
 	ALLOC_WMARK_MASK = 3,
 	ALLOC_MIN_RESERVE = 1u << 2, /* PA_GFP_HIGH: may use half of the min reserve */
 	ALLOC_HIGHATOMIC = 1u << 3,  /* high-order PA_GFP_HIGH: may use the atomic reserve */
+	ALLOC_CMA = 1u << 4,         /* movable: may borrow CMA pageblocks */
 };
+
+/* Free frames on the CMA lists. Zone lock held. */
+uint64_t zone_free_cma(const struct pa_zone *z);
 
 /*
  * Linux's __zone_watermark_ok(): enough free frames above the mark once the
@@ -542,9 +557,21 @@ static inline int buddy_first_order(const struct pa_zone *zone, unsigned order, 
 #define PB_ISOLATE 0x08u
 #define PB_SKIP 0x10u
 
+/*
+ * The list a free block of this pageblock belongs on: its migratetype, or
+ * ISOLATE while the pageblock is isolated (a separate bit, as Linux 6.17
+ * keeps it, so that un-isolating restores the type). Read without the zone
+ * lock by the per-CPU free path: a relaxed atomic byte.
+ */
 static inline unsigned pageblock_mt(const struct pa_pool *pool, pa_pfn_t pfn)
 {
-	/* Read without the zone lock by the per-CPU free path: a relaxed atomic byte. */
+	uint8_t b = __atomic_load_n(&pool->pb_bits[pfn >> pool->cfg.pageblock_order], __ATOMIC_RELAXED);
+	return (b & PB_ISOLATE) ? PA_MT_ISOLATE : (b & PB_MT_MASK);
+}
+
+/* The pageblock's migratetype, isolated or not. */
+static inline unsigned pageblock_base_mt(const struct pa_pool *pool, pa_pfn_t pfn)
+{
 	return __atomic_load_n(&pool->pb_bits[pfn >> pool->cfg.pageblock_order], __ATOMIC_RELAXED) &
 	       PB_MT_MASK;
 }
@@ -772,6 +799,26 @@ bool compaction_direct(struct pa_pool *pool, const struct pa_node *node, unsigne
 		       pa_gfp_t gfp, enum compact_mode mode);
 /* A high-order allocation failed: wake node's background compactor. */
 void compaction_wake(struct pa_pool *pool, unsigned node, unsigned order);
+
+
+/* ---------------------------------------------------------------------- */
+/* "isolation.c", "contig.c", "cma.c"                                      */
+/* ---------------------------------------------------------------------- */
+
+/*
+ * Isolate the pageblocks covering [start, end) of one zone: their free
+ * blocks move to the ISOLATE lists and frees into them stay there. Per-CPU
+ * lists are drained. -EBUSY if one is isolated already (nothing changes).
+ */
+int isolation_start(struct pa_zone *zone, pa_pfn_t start, pa_pfn_t end);
+/* Undo isolation_start(): free blocks go back to their type's lists, merged. */
+void isolation_undo(struct pa_zone *zone, pa_pfn_t start, pa_pfn_t end);
+/* Is every frame of [start, end) free on an ISOLATE list? Zone lock held. */
+bool isolation_range_free(struct pa_zone *zone, pa_pfn_t start, pa_pfn_t end);
+/* Move every movable folio out of [start, end); true if the range is then free. */
+bool compaction_empty_range(struct pa_zone *zone, pa_pfn_t start, pa_pfn_t end);
+int cma_init(struct pa_pool *pool, char *err, size_t errlen);
+void cma_destroy(struct pa_pool *pool);
 
 /* ---------------------------------------------------------------------- */
 /* "alloc.c"                                                               */

@@ -168,3 +168,17 @@ void *pa_page_address(const struct pa_pool *pool, const struct pa_page *page)
 		return NULL;
 	return pool->base + (pfn << pool->cfg.page_shift);
 }
+
+pa_pfn_t memmap_block_head(const struct pa_pool *pool, pa_pfn_t pfn)
+{
+	for (unsigned o = 0; o <= pool->cfg.max_order; o++) {
+		pa_pfn_t head = pfn & ~((1ull << o) - 1);
+		const struct pa_page *h = pfn_page(pool, head);
+		unsigned st = page_state(h);
+		if (st != PS_BODY && st != PS_HOLE)
+			return h->order >= o ? head : PA_NIL;
+		if (st == PS_HOLE)
+			return PA_NIL;
+	}
+	return PA_NIL;
+}

@@ -169,7 +169,16 @@ pa_pfn_t pageblock_rmqueue(struct pa_zone *z, unsigned order, unsigned mt, unsig
 		if (pfn != PA_NIL)
 			return pfn;
 	}
+	/* Linux's balance rule: borrow CMA first while it holds over half the zone's free memory. */
+	bool cma = (alloc_flags & ALLOC_CMA) && z->cma_pages;
+	if (cma && zone_free_cma(z) > z->free_pages / 2) {
+		pfn = buddy_take_smallest(z, order, PA_MT_CMA);
+		if (pfn != PA_NIL)
+			return pfn;
+	}
 	pfn = buddy_take_smallest(z, order, mt);
+	if (pfn == PA_NIL && cma)
+		pfn = buddy_take_smallest(z, order, PA_MT_CMA);
 	return pfn != PA_NIL ? pfn : pageblock_rmqueue_fallback(z, order, mt);
 }
 

@@ -135,9 +135,10 @@ static void pcp_refill(struct pa_zone *z, struct pa_pcp *pcp, unsigned order, un
 	unsigned n = refill_count(pcp, order);
 	pa_lock(&z->lock, SITE_PCP_REFILL);
 	for (unsigned i = 0; i < n; i++) {
-		if (!zone_watermark_ok(z, order, z->wmark[PA_WMARK_LOW], ALLOC_WMARK_LOW))
+		unsigned flags = ALLOC_WMARK_LOW | (mt == PA_MT_MOVABLE ? ALLOC_CMA : 0);
+		if (!zone_watermark_ok(z, order, z->wmark[PA_WMARK_LOW], flags))
 			break;
-		pa_pfn_t pfn = pageblock_rmqueue(z, order, mt, 0);
+		pa_pfn_t pfn = pageblock_rmqueue(z, order, mt, flags);
 		if (pfn == PA_NIL)
 			break;
 		pfn_page(pool, pfn)->order = (uint8_t)order;

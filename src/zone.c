@@ -396,13 +396,17 @@ void zone_setup_watermarks(struct pa_pool *pool)
 		pcp_setup_sizes(&pool->zones[i]);
 }
 
-/* Free frames on the HIGHATOMIC lists: what normal requests may not count on. */
-static uint64_t free_highatomic(const struct pa_zone *z)
+static uint64_t free_of_type(const struct pa_zone *z, unsigned mt)
 {
 	uint64_t n = 0;
 	for (unsigned o = 0; o <= z->pool->cfg.max_order; o++)
-		n += z->nr_free_mt[o * PA_MT_COUNT + PA_MT_HIGHATOMIC] << o;
+		n += z->nr_free_mt[o * PA_MT_COUNT + mt] << o;
 	return n;
+}
+
+uint64_t zone_free_cma(const struct pa_zone *z)
+{
+	return z->cma_pages ? free_of_type(z, PA_MT_CMA) : 0;
 }
 
 bool zone_watermark_ok(const struct pa_zone *z, unsigned order, uint64_t mark, unsigned flags)
@@ -412,7 +416,9 @@ bool zone_watermark_ok(const struct pa_zone *z, unsigned order, uint64_t mark, u
 	if (flags & ALLOC_MIN_RESERVE)
 		min -= min / 2;
 	else if (unlikely(z->nr_reserved_highatomic))
-		free -= (int64_t)free_highatomic(z); /* only what the reserve holds free */
+		free -= (int64_t)free_of_type(z, PA_MT_HIGHATOMIC); /* only what the reserve holds free */
+	if (unlikely(z->cma_pages) && !(flags & ALLOC_CMA))
+		free -= (int64_t)zone_free_cma(z); /* what this request may not borrow */
 	if (free <= min)
 		return false;
 	if (order == 0)
@@ -421,5 +427,7 @@ bool zone_watermark_ok(const struct pa_zone *z, unsigned order, uint64_t mark, u
 			  z->nonempty[PA_MT_RECLAIMABLE];
 	if (flags & ALLOC_HIGHATOMIC)
 		usable |= z->nonempty[PA_MT_HIGHATOMIC];
+	if (flags & ALLOC_CMA)
+		usable |= z->nonempty[PA_MT_CMA];
 	return (usable >> order) != 0;
 }

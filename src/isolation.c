@@ -1,0 +1,102 @@
+/*
+ * Pageblock isolation: take a range of pageblocks out of use, so that a
+ * contiguous allocation can empty it while the rest of the pool goes on.
+ *
+ * An isolated pageblock keeps its migratetype and gains the isolate bit
+ * (Linux 6.17's MIGRATE_ISOLATE bit). Its free blocks sit on the ISOLATE
+ * lists, which no allocation takes from, and frees into it land there too
+ * (pageblock_mt() says ISOLATE). A free block that straddles the edge of
+ * the range is first cut into pageblocks, so that only the range is taken.
+ * Undoing re-frees every free block of the range, so it merges again.
+ */
+#include "internal.h"
+
+static pa_pfn_t pb_floor(const struct pa_pool *pool, pa_pfn_t pfn)
+{
+	return pfn & ~((1ull << pool->cfg.pageblock_order) - 1);
+}
+
+/* The free block larger than a pageblock that covers pfn, or PA_NIL. Zone lock held. */
+static pa_pfn_t large_free_block(const struct pa_pool *pool, pa_pfn_t pfn)
+{
+	for (unsigned o = pool->cfg.pageblock_order + 1; o <= pool->cfg.max_order; o++) {
+		pa_pfn_t head = pfn & ~((1ull << o) - 1);
+		const struct pa_page *h = pfn_page(pool, head);
+		if (page_state(h) == PS_FREE && h->order >= o)
+			return head;
+	}
+	return PA_NIL;
+}
+
+/* Cut a free block that covers pfn into pageblocks, each on its own list. Zone lock held. */
+static void split_to_pageblocks(struct pa_zone *z, pa_pfn_t pfn)
+{
+	struct pa_pool *pool = z->pool;
+	pa_pfn_t head = large_free_block(pool, pfn);
+	if (head == PA_NIL)
+		return;
+	unsigned pb = pool->cfg.pageblock_order, order = pfn_page(pool, head)->order;
+	buddy_list_del(z, head);
+	for (pa_pfn_t p = head; p < head + (1ull << order); p += 1ull << pb)
+		buddy_list_add(z, p, pb, pageblock_mt(pool, p));
+}
+
+int isolation_start(struct pa_zone *z, pa_pfn_t start, pa_pfn_t end)
+{
+	struct pa_pool *pool = z->pool;
+	uint64_t pb = 1ull << pool->cfg.pageblock_order;
+	pa_pfn_t s = pb_floor(pool, start), e = pb_floor(pool, end - 1) + pb;
+	pa_lock(&z->lock, SITE_ADMIN);
+	for (pa_pfn_t p = s; p < e; p += pb) {
+		if (pool->pb_bits[p >> pool->cfg.pageblock_order] & PB_ISOLATE) {
+			pa_unlock(&z->lock);
+			return -EBUSY; /* another contiguous allocation holds it */
+		}
+	}
+	split_to_pageblocks(z, s);
+	split_to_pageblocks(z, e - pb);
+	for (pa_pfn_t p = s; p < e; p += pb) {
+		__atomic_fetch_or(&pool->pb_bits[p >> pool->cfg.pageblock_order], (uint8_t)PB_ISOLATE,
+				  __ATOMIC_RELAXED);
+		pageblock_move_free(z, p, PA_MT_ISOLATE);
+	}
+	pa_unlock(&z->lock);
+	pa_drain_all(pool); /* what the lists held goes to the buddy, to ISOLATE where isolated */
+	return 0;
+}
+
+void isolation_undo(struct pa_zone *z, pa_pfn_t start, pa_pfn_t end)
+{
+	struct pa_pool *pool = z->pool;
+	uint64_t pb = 1ull << pool->cfg.pageblock_order;
+	pa_pfn_t s = pb_floor(pool, start), e = pb_floor(pool, end - 1) + pb;
+	pa_lock(&z->lock, SITE_ADMIN);
+	for (pa_pfn_t p = s; p < e; p += pb)
+		__atomic_fetch_and(&pool->pb_bits[p >> pool->cfg.pageblock_order], (uint8_t)~PB_ISOLATE,
+				   __ATOMIC_RELAXED);
+	/* Re-free every free block: it leaves the ISOLATE list and merges with its buddies. */
+	for (pa_pfn_t p = s; p < e && p < z->end_pfn;) {
+		struct pa_page *h = pfn_page(pool, p);
+		unsigned st = page_state(h);
+		uint64_t n = (st == PS_BODY || st == PS_HOLE) ? 1 : 1ull << h->order;
+		if (st == PS_FREE && h->mt == PA_MT_ISOLATE) {
+			buddy_list_del(z, p);
+			buddy_free_block(z, p, h->order, pageblock_mt(pool, p));
+		}
+		p += n;
+	}
+	pa_unlock(&z->lock);
+}
+
+bool isolation_range_free(struct pa_zone *z, pa_pfn_t start, pa_pfn_t end)
+{
+	struct pa_pool *pool = z->pool;
+	for (pa_pfn_t p = start; p < end;) {
+		pa_pfn_t head = memmap_block_head(pool, p);
+		if (head == PA_NIL || page_state(pfn_page(pool, head)) != PS_FREE ||
+		    pfn_page(pool, head)->mt != PA_MT_ISOLATE)
+			return false;
+		p = head + (1ull << pfn_page(pool, head)->order);
+	}
+	return true;
+}
