@@ -278,7 +278,7 @@ static void describe_frame(struct pa_pool *pool, pa_pfn_t pfn, unsigned order, c
 	case PS_ISOLATED:
 	case PS_MIGRATING:
 		snprintf(buf, len, "a block being moved by compaction (%s)",
-			 (p->flags & PF_FREE_PENDING) ? "already freed: double free" : "wrong order");
+			 (page_flags(p) & PF_FREE_PENDING) ? "already freed: double free" : "wrong order");
 		return;
 	case PS_CAPTURED:
 		snprintf(buf, len, "a free block of order %u held by compaction (double free)", p->order);
@@ -337,7 +337,7 @@ static __attribute__((noinline)) void free_zone(struct pa_pool *pool, struct pa_
 	struct pa_page *p = pfn_page(pool, pfn);
 	unsigned st = page_state(p);
 	if (unlikely((st == PS_ISOLATED || st == PS_MIGRATING) && p->order == order &&
-		     !(p->flags & PF_FREE_PENDING))) {
+		     !(page_flags(p) & PF_FREE_PENDING))) {
 		migrate_free_pending(p); /* compaction is moving it: it frees the block when done */
 		pa_unlock(&z->lock);
 		return;
@@ -387,7 +387,7 @@ struct pa_page *pa_folio_head(const struct pa_pool *pool, const struct pa_page *
 	if (head != PA_NIL) {
 		struct pa_page *h = pfn_page(pool, head);
 		unsigned st = page_state(h);
-		if ((st == PS_ALLOC || st == PS_ISOLATED) && (head == pfn || (h->flags & PF_COMP)))
+		if ((st == PS_ALLOC || st == PS_ISOLATED) && (head == pfn || (page_flags(h) & PF_COMP)))
 			res = h;
 	}
 	pa_unlock(&z->lock);

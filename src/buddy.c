@@ -31,7 +31,7 @@ static inline __attribute__((always_inline)) void list_link(struct pa_zone *z, p
 	set_page_state(p, PS_FREE);
 	p->order = (uint8_t)order;
 	p->mt = (uint8_t)mt;
-	p->flags = 0;
+	set_page_flags(p, 0);
 	p->lru.prev = PA_NIL;
 	p->lru.next = *head;
 	if (*head != PA_NIL)

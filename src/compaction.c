@@ -409,8 +409,7 @@ static uint64_t region_cost(const struct pa_pool *pool, pa_pfn_t start, unsigned
 			pfn += 1ull << p->order;
 			continue;
 		}
-		if (st != PS_ALLOC || !p->owner || p->pins || page_mt(p) != PA_MT_MOVABLE ||
-		    p->owner >= atomic_load_explicit(&pool->nr_owners, memory_order_acquire))
+		if (st != PS_ALLOC || !migrate_movable(pool, p))
 			return UINT64_MAX;
 		cost += 1ull << p->order;
 		pfn += 1ull << p->order;

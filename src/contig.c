@@ -113,7 +113,7 @@ static bool range_movable(const struct pa_pool *pool, pa_pfn_t start, pa_pfn_t e
 			return false; /* no memory */
 		const struct pa_page *h = pfn_page(pool, head);
 		unsigned st = page_state(h);
-		if (st == PS_ALLOC && (!h->owner || h->pins || page_mt(h) != PA_MT_MOVABLE))
+		if (st == PS_ALLOC && !migrate_movable(pool, h))
 			return false;
 		if (st != PS_FREE && st != PS_ALLOC && st != PS_PCP)
 			return false; /* being moved, or held by compaction */

@@ -78,18 +78,35 @@ _Static_assert(sizeof(struct pa_page) <= 16, "a frame descriptor must stay withi
 
 /*
  * The state byte is written under a zone lock or a per-CPU lock, and read
- * under the other (a buddy looking at its neighbour). Relaxed atomics make
- * that read well defined; on every target they are plain loads and stores.
+ * under the other (a buddy looking at its neighbour, a scanner). It is
+ * stored with release and loaded with acquire order, so a reader that sees
+ * a state also sees the fields written before it; on x86 both are plain
+ * moves. The owner, pins and flags bytes, which scanners peek at without
+ * taking the block, are relaxed atomics for the same reason.
  */
 static inline unsigned page_state(const struct pa_page *p)
 {
-	return __atomic_load_n(&p->state, __ATOMIC_RELAXED);
+	return __atomic_load_n(&p->state, __ATOMIC_ACQUIRE);
 }
 
 static inline void set_page_state(struct pa_page *p, unsigned state)
 {
-	__atomic_store_n(&p->state, (uint8_t)state, __ATOMIC_RELAXED);
+	__atomic_store_n(&p->state, (uint8_t)state, __ATOMIC_RELEASE);
 }
+
+#define PAGE_BYTE_ACCESSORS(field)                                                                  \
+	static inline unsigned page_##field(const struct pa_page *p)                                \
+	{                                                                                           \
+		return __atomic_load_n(&p->field, __ATOMIC_RELAXED);                                \
+	}                                                                                           \
+	static inline void set_page_##field(struct pa_page *p, unsigned v)                          \
+	{                                                                                           \
+		__atomic_store_n(&p->field, (uint8_t)v, __ATOMIC_RELAXED);                          \
+	}
+PAGE_BYTE_ACCESSORS(owner)
+PAGE_BYTE_ACCESSORS(pins)
+PAGE_BYTE_ACCESSORS(flags)
+#undef PAGE_BYTE_ACCESSORS
 
 /* The type an allocated block was taken as: set under a list lock, read under the zone lock. */
 static inline unsigned page_mt(const struct pa_page *p)
@@ -103,19 +120,25 @@ static inline void set_page_mt(struct pa_page *p, unsigned mt)
 }
 
 /*
- * Make a block taken off a free list an allocated one. The state goes last,
- * with release order: compaction reads the other fields after it takes the
- * state with an acquiring compare-and-swap.
+ * Make a block taken off a free list an allocated one; its order is already
+ * right. The state goes last, with release order: compaction reads the
+ * other fields after it takes the state with an acquiring compare-and-swap.
  */
+static inline void page_prep_fields(struct pa_page *p, unsigned mt, uint32_t gfp)
+{
+	set_page_mt(p, mt);
+	set_page_flags(p, (gfp & PA_GFP_COMP) ? PF_COMP : 0);
+	set_page_owner(p, 0);
+	set_page_pins(p, 0);
+	p->private = 0;
+	set_page_state(p, PS_ALLOC);
+}
+
+/* The same for a block whose order changes (zone lock held). */
 static inline void page_prep_alloc(struct pa_page *p, unsigned order, unsigned mt, uint32_t gfp)
 {
 	p->order = (uint8_t)order;
-	set_page_mt(p, mt);
-	p->flags = (gfp & PA_GFP_COMP) ? PF_COMP : 0;
-	p->owner = 0;
-	p->pins = 0;
-	p->private = 0;
-	__atomic_store_n(&p->state, (uint8_t)PS_ALLOC, __ATOMIC_RELEASE);
+	page_prep_fields(p, mt, gfp);
 }
 
 /* ---------------------------------------------------------------------- */
@@ -672,7 +695,7 @@ static inline struct pa_page *pcp_prep(struct pa_pool *pool, struct pa_pcp *pcp,
 				       unsigned order, unsigned mt, pa_gfp_t gfp)
 {
 	struct pa_page *p = pfn_page(pool, pfn);
-	page_prep_alloc(p, order, mt, gfp);
+	page_prep_fields(p, mt, gfp); /* not the order: scanners read it under the zone lock */
 	pcp->ops[2 * order]++;
 	pcp->free_count >>= 1;
 	return p;
@@ -763,8 +786,9 @@ void zone_fold_stats_locked(const struct pa_zone *zone, uint64_t stat[PA_NR_ZONE
 /* Can compaction move this allocated block? Zone lock held, state taken (PS_ISOLATED). */
 static inline bool migrate_movable(const struct pa_pool *pool, const struct pa_page *p)
 {
-	return p->owner && p->owner < atomic_load_explicit(&pool->nr_owners, memory_order_acquire) &&
-	       !p->pins && page_mt(p) == PA_MT_MOVABLE;
+	unsigned owner = page_owner(p);
+	return owner && owner < atomic_load_explicit(&pool->nr_owners, memory_order_acquire) &&
+	       !page_pins(p) && page_mt(p) == PA_MT_MOVABLE;
 }
 
 /* Take an allocated block for moving: PS_ALLOC -> PS_ISOLATED if it is movable. Zone lock held. */

@@ -58,7 +58,7 @@ int pa_set_owner(struct pa_pool *pool, struct pa_page *page, int owner, uint64_t
 		return -EINVAL;
 	int rc = page_mt(page) == PA_MT_MOVABLE ? 0 : -EINVAL;
 	if (rc == 0) {
-		page->owner = (uint8_t)owner;
+		set_page_owner(page, (unsigned)owner);
 		page->private = cookie;
 	}
 	pa_unlock(&z->lock);
@@ -98,9 +98,9 @@ int pa_pin(struct pa_pool *pool, struct pa_page *page)
 	struct pa_zone *z = lock_allocated(pool, page, &pfn);
 	if (!z)
 		return -EINVAL;
-	int rc = page->pins == UINT8_MAX ? -EOVERFLOW : 0;
+	int rc = page_pins(page) == UINT8_MAX ? -EOVERFLOW : 0;
 	if (rc == 0)
-		page->pins++;
+		set_page_pins(page, page_pins(page) + 1);
 	pa_unlock(&z->lock);
 	return rc;
 }
@@ -111,9 +111,9 @@ int pa_unpin(struct pa_pool *pool, struct pa_page *page)
 	struct pa_zone *z = lock_allocated(pool, page, &pfn);
 	if (!z)
 		return -EINVAL;
-	int rc = page->pins ? 0 : -EINVAL;
+	int rc = page_pins(page) ? 0 : -EINVAL;
 	if (rc == 0)
-		page->pins--;
+		set_page_pins(page, page_pins(page) - 1);
 	pa_unlock(&z->lock);
 	return rc;
 }
@@ -134,7 +134,7 @@ bool migrate_isolate(struct pa_pool *pool, pa_pfn_t pfn, unsigned max_order)
 
 void migrate_free_pending(struct pa_page *p)
 {
-	p->flags |= PF_FREE_PENDING;
+	set_page_flags(p, page_flags(p) | PF_FREE_PENDING);
 }
 
 /* Free an allocated block that its owner already gave up. Zone lock held. */
@@ -148,8 +148,8 @@ static void free_pending_block(struct pa_zone *z, pa_pfn_t pfn, unsigned order)
 void migrate_putback(struct pa_zone *z, pa_pfn_t pfn)
 {
 	struct pa_page *p = pfn_page(z->pool, pfn);
-	if (p->flags & PF_FREE_PENDING) {
-		p->flags &= (uint8_t)~PF_FREE_PENDING;
+	if (page_flags(p) & PF_FREE_PENDING) {
+		set_page_flags(p, page_flags(p) & ~PF_FREE_PENDING);
 		free_pending_block(z, pfn, p->order);
 		return;
 	}
@@ -166,7 +166,7 @@ static enum pa_migrate_result ask_owner(struct pa_pool *pool, struct pa_page *sr
 	unsigned pct = atomic_load_explicit(&pool->compact_fail_pct, memory_order_relaxed);
 	if (pct && (unsigned)(rand() % 100) < pct)
 		return rand() & 1 ? PA_MIGRATE_AGAIN : PA_MIGRATE_BUSY;
-	const struct pa_owner_ops *ops = &pool->owners[src->owner];
+	const struct pa_owner_ops *ops = &pool->owners[page_owner(src)];
 	return ops->migrate(ops->ctx, src->private, src, dst, src->order);
 }
 
@@ -175,9 +175,9 @@ static void commit_dst(struct pa_page *dst, const struct pa_page *src)
 {
 	dst->order = src->order;
 	set_page_mt(dst, PA_MT_MOVABLE);
-	dst->flags = src->flags & PF_COMP;
-	dst->owner = src->owner;
-	dst->pins = 0;
+	set_page_flags(dst, page_flags(src) & PF_COMP);
+	set_page_owner(dst, page_owner(src));
+	set_page_pins(dst, 0);
 	dst->private = src->private;
 	__atomic_store_n(&dst->state, (uint8_t)PS_ALLOC, __ATOMIC_RELEASE);
 }
@@ -194,20 +194,27 @@ enum pa_migrate_result migrate_folio(struct pa_zone *z, pa_pfn_t src, pa_pfn_t d
 		       (size_t)1 << (pool->cfg.page_shift + order));
 	enum pa_migrate_result r = ask_owner(pool, sp, dp);
 	pa_lock(&z->lock, SITE_ADMIN);
-	/* A pin taken during the move, or a free of either copy, undoes it. */
-	if (r == PA_MIGRATE_OK && (sp->pins || ((sp->flags | dp->flags) & PF_FREE_PENDING)))
+	/*
+	 * A free of either copy ends the move: the folio is gone, both copies
+	 * go back. A pin taken meanwhile undoes it: the folio stays.
+	 */
+	if ((page_flags(sp) | page_flags(dp)) & PF_FREE_PENDING) {
+		set_page_flags(dp, 0);
+		set_page_flags(sp, page_flags(sp) | PF_FREE_PENDING);
 		r = PA_MIGRATE_BUSY;
+	} else if (r == PA_MIGRATE_OK && page_pins(sp)) {
+		r = PA_MIGRATE_BUSY;
+	}
 	if (r == PA_MIGRATE_OK) {
 		commit_dst(dp, sp);
 		z->reserved_pages -= 1ull << order;
 		z->stat[PA_ZS_PGMIGRATE_SUCCESS] += 1ull << order;
 		z->folios_migrated[order]++;
-		sp->flags = 0;
+		set_page_flags(sp, 0);
 		release(ctx, src, order);
 	} else {
-		dp->flags = 0;
 		z->stat[PA_ZS_PGMIGRATE_FAIL] += 1ull << order;
-		migrate_putback(z, src);
+		migrate_putback(z, src); /* frees it if the owner freed either copy */
 		release(ctx, dst, order); /* back to the caller's free pages */
 	}
 	pa_unlock(&z->lock);
@@ -228,17 +235,17 @@ void migrate_split_folio(struct pa_zone *z, pa_pfn_t pfn)
 		struct pa_page *t = pfn_page(pool, pfn + i);
 		t->order = 0;
 		set_page_mt(t, PA_MT_MOVABLE);
-		t->flags = 0;
-		t->owner = head->owner;
-		t->pins = 0;
+		set_page_flags(t, 0);
+		set_page_owner(t, page_owner(head));
+		set_page_pins(t, 0);
 		t->private = head->private;
 		__atomic_store_n(&t->state, (uint8_t)PS_ALLOC, __ATOMIC_RELEASE);
 	}
 	head->order = 0;
-	head->flags &= (uint8_t)~PF_COMP;
+	set_page_flags(head, page_flags(head) & ~PF_COMP);
 	/* Allocations are counted per order: the folio is now 2^order order-0 ones. */
 	z->stat[PA_ZS_COMPACT_FOLIOS_SPLIT]++;
-	const struct pa_owner_ops *ops = &pool->owners[head->owner];
+	const struct pa_owner_ops *ops = &pool->owners[page_owner(head)];
 	if (ops->split) {
 		pa_unlock(&z->lock);
 		ops->split(ops->ctx, head->private, head, order);

@@ -73,21 +73,25 @@ static uint32_t zone_batchsize(const struct pa_zone *z)
 	if (batch < 1)
 		batch = 1;
 	batch += batch / 2;
-	return (uint32_t)((1ull << (63 - __builtin_clzll(batch))) - 1);
+	batch = (1ull << (63 - __builtin_clzll(batch))) - 1;
+	return batch ? (uint32_t)batch : 1; /* as zone_set_pageset_high_and_batch() keeps it */
 }
 
-/* CPUs that share the zone's node, as Linux's nr_split_cpus. */
-static unsigned node_cpus(const struct pa_pool *pool)
+/* CPUs of the zone's node, as Linux's nr_split_cpus: all CPUs for a node without any. */
+static unsigned node_cpus(const struct pa_zone *z)
 {
-	unsigned n = pool->cfg.nr_cpus / pool->nr_nodes;
-	return n ? n : 1;
+	const struct pa_pool *pool = z->pool;
+	unsigned n = 0;
+	for (unsigned c = 0; c < pool->cfg.nr_cpus; c++)
+		n += (uint64_t)c * pool->nr_nodes / pool->cfg.nr_cpus == z->node;
+	return n ? n : pool->cfg.nr_cpus;
 }
 
 void pcp_setup_sizes(struct pa_zone *z)
 {
 	struct pa_pool *pool = z->pool;
 	uint32_t batch = zone_batchsize(z), floor = batch << 2;
-	unsigned cpus = node_cpus(pool), fraction = atomic_load(&pool->pcp_high_fraction);
+	unsigned cpus = node_cpus(z), fraction = atomic_load(&pool->pcp_high_fraction);
 	uint64_t hmin = z->wmark[PA_WMARK_LOW] / cpus, hmax = z->managed_pages / 8 / cpus;
 	if (fraction)
 		hmin = hmax = z->managed_pages / fraction / cpus;
@@ -177,7 +181,9 @@ static void pcp_spill(struct pa_zone *z, struct pa_pcp *pcp, uint64_t frames, ui
 struct pa_page *pcp_refill_unlock(struct pa_zone *z, struct pa_pcp *pcp, unsigned order,
 				  unsigned mt, pa_gfp_t gfp)
 {
-	pcp_refill(z, pcp, order, mt);
+	/* Switched off since the caller looked: the drain has run, so put nothing back. */
+	if (pcp_order_enabled(z->pool, order))
+		pcp_refill(z, pcp, order, mt);
 	pa_pfn_t pfn = pcp_pop(z->pool, pcp, order, mt);
 	struct pa_page *p = pfn != PA_NIL ? pcp_prep(z->pool, pcp, pfn, order, mt, gfp) : NULL;
 	pa_spin_unlock(&pcp->lock);

@@ -22,6 +22,7 @@
 #include "internal.h"
 
 #include <pthread.h>
+#include <stdarg.h>
 
 enum to_answer {
 	TO_OK,     /* move the reference, answer PA_MIGRATE_OK */
@@ -46,6 +47,7 @@ struct tfolio {
 	uint32_t gen;            /* bumped when the slot is reused */
 	uint8_t order;
 	bool live, split;
+	uint32_t pins;           /* pins the owner took (and knows of): the callback answers BUSY */
 	uint32_t moves;
 };
 
@@ -140,7 +142,7 @@ static inline void to_error(struct towner *o, const char *fmt, ...)
 	}
 }
 
-static enum pa_migrate_result to_migrate_cb(void *ctx, uint64_t cookie, struct pa_page *old_folio,
+static inline enum pa_migrate_result to_migrate_cb(void *ctx, uint64_t cookie, struct pa_page *old_folio,
 					    struct pa_page *new_folio, unsigned order)
 {
 	struct towner *o = ctx;
@@ -185,7 +187,7 @@ static enum pa_migrate_result to_migrate_cb(void *ctx, uint64_t cookie, struct p
 			to_error(o, "migrate: cookie %#" PRIx64 ": new folio (pfn %" PRIu64 ") word %" PRId64
 				 " differs: bytes not copied before the callback", cookie, npfn, bad);
 	}
-	switch (o->answer) {
+	switch (f->pins ? TO_BUSY : o->answer) {
 	case TO_OK:
 		break;
 	case TO_AGAIN:
@@ -241,7 +243,7 @@ static enum pa_migrate_result to_migrate_cb(void *ctx, uint64_t cookie, struct p
 	return r;
 }
 
-static void to_split_cb(void *ctx, uint64_t cookie, struct pa_page *head, unsigned order)
+static inline void to_split_cb(void *ctx, uint64_t cookie, struct pa_page *head, unsigned order)
 {
 	struct towner *o = ctx;
 	pthread_mutex_lock(&o->lock);
