@@ -209,7 +209,11 @@ struct pa_page *pa_alloc_owned(struct pa_pool *pool, pa_gfp_t gfp, unsigned int 
 /* The owner's cookie of an allocated block (0 if none). */
 uint64_t pa_page_cookie(const struct pa_pool *pool, const struct pa_page *page);
 
-/* Pin a folio (it is not moved while pinned) and unpin it. 0 or -EINVAL / -EOVERFLOW. */
+/*
+ * Pin a folio (it is not moved while pinned) and unpin it. 0; -EINVAL when
+ * page heads no allocated block (or, unpinning, is not pinned); -EOVERFLOW
+ * past 255 pins; -EBUSY while compaction is moving it (try again).
+ */
 int pa_pin(struct pa_pool *pool, struct pa_page *page);
 int pa_unpin(struct pa_pool *pool, struct pa_page *page);
 

@@ -402,7 +402,8 @@ int pa_folio_order(const struct pa_pool *pool, const struct pa_page *page)
 	if (!z)
 		return -1;
 	pa_lock(&z->lock, SITE_ADMIN);
-	if (page_state(page) == PS_ALLOC || page_state(page) == PS_ISOLATED)
+	unsigned st = page_state(page);
+	if (st == PS_ALLOC || st == PS_ISOLATED || st == PS_MIGRATING)
 		order = page->order;
 	pa_unlock(&z->lock);
 	return order;

@@ -211,7 +211,9 @@ static pa_pfn_t compaction_alloc(struct compact_control *cc, unsigned order)
 				o--;
 				capture_push(cc, pfn + (1ull << o), o);
 			}
-			set_page_state(pfn_page(cc->pool, pfn), PS_MIGRATING);
+			struct pa_page *d = pfn_page(cc->pool, pfn);
+			d->order = (uint8_t)order;
+			set_page_state(d, PS_MIGRATING);
 			return pfn;
 		}
 		isolate_freepages(cc);
@@ -227,7 +229,17 @@ static pa_pfn_t compaction_alloc(struct compact_control *cc, unsigned order)
 static void isolate_migrate_block(struct compact_control *cc, pa_pfn_t start, pa_pfn_t end)
 {
 	struct pa_pool *pool = cc->pool;
-	unsigned max = cc->order >= 0 && !cc->split_folios ? (unsigned)cc->order : pool->cfg.max_order;
+	/*
+	 * Linux's skip_isolation_on_order(): a folio of the order asked for (or
+	 * of the pageblock, for a whole-zone pass) is left alone: it is no
+	 * obstacle, and no captured block could take it. Emptying a range
+	 * moves everything; the old mode splits large folios first.
+	 */
+	int limit = cc->order >= 0 ? cc->order : (int)pool->cfg.pageblock_order;
+	bool all = cc->region_end > cc->region_start || cc->split_folios;
+	if (!all && limit == 0)
+		return;
+	unsigned max = all ? pool->cfg.max_order : (unsigned)limit - 1;
 	for (pa_pfn_t pfn = start; pfn < end && cc->nr_migrate < COMPACT_CLUSTER_MAX;) {
 		struct pa_page *p = pfn_page(pool, pfn);
 		unsigned st = page_state(p);
@@ -272,38 +284,56 @@ static void isolate_migratepages(struct compact_control *cc)
 	cc->migrate_pfn = end;
 }
 
-/* Move every isolated folio; false when no destination is left. */
+/* Give an isolated folio back to its owner. */
+static void putback(struct compact_control *cc, pa_pfn_t src)
+{
+	pa_lock(&cc->zone->lock, SITE_ADMIN);
+	migrate_putback(cc->zone, src);
+	pa_unlock(&cc->zone->lock);
+}
+
+/*
+ * Move one isolated folio. Sync modes ask again after PA_MIGRATE_AGAIN,
+ * keeping the folio isolated in between (so it cannot change under us);
+ * false when no destination of its order could be found.
+ */
+static bool migrate_one(struct compact_control *cc, pa_pfn_t src, unsigned order)
+{
+	int tries = cc->mode == COMPACT_ASYNC ? 1 : COMPACT_RETRIES;
+	for (int t = 0; t < tries; t++) {
+		pa_pfn_t dst = compaction_alloc(cc, order);
+		if (dst == PA_NIL) {
+			putback(cc, src);
+			return false;
+		}
+		enum pa_migrate_result r = migrate_folio(cc->zone, src, dst, t + 1 < tries,
+							 capture_release, cc);
+		if (r == PA_MIGRATE_OK)
+			cc->migrated += 1ull << order;
+		if (r != PA_MIGRATE_AGAIN || t + 1 == tries)
+			return true; /* done with it: migrate_folio() put it back or freed it */
+	}
+	return true;
+}
+
+/*
+ * Move every isolated folio. A folio that finds no destination is put back,
+ * and so are larger ones after it; the pass goes on while order-0 folios
+ * can still move. False when nothing can move any more.
+ */
 static bool migrate_pages(struct compact_control *cc)
 {
-	bool room = true;
+	unsigned fail_order = cc->pool->cfg.max_order + 1;
 	for (unsigned i = 0; i < cc->nr_migrate; i++) {
 		pa_pfn_t src = cc->migrate[i];
 		unsigned order = pfn_page(cc->pool, src)->order;
-		pa_pfn_t dst = room ? compaction_alloc(cc, order) : PA_NIL;
-		if (dst == PA_NIL) {
-			room = false;
-			pa_lock(&cc->zone->lock, SITE_ADMIN);
-			migrate_putback(cc->zone, src);
-			pa_unlock(&cc->zone->lock);
-			continue;
-		}
-		enum pa_migrate_result r = PA_MIGRATE_AGAIN;
-		for (int t = 0; r == PA_MIGRATE_AGAIN && t < COMPACT_RETRIES; t++) {
-			if (t) { /* sync modes try again: take the folio back for another go */
-				pa_lock(&cc->zone->lock, SITE_ADMIN);
-				bool again = migrate_isolate(cc->pool, src, cc->pool->cfg.max_order);
-				pa_unlock(&cc->zone->lock);
-				if (!again || (dst = compaction_alloc(cc, order)) == PA_NIL)
-					break;
-			}
-			r = migrate_folio(cc->zone, src, dst, capture_release, cc);
-			if (cc->mode == COMPACT_ASYNC)
-				break;
-		}
-		cc->migrated += r == PA_MIGRATE_OK ? 1ull << order : 0;
+		if (order >= fail_order)
+			putback(cc, src);
+		else if (!migrate_one(cc, src, order))
+			fail_order = order;
 	}
 	cc->nr_migrate = 0;
-	return room;
+	return fail_order > 0;
 }
 
 /* ---------------------------------------------------------------------- */

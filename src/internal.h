@@ -799,10 +799,12 @@ void migrate_putback(struct pa_zone *zone, pa_pfn_t pfn);
  * Move the isolated folio at src into the block at dst (PS_MIGRATING, same
  * order): copy the bytes, ask the owner, then commit or undo under the zone
  * lock. Called without the zone lock. On success src is handed to release
- * (freed to the buddy, or kept by the caller); on failure dst is returned to
- * the caller's free pages through keep_dst. Returns the owner's answer.
+ * (freed to the buddy, or kept by the caller); on failure dst goes back
+ * through release and src to its owner, except after PA_MIGRATE_AGAIN with
+ * keep_on_again, when src stays isolated for another try. Returns the answer.
  */
 enum pa_migrate_result migrate_folio(struct pa_zone *zone, pa_pfn_t src, pa_pfn_t dst,
+				     bool keep_on_again,
 				     void (*release)(void *ctx, pa_pfn_t pfn, unsigned order),
 				     void *ctx);
 /* Linux's folio split (compaction_split_folios=1): an isolated folio into order-0 folios. */

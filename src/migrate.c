@@ -42,7 +42,7 @@ static struct pa_zone *lock_allocated(struct pa_pool *pool, const struct pa_page
 		return NULL;
 	pa_lock(&z->lock, SITE_ADMIN);
 	unsigned st = page_state(page);
-	if (st == PS_ALLOC || st == PS_ISOLATED)
+	if (st == PS_ALLOC || st == PS_ISOLATED || st == PS_MIGRATING)
 		return z;
 	pa_unlock(&z->lock);
 	return NULL;
@@ -57,6 +57,8 @@ int pa_set_owner(struct pa_pool *pool, struct pa_page *page, int owner, uint64_t
 	if (!z)
 		return -EINVAL;
 	int rc = page_mt(page) == PA_MT_MOVABLE ? 0 : -EINVAL;
+	if (rc == 0 && page_state(page) == PS_MIGRATING)
+		rc = -EBUSY; /* the move sets it from the old folio */
 	if (rc == 0) {
 		set_page_owner(page, (unsigned)owner);
 		page->private = cookie;
@@ -99,6 +101,8 @@ int pa_pin(struct pa_pool *pool, struct pa_page *page)
 	if (!z)
 		return -EINVAL;
 	int rc = page_pins(page) == UINT8_MAX ? -EOVERFLOW : 0;
+	if (page_state(page) != PS_ALLOC)
+		rc = -EBUSY; /* being moved: the owner may be pointing at the other copy by now */
 	if (rc == 0)
 		set_page_pins(page, page_pins(page) + 1);
 	pa_unlock(&z->lock);
@@ -183,6 +187,7 @@ static void commit_dst(struct pa_page *dst, const struct pa_page *src)
 }
 
 enum pa_migrate_result migrate_folio(struct pa_zone *z, pa_pfn_t src, pa_pfn_t dst,
+				     bool keep_on_again,
 				     void (*release)(void *ctx, pa_pfn_t pfn, unsigned order),
 				     void *ctx)
 {
@@ -192,17 +197,15 @@ enum pa_migrate_result migrate_folio(struct pa_zone *z, pa_pfn_t src, pa_pfn_t d
 	if (pool->base)
 		memcpy(pool->base + (dst << pool->cfg.page_shift), pool->base + (src << pool->cfg.page_shift),
 		       (size_t)1 << (pool->cfg.page_shift + order));
+	/* The new folio carries the owner's cookie from the start: the owner may look at it. */
+	dp->private = sp->private;
+	set_page_owner(dp, page_owner(sp));
 	enum pa_migrate_result r = ask_owner(pool, sp, dp);
 	pa_lock(&z->lock, SITE_ADMIN);
-	/*
-	 * A free of either copy ends the move: the folio is gone, both copies
-	 * go back. A pin taken meanwhile undoes it: the folio stays.
-	 */
+	/* A free of either copy ends the move: the folio is gone, both copies go back. */
 	if ((page_flags(sp) | page_flags(dp)) & PF_FREE_PENDING) {
 		set_page_flags(dp, 0);
 		set_page_flags(sp, page_flags(sp) | PF_FREE_PENDING);
-		r = PA_MIGRATE_BUSY;
-	} else if (r == PA_MIGRATE_OK && page_pins(sp)) {
 		r = PA_MIGRATE_BUSY;
 	}
 	if (r == PA_MIGRATE_OK) {
@@ -214,7 +217,8 @@ enum pa_migrate_result migrate_folio(struct pa_zone *z, pa_pfn_t src, pa_pfn_t d
 		release(ctx, src, order);
 	} else {
 		z->stat[PA_ZS_PGMIGRATE_FAIL] += 1ull << order;
-		migrate_putback(z, src); /* frees it if the owner freed either copy */
+		if (r != PA_MIGRATE_AGAIN || !keep_on_again)
+			migrate_putback(z, src); /* frees it if the owner freed either copy */
 		release(ctx, dst, order); /* back to the caller's free pages */
 	}
 	pa_unlock(&z->lock);

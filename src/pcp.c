@@ -116,9 +116,17 @@ static unsigned refill_count(const struct pa_pcp *pcp, unsigned order)
 	return n < 2 ? 2 : n;
 }
 
-/* Once a second at most: let high fall back toward what the CPU uses. */
-static void pcp_decay(struct pa_pool *pool, struct pa_pcp *pcp)
+static void pcp_spill(struct pa_zone *z, struct pa_pcp *pcp, uint64_t frames, uint64_t order_mask,
+		      enum pa_lock_site site);
+
+/*
+ * Once a second at most (Linux's decay_pcp_high): let high fall back toward
+ * what the CPU uses, never outside [high_min, high_max], and give back what
+ * the lists hold above it. List lock held.
+ */
+static void pcp_decay(struct pa_zone *z, struct pa_pcp *pcp)
 {
+	struct pa_pool *pool = z->pool;
 	uint64_t now = pool->plat.now_ns(pool->plat.ctx);
 	if (now - pcp->last_decay_ns < PCP_DECAY_INTERVAL_NS)
 		return;
@@ -126,7 +134,10 @@ static void pcp_decay(struct pa_pool *pool, struct pa_pcp *pcp)
 	int64_t a = (int64_t)pcp->count - ((int64_t)pcp->batch << PCP_BATCH_SCALE_MAX);
 	int64_t b = (int64_t)pcp->high - pcp->high / 8;
 	int64_t h = a > b ? a : b;
-	pcp->high = (uint32_t)(h < pcp->high_min ? pcp->high_min : h);
+	h = h < pcp->high_min ? pcp->high_min : h > pcp->high_max ? pcp->high_max : h;
+	pcp->high = (uint32_t)h;
+	if (pcp->count > pcp->high)
+		pcp_spill(z, pcp, pcp->count - pcp->high, UINT64_MAX, SITE_PCP_SPILL);
 }
 
 /*
@@ -154,7 +165,7 @@ static void pcp_refill(struct pa_zone *z, struct pa_pcp *pcp, unsigned order, un
 		uint32_t h = pcp->high + pcp->batch;
 		pcp->high = h > pcp->high_max ? pcp->high_max : h;
 	}
-	pcp_decay(pool, pcp);
+	pcp_decay(z, pcp);
 }
 
 /* Free `frames` frames (at least) from the lists back to the buddy, lists round-robin. */

@@ -22,6 +22,7 @@
 #include "internal.h"
 
 #include <pthread.h>
+#include <sched.h>
 #include <stdarg.h>
 
 enum to_answer {
@@ -49,6 +50,7 @@ struct tfolio {
 	bool live, split;
 	uint32_t pins;           /* pins the owner took (and knows of): the callback answers BUSY */
 	uint32_t moves;
+	uint32_t asked;          /* migrate callbacks for this folio */
 };
 
 struct towner {
@@ -68,6 +70,9 @@ struct towner {
 	/* What happened (under lock). */
 	uint64_t calls, oks, agains, busies, stale, split_calls, pieces_moved;
 	uint64_t moved_order[PA_MAX_ORDER_LIMIT + 1];
+	int pin_rc;                   /* what pa_pin answered in TO_PIN_OLD */
+	size_t acted;                 /* slot of the last action taken */
+	struct pa_page *acted_old;    /* its old folio */
 	unsigned errors;
 	char error[256];
 };
@@ -174,6 +179,7 @@ static inline enum pa_migrate_result to_migrate_cb(void *ctx, uint64_t cookie, s
 		pthread_mutex_unlock(&o->lock);
 		return PA_MIGRATE_BUSY;
 	}
+	f->asked++;
 	unsigned want = f->split ? 0 : f->order;
 	if (order != want)
 		to_error(o, "migrate: cookie %#" PRIx64 ": order %u, the folio is order %u", cookie, order, want);
@@ -206,6 +212,10 @@ static inline enum pa_migrate_result to_migrate_cb(void *ctx, uint64_t cookie, s
 		act = o->action;
 		o->action_left--;
 	}
+	if (act != TO_NONE) {
+		o->acted = idx;
+		o->acted_old = old_folio;
+	}
 	if (r == PA_MIGRATE_OK) {
 		o->oks++;
 		switch (act) {
@@ -218,10 +228,10 @@ static inline enum pa_migrate_result to_migrate_cb(void *ctx, uint64_t cookie, s
 			f->live = false;
 			pa_free_pages(pool, new_folio, order);
 			break;
-		case TO_PIN_OLD:
-			if (pa_pin(pool, old_folio) != 0)
-				to_error(o, "migrate: pa_pin(old) during a move failed");
-			f->pinned = old_folio;
+		case TO_PIN_OLD: /* the library may refuse the pin (the folio is being moved) */
+			o->pin_rc = pa_pin(pool, old_folio);
+			if (o->pin_rc == 0)
+				f->pinned = old_folio;
 			*ref = new_folio;
 			break;
 		case TO_NONE:
@@ -285,6 +295,7 @@ static inline void to_init(struct towner *o, struct pa_pool *pool, size_t cap)
 	REQUIRE(o->id >= 1);
 }
 
+/* After pa_shutdown(): until then a background compactor may call the owner. */
 static inline void to_destroy(struct towner *o)
 {
 	for (size_t i = 0; i < o->nr; i++)
@@ -364,6 +375,13 @@ static inline bool to_check_locked(struct towner *o, size_t idx, char *msg, size
 			snprintf(msg, len, "slot %zu: bad pfn %" PRIu64, idx, pfn);
 			return false;
 		}
+		/*
+		 * A folio the owner was just handed (its callback answered OK) is
+		 * allocated once compaction commits the move, which needs no owner
+		 * lock: wait for that.
+		 */
+		for (int spin = 0; page_state(p) == PS_MIGRATING && spin < 1000000; spin++)
+			sched_yield();
 		if (pa_folio_order(pool, p) != (int)order) {
 			snprintf(msg, len, "slot %zu (pfn %" PRIu64 "): pa_folio_order %d, expected %u", idx,
 				 pfn, pa_folio_order(pool, p), order);
@@ -432,7 +450,13 @@ static inline void to_free_all(struct towner *o)
 
 /* No callback found anything wrong. */
 #define to_expect_clean(o)                                                                          \
-	CHECK_MSG((o)->errors == 0, "owner callbacks found %u errors; first: %s", (o)->errors,      \
-		  (o)->error)
+	do {                                                                                        \
+		char m_[sizeof (o)->error];                                                         \
+		pthread_mutex_lock(&(o)->lock);                                                     \
+		unsigned e_ = (o)->errors;                                                          \
+		memcpy(m_, (o)->error, sizeof m_);                                                  \
+		pthread_mutex_unlock(&(o)->lock);                                                   \
+		CHECK_MSG(e_ == 0, "owner callbacks found %u errors; first: %s", e_, m_);           \
+	} while (0)
 
 #endif

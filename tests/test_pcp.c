@@ -660,7 +660,9 @@ TEST(pcp_orders_switch_on_and_off_while_four_cpus_allocate_and_free)
 			CHECK_EQ_U64(u.free + u.allocated + u.reserved, u.managed);
 			struct pa_pcp_info info;
 			CHECK(pa_pcp_info(pool, 0, PA_ZONE_NORMAL, (unsigned)(r >> 20) % NR, &info, NULL) == 0);
-			CHECK(info.high >= info.high_min && info.high <= info.high_max);
+			CHECK_MSG(info.high >= info.high_min && info.high <= info.high_max,
+			          "during the run: high %" PRIu64 " outside [%" PRIu64 ", %" PRIu64 "], %" PRIu64
+			          " frames listed", info.high, info.high_min, info.high_max, info.count);
 			break;
 		}
 		case 6:
@@ -910,6 +912,55 @@ TEST(pcp_per_order_counts_are_exactly_what_was_put_there)
 		}
 	snap_of(pool, z, 1, &s0);
 	CHECK_MSG(!memcmp(s0.blocks, s.blocks, sizeof s.blocks), "the lists differ after the blocks came back");
+	VALIDATE(pool);
+	expect_whole(pool, fresh);
+	pa_shutdown(pool);
+}
+
+/* pa_validate checks the lists against the frame map: each kind of damage is caught. */
+TEST(pcp_validate_catches_broken_lists)
+{
+	struct pa_pool *pool = pcp_boot("mem=64M max_order=10 nr_cpus=2");
+	char fresh[BI_LEN], err[512];
+	buddyinfo(pool, fresh, sizeof fresh);
+	pose(0);
+	struct pa_page *a = pa_alloc_pages(pool, PA_GFP_MOVABLE, 0), *b = pa_alloc_pages(pool, PA_GFP_MOVABLE, 3);
+	REQUIRE(a && b);
+	pa_free_pages(pool, a, 0);
+	pa_free_pages(pool, b, 3);
+	VALIDATE(pool);
+	struct pa_zone *z = cpu_zone(pool, 0, PA_GFP_MOVABLE);
+	struct pa_pcp *pcp = &z->pcp[0];
+	unsigned idx = pcp_index(0, PA_MT_MOVABLE);
+	pa_pfn_t head = pcp->head[idx];
+	REQUIRE(head != PA_NIL);
+	struct pa_page *pg = pfn_page(pool, head);
+
+	pcp->count++; /* the count disagrees with the lists */
+	CHECK_EQ_U64(pa_validate(pool, err, sizeof err), -EFAULT);
+	CHECK_MSG(strstr(err, "cpu 0") != NULL, "count off by one: \"%s\"", err);
+	pcp->count--;
+	VALIDATE(pool);
+
+	set_page_state(pg, PS_FREE); /* a listed block that says it is in the buddy */
+	CHECK_EQ_U64(pa_validate(pool, err, sizeof err), -EFAULT);
+	CHECK(err[0] != '\0');
+	set_page_state(pg, PS_PCP);
+	VALIDATE(pool);
+
+	pg->order = 1; /* a block on the order-0 list that says order 1 */
+	CHECK_EQ_U64(pa_validate(pool, err, sizeof err), -EFAULT);
+	CHECK(err[0] != '\0');
+	pg->order = 0;
+	VALIDATE(pool);
+
+	pcp->head[idx] = pg->lru.next; /* a PS_PCP block on no list */
+	pcp->count -= 1;
+	CHECK_EQ_U64(pa_validate(pool, err, sizeof err), -EFAULT);
+	CHECK(err[0] != '\0');
+	pg->lru.next = pcp->head[idx];
+	pcp->head[idx] = (uint32_t)head;
+	pcp->count += 1;
 	VALIDATE(pool);
 	expect_whole(pool, fresh);
 	pa_shutdown(pool);
@@ -1314,6 +1365,36 @@ TEST(pcp_decay_gives_back_what_is_above_the_lowered_high)
 	for (uint64_t i = k; i < NR; i++)
 		pa_free_pages(pool, blk[i], 0);
 	free(blk);
+	expect_whole(pool, fresh);
+	pa_shutdown(pool);
+}
+
+/*
+ * A refill of a high order puts many frames on the list at once; the decay
+ * that follows (max(count - (batch << 5), high - high / 8, high_min)) must
+ * still leave high within [high_min, high_max] (Linux clamps it to them in
+ * nr_pcp_high() before any use).
+ */
+TEST(pcp_high_stays_under_high_max_after_a_high_order_refill)
+{
+	struct pa_pool *pool = boot_with("mem=128M max_order=10 nr_cpus=4 pcp_orders=0-3,10", true);
+	char fresh[BI_LEN];
+	buddyinfo(pool, fresh, sizeof fresh);
+	pose(0);
+	struct pa_pcp_info info;
+	REQUIRE(pa_pcp_info(pool, 0, PA_ZONE_NORMAL, 0, &info, NULL) == 0);
+	printf("  high_min %" PRIu64 ", high_max %" PRIu64 ", batch %" PRIu64 "\n", info.high_min, info.high_max,
+	       info.batch);
+	atomic_fetch_add(&fake_ns, 2000000000ull); /* a decay is due at this refill */
+	struct pa_page *p = pa_alloc_pages(pool, PA_GFP_MOVABLE, 10);
+	REQUIRE(p);
+	REQUIRE(pa_pcp_info(pool, 0, PA_ZONE_NORMAL, 0, &info, NULL) == 0);
+	CHECK_MSG(info.high >= info.high_min && info.high <= info.high_max,
+	          "after an order-10 refill: high %" PRIu64 " outside [%" PRIu64 ", %" PRIu64 "], %" PRIu64 " frames listed",
+	          info.high, info.high_min, info.high_max, info.count);
+	pa_free_pages(pool, p, 10);
+	REQUIRE(pa_pcp_info(pool, 0, PA_ZONE_NORMAL, 0, &info, NULL) == 0);
+	CHECK(info.high >= info.high_min && info.high <= info.high_max);
 	expect_whole(pool, fresh);
 	pa_shutdown(pool);
 }

@@ -427,10 +427,23 @@ TEST(zone_kernel_allocations_never_use_movable)
 	pa_shutdown(pool);
 }
 
+static unsigned fake_cpu;
+
+static unsigned fake_cpu_id(void *ctx)
+{
+	(void)ctx;
+	return fake_cpu;
+}
+
 TEST(zone_allocations_fall_back_to_other_nodes)
 {
-	/* pcp_orders=none: exact capacity per node, with no frame left on another CPU's list. */
-	struct pa_pool *pool = test_boot("mem=256M numa=2 min_free_kbytes=0 pcp_orders=none");
+	/* pcp_orders=none: exact capacity per node, with no frame left on another CPU's list.
+	 * Posing as CPU 0 keeps the local node fixed when the thread moves between cores. */
+	struct pa_platform plat = {.cpu_id = fake_cpu_id};
+	struct pa_pool *pool = NULL;
+	char err[256] = "";
+	fake_cpu = 0;
+	REQUIRE(pa_boot("mem=256M numa=2 min_free_kbytes=0 pcp_orders=none", &plat, &pool, err, sizeof err) == 0);
 	uint64_t total = pfn_of(256 * MiB), node_pages = total / 2;
 	struct pa_page **pages = malloc(total * sizeof *pages);
 	REQUIRE(pages);
@@ -461,14 +474,6 @@ TEST(zone_allocations_fall_back_to_other_nodes)
 	free(pages);
 	VALIDATE(pool);
 	pa_shutdown(pool);
-}
-
-static unsigned fake_cpu;
-
-static unsigned fake_cpu_id(void *ctx)
-{
-	(void)ctx;
-	return fake_cpu;
 }
 
 /* With as many CPUs as nodes, each CPU has a node of its own; allocations start there. */
