@@ -4,12 +4,15 @@
  * Policy as data: one table of paths, each with a reader, a writer (none:
  * read-only) and a line of help. Number knobs share one reader and one
  * writer and differ only in their get/set hooks and bounds. A path may hold
- * "<N>" where a decimal number goes (as "pcp/orders/<N>/enabled" will); the
- * number reaches the hooks in ctl_call.index.
+ * "<N>" where a decimal number goes ("pcp/orders/<N>/enabled"); the number
+ * reaches the hooks in ctl_call.index, after the entry's index_max hook has
+ * bounded it.
  *
- * Reading "help" lists the tree. Errors: an unknown path -ENOENT, a
- * value that is not a number in range -EINVAL, a write to a read-only path
- * -EPERM; nothing changes when a write fails.
+ * Reading "help" lists the tree. Errors: an unknown path -ENOENT; a value
+ * that is not a number in range, or an <N> that is not a number in range,
+ * -EINVAL; a write to a read-only path, or a read of a write-only one
+ * ("pcp/drain"), -EPERM. Nothing changes when a write fails: every check
+ * comes before the first change.
  */
 #include "internal.h"
 
@@ -242,36 +245,58 @@ static const struct ctl_entry ctl_table[] = {
 
 #define CTL_NR_ENTRIES (sizeof ctl_table / sizeof ctl_table[0])
 
-/* Does path match pattern, where "<N>" in the pattern takes a decimal number? */
-static bool ctl_match(const char *pattern, const char *path, uint64_t *index)
+enum ctl_match { CTL_NO_MATCH, CTL_MATCH, CTL_BAD_INDEX };
+
+/*
+ * The path component in place of "<N>": a decimal number into *index, or
+ * false when it is anything else (empty, a sign, letters, too large).
+ */
+static bool ctl_index(const char *s, size_t n, uint64_t *index)
 {
+	uint64_t v = 0;
+	for (size_t i = 0; i < n; i++) {
+		unsigned d = (unsigned)(s[i] - '0');
+		if (d > 9 || v > (UINT64_MAX - d) / 10)
+			return false;
+		v = v * 10 + d;
+	}
+	*index = v;
+	return n > 0;
+}
+
+/*
+ * Does path match pattern, where "<N>" stands for one path component? A
+ * path that matches but for a component there that is not a number is
+ * CTL_BAD_INDEX (-EINVAL, as an order out of range), not an unknown path.
+ */
+static enum ctl_match ctl_match(const char *pattern, const char *path, uint64_t *index)
+{
+	bool bad = false;
 	while (*pattern) {
 		if (strncmp(pattern, "<N>", 3) == 0) {
-			if (!isdigit((unsigned char)*path))
-				return false;
-			char *end;
-			errno = 0;
-			*index = strtoull(path, &end, 10);
-			if (errno)
-				*index = UINT64_MAX; /* too large for any bound: -EINVAL, not -ENOENT */
-			path = end;
+			size_t n = strcspn(path, "/");
+			bad |= !ctl_index(path, n, index);
+			path += n;
 			pattern += 3;
 			continue;
 		}
 		if (*pattern++ != *path++)
-			return false;
+			return CTL_NO_MATCH;
 	}
-	return *path == '\0';
+	if (*path)
+		return CTL_NO_MATCH;
+	return bad ? CTL_BAD_INDEX : CTL_MATCH;
 }
 
-/* The entry of path: -ENOENT when none matches, -EINVAL when its <N> is out of range. */
+/* The entry of path: -ENOENT when none matches, -EINVAL when its <N> is not a number in range. */
 static int ctl_lookup(struct pa_pool *pool, const char *path, struct ctl_call *c)
 {
 	for (size_t i = 0; i < CTL_NR_ENTRIES; i++) {
 		*c = (struct ctl_call){ .pool = pool, .entry = &ctl_table[i] };
-		if (!ctl_match(ctl_table[i].path, path, &c->index))
+		enum ctl_match m = ctl_match(ctl_table[i].path, path, &c->index);
+		if (m == CTL_NO_MATCH)
 			continue;
-		if (c->entry->index_max && c->index > c->entry->index_max(c))
+		if (m == CTL_BAD_INDEX || (c->entry->index_max && c->index > c->entry->index_max(c)))
 			return -EINVAL;
 		return 0;
 	}
