@@ -632,6 +632,8 @@ struct pa_pcp {
 	uint32_t high_min, high_max;
 	uint32_t batch;      /* blocks per refill or spill, in order-0 frames */
 	uint32_t free_count; /* frames freed in a row: scales the spill batch */
+	uint32_t alloc_factor; /* refills in a row without a free: scales the refill (order 0) */
+	uint32_t spill_next; /* the list a spill starts from */
 	uint64_t last_decay_ns;
 	uint32_t *head;      /* [order * PA_NR_PCP_TYPES + type]; per-list counts are walked on read */
 	/* [2 * order]: blocks allocated, [2 * order + 1]: blocks freed; the zone's
@@ -756,6 +758,7 @@ static inline bool pcp_free(struct pa_zone *z, unsigned cpu, pa_pfn_t pfn, unsig
 		return pcp_free_wipe_unlock(z, pcp, pfn, order);
 	pcp_push(pool, pcp, pfn, order, mt < PA_NR_PCP_TYPES ? mt : PA_MT_MOVABLE);
 	pcp->ops[2 * order + 1]++;
+	pcp->alloc_factor >>= 1;
 	if (pcp->free_count < (pcp->batch << 5))
 		pcp->free_count += 1u << order;
 	if (unlikely(pcp->count >= pcp->high))

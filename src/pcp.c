@@ -109,11 +109,23 @@ void pcp_setup_sizes(struct pa_zone *z)
 	}
 }
 
-/* Blocks per refill for an order: Linux's nr_pcp_alloc() without the alloc factor. */
-static unsigned refill_count(const struct pa_pcp *pcp, unsigned order)
+/*
+ * Blocks per refill (Linux's nr_pcp_alloc()): a batch, scaled down by the
+ * order but at least 2; for order 0, doubled for each refill in a row with
+ * no free between (alloc_factor, up to batch << 5) while high leaves room.
+ */
+static unsigned refill_count(struct pa_pcp *pcp, unsigned order)
 {
-	unsigned n = pcp->batch >> order;
-	return n < 2 ? 2 : n;
+	if (order) {
+		unsigned n = pcp->batch >> order;
+		return n < 2 ? 2 : n;
+	}
+	uint64_t n = (uint64_t)pcp->batch << pcp->alloc_factor;
+	int64_t room = (int64_t)pcp->high - pcp->count - pcp->batch;
+	uint64_t max = room > (int64_t)pcp->batch ? (uint64_t)room : pcp->batch;
+	if (n <= max && pcp->alloc_factor < PCP_BATCH_SCALE_MAX)
+		pcp->alloc_factor++;
+	return (unsigned)(n < max ? n : max);
 }
 
 static void pcp_spill(struct pa_zone *z, struct pa_pcp *pcp, uint64_t frames, uint64_t order_mask,
@@ -169,24 +181,29 @@ static void pcp_refill(struct pa_zone *z, struct pa_pcp *pcp, unsigned order, un
 }
 
 /* Free `frames` frames (at least) from the lists back to the buddy, lists round-robin. */
+/*
+ * Give `frames` frames (at least) back to the buddy under one zone-lock
+ * hold, emptying one list after another from where the last spill stopped,
+ * as Linux's free_pcppages_bulk() does.
+ */
 static void pcp_spill(struct pa_zone *z, struct pa_pcp *pcp, uint64_t frames, uint64_t order_mask,
 		      enum pa_lock_site site)
 {
 	struct pa_pool *pool = z->pool;
-	unsigned lists = nr_lists(pool), idx = 0, empty = 0;
+	unsigned lists = nr_lists(pool), idx = pcp->spill_next % lists;
+	uint64_t freed = 0;
 	pa_lock(&z->lock, site);
-	for (uint64_t freed = 0; freed < frames && empty < lists; idx = (idx + 1) % lists) {
+	for (unsigned seen = 0; freed < frames && seen < lists; seen++, idx = (idx + 1) % lists) {
 		unsigned order = idx / PA_NR_PCP_TYPES, type = idx % PA_NR_PCP_TYPES;
-		pa_pfn_t pfn = ((order_mask >> order) & 1) ? pcp_pop(pool, pcp, order, type) : PA_NIL;
-		if (pfn == PA_NIL) {
-			empty++;
+		if (!((order_mask >> order) & 1))
 			continue;
+		for (pa_pfn_t pfn; freed < frames && (pfn = pcp_pop(pool, pcp, order, type)) != PA_NIL;) {
+			buddy_free_block(z, pfn, order, pageblock_mt(pool, pfn));
+			freed += 1ull << order;
 		}
-		empty = 0;
-		buddy_free_block(z, pfn, order, pageblock_mt(pool, pfn));
-		freed += 1ull << order;
 	}
 	pa_unlock(&z->lock);
+	pcp->spill_next = idx;
 }
 
 struct pa_page *pcp_refill_unlock(struct pa_zone *z, struct pa_pcp *pcp, unsigned order,

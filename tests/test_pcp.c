@@ -1334,7 +1334,7 @@ TEST(pcp_decay_gives_back_what_is_above_the_lowered_high)
 	char fresh[BI_LEN];
 	buddyinfo(pool, fresh, sizeof fresh);
 	/* CPU 0's refills raise its high by a batch each; CPU 1 allocates the rest to free on CPU 0. */
-	enum { NR0 = 1000, NR = 3000 };
+	enum { NR0 = 4000, NR = 6000 }; /* enough refills on CPU 0 even as the alloc factor grows them */
 	struct pa_page **blk = malloc(NR * sizeof *blk);
 	REQUIRE(blk);
 	for (unsigned i = 0; i < NR; i++) {
