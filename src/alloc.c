@@ -365,8 +365,8 @@ void pa_free_pages(struct pa_pool *pool, struct pa_page *page, unsigned int orde
 		bad_page(pool, PA_PFN_INVALID, order, page ? "a pointer outside the frame map" : "NULL");
 		return;
 	}
-	/* pcp_free() checks the order's switch under the list lock, where a drain can't miss it. */
-	if (likely(pcp_free(z, pool_cpu(pool), pfn, order)))
+	/* pcp_free() checks the order's switch again under the list lock, where a drain can't miss it. */
+	if (likely(pcp_order_enabled(pool, order)) && pcp_free(z, pool_cpu(pool), pfn, order))
 		return;
 	free_zone(pool, z, pfn, order);
 }
