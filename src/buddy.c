@@ -102,7 +102,7 @@ void buddy_free_block(struct pa_zone *z, pa_pfn_t pfn, unsigned order, unsigned 
 		if (buddy < z->start_pfn || buddy >= z->end_pfn)
 			break;
 		struct pa_page *bp = pfn_page(pool, buddy);
-		if (page_state(bp) != PS_FREE || bp->order != order)
+		if (page_state_relaxed(bp) != PS_FREE || bp->order != order)
 			break;
 		unsigned bmt = bp->mt;
 		if (unlikely(order >= pb_order) && bmt != mt && (!mt_mergeable(mt) || !mt_mergeable(bmt)))

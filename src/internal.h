@@ -94,6 +94,12 @@ static inline void set_page_state(struct pa_page *p, unsigned state)
 	__atomic_store_n(&p->state, (uint8_t)state, __ATOMIC_RELEASE);
 }
 
+/* The buddy's own loops run under the zone lock, which orders what they read: relaxed suffices. */
+static inline unsigned page_state_relaxed(const struct pa_page *p)
+{
+	return __atomic_load_n(&p->state, __ATOMIC_RELAXED);
+}
+
 #define PAGE_BYTE_ACCESSORS(field)                                                                  \
 	static inline unsigned page_##field(const struct pa_page *p)                                \
 	{                                                                                           \
