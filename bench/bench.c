@@ -60,6 +60,63 @@ static const struct bench_workload workloads[] = {
 	  "  default boot:  mem=4G+threads*2G nr_cpus=threads: the per-CPU lists' high_max\n"
 	  "                 (managed/8/CPUs) is then 256 MiB, twice what a thread maps\n",
 	  true, bench_page_fault1 },
+	{ "gigantic", "1 GiB blocks in a fragmented movable pool: buddy order 18 vs contig pages",
+	  "  --order N          block order (default 18: 1 GiB at 4 KiB pages); the buddy\n"
+	  "                     way boots max_order=N, the contig way max_order=10\n"
+	  "  --fill-pct P       memory left in movable folios after fragmenting (default 15)\n"
+	  "  --unmovable-pct P  memory in unmovable order-0 pages, allocated while\n"
+	  "                     fragmenting and placed by the allocator (default 0.02)\n"
+	  "  --transient-pct P  memory in unmovable pages allocated like those and freed\n"
+	  "                     again: their pageblocks stay typed unmovable (default 0)\n"
+	  "  --pinned-pct P     share of the movable folios pinned (default 0)\n"
+	  "  --seed N           random seed (default 42)\n"
+	  "  --runs N           runs per way, each on a fresh pool (default 3)\n"
+	  "  default boot:      mem=8G; each way appends max_order=N and kcompactd=manual\n"
+	  "                     (--boot \"mem=64G\" for a larger pool)\n",
+	  true, bench_gigantic },
+	{ "dmaheap", "dma-buf system heap: greedy orders {8,4,0}, pageblock order 10 vs 7",
+	  "  --count N      buffers of each size (8M 4M 2M 1M 64 8 4 bytes) per run\n"
+	  "                 (default 200; the seed ran 100000)\n"
+	  "  --runs N       runs per configuration, each on a fresh pool (default 3)\n"
+	  "  --cma          each buffer from a CMA area (pa_cma_alloc, the CMA heap) while\n"
+	  "                 --threads threads keep movable folios borrowing the area\n"
+	  "  --threads N    --cma: load threads (default 1)\n"
+	  "  default boot:  \"mem=4G page_shift=14 pageblock_order_ceil=10\", then =7\n"
+	  "                 (--cma: mem=512M and cma=16M); --boot runs that line only\n",
+	  true, bench_dmaheap },
+	{ "cma-alloc", "pa_cma_alloc of 64 MiB from a CMA area half full of movable folios",
+	  "  --nr N         frames per pa_cma_alloc (default: 64 MiB of them)\n"
+	  "  --order N      alignment order of the allocation (default 8, Linux's\n"
+	  "                 CONFIG_CMA_ALIGNMENT)\n"
+	  "  --runs N       runs, each on a fresh pool (default 9)\n"
+	  "  default boot:  mem=2G cma=128M kcompactd=manual\n",
+	  true, bench_cma_alloc },
+	{ "thpcompact", "fault, punch half of every 2 MiB, refill with page cache, then THPs",
+	  "  --threads N        threads, each faulting its share of memory (default 1)\n"
+	  "  --order N          the huge order (default the pool's: 9 at 4 KiB pages)\n"
+	  "  --folio-order K    order of the faulted folios (default 0; 4 for 64 KiB mTHP)\n"
+	  "  --compare          also with compaction_split_folios=1: both side by side\n"
+	  "  --runs N           runs per mode, each on a fresh pool (default 5)\n"
+	  "  default boot:      mem=1G; kcompactd=manual is appended (backing=anon also\n"
+	  "                     checks every folio's bytes at the end)\n",
+	  true, bench_thpcompact },
+	{ "highalloc-frag", "7/32 of memory free, scattered; huge blocks until failure",
+	  "  --order N          block order: 9 (default) or 18 (1 GiB; boots mem=16G\n"
+	  "                     max_order=18 unless --boot says otherwise)\n"
+	  "  --folio-order K    order of the movable folios (default 0; 4, or 9 with\n"
+	  "                     --order 18, to see folios moved whole)\n"
+	  "  --unmovable-pct P  that share of the remainder as unmovable order-0 pages,\n"
+	  "                     spread evenly over the pool (default 0)\n"
+	  "  --compare          also with compaction_split_folios=1: both side by side\n"
+	  "  --runs N           runs per mode, each on a fresh pool (default 5)\n"
+	  "  default boot:      mem=1G; kcompactd=manual is appended (backing=anon also\n"
+	  "                     checks every folio's bytes at the end)\n",
+	  true, bench_highalloc_frag },
+	{ "compact-copy", "compaction's data-move bandwidth against memcpy's, in one run",
+	  "  --folio-order K    order of the movable folios (default 0)\n"
+	  "  --runs N           runs, each on a fresh pool (default 5)\n"
+	  "  default boot:      mem=1G backing=anon; kcompactd=manual is appended\n",
+	  true, bench_compact_copy },
 	{ "boot", "time pa_boot and pa_shutdown; peak memory per frame",
 	  "  --runs N       repetitions (default 5)\n"
 	  "  default boot:  mem=64G\n",
@@ -102,7 +159,9 @@ void bench_usage(const struct bench_workload *w, FILE *f)
 
 void bench_opts_init(struct bench_opts *opt)
 {
-	*opt = (struct bench_opts){ .order = -1, .gfp = PA_GFP_KERNEL };
+	*opt = (struct bench_opts){ .order = -1, .gfp = PA_GFP_KERNEL, .fill_pct = -1,
+		                    .unmovable_pct = -1, .pinned_pct = -1, .transient_pct = -1,
+		                    .folio_order = -1 };
 }
 
 /* ---------------------------------------------------------------------- */
@@ -194,6 +253,51 @@ static int opt_api(struct bench_opts *o, const char *v)
 	return 0;
 }
 
+static int opt_count(struct bench_opts *o, const char *v)
+{
+	return parse_u64(v, 1, 1ull << 32, &o->count);
+}
+
+/* A percentage 0..100, with a fraction ("0.005"). */
+static int parse_pct(const char *v, double *out)
+{
+	char *end;
+	errno = 0;
+	double p = strtod(v, &end);
+	if (errno || *end || end == v || !(p >= 0 && p <= 100))
+		return -1;
+	*out = p;
+	return 0;
+}
+
+static int opt_fill_pct(struct bench_opts *o, const char *v)
+{
+	return parse_pct(v, &o->fill_pct);
+}
+
+static int opt_unmovable_pct(struct bench_opts *o, const char *v)
+{
+	return parse_pct(v, &o->unmovable_pct);
+}
+
+static int opt_pinned_pct(struct bench_opts *o, const char *v)
+{
+	return parse_pct(v, &o->pinned_pct);
+}
+
+static int opt_transient_pct(struct bench_opts *o, const char *v)
+{
+	return parse_pct(v, &o->transient_pct);
+}
+
+static int opt_folio_order(struct bench_opts *o, const char *v)
+{
+	uint64_t n;
+	int ret = parse_u64(v, 0, 63, &n);
+	o->folio_order = (int)n;
+	return ret;
+}
+
 static const struct {
 	const char *name;
 	pa_gfp_t flags;
@@ -283,9 +387,16 @@ static const struct bench_option {
 	{ "--gfp", opt_gfp,
 	  "comma-separated: kernel movable reclaimable zero comp noretry "
 	  "nowarn high thisnode dma32 nocompact" },
+	{ "--count", opt_count, "1..4294967296" },
+	{ "--fill-pct", opt_fill_pct, "a percentage, 0..100" },
+	{ "--unmovable-pct", opt_unmovable_pct, "a percentage, 0..100" },
+	{ "--folio-order", opt_folio_order, "0..63" },
+	{ "--pinned-pct", opt_pinned_pct, "a percentage, 0..100" },
+	{ "--transient-pct", opt_transient_pct, "a percentage, 0..100" },
 	{ "--json", NULL, NULL },
 	{ "--keep", NULL, NULL },
 	{ "--compare", NULL, NULL },
+	{ "--cma", NULL, NULL },
 };
 
 static void opt_flag(struct bench_opts *o, const char *name)
@@ -294,6 +405,8 @@ static void opt_flag(struct bench_opts *o, const char *name)
 		o->json = true;
 	else if (strcmp(name, "--compare") == 0)
 		o->compare = true;
+	else if (strcmp(name, "--cma") == 0)
+		o->cma = true;
 	else
 		o->keep = true;
 }

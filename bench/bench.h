@@ -40,6 +40,15 @@ struct bench_opts {
 	bool keep;      /* on a given pool: leave the blocks allocated at the end */
 	uint64_t iterations; /* page-fault1: map/unmap cycles per thread and run */
 	bool compare;   /* page-fault1: run with the order off, then on the per-CPU lists */
+	/* gigantic, dmaheap, cma-alloc (issue 5); a negative percentage means the default. */
+	uint64_t count;        /* dmaheap: buffers of each size per run */
+	bool cma;              /* dmaheap: allocate from a CMA area under movable load */
+	double fill_pct;       /* gigantic: share of memory left in movable folios */
+	double unmovable_pct;  /* gigantic: share of memory in scattered unmovable pages */
+	double pinned_pct;     /* gigantic: share of the movable folios pinned */
+	double transient_pct;  /* gigantic: share of memory in unmovable pages freed again */
+	/* thpcompact, highalloc-frag, compact-copy (issue 4). */
+	int folio_order;       /* order of the movable folios; -1: the default (0) */
 };
 
 struct bench_workload {
@@ -162,5 +171,11 @@ int bench_alloc_free_bulk(const struct bench_opts *opt, struct pa_pool *pool, FI
 int bench_boot_time(const struct bench_opts *opt, struct pa_pool *pool, FILE *out);
 int bench_churn(const struct bench_opts *opt, struct pa_pool *pool, FILE *out);
 int bench_page_fault1(const struct bench_opts *opt, struct pa_pool *pool, FILE *out);
+int bench_gigantic(const struct bench_opts *opt, struct pa_pool *pool, FILE *out);
+int bench_dmaheap(const struct bench_opts *opt, struct pa_pool *pool, FILE *out);
+int bench_cma_alloc(const struct bench_opts *opt, struct pa_pool *pool, FILE *out);
+int bench_thpcompact(const struct bench_opts *opt, struct pa_pool *pool, FILE *out);
+int bench_highalloc_frag(const struct bench_opts *opt, struct pa_pool *pool, FILE *out);
+int bench_compact_copy(const struct bench_opts *opt, struct pa_pool *pool, FILE *out);
 
 #endif /* PA_BENCH_H */

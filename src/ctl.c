@@ -11,8 +11,9 @@
  * Reading "help" lists the tree. Errors: an unknown path -ENOENT; a value
  * that is not a number in range, or an <N> that is not a number in range,
  * -EINVAL; a write to a read-only path, or a read of a write-only one
- * ("pcp/drain"), -EPERM. Nothing changes when a write fails: every check
- * comes before the first change.
+ * ("pcp/drain"), -EPERM; "compaction/kcompactd_run/<N>" in a pool whose
+ * compactors are threads (not kcompactd=manual), -EOPNOTSUPP. Nothing
+ * changes when a write fails: every check comes before the first change.
  */
 #include "internal.h"
 
@@ -182,6 +183,62 @@ static int read_write_only(const struct ctl_call *c, char *buf, size_t len)
 }
 
 /* ---------------------------------------------------------------------- */
+/* Compaction                                                              */
+/* ---------------------------------------------------------------------- */
+
+/* "compact_memory": writing 1 compacts every node, as /proc/sys/vm/compact_memory. */
+static int set_compact_memory(const struct ctl_call *c, uint64_t v)
+{
+	(void)v;
+	long moved = pa_compact(c->pool, -1);
+	return moved < 0 ? (int)moved : 0;
+}
+
+static uint64_t get_proactiveness(const struct ctl_call *c)
+{
+	return atomic_load(&c->pool->compaction_proactiveness);
+}
+
+/* Read by the background compactor at each proactive check: the next one follows it. */
+static int set_proactiveness(const struct ctl_call *c, uint64_t v)
+{
+	atomic_store(&c->pool->compaction_proactiveness, (unsigned)v);
+	return 0;
+}
+
+static uint64_t get_fail_pct(const struct ctl_call *c)
+{
+	return atomic_load(&c->pool->compact_fail_pct);
+}
+
+/* Fault injection (migrate.c): that share of migrations fails as an owner's AGAIN or BUSY. */
+static int set_fail_pct(const struct ctl_call *c, uint64_t v)
+{
+	atomic_store(&c->pool->compact_fail_pct, (unsigned)v);
+	return 0;
+}
+
+/* "compaction/kcompactd_run/<N>": a node number. */
+static uint64_t node_max(const struct ctl_call *c)
+{
+	return c->pool->nr_nodes - 1;
+}
+
+/*
+ * One pass of node N's background compactor. Only with kcompactd=manual:
+ * where threads run, a pass is theirs to schedule, and a second driver
+ * would make the figures of a manual run mean nothing.
+ */
+static int set_kcompactd_run(const struct ctl_call *c, uint64_t v)
+{
+	(void)v;
+	if (!c->pool->cfg.kcompactd_manual)
+		return -EOPNOTSUPP;
+	long moved = pa_kcompactd_run(c->pool, (int)c->index);
+	return moved < 0 ? (int)moved : 0;
+}
+
+/* ---------------------------------------------------------------------- */
 /* Reports                                                                 */
 /* ---------------------------------------------------------------------- */
 
@@ -225,6 +282,16 @@ static const struct ctl_entry ctl_table[] = {
 	CTL_NUM_RW("pcp/high_fraction", get_high_fraction, set_high_fraction, 0, UINT32_MAX,
 	           "per-CPU high = managed / N / CPUs (0: auto-tuned; else at least 8)"),
 	CTL_NUM_WO("pcp/drain", set_drain, 1, 1, "write 1: give every CPU's lists back to the buddy"),
+	CTL_NUM_WO("compact_memory", set_compact_memory, 1, 1,
+	           "write 1: compact every node (pa_compact), as /proc/sys/vm/compact_memory"),
+	CTL_NUM_RW("compaction_proactiveness", get_proactiveness, set_proactiveness, 0, 100,
+	           "proactive compaction: 0 off; higher keeps the fragmentation score lower"),
+	CTL_NUM_RW("compaction/fail_pct", get_fail_pct, set_fail_pct, 0, 100,
+	           "fault injection: percent of migrations that fail as AGAIN or BUSY"),
+	{ .path = "compaction/kcompactd_run/<N>",
+	  .help = "write 1: one pass of node N's compactor (boot with kcompactd=manual)",
+	  .read = read_write_only, .write = write_number, .index_max = node_max,
+	  .set = set_kcompactd_run, .min = 1, .max = 1 },
 	CTL_NUM_RO("max_order", get_max_order, "largest buddy order, inclusive"),
 	CTL_NUM_RO("pageblock_order", get_pageblock_order, "order of a pageblock"),
 	CTL_NUM_RO("page_size", get_page_size, "bytes per frame"),
@@ -319,7 +386,7 @@ static int ctl_list(char *buf, size_t len)
 	for (size_t i = 0; i < CTL_NR_ENTRIES; i++) {
 		const struct ctl_entry *e = &ctl_table[i];
 		size_t room = pos < len ? len - pos : 0;
-		int n = snprintf(room ? buf + pos : NULL, room, "%-24s %s  %s\n", e->path,
+		int n = snprintf(room ? buf + pos : NULL, room, "%-28s %s  %s\n", e->path,
 		                 ctl_mode(e), e->help);
 		if (n > 0)
 			pos += (size_t)n;

@@ -348,12 +348,6 @@ struct pt_zone {
 	uint64_t blocks[PA_MT_COUNT]; /* pageblocks by type; the isolate bit counts as Isolate */
 };
 
-static unsigned pageblock_type_of(const struct pa_pool *pool, uint64_t pb)
-{
-	uint8_t bits = pool->pb_bits[pb];
-	return (bits & PB_ISOLATE) ? PA_MT_ISOLATE : (bits & PB_MT_MASK);
-}
-
 /* Count the zone's pageblocks by type, as pagetypeinfo_showblockcount_print(). */
 static void count_blocks(struct pa_zone *zone, uint64_t *blocks)
 {
@@ -367,7 +361,12 @@ static void count_blocks(struct pa_zone *zone, uint64_t *blocks)
 			if (pool->pb_zone[pb] != zone->index ||
 			    !memmap_section_present(pool, pb << pbo))
 				continue;
-			unsigned mt = pageblock_type_of(pool, pb);
+			/*
+			 * Isolated blocks count as Isolate whatever their base type
+			 * (pageblock_mt(): the isolate bit first), as Linux 6.17
+			 * prints them; a CMA block counts as CMA by its base type.
+			 */
+			unsigned mt = pageblock_mt(pool, pb << pbo);
 			if (mt < PA_MT_COUNT)
 				blocks[mt]++;
 		}
@@ -506,28 +505,43 @@ struct vm_snap {
 	uint64_t free_pages;
 	uint64_t pgalloc[PA_ZONE_COUNT]; /* PA_ZS_PGALLOC by zone type */
 	uint64_t zstat[PA_NR_ZONE_STATS];
-	uint64_t *alloc_order; /* [order] */
+	uint64_t *alloc_order;     /* [order] */
+	uint64_t *folios_migrated; /* [order]: folios compaction moved whole */
 };
+
+static void vm_snap_free(struct vm_snap *s)
+{
+	free(s->alloc_order);
+	free(s->folios_migrated);
+}
+
+/* The zone's free frames and folios moved per order, which change under its lock. */
+static void vm_snap_zone_locked(struct pa_zone *zone, struct vm_snap *s)
+{
+	pa_lock(&zone->lock, SITE_ADMIN);
+	s->free_pages += zone->free_pages;
+	for (unsigned o = 0; o < nr_orders(zone->pool); o++)
+		s->folios_migrated[o] += zone->folios_migrated[o];
+	pa_unlock(&zone->lock);
+}
 
 static int vm_snapshot(struct pa_pool *pool, struct vm_snap *s)
 {
 	unsigned orders = nr_orders(pool);
 	memset(s, 0, sizeof *s);
 	s->alloc_order = calloc(orders, sizeof *s->alloc_order);
-	if (!s->alloc_order)
-		return -ENOMEM;
+	s->folios_migrated = calloc(orders, sizeof *s->folios_migrated);
 	uint64_t *order = calloc(orders, sizeof *order);
-	if (!order) {
-		free(s->alloc_order);
+	if (!s->alloc_order || !s->folios_migrated || !order) {
+		vm_snap_free(s);
+		free(order);
 		return -ENOMEM;
 	}
 	for (unsigned i = 0; i < pool->nr_zones; i++) {
 		struct pa_zone *zone = &pool->zones[i];
 		uint64_t zstat[PA_NR_ZONE_STATS];
 		zone_fold_stats(zone, zstat, order); /* the zone's and every CPU's lists' */
-		pa_lock(&zone->lock, SITE_ADMIN);
-		s->free_pages += zone->free_pages;
-		pa_unlock(&zone->lock);
+		vm_snap_zone_locked(zone, s);
 		s->pgalloc[zone->type] += zstat[PA_ZS_PGALLOC];
 		for (unsigned k = 0; k < PA_NR_ZONE_STATS; k++)
 			s->zstat[k] += zstat[k];
@@ -555,7 +569,9 @@ static void vm_visit_zone_types(const struct vm_snap *s, vm_visit_fn fn, void *c
 /*
  * Every vmstat line in /proc order: nr_free_pages, pgalloc per zone type
  * (all types, as Linux prints pgalloc_dma32 on machines without one), the
- * other zone counters, the pool counters, then the per-order counters.
+ * other zone counters, the pool counters, then the per-order counters:
+ * failures, allocations, and folios compaction moved whole (without a
+ * split; compact_folios_split counts the others).
  */
 static void vm_walk(struct pa_pool *pool, const struct vm_snap *s, vm_visit_fn fn, void *ctx)
 {
@@ -576,6 +592,10 @@ static void vm_walk(struct pa_pool *pool, const struct vm_snap *s, vm_visit_fn f
 	for (unsigned o = 0; o < nr_orders(pool); o++) {
 		snprintf(name, sizeof name, "pgalloc_order_%u", o);
 		fn(ctx, name, s->alloc_order[o]);
+	}
+	for (unsigned o = 0; o < nr_orders(pool); o++) {
+		snprintf(name, sizeof name, "compact_folios_migrated_order_%u", o);
+		fn(ctx, name, s->folios_migrated[o]);
 	}
 }
 
@@ -599,7 +619,7 @@ static int report_vmstat(struct pa_pool *pool, struct sbuf *sb)
 	vm_walk(pool, &s, vm_emit, sb);
 	if (sb->json)
 		js_close(sb, '}');
-	free(s.alloc_order);
+	vm_snap_free(&s);
 	return 0;
 }
 
@@ -628,7 +648,7 @@ int pa_vmstat_read(struct pa_pool *pool, const char *name, uint64_t *value)
 		return ret;
 	struct vm_lookup l = { .name = name, .value = value };
 	vm_walk(pool, &s, vm_match, &l);
-	free(s.alloc_order);
+	vm_snap_free(&s);
 	return l.found ? 0 : -ENOENT;
 }
 
@@ -1098,6 +1118,46 @@ static void info_text_zone(struct sbuf *sb, struct pa_zone *zone)
 	          iz.wmark[PA_WMARK_MIN], iz.wmark[PA_WMARK_LOW], iz.wmark[PA_WMARK_HIGH]);
 }
 
+/*
+ * The CMA areas (cma=SIZE[@START]), in boot order. JSON: "cma", a list of
+ * {name, start_pfn, nr_pages, requested_bytes, reserved_bytes,
+ * allocated_pages}; text: a table after the zones, when there are areas.
+ */
+static void info_json_cma(struct pa_pool *pool, struct sbuf *sb)
+{
+	js_open(sb, "cma", '[');
+	for (unsigned i = 0; i < pa_cma_count(pool); i++) {
+		struct pa_cma_info a;
+		if (pa_cma_get(pool, i, &a))
+			continue;
+		js_open(sb, NULL, '{');
+		js_str(sb, "name", a.name);
+		js_u64(sb, "start_pfn", a.start_pfn);
+		js_u64(sb, "nr_pages", a.nr_pages);
+		js_u64(sb, "requested_bytes", a.requested_bytes);
+		js_u64(sb, "reserved_bytes", a.reserved_bytes);
+		js_u64(sb, "allocated_pages", a.allocated_pages);
+		js_close(sb, '}');
+	}
+	js_close(sb, ']');
+}
+
+static void info_text_cma(struct pa_pool *pool, struct sbuf *sb)
+{
+	if (!pa_cma_count(pool))
+		return;
+	sb_printf(sb, "\n%-6s %12s %12s %16s %16s %12s\n", "cma", "start_pfn", "nr_pages",
+	          "requested_bytes", "reserved_bytes", "allocated");
+	for (unsigned i = 0; i < pa_cma_count(pool); i++) {
+		struct pa_cma_info a;
+		if (pa_cma_get(pool, i, &a))
+			continue;
+		sb_printf(sb, "%-6s %12" PRIu64 " %12" PRIu64 " %16" PRIu64 " %16" PRIu64 " %12" PRIu64 "\n",
+		          a.name, (uint64_t)a.start_pfn, a.nr_pages, a.requested_bytes,
+		          a.reserved_bytes, a.allocated_pages);
+	}
+}
+
 static void info_json_nodes(struct pa_pool *pool, struct sbuf *sb)
 {
 	js_open(sb, "nodes", '[');
@@ -1115,8 +1175,7 @@ static void info_json_nodes(struct pa_pool *pool, struct sbuf *sb)
 		js_close(sb, '}');
 	}
 	js_close(sb, ']');
-	js_open(sb, "cma", '[');
-	js_close(sb, ']');
+	info_json_cma(pool, sb);
 }
 
 static void info_text_nodes(struct pa_pool *pool, struct sbuf *sb)
@@ -1132,6 +1191,7 @@ static void info_text_nodes(struct pa_pool *pool, struct sbuf *sb)
 		for (unsigned t = 0; t < PA_ZONE_COUNT; t++)
 			if (pool->nodes[nid].zones[t])
 				info_text_zone(sb, pool->nodes[nid].zones[t]);
+	info_text_cma(pool, sb);
 }
 
 static void info_field_out(struct sbuf *sb, const struct info_field *f)

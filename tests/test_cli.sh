@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
-# The `pagealloc` program: info/buddyinfo/pagetypeinfo/vmstat/ctl with --boot,
-# --json output that parses and has the documented keys, the seed 004 values,
-# /proc text formats, --help for every subcommand, and bad boot lines that exit
-# non-zero with the message on stderr.
+# The `pagealloc` program: info/buddyinfo/pagetypeinfo/vmstat/zoneinfo/lockstat/ctl
+# with --boot, --json output that parses and has the documented keys, the seed 004
+# values, /proc text formats, the compaction knobs and workloads, --help for every
+# subcommand, and bad boot lines that exit non-zero with the message on stderr.
 #
 # Usage: bash tests/test_cli.sh PATH-TO-pagealloc   (or $PAGEALLOC)
 set -u
@@ -233,6 +233,206 @@ if [ "$(rc_of ctl_badval)" != 0 ] && [ -s "$TMP/ctl_badval.err" ]; then
 else
 	fail "ctl with a bad value fails with a message" "rc $(rc_of ctl_badval)"
 fi
+
+# text_check NAME DESC PYTHON: like json_check, with the stdout of NAME as text in t.
+text_check() {
+	local name="$1" desc="$2" code="$3"
+	if python3 - "$TMP/$name.out" "$code" >"$TMP/$name.py" 2>&1 <<'EOF'
+import re, sys
+with open(sys.argv[1]) as f:
+    t = f.read()
+exec(sys.argv[2])
+EOF
+	then
+		pass "$desc"
+	else
+		fail "$desc" "$(tail -n 3 "$TMP/$name.py")" "output: $(head -c 300 "$TMP/$name.out")"
+	fi
+}
+
+# expect_refused NAME DESC PATTERN ARGS...: exits non-zero with PATTERN on stderr
+expect_refused() {
+	local name="$1" desc="$2" pat="$3"; shift 3
+	run "$name" "$@"
+	if [ "$(rc_of "$name")" != 0 ] && grep -q -- "$pat" "$TMP/$name.err"; then
+		pass "$desc"
+	else
+		fail "$desc" "pagealloc $* exited $(rc_of "$name")" "stderr: $(head -c 300 "$TMP/$name.err")"
+	fi
+}
+
+# --- ctl: compaction ----------------------------------------------------------------------
+
+expect_ok ctl_compact "ctl compact_memory 1 exits 0" ctl compact_memory 1 --boot "mem=64M"
+expect_refused ctl_compact2 "ctl compact_memory 2 is refused (EINVAL)" 'Invalid argument' \
+	ctl compact_memory 2 --boot "mem=64M"
+expect_refused ctl_compact_rd "ctl compact_memory cannot be read (write-only)" 'write-only' \
+	ctl compact_memory --boot "mem=64M"
+expect_ok ctl_pro "ctl compaction_proactiveness exits 0" ctl compaction_proactiveness --boot "mem=64M"
+expect_ok ctl_pro_w "ctl compaction_proactiveness 55 exits 0" ctl compaction_proactiveness 55 --boot "mem=64M"
+if [ "$(cat "$TMP/ctl_pro.out")" = 20 ] && [ "$(cat "$TMP/ctl_pro_w.out")" = 55 ]; then
+	pass "compaction_proactiveness reads 20 by default and 55 after writing 55"
+else
+	fail "compaction_proactiveness reads 20, then 55" "got '$(cat "$TMP/ctl_pro.out")', '$(cat "$TMP/ctl_pro_w.out")'"
+fi
+expect_ok ctl_fail_w "ctl compaction/fail_pct 30 exits 0" ctl compaction/fail_pct 30 --boot "mem=64M"
+if [ "$(cat "$TMP/ctl_fail_w.out")" = 30 ]; then
+	pass "compaction/fail_pct reads back 30"
+else
+	fail "compaction/fail_pct reads back 30" "got '$(cat "$TMP/ctl_fail_w.out")'"
+fi
+n=0
+for bad in "compaction_proactiveness 101" "compaction/fail_pct 101" "compaction/fail_pct -1" \
+	"compaction_proactiveness x"; do
+	set -- $bad
+	n=$((n + 1))
+	expect_refused "ctl_cbad$n" "ctl $bad is refused (EINVAL)" 'Invalid argument' \
+		ctl "$1" "$2" --boot "mem=64M"
+done
+expect_ok ctl_kcd "ctl compaction/kcompactd_run/1 1 (kcompactd=manual, two nodes) exits 0" \
+	ctl compaction/kcompactd_run/1 1 --boot "mem=256M numa=2 kcompactd=manual"
+expect_refused ctl_kcd_thr "ctl compaction/kcompactd_run/0 is refused where compactors are threads" \
+	'not supported' ctl compaction/kcompactd_run/0 1 --boot "mem=64M"
+expect_refused ctl_kcd_node "ctl compaction/kcompactd_run/1 on a one-node pool is refused (EINVAL)" \
+	'Invalid argument' ctl compaction/kcompactd_run/1 1 --boot "mem=64M kcompactd=manual"
+expect_ok ctl_help "ctl (the list) exits 0" ctl --boot "mem=64M"
+text_check ctl_help "ctl lists the compaction knobs with their modes" '
+for path, mode in (("compact_memory", "wo"), ("compaction_proactiveness", "rw"),
+                   ("compaction/fail_pct", "rw"), ("compaction/kcompactd_run/<N>", "wo")):
+    assert re.search(r"^" + re.escape(path) + r"\s+" + mode + r"\s", t, re.M), path
+'
+
+# --- vmstat, info, pagetypeinfo: compaction and CMA -------------------------------------------
+
+expect_ok vmstat_c "vmstat --json exits 0" vmstat --boot "mem=64M max_order=12" --json
+json_check vmstat_c "vmstat has the compaction counters and a folios-moved counter per order" '
+for k in ("compact_stall", "compact_fail", "compact_success", "compact_migrate_scanned",
+          "compact_free_scanned", "compact_isolated", "compact_daemon_wake",
+          "compact_daemon_migrate_scanned", "compact_daemon_free_scanned", "pgmigrate_success",
+          "pgmigrate_fail", "compact_folios_split"):
+    assert k in j, k
+orders = sorted(int(k.rsplit("_", 1)[1]) for k in j if k.startswith("compact_folios_migrated_order_"))
+assert orders == list(range(13)), orders
+'
+expect_ok info_cma "info --json with two CMA areas exits 0" info --boot "mem=1G cma=4M cma=3M@512M" --json
+json_check info_cma "info --json lists the CMA areas" '
+a = j["cma"]
+assert [x["name"] for x in a] == ["cma0", "cma1"], a
+for x in a:
+    for k in ("start_pfn", "nr_pages", "requested_bytes", "reserved_bytes", "allocated_pages"):
+        assert k in x, k
+assert (a[0]["requested_bytes"], a[0]["reserved_bytes"], a[0]["nr_pages"]) == (4 << 20, 4 << 20, 1024), a[0]
+assert (a[1]["requested_bytes"], a[1]["reserved_bytes"], a[1]["start_pfn"]) == (3 << 20, 4 << 20, 131072), a[1]
+assert all(x["allocated_pages"] == 0 for x in a)
+'
+expect_ok info_nocma "info --json without CMA exits 0" info --boot "mem=64M" --json
+json_check info_nocma "info --json: cma is an empty list without areas" 'assert j["cma"] == [], j["cma"]'
+expect_ok info_cma_t "info (text) with a CMA area exits 0" info --boot "mem=1G cma=4M"
+text_check info_cma_t "info (text) lists the CMA area" '
+assert re.search(r"^cma0\s+\d+\s+1024\s+4194304\s+4194304\s+0$", t, re.M), t[-300:]
+'
+expect_ok pti_cma "pagetypeinfo --json with 16M of CMA exits 0" pagetypeinfo --boot "mem=1G cma=16M" --json
+json_check pti_cma "pagetypeinfo counts the CMA pageblocks as CMA" '
+b = j["nodes"][0]["zones"][0]["blocks"]
+assert b["CMA"] == 8 and b["Isolate"] == 0 and b["Movable"] == 504, b
+'
+
+# --- zoneinfo and lockstat ------------------------------------------------------------------
+
+# A state that does not depend on the scheduler: one CPU, one thread, a fixed churn.
+ZI_RUN=(--boot "mem=256M nr_cpus=1" --run churn --ops 20000 --seed 7 --keep)
+expect_ok zi_text "zoneinfo --run churn exits 0" zoneinfo "${ZI_RUN[@]}"
+expect_ok zi_json "zoneinfo --json --run churn exits 0" zoneinfo "${ZI_RUN[@]}" --json
+text_check zi_text "zoneinfo: one order_N: line per order held; they add up to the count" '
+cpus = re.split(r"^    cpu: \d+$", t, flags=re.M)[1:]
+assert cpus, "no pagesets"
+held = 0
+for c in cpus:
+    count = int(re.search(r"count:\s+(\d+)", c).group(1))
+    lines = re.findall(r"^\s+order_(\d+):\s+unmovable (\d+) movable (\d+) reclaimable (\d+)$", c, re.M)
+    assert len(lines) == len(re.findall(r"order_", c)), "a malformed order line"
+    orders = [int(l[0]) for l in lines]
+    assert orders == sorted(set(orders)), orders
+    assert all(sum(map(int, l[1:])) > 0 for l in lines), "an order line with nothing held"
+    assert count == sum(sum(map(int, l[1:])) << int(l[0]) for l in lines), (count, lines)
+    held += len(lines)
+assert held > 0, "the churn left nothing on the lists"
+'
+json_check zi_json "zoneinfo --json: the documented keys, the same pagesets as the text" '
+import re
+t = open(sys.argv[1].replace("zi_json", "zi_text")).read()
+text = [tuple(map(int, m)) for m in
+        re.findall(r"order_(\d+):\s+unmovable (\d+) movable (\d+) reclaimable (\d+)", t)]
+z = j["zones"][0]
+for k in ("node", "zone", "free", "min", "low", "high", "spanned", "present", "managed",
+          "start_pfn", "stats", "pagesets"):
+    assert k in z, k
+js = []
+for ps in z["pagesets"]:
+    for k in ("cpu", "count", "high", "high_min", "high_max", "batch", "orders"):
+        assert k in ps, k
+    assert ps["count"] == sum((o["unmovable"] + o["movable"] + o["reclaimable"]) << o["order"]
+                              for o in ps["orders"])
+    js += [(o["order"], o["unmovable"], o["movable"], o["reclaimable"]) for o in ps["orders"]]
+assert js == text, (js, text)
+'
+LS_RUN=(--boot "mem=256M" --run churn --ops 200000 --threads 2)
+expect_ok ls_text "lockstat --run churn with two threads exits 0" lockstat "${LS_RUN[@]}"
+text_check ls_text "lockstat (text): perf lock contention's header and rows" '
+lines = t.splitlines()
+assert re.match(r"^\s+contended\s+total wait\s+max wait\s+avg wait\s+type\s+caller$", lines[0]), lines[0]
+row = r"^\s+\d+(\s+[\d.]+ (ns|us|ms|s|m|h)){3}\s+(mutex|spinlock)\s+\S+ \((zone|pcp)->lock Node \d+ \w+\)$"
+for l in lines[1:]:
+    assert re.match(row, l), l
+'
+expect_ok ls_json "lockstat --json exits 0" lockstat "${LS_RUN[@]}" --json
+json_check ls_json "lockstat --json: the documented keys, most contended first" '
+rows = j["locks"]
+for r in rows:
+    for k in ("name", "caller", "type", "contended", "total_wait_ns", "max_wait_ns", "avg_wait_ns"):
+        assert k in r, k
+    assert r["contended"] >= 1 and r["avg_wait_ns"] == r["total_wait_ns"] // r["contended"], r
+    assert r["max_wait_ns"] <= r["total_wait_ns"], r
+assert [r["contended"] for r in rows] == sorted((r["contended"] for r in rows), reverse=True)
+'
+
+# --- compaction workloads ---------------------------------------------------------------------
+
+expect_ok hf_cmp "bench highalloc-frag --compare --folio-order 4 --json exits 0" \
+	bench highalloc-frag --compare --folio-order 4 --runs 1 --boot "mem=64M backing=anon" --json
+json_check hf_cmp "highalloc-frag --compare: both modes, %change, order-4 folios whole vs split" '
+for mode in ("split_folios", "default"):
+    m = j[mode]
+    for k in ("success_pct", "pages_scanned", "pages_migrated", "folios_migrated_whole", "folios_split"):
+        assert isinstance(m[k], (int, float)), (mode, k)
+    assert set(m["latency_ns"]) == {"mean", "p95", "max"}, m["latency_ns"]
+    assert m["data"].startswith("verified"), m["data"]
+    assert m["summary"]["success_pct"]["samples"], m["summary"]
+assert j["split_folios"]["folios_split"] > 0 and j["split_folios"]["folios_migrated_whole"] == 0
+assert j["default"]["folios_split"] == 0 and j["default"]["folios_migrated_whole"] > 0
+assert "success_pct" in j["change_pct"] and "mean" in j["change_pct"]["latency_ns"]
+'
+expect_ok hf_text "bench highalloc-frag --compare (text) exits 0" bench highalloc-frag --compare --runs 1 --boot "mem=64M"
+text_check hf_text "highalloc-frag --compare prints the LKP table" '
+assert re.search(r"%stddev\s+%change\s+%stddev", t), t
+assert re.search(r"^\s+[\d.]+\s+\S+%?\s+[\d.]+\s+highalloc-frag\.success_pct$", t, re.M), t
+'
+expect_ok tc_json "bench thpcompact --threads 2 --json exits 0" \
+	bench thpcompact --threads 2 --runs 1 --boot "mem=64M backing=anon" --json
+json_check tc_json "thpcompact --json: the documented keys, data verified" '
+for k in ("success_pct", "pages_scanned", "pages_migrated", "folios_migrated_whole", "folios_split"):
+    assert isinstance(j[k], (int, float)), k
+assert set(j["latency_ns"]) == {"mean", "p95", "max"}
+assert 0 < j["success_pct"] <= 100 and j["attempts"] >= j["blocks"] > 0, j
+assert j["data"].startswith("verified"), j["data"]
+'
+expect_ok cc_json "bench compact-copy --json exits 0" bench compact-copy --runs 1 --boot "mem=64M backing=anon" --json
+json_check cc_json "compact-copy --json: both bandwidths and their ratio" '
+for k in ("memcpy_mib_per_s", "compact_mib_per_s", "ratio_pct", "pages_migrated"):
+    assert j[k]["median"] > 0, k
+'
+expect_refused cc_meta "compact-copy refuses a metadata-only pool" 'backed pool' \
+	bench compact-copy --runs 1 --boot "mem=64M"
 
 # --- bad boot lines ---------------------------------------------------------------------
 
