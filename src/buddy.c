@@ -29,7 +29,7 @@ static inline __attribute__((always_inline)) void list_link(struct pa_zone *z, p
 	struct pa_page *p = pfn_page(pool, pfn);
 	uint32_t *head = list_head(z, order, mt);
 	set_page_state(p, PS_FREE);
-	p->order = (uint8_t)order;
+	set_page_order(p, order);
 	p->mt = (uint8_t)mt;
 	set_page_flags(p, 0);
 	p->lru.prev = PA_NIL;

@@ -44,6 +44,7 @@ struct compact_control {
 	pa_pfn_t region_start, region_end; /* compact_region(): keep destinations outside */
 	uint32_t *captured;       /* [order]: stack of captured blocks through lru.next */
 	uint32_t held;            /* a range being emptied: its frames, kept out of use (a stack) */
+	pa_pfn_t highest_returned; /* end of the highest captured block given back unused */
 	uint64_t nr_captured;     /* frames */
 	pa_pfn_t migrate[COMPACT_CLUSTER_MAX];
 	unsigned nr_migrate;
@@ -70,7 +71,7 @@ static void capture_push(struct compact_control *cc, pa_pfn_t pfn, unsigned orde
 {
 	struct pa_page *p = pfn_page(cc->pool, pfn);
 	set_page_state(p, PS_CAPTURED);
-	p->order = (uint8_t)order;
+	set_page_order(p, order);
 	p->lru.next = cc->captured[order];
 	cc->captured[order] = (uint32_t)pfn;
 	cc->nr_captured += 1ull << order;
@@ -91,7 +92,7 @@ static void hold_block(struct compact_control *cc, pa_pfn_t pfn, unsigned order)
 {
 	struct pa_page *p = pfn_page(cc->pool, pfn);
 	set_page_state(p, PS_CAPTURED);
-	p->order = (uint8_t)order;
+	set_page_order(p, order);
 	p->lru.next = cc->held;
 	cc->held = (uint32_t)pfn;
 	cc->zone->reserved_pages += 1ull << order;
@@ -130,13 +131,15 @@ static void capture_release_all(struct compact_control *cc)
 	for (unsigned o = 0; o <= cc->pool->cfg.max_order; o++) {
 		for (pa_pfn_t pfn; (pfn = capture_pop(cc, o)) != PA_NIL;) {
 			z->reserved_pages -= 1ull << o;
+			if (pfn + (1ull << o) > cc->highest_returned)
+				cc->highest_returned = pfn + (1ull << o);
 			buddy_free_block(z, pfn, o, pageblock_mt(cc->pool, pfn));
 		}
 	}
 	while (cc->held != PA_NIL) {
 		pa_pfn_t pfn = cc->held;
 		struct pa_page *p = pfn_page(cc->pool, pfn);
-		unsigned o = p->order;
+		unsigned o = page_order(p);
 		cc->held = p->lru.next;
 		z->reserved_pages -= 1ull << o;
 		buddy_free_block(z, pfn, o, pageblock_mt(cc->pool, pfn));
@@ -171,11 +174,11 @@ static void isolate_free_block(struct compact_control *cc, pa_pfn_t start, pa_pf
 	for (pa_pfn_t pfn = start; pfn < end;) {
 		struct pa_page *p = pfn_page(pool, pfn);
 		unsigned st = page_state(p);
-		uint64_t n = (st == PS_HOLE || st == PS_BODY) ? 1 : 1ull << p->order;
+		uint64_t n = (st == PS_HOLE || st == PS_BODY) ? 1 : 1ull << page_order(p);
 		cc->scanned_free += n;
-		if (st == PS_FREE && !keep_free(cc, p->order) &&
+		if (st == PS_FREE && !keep_free(cc, page_order(p)) &&
 		    (pfn + n <= cc->region_start || pfn >= cc->region_end))
-			capture_block(cc, pfn, p->order);
+			capture_block(cc, pfn, page_order(p));
 		pfn += n;
 	}
 }
@@ -189,8 +192,10 @@ static void isolate_freepages(struct compact_control *cc)
 		pa_pfn_t start = (cc->free_pfn - 1) & ~(pa_pfn_t)(pb_frames(cc->pool) - 1);
 		if (start < z->start_pfn)
 			start = z->start_pfn;
-		if (start < cc->migrate_pfn)
+		if (start < cc->migrate_pfn) {
+			cc->free_pfn = cc->migrate_pfn; /* the scanners met: the next pass starts over */
 			break;
+		}
 		pa_lock(&z->lock, SITE_ADMIN);
 		if (free_target(cc, start))
 			isolate_free_block(cc, start, cc->free_pfn);
@@ -202,7 +207,11 @@ static void isolate_freepages(struct compact_control *cc)
 /* A destination of this order: captured, split from a larger one, or scanned for. */
 static pa_pfn_t compaction_alloc(struct compact_control *cc, unsigned order)
 {
-	for (int tries = 0; tries < 2; tries++) {
+	/*
+	 * Any free block serves an order-0 folio; for a larger one, scan on
+	 * until a block that large turns up or the scanners meet.
+	 */
+	for (int tries = 0; tries < 2 || (order && cc->free_pfn > cc->migrate_pfn); tries++) {
 		for (unsigned o = order; o <= cc->pool->cfg.max_order; o++) {
 			pa_pfn_t pfn = capture_pop(cc, o);
 			if (pfn == PA_NIL)
@@ -212,7 +221,7 @@ static pa_pfn_t compaction_alloc(struct compact_control *cc, unsigned order)
 				capture_push(cc, pfn + (1ull << o), o);
 			}
 			struct pa_page *d = pfn_page(cc->pool, pfn);
-			d->order = (uint8_t)order;
+			set_page_order(d, order);
 			set_page_state(d, PS_MIGRATING);
 			return pfn;
 		}
@@ -243,13 +252,13 @@ static void isolate_migrate_block(struct compact_control *cc, pa_pfn_t start, pa
 	for (pa_pfn_t pfn = start; pfn < end && cc->nr_migrate < COMPACT_CLUSTER_MAX;) {
 		struct pa_page *p = pfn_page(pool, pfn);
 		unsigned st = page_state(p);
-		uint64_t n = (st == PS_HOLE || st == PS_BODY) ? 1 : 1ull << p->order;
+		uint64_t n = (st == PS_HOLE || st == PS_BODY) ? 1 : 1ull << page_order(p);
 		cc->scanned_migrate += n;
 		if (st == PS_ALLOC && migrate_isolate(pool, pfn, max)) {
-			if (cc->split_folios && p->order)
+			if (cc->split_folios && page_order(p))
 				migrate_split_folio(cc->zone, pfn);
 			cc->migrate[cc->nr_migrate++] = pfn;
-			n = 1ull << p->order;
+			n = 1ull << page_order(p);
 		}
 		pfn += n;
 	}
@@ -279,7 +288,7 @@ static void isolate_migratepages(struct compact_control *cc)
 	/* A full cluster may have stopped mid-block: resume after the last folio. */
 	if (cc->nr_migrate == COMPACT_CLUSTER_MAX) {
 		pa_pfn_t last = cc->migrate[cc->nr_migrate - 1];
-		end = last + (1ull << pfn_page(pool, last)->order);
+		end = last + (1ull << page_order(pfn_page(pool, last)));
 	}
 	cc->migrate_pfn = end;
 }
@@ -326,7 +335,7 @@ static bool migrate_pages(struct compact_control *cc)
 	unsigned fail_order = cc->pool->cfg.max_order + 1;
 	for (unsigned i = 0; i < cc->nr_migrate; i++) {
 		pa_pfn_t src = cc->migrate[i];
-		unsigned order = pfn_page(cc->pool, src)->order;
+		unsigned order = page_order(pfn_page(cc->pool, src));
 		if (order >= fail_order)
 			putback(cc, src);
 		else if (!migrate_one(cc, src, order))
@@ -414,7 +423,11 @@ static uint64_t compact_zone(struct pa_zone *z, int order, enum compact_mode mod
 	pa_lock(&z->lock, SITE_ADMIN);
 	z->stat[PA_ZS_COMPACT_ISOLATED] += cc.migrated;
 	z->compact_cached_migrate_pfn = cc.migrate_pfn;
-	z->compact_cached_free_pfn = cc.free_pfn;
+	/* As Linux: the free scanner resumes at the highest block it gave back, not below it. */
+	pa_pfn_t back = cc.highest_returned ? ((cc.highest_returned - 1) | (pb_frames(cc.pool) - 1)) + 1 : 0;
+	z->compact_cached_free_pfn = back > cc.free_pfn && cc.free_pfn > cc.migrate_pfn ? back : cc.free_pfn;
+	if (z->compact_cached_free_pfn > z->end_pfn)
+		z->compact_cached_free_pfn = z->end_pfn;
 	pa_unlock(&z->lock);
 	free(cc.captured);
 	return cc.migrated;
@@ -436,13 +449,13 @@ static uint64_t region_cost(const struct pa_pool *pool, pa_pfn_t start, unsigned
 		const struct pa_page *p = pfn_page(pool, pfn);
 		unsigned st = page_state(p);
 		if (st == PS_FREE) {
-			pfn += 1ull << p->order;
+			pfn += 1ull << page_order(p);
 			continue;
 		}
 		if (st != PS_ALLOC || !migrate_movable(pool, p))
 			return UINT64_MAX;
-		cost += 1ull << p->order;
-		pfn += 1ull << p->order;
+		cost += 1ull << page_order(p);
+		pfn += 1ull << page_order(p);
 	}
 	return cost;
 }
@@ -473,10 +486,10 @@ static void capture_region_free(struct compact_control *cc, pa_pfn_t start, pa_p
 	for (pa_pfn_t pfn = start; pfn < end;) {
 		struct pa_page *p = pfn_page(cc->pool, pfn);
 		unsigned st = page_state(p);
-		uint64_t n = (st == PS_HOLE || st == PS_BODY) ? 1 : 1ull << p->order;
+		uint64_t n = (st == PS_HOLE || st == PS_BODY) ? 1 : 1ull << page_order(p);
 		if (st == PS_FREE) {
 			buddy_list_del(cc->zone, pfn);
-			hold_block(cc, pfn, p->order);
+			hold_block(cc, pfn, page_order(p));
 		}
 		pfn += n;
 	}
@@ -499,16 +512,19 @@ static uint64_t compact_range(struct pa_zone *z, pa_pfn_t start, pa_pfn_t end, b
 	cc.region_end = end;
 	cc.migrate_pfn = z->start_pfn; /* destinations may come from anywhere outside the range */
 	pa_lock(&z->lock, SITE_ADMIN);
+	/* A folio that straddles the start is scanned from its head, outside the range. */
+	pa_pfn_t first = memmap_block_head(z->pool, start);
+	first = first == PA_NIL || first > start ? start : first;
 	capture_region_free(&cc, start, end);
 	pa_unlock(&z->lock);
-	for (pa_pfn_t pfn = start; pfn < end;) {
+	for (pa_pfn_t pfn = first; pfn < end;) {
 		pa_lock(&z->lock, SITE_ADMIN);
 		isolate_migrate_block(&cc, pfn, end);
 		pa_unlock(&z->lock);
 		if (!cc.nr_migrate)
 			break;
 		pa_pfn_t last = cc.migrate[cc.nr_migrate - 1];
-		pfn = last + (1ull << pfn_page(z->pool, last)->order);
+		pfn = last + (1ull << page_order(pfn_page(z->pool, last)));
 		if (!migrate_pages(&cc))
 			break;
 	}

@@ -41,7 +41,7 @@ static void take_range(struct pa_zone *z, pa_pfn_t start, pa_pfn_t end, unsigned
 	struct pa_pool *pool = z->pool;
 	for (pa_pfn_t p = start; p < end;) {
 		pa_pfn_t head = memmap_block_head(pool, p); /* checked: a free block covers p */
-		pa_pfn_t tail = head + (1ull << pfn_page(pool, head)->order);
+		pa_pfn_t tail = head + (1ull << page_order(pfn_page(pool, head)));
 		buddy_list_del(z, head);
 		give_back(z, head, start > head ? start : head);
 		give_back(z, end < tail ? end : tail, tail);
@@ -57,6 +57,27 @@ static void take_range(struct pa_zone *z, pa_pfn_t start, pa_pfn_t end, unsigned
 	}
 }
 
+/*
+ * The frames of a pageblock claimed for unmovable data once stay claimed
+ * after that data is freed. Linux looks at the frames, not the type: a
+ * movable range takes such pageblocks back as movable first.
+ */
+static void retype_movable(struct pa_zone *z, pa_pfn_t start, pa_pfn_t end)
+{
+	struct pa_pool *pool = z->pool;
+	uint64_t pb = 1ull << pool->cfg.pageblock_order;
+	pa_lock(&z->lock, SITE_ADMIN);
+	for (pa_pfn_t p = start & ~(pb - 1); p < end; p += pb) {
+		unsigned mt = pageblock_mt(pool, p);
+		if (mt != PA_MT_UNMOVABLE && mt != PA_MT_RECLAIMABLE)
+			continue;
+		pageblock_set_mt(pool, p, PA_MT_MOVABLE);
+		isolation_split_to_pageblocks(z, p); /* a free block wider than the pageblock */
+		pageblock_move_free(z, p, PA_MT_MOVABLE);
+	}
+	pa_unlock(&z->lock);
+}
+
 /* Is every frame of [start, end) present? */
 static bool range_present(const struct pa_pool *pool, pa_pfn_t start, pa_pfn_t end)
 {
@@ -69,6 +90,8 @@ static bool range_present(const struct pa_pool *pool, pa_pfn_t start, pa_pfn_t e
 	return true;
 }
 
+static bool range_movable(const struct pa_pool *pool, pa_pfn_t start, pa_pfn_t end, bool cma);
+
 int pa_alloc_contig_range(struct pa_pool *pool, pa_pfn_t start, pa_pfn_t end, unsigned migratetype,
 			  pa_gfp_t gfp)
 {
@@ -79,6 +102,13 @@ int pa_alloc_contig_range(struct pa_pool *pool, pa_pfn_t start, pa_pfn_t end, un
 	struct pa_zone *z = zone_of_pfn(pool, start);
 	if (!z || end > z->end_pfn || !range_present(pool, start, end))
 		return -EINVAL;
+	pa_lock(&z->lock, SITE_ADMIN);
+	bool movable = range_movable(pool, start, end, migratetype == PA_MT_CMA);
+	pa_unlock(&z->lock);
+	if (!movable)
+		return -EBUSY; /* an unmovable, pinned or ownerless frame: fail before moving anything */
+	if (migratetype == PA_MT_MOVABLE)
+		retype_movable(z, start, end);
 	int rc = isolation_start(z, start, end);
 	if (rc)
 		return rc;
@@ -95,8 +125,38 @@ int pa_alloc_contig_range(struct pa_pool *pool, pa_pfn_t start, pa_pfn_t end, un
 	return free ? 0 : -EBUSY;
 }
 
+/*
+ * A contiguous allocation is a row of plain (non-folio) blocks; a release of
+ * part of it (as cma_release() allows) first cuts the block under each edge,
+ * as Linux's split_page(), so that the part is a row of whole blocks.
+ */
+static void split_at(struct pa_pool *pool, pa_pfn_t edge)
+{
+	struct pa_zone *z = zone_of_pfn(pool, edge);
+	if (!z)
+		return;
+	pa_lock(&z->lock, SITE_ADMIN);
+	pa_pfn_t head = memmap_block_head(pool, edge);
+	struct pa_page *h = head == PA_NIL ? NULL : pfn_page(pool, head);
+	if (h && head < edge && page_state(h) == PS_ALLOC && !(page_flags(h) & PF_COMP)) {
+		unsigned mt = page_mt(h), order = page_order(h);
+		pa_pfn_t tail = head + (1ull << order);
+		uint64_t owner = page_owner(h), cookie = h->private;
+		for (pa_pfn_t p = head; p < tail;) {
+			unsigned o = fit_order(pool, p, p < edge ? edge : tail);
+			page_prep_alloc(pfn_page(pool, p), o, mt, 0);
+			set_page_owner(pfn_page(pool, p), (unsigned)owner);
+			pfn_page(pool, p)->private = cookie;
+			p += 1ull << o;
+		}
+	}
+	pa_unlock(&z->lock);
+}
+
 void pa_free_contig_range(struct pa_pool *pool, pa_pfn_t pfn, uint64_t nr_pages)
 {
+	split_at(pool, pfn);
+	split_at(pool, pfn + nr_pages);
 	for (pa_pfn_t p = pfn, end = pfn + nr_pages; p < end;) {
 		unsigned o = fit_order(pool, p, end);
 		pa_free_pages(pool, pa_pfn_to_page(pool, p) ? pfn_page(pool, p) : NULL, o);
@@ -104,8 +164,11 @@ void pa_free_contig_range(struct pa_pool *pool, pa_pfn_t pfn, uint64_t nr_pages)
 	}
 }
 
-/* Nothing in [start, end) that cannot move: a quick look before isolating. Zone lock held. */
-static bool range_movable(const struct pa_pool *pool, pa_pfn_t start, pa_pfn_t end)
+/*
+ * Nothing in [start, end) that cannot move: a look before isolating, so that
+ * a range that must fail fails before anything is moved. Zone lock held.
+ */
+static bool range_movable(const struct pa_pool *pool, pa_pfn_t start, pa_pfn_t end, bool cma)
 {
 	for (pa_pfn_t p = start; p < end;) {
 		pa_pfn_t head = memmap_block_head(pool, p);
@@ -117,9 +180,10 @@ static bool range_movable(const struct pa_pool *pool, pa_pfn_t start, pa_pfn_t e
 			return false;
 		if (st != PS_FREE && st != PS_ALLOC && st != PS_PCP)
 			return false; /* being moved, or held by compaction */
-		if (pageblock_mt(pool, p) != PA_MT_MOVABLE)
-			return false; /* unmovable pageblocks, CMA areas and isolated blocks stay out */
-		p = head + (1ull << h->order);
+		unsigned mt = pageblock_mt(pool, p);
+		if ((mt == PA_MT_CMA && !cma) || mt == PA_MT_ISOLATE || mt == PA_MT_HIGHATOMIC)
+			return false; /* CMA areas, ranges being taken and atomic reserves stay out */
+		p = head + (1ull << page_order(h));
 	}
 	return true;
 }
@@ -145,7 +209,7 @@ struct pa_page *pa_alloc_contig_pages(struct pa_pool *pool, uint64_t nr_pages, p
 		for (pa_pfn_t s = (z->start_pfn + align - 1) & ~(align - 1); s + nr_pages <= z->end_pfn;
 		     s += align) {
 			pa_lock(&z->lock, SITE_ADMIN);
-			bool worth = range_movable(pool, s, s + nr_pages);
+			bool worth = range_movable(pool, s, s + nr_pages, false);
 			pa_unlock(&z->lock);
 			if (worth && pa_alloc_contig_range(pool, s, s + nr_pages, PA_MT_MOVABLE, gfp) == 0)
 				return pfn_page(pool, s);

@@ -109,6 +109,7 @@ static inline unsigned page_state_relaxed(const struct pa_page *p)
 	{                                                                                           \
 		__atomic_store_n(&p->field, (uint8_t)v, __ATOMIC_RELAXED);                          \
 	}
+PAGE_BYTE_ACCESSORS(order)
 PAGE_BYTE_ACCESSORS(owner)
 PAGE_BYTE_ACCESSORS(pins)
 PAGE_BYTE_ACCESSORS(flags)
@@ -143,7 +144,7 @@ static inline void page_prep_fields(struct pa_page *p, unsigned mt, uint32_t gfp
 /* The same for a block whose order changes (zone lock held). */
 static inline void page_prep_alloc(struct pa_page *p, unsigned order, unsigned mt, uint32_t gfp)
 {
-	p->order = (uint8_t)order;
+	set_page_order(p, order);
 	page_prep_fields(p, mt, gfp);
 }
 
@@ -846,6 +847,8 @@ void compaction_wake(struct pa_pool *pool, unsigned node, unsigned order);
  * lists are drained. -EBUSY if one is isolated already (nothing changes).
  */
 int isolation_start(struct pa_zone *zone, pa_pfn_t start, pa_pfn_t end);
+/* Cut the free block wider than a pageblock that covers pfn (if any) into pageblocks. Zone lock held. */
+void isolation_split_to_pageblocks(struct pa_zone *zone, pa_pfn_t pfn);
 /* Undo isolation_start(): free blocks go back to their type's lists, merged. */
 void isolation_undo(struct pa_zone *zone, pa_pfn_t start, pa_pfn_t end);
 /* Is every frame of [start, end) free on an ISOLATE list? Zone lock held. */

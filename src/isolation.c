@@ -22,23 +22,28 @@ static pa_pfn_t large_free_block(const struct pa_pool *pool, pa_pfn_t pfn)
 	for (unsigned o = pool->cfg.pageblock_order + 1; o <= pool->cfg.max_order; o++) {
 		pa_pfn_t head = pfn & ~((1ull << o) - 1);
 		const struct pa_page *h = pfn_page(pool, head);
-		if (page_state(h) == PS_FREE && h->order >= o)
+		if (page_state(h) == PS_FREE && page_order(h) >= o)
 			return head;
 	}
 	return PA_NIL;
 }
 
-/* Cut a free block that covers pfn into pageblocks, each on its own list. Zone lock held. */
-static void split_to_pageblocks(struct pa_zone *z, pa_pfn_t pfn)
+/*
+ * Re-free the free block wider than a pageblock that covers pfn, a
+ * pageblock at a time, after the caller changed that pageblock's bits: the
+ * pieces merge again wherever their types still match, and the changed
+ * pageblock stands alone on its own list. Zone lock held.
+ */
+void isolation_split_to_pageblocks(struct pa_zone *z, pa_pfn_t pfn)
 {
 	struct pa_pool *pool = z->pool;
 	pa_pfn_t head = large_free_block(pool, pfn);
 	if (head == PA_NIL)
 		return;
-	unsigned pb = pool->cfg.pageblock_order, order = pfn_page(pool, head)->order;
+	unsigned pb = pool->cfg.pageblock_order, order = page_order(pfn_page(pool, head));
 	buddy_list_del(z, head);
 	for (pa_pfn_t p = head; p < head + (1ull << order); p += 1ull << pb)
-		buddy_list_add(z, p, pb, pageblock_mt(pool, p));
+		buddy_free_block(z, p, pb, pageblock_mt(pool, p));
 }
 
 int isolation_start(struct pa_zone *z, pa_pfn_t start, pa_pfn_t end)
@@ -53,13 +58,13 @@ int isolation_start(struct pa_zone *z, pa_pfn_t start, pa_pfn_t end)
 			return -EBUSY; /* another contiguous allocation holds it */
 		}
 	}
-	split_to_pageblocks(z, s);
-	split_to_pageblocks(z, e - pb);
-	for (pa_pfn_t p = s; p < e; p += pb) {
+	for (pa_pfn_t p = s; p < e; p += pb)
 		__atomic_fetch_or(&pool->pb_bits[p >> pool->cfg.pageblock_order], (uint8_t)PB_ISOLATE,
 				  __ATOMIC_RELAXED);
+	isolation_split_to_pageblocks(z, s);
+	isolation_split_to_pageblocks(z, e - pb);
+	for (pa_pfn_t p = s; p < e; p += pb)
 		pageblock_move_free(z, p, PA_MT_ISOLATE);
-	}
 	pa_unlock(&z->lock);
 	pa_drain_all(pool); /* what the lists held goes to the buddy, to ISOLATE where isolated */
 	return 0;
@@ -74,14 +79,25 @@ void isolation_undo(struct pa_zone *z, pa_pfn_t start, pa_pfn_t end)
 	for (pa_pfn_t p = s; p < e; p += pb)
 		__atomic_fetch_and(&pool->pb_bits[p >> pool->cfg.pageblock_order], (uint8_t)~PB_ISOLATE,
 				   __ATOMIC_RELAXED);
-	/* Re-free every free block: it leaves the ISOLATE list and merges with its buddies. */
-	for (pa_pfn_t p = s; p < e && p < z->end_pfn;) {
+	/*
+	 * Re-free every free block: it leaves the ISOLATE list and merges with
+	 * its buddies. A block that began in an isolated pageblock before s is
+	 * one of them: start at its head.
+	 */
+	pa_pfn_t first = memmap_block_head(pool, s);
+	first = first == PA_NIL || first > s ? s : first;
+	for (pa_pfn_t p = first; p < e && p < z->end_pfn;) {
 		struct pa_page *h = pfn_page(pool, p);
 		unsigned st = page_state(h);
-		uint64_t n = (st == PS_BODY || st == PS_HOLE) ? 1 : 1ull << h->order;
+		uint64_t n = (st == PS_BODY || st == PS_HOLE) ? 1 : 1ull << page_order(h);
 		if (st == PS_FREE && h->mt == PA_MT_ISOLATE) {
+			/* Larger than a pageblock: each pageblock goes back under its own type. */
+			unsigned order = page_order(h), o = order < pool->cfg.pageblock_order
+								   ? order
+								   : pool->cfg.pageblock_order;
 			buddy_list_del(z, p);
-			buddy_free_block(z, p, h->order, pageblock_mt(pool, p));
+			for (pa_pfn_t q = p; q < p + (1ull << order); q += 1ull << o)
+				buddy_free_block(z, q, o, pageblock_mt(pool, q));
 		}
 		p += n;
 	}
@@ -96,7 +112,7 @@ bool isolation_range_free(struct pa_zone *z, pa_pfn_t start, pa_pfn_t end)
 		if (head == PA_NIL || page_state(pfn_page(pool, head)) != PS_FREE ||
 		    pfn_page(pool, head)->mt != PA_MT_ISOLATE)
 			return false;
-		p = head + (1ull << pfn_page(pool, head)->order);
+		p = head + (1ull << page_order(pfn_page(pool, head)));
 	}
 	return true;
 }

@@ -176,7 +176,7 @@ pa_pfn_t memmap_block_head(const struct pa_pool *pool, pa_pfn_t pfn)
 		const struct pa_page *h = pfn_page(pool, head);
 		unsigned st = page_state(h);
 		if (st != PS_BODY && st != PS_HOLE)
-			return h->order >= o ? head : PA_NIL;
+			return page_order(h) >= o ? head : PA_NIL;
 		if (st == PS_HOLE)
 			return PA_NIL;
 	}

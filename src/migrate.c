@@ -177,7 +177,7 @@ static enum pa_migrate_result ask_owner(struct pa_pool *pool, struct pa_page *sr
 /* Make dst the allocated copy of src. Zone lock held. */
 static void commit_dst(struct pa_page *dst, const struct pa_page *src)
 {
-	dst->order = src->order;
+	set_page_order(dst, page_order(src));
 	set_page_mt(dst, PA_MT_MOVABLE);
 	set_page_flags(dst, page_flags(src) & PF_COMP);
 	set_page_owner(dst, page_owner(src));
@@ -237,7 +237,7 @@ void migrate_split_folio(struct pa_zone *z, pa_pfn_t pfn)
 	unsigned order = head->order;
 	for (uint64_t i = 1; i < (1ull << order); i++) {
 		struct pa_page *t = pfn_page(pool, pfn + i);
-		t->order = 0;
+		set_page_order(t, 0);
 		set_page_mt(t, PA_MT_MOVABLE);
 		set_page_flags(t, 0);
 		set_page_owner(t, page_owner(head));
@@ -245,7 +245,7 @@ void migrate_split_folio(struct pa_zone *z, pa_pfn_t pfn)
 		t->private = head->private;
 		__atomic_store_n(&t->state, (uint8_t)PS_ALLOC, __ATOMIC_RELEASE);
 	}
-	head->order = 0;
+	set_page_order(head, 0);
 	set_page_flags(head, page_flags(head) & ~PF_COMP);
 	/* Allocations are counted per order: the folio is now 2^order order-0 ones. */
 	z->stat[PA_ZS_COMPACT_FOLIOS_SPLIT]++;

@@ -52,7 +52,7 @@ static struct pb_census pageblock_walk(struct pa_zone *z, pa_pfn_t pfn, int move
 		end = z->end_pfn;
 	for (pa_pfn_t p = start; p < end;) {
 		struct pa_page *pg = pfn_page(pool, p);
-		uint64_t n = 1ull << pg->order;
+		uint64_t n = 1ull << page_order(pg);
 		if (page_state(pg) == PS_FREE) {
 			c.free += n;
 			if (move_to >= 0)

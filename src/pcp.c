@@ -168,7 +168,7 @@ static void pcp_refill(struct pa_zone *z, struct pa_pcp *pcp, unsigned order, un
 		pa_pfn_t pfn = pageblock_rmqueue(z, order, mt, flags);
 		if (pfn == PA_NIL)
 			break;
-		pfn_page(pool, pfn)->order = (uint8_t)order;
+		set_page_order(pfn_page(pool, pfn), order);
 		pcp_push(pool, pcp, pfn, order, mt);
 	}
 	bool roomy = z->free_pages > z->wmark[PA_WMARK_HIGH];

@@ -28,10 +28,11 @@
 static char cur[256]; /* the boot line of the configuration under test */
 
 #define CCHECK(cond) CHECK_MSG(cond, "[%s] %s", cur, #cond)
-#define CCHECK_EQ(a, b)                                                                             \
-	do {                                                                                        \
-		uint64_t a_ = (uint64_t)(a), b_ = (uint64_t)(b);                                    \
-		CHECK_MSG(a_ == b_, "[%s] %s == %s: %" PRIu64 " != %" PRIu64, cur, #a, #b, a_, b_); \
+#define CCHECK_EQ(a, b)                                                                            \
+	do {                                                                                       \
+		uint64_t a_ = (uint64_t)(a), b_ = (uint64_t)(b);                                   \
+		CHECK_MSG(a_ == b_, "[%s] %s == %s: %" PRIu64 " != %" PRIu64, cur, #a, #b, a_,     \
+		          b_);                                                                     \
 	} while (0)
 
 /* ---------------------------------------------------------------------- */
@@ -67,8 +68,9 @@ static void expect_as_fresh(struct pa_pool *pool, const char *step)
 	struct pa_pool *fresh = test_boot(cur);
 	char *want = report(fresh, PA_REPORT_BUDDYINFO);
 	char *got = report(pool, PA_REPORT_BUDDYINFO);
-	CHECK_MSG(strcmp(want, got) == 0, "[%s] after %s, not merged as at boot:\n got:  %s want: %s", cur, step, got,
-		  want);
+	CHECK_MSG(strcmp(want, got) == 0,
+	          "[%s] after %s, not merged as at boot:\n got:  %s want: %s", cur, step, got,
+	          want);
 	free(want);
 	free(got);
 	pa_shutdown(fresh);
@@ -108,12 +110,15 @@ static void expect_range_blocks(struct pa_pool *pool, pa_pfn_t s, pa_pfn_t e, un
 			if (page_state(pfn_page(pool, q)) != PS_BODY)
 				stray = q;
 		if (stray != PA_NIL && bad++ < 3)
-			test_fail(__FILE__, __LINE__, "[%s] pfn %" PRIu64 " inside the order-%u block at %" PRIu64
-				  " says state %u, not a body frame", cur, stray, o, p, page_state(pfn_page(pool, stray)));
+			test_fail(__FILE__, __LINE__,
+			          "[%s] pfn %" PRIu64 " inside the order-%u block at %" PRIu64
+			          " says state %u, not a body frame",
+			          cur, stray, o, p, page_state(pfn_page(pool, stray)));
 		if ((pa_folio_order(pool, pg) != (int)o || page_mt(pg) != mt) && bad++ < 3)
-			test_fail(__FILE__, __LINE__, "[%s] range [%" PRIu64 ", %" PRIu64 "): block at %" PRIu64
-				  " order %d type %u, expected order %u type %u", cur, s, e, p, pa_folio_order(pool, pg),
-				  page_mt(pg), o, mt);
+			test_fail(__FILE__, __LINE__,
+			          "[%s] range [%" PRIu64 ", %" PRIu64 "): block at %" PRIu64
+			          " order %d type %u, expected order %u type %u",
+			          cur, s, e, p, pa_folio_order(pool, pg), page_mt(pg), o, mt);
 		p += 1ull << o;
 	}
 }
@@ -137,8 +142,10 @@ static void step_every_order(struct pa_pool *pool)
 {
 	for (unsigned o = 0; o <= pool->cfg.max_order; o++) {
 		for (int k = 0; k < 2; k++) {
-			struct pa_page *p = pa_alloc_pages(pool, k ? PA_GFP_KERNEL : PA_GFP_MOVABLE, o);
-			CHECK_MSG(p, "[%s] %s order %u failed", cur, k ? "unmovable" : "movable", o);
+			struct pa_page *p =
+			        pa_alloc_pages(pool, k ? PA_GFP_KERNEL : PA_GFP_MOVABLE, o);
+			CHECK_MSG(p, "[%s] %s order %u failed", cur, k ? "unmovable" : "movable",
+			          o);
 			if (!p)
 				continue;
 			CCHECK_EQ(pa_page_to_pfn(pool, p) % (1ull << o), 0);
@@ -167,7 +174,8 @@ static void step_claim_granularity(struct pa_pool *pool, const struct pa_cma_inf
 		got++;
 	}
 	CCHECK_EQ(got, n);
-	pa_pfn_t P = (ci->start_pfn / pb / 2) * pb; /* a pageblock in the middle of the movable part */
+	pa_pfn_t P =
+	        (ci->start_pfn / pb / 2) * pb; /* a pageblock in the middle of the movable part */
 	REQUIRE(P >= pb && P + 2 * pb <= ci->start_pfn);
 	for (pa_pfn_t f = P; f < P + pb; f++) {
 		pa_free_pages(pool, by_pfn[f], 0);
@@ -234,14 +242,16 @@ static void step_movable_work(struct pa_pool *pool, const struct pa_cma_info *ci
 	uint64_t len = pb + 3 > 1000 ? pb + 3 : 1000;
 	pa_pfn_t s = pb + pb / 2 + 1, e = s + len;
 	if (h && pa_page_to_pfn(pool, h) < e && pa_page_to_pfn(pool, h) + (1ull << huge) > s) {
-		s = pa_page_to_pfn(pool, h) + (1ull << huge) + pb / 2 + 1; /* keep clear of the huge block */
+		s = pa_page_to_pfn(pool, h) + (1ull << huge) + pb / 2 +
+		    1; /* keep clear of the huge block */
 		e = s + len;
 	}
 	REQUIRE(e <= ci->start_pfn);
 	size_t inside = folios_in(o, s, e);
 	int rc = pa_alloc_contig_range(pool, s, e, PA_MT_MOVABLE, 0);
-	CHECK_MSG(rc == 0, "[%s] pa_alloc_contig_range(%" PRIu64 ", %" PRIu64 ") over %zu folios = %d", cur, s, e,
-		  inside, rc);
+	CHECK_MSG(rc == 0,
+	          "[%s] pa_alloc_contig_range(%" PRIu64 ", %" PRIu64 ") over %zu folios = %d", cur,
+	          s, e, inside, rc);
 	if (rc == 0) {
 		CCHECK_EQ(folios_in(o, s, e), 0);
 		expect_range_blocks(pool, s, e, PA_MT_MOVABLE);
@@ -260,9 +270,11 @@ static void step_movable_work(struct pa_pool *pool, const struct pa_cma_info *ci
 	}
 	to_check_all(o);
 	VALIDATE(pool);
-	fprintf(stderr, "    order-%u block at %" PRIu64 "; [%" PRIu64 ", %" PRIu64 ") taken over %zu folios; %" PRIu64
-		" frames at %" PRIu64 "\n", huge, h ? pa_page_to_pfn(pool, h) : 0, s, e, inside, n,
-		cp ? pa_page_to_pfn(pool, cp) : 0);
+	fprintf(stderr,
+	        "    order-%u block at %" PRIu64 "; [%" PRIu64 ", %" PRIu64
+	        ") taken over %zu folios; %" PRIu64 " frames at %" PRIu64 "\n",
+	        huge, h ? pa_page_to_pfn(pool, h) : 0, s, e, inside, n,
+	        cp ? pa_page_to_pfn(pool, cp) : 0);
 
 	/* CMA: half the area pageblock-aligned, then all of it; the borrowers move out. */
 	unsigned al = pool->cfg.pageblock_order;
@@ -340,14 +352,10 @@ struct ceil_row {
 TEST(ceiling_every_page_size_and_ceiling_allocates_compacts_takes_ranges_and_cma)
 {
 	static const struct ceil_row rows[] = {
-		{ 12, 1, "64M", 64ull << 20, 1, 10 },
-		{ 12, 7, "64M", 64ull << 20, 7, 10 },
-		{ 12, 0, "64M", 64ull << 20, 9, 10 },
-		{ 14, 1, "512M", 512ull << 20, 1, 11 },
-		{ 14, 7, "512M", 512ull << 20, 7, 11 },
-		{ 14, 0, "512M", 512ull << 20, 11, 11 },
-		{ 16, 1, "4G", 4ull << 30, 1, 13 },
-		{ 16, 7, "4G", 4ull << 30, 7, 13 },
+		{ 12, 1, "64M", 64ull << 20, 1, 10 },   { 12, 7, "64M", 64ull << 20, 7, 10 },
+		{ 12, 0, "64M", 64ull << 20, 9, 10 },   { 14, 1, "512M", 512ull << 20, 1, 11 },
+		{ 14, 7, "512M", 512ull << 20, 7, 11 }, { 14, 0, "512M", 512ull << 20, 11, 11 },
+		{ 16, 1, "4G", 4ull << 30, 1, 13 },     { 16, 7, "4G", 4ull << 30, 7, 13 },
 		{ 16, 0, "4G", 4ull << 30, 13, 13 },
 	};
 	for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
@@ -358,8 +366,8 @@ TEST(ceiling_every_page_size_and_ceiling_allocates_compacts_takes_ranges_and_cma
 		char ceil[48] = "";
 		if (r->ceil)
 			snprintf(ceil, sizeof ceil, " pageblock_order_ceil=%u", r->ceil);
-		snprintf(cur, sizeof cur, QUIET "page_shift=%u mem=%s cma=%" PRIu64 "%s", r->page_shift, r->mem, req,
-			 ceil);
+		snprintf(cur, sizeof cur, QUIET "page_shift=%u mem=%s cma=%" PRIu64 "%s",
+		         r->page_shift, r->mem, req, ceil);
 		fprintf(stderr, "  %s\n", cur);
 		struct pa_pool *pool = test_boot(cur);
 		struct pa_config c;
@@ -373,7 +381,8 @@ TEST(ceiling_every_page_size_and_ceiling_allocates_compacts_takes_ranges_and_cma
 		CCHECK_EQ(ci.reserved_bytes, reserved);
 		CCHECK_EQ(ci.nr_pages, reserved >> r->page_shift);
 		CCHECK_EQ(ci.start_pfn + ci.nr_pages, c.total_pages);
-		for (pa_pfn_t p = ci.start_pfn; p < ci.start_pfn + ci.nr_pages; p += 1ull << c.pageblock_order)
+		for (pa_pfn_t p = ci.start_pfn; p < ci.start_pfn + ci.nr_pages;
+		     p += 1ull << c.pageblock_order)
 			CCHECK_EQ(pageblock_mt(pool, p), PA_MT_CMA);
 		CCHECK_EQ(pageblock_mt(pool, ci.start_pfn - 1), PA_MT_MOVABLE);
 		VALIDATE(pool);

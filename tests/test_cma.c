@@ -26,7 +26,7 @@
 #include "owner.h"
 
 #define QUIET "kcompactd=manual pcp_orders=none min_free_kbytes=0 "
-#define MiB (1ull << 20)
+#define MiB   (1ull << 20)
 
 /* ---------------------------------------------------------------------- */
 /* Helpers                                                                 */
@@ -37,8 +37,9 @@ static struct pa_usage usage(struct pa_pool *pool)
 	struct pa_usage u;
 	pa_get_usage(pool, &u);
 	CHECK_MSG(u.managed == u.free + u.allocated + u.reserved,
-		  "managed %" PRIu64 " != free %" PRIu64 " + allocated %" PRIu64 " + reserved %" PRIu64,
-		  u.managed, u.free, u.allocated, u.reserved);
+	          "managed %" PRIu64 " != free %" PRIu64 " + allocated %" PRIu64
+	          " + reserved %" PRIu64,
+	          u.managed, u.free, u.allocated, u.reserved);
 	return u;
 }
 
@@ -71,7 +72,8 @@ static void expect_as_fresh(struct pa_pool *pool, const char *cmdline)
 	struct pa_pool *fresh = test_boot(cmdline);
 	char *want = report(fresh, PA_REPORT_BUDDYINFO, 0);
 	char *got = report(pool, PA_REPORT_BUDDYINFO, 0);
-	CHECK_MSG(strcmp(want, got) == 0, "not fully merged (%s):\n got:  %s want: %s", cmdline, got, want);
+	CHECK_MSG(strcmp(want, got) == 0, "not fully merged (%s):\n got:  %s want: %s", cmdline,
+	          got, want);
 	free(want);
 	free(got);
 	pa_shutdown(fresh);
@@ -112,7 +114,8 @@ static int64_t json_blocks(struct pa_pool *pool, const char *type)
 }
 
 /* Free frames on the CMA lists of every zone, and all free frames. */
-static void zone_free(struct pa_pool *pool, uint64_t *cma_free, uint64_t *all_free, uint64_t *movable_free)
+static void zone_free(struct pa_pool *pool, uint64_t *cma_free, uint64_t *all_free,
+                      uint64_t *movable_free)
 {
 	*cma_free = *all_free = *movable_free = 0;
 	for (unsigned i = 0; i < pool->nr_zones; i++) {
@@ -134,11 +137,13 @@ static void expect_area_pageblocks(struct pa_pool *pool, const struct pa_cma_inf
 	CHECK_EQ_U64(ci->start_pfn % pb, 0);
 	CHECK_EQ_U64(ci->nr_pages % pb, 0);
 	for (pa_pfn_t p = ci->start_pfn; p < ci->start_pfn + ci->nr_pages; p += pb)
-		CHECK_MSG(pageblock_mt(pool, p) == PA_MT_CMA, "%s: pageblock at %" PRIu64 " has type %u", ci->name, p,
-			  pageblock_mt(pool, p));
+		CHECK_MSG(pageblock_mt(pool, p) == PA_MT_CMA,
+		          "%s: pageblock at %" PRIu64 " has type %u", ci->name, p,
+		          pageblock_mt(pool, p));
 	if (ci->start_pfn >= pb)
 		CHECK(pageblock_mt(pool, ci->start_pfn - 1) != PA_MT_CMA ||
-		      pageblock_base_mt(pool, ci->start_pfn - 1) == PA_MT_CMA); /* another area may abut */
+		      pageblock_base_mt(pool, ci->start_pfn - 1) ==
+		              PA_MT_CMA); /* another area may abut */
 }
 
 struct boot_row {
@@ -160,7 +165,8 @@ static void expect_area(const struct boot_row *r)
 	CHECK_EQ_U64(ci.nr_pages, r->reserved >> c.page_shift);
 	CHECK_EQ_U64(ci.reserved_bytes % c.cma_alignment_bytes, 0);
 	CHECK_EQ_U64(ci.allocated_pages, 0);
-	uint64_t start = r->start == UINT64_MAX ? c.total_pages - ci.nr_pages : r->start >> c.page_shift;
+	uint64_t start =
+	        r->start == UINT64_MAX ? c.total_pages - ci.nr_pages : r->start >> c.page_shift;
 	CHECK_EQ_U64(ci.start_pfn, start);
 	expect_area_pageblocks(pool, &ci);
 	CHECK_EQ_U64(json_blocks(pool, "CMA"), ci.nr_pages >> c.pageblock_order);
@@ -180,10 +186,12 @@ TEST(cma_seed004_4m_request_reserves_32m_on_16k_pages_and_4m_at_ceiling_7)
 {
 	static const struct boot_row rows[] = {
 		{ "page_shift=14 mem=1G cma=4M", 4 * MiB, 32 * MiB, UINT64_MAX },
-		{ "page_shift=14 mem=1G cma=4M pageblock_order_ceil=7", 4 * MiB, 4 * MiB, UINT64_MAX },
+		{ "page_shift=14 mem=1G cma=4M pageblock_order_ceil=7", 4 * MiB, 4 * MiB,
+		  UINT64_MAX },
 		{ "mem=1G cma=4M", 4 * MiB, 4 * MiB, UINT64_MAX },
 		{ "page_shift=16 mem=2G cma=4M", 4 * MiB, 512 * MiB, UINT64_MAX },
-		{ "page_shift=16 mem=2G cma=4M pageblock_order_ceil=5", 4 * MiB, 4 * MiB, UINT64_MAX },
+		{ "page_shift=16 mem=2G cma=4M pageblock_order_ceil=5", 4 * MiB, 4 * MiB,
+		  UINT64_MAX },
 		{ "page_shift=14 mem=1G cma=33M", 33 * MiB, 64 * MiB, UINT64_MAX },
 		{ "page_shift=14 mem=1G cma=1 pageblock_order_ceil=7", 1, 2 * MiB, UINT64_MAX },
 		{ "mem=1G cma=5M pageblock_order_ceil=1", 5 * MiB, 5 * MiB, UINT64_MAX },
@@ -240,30 +248,33 @@ TEST(cma_aligned_start_is_honoured_misaligned_fails_the_boot_naming_cma)
 	static const struct boot_row ok[] = {
 		{ "page_shift=14 mem=1G cma=4M@512M", 4 * MiB, 32 * MiB, 512 * MiB },
 		{ "page_shift=14 mem=1G cma=4M@0", 4 * MiB, 32 * MiB, 0 },
-		{ "page_shift=14 mem=1G cma=4M@2M pageblock_order_ceil=7", 4 * MiB, 4 * MiB, 2 * MiB },
+		{ "page_shift=14 mem=1G cma=4M@2M pageblock_order_ceil=7", 4 * MiB, 4 * MiB,
+		  2 * MiB },
 		{ "mem=256M cma=8M@100M", 8 * MiB, 8 * MiB, 100 * MiB },
 	};
 	for (size_t i = 0; i < sizeof ok / sizeof ok[0]; i++)
 		expect_area(&ok[i]);
 	static const char *const bad[] = {
-		"page_shift=14 mem=1G cma=4M@1M",                         /* 1M: not 32M-aligned */
-		"page_shift=14 mem=1G cma=4M@16M",                        /* 16M: not 32M-aligned */
-		"page_shift=14 mem=1G cma=4M@1M pageblock_order_ceil=7",  /* 1M: not 2M-aligned */
+		"page_shift=14 mem=1G cma=4M@1M",                        /* 1M: not 32M-aligned */
+		"page_shift=14 mem=1G cma=4M@16M",                       /* 16M: not 32M-aligned */
+		"page_shift=14 mem=1G cma=4M@1M pageblock_order_ceil=7", /* 1M: not 2M-aligned */
 		"page_shift=14 mem=1G cma=4M@3M pageblock_order_ceil=7",
 		"mem=256M cma=8M@101M",
-		"page_shift=14 mem=1G cma=40M@992M",                      /* past the end */
+		"page_shift=14 mem=1G cma=40M@992M", /* past the end */
 	};
 	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
 		char err[512] = "";
 		struct pa_pool *pool = NULL;
 		int rc = pa_boot(bad[i], NULL, &pool, err, sizeof err);
-		CHECK_MSG(rc == -EINVAL && pool == NULL, "pa_boot(\"%s\") = %d, expected -EINVAL", bad[i], rc);
-		CHECK_MSG(strstr(err, "cma") != NULL, "pa_boot(\"%s\"): the message does not name cma: %s", bad[i], err);
+		CHECK_MSG(rc == -EINVAL && pool == NULL, "pa_boot(\"%s\") = %d, expected -EINVAL",
+		          bad[i], rc);
+		CHECK_MSG(strstr(err, "cma") != NULL,
+		          "pa_boot(\"%s\"): the message does not name cma: %s", bad[i], err);
 		const char *arg = strstr(bad[i], "cma=") + 4;
 		char val[32];
 		snprintf(val, sizeof val, "%.*s", (int)strcspn(arg, " "), arg);
-		CHECK_MSG(strstr(err, val) != NULL, "pa_boot(\"%s\"): the message does not name %s: %s", bad[i], val,
-			  err);
+		CHECK_MSG(strstr(err, val) != NULL,
+		          "pa_boot(\"%s\"): the message does not name %s: %s", bad[i], val, err);
 		if (pool)
 			pa_shutdown(pool);
 	}
@@ -296,9 +307,11 @@ TEST(cma_areas_go_at_the_top_and_never_overlap)
 			expect_area_pageblocks(pool, &ci[a]);
 			for (unsigned b = 0; b < a; b++)
 				CHECK_MSG(ci[a].start_pfn >= ci[b].start_pfn + ci[b].nr_pages ||
-						  ci[b].start_pfn >= ci[a].start_pfn + ci[a].nr_pages,
-					  "%s and %s overlap", ci[a].name, ci[b].name);
-			for (pa_pfn_t p = ci[a].start_pfn; p < ci[a].start_pfn + ci[a].nr_pages; p++)
+				                  ci[b].start_pfn >=
+				                          ci[a].start_pfn + ci[a].nr_pages,
+				          "%s and %s overlap", ci[a].name, ci[b].name);
+			for (pa_pfn_t p = ci[a].start_pfn; p < ci[a].start_pfn + ci[a].nr_pages;
+			     p++)
 				CHECK(pa_pfn_to_page(pool, p) != NULL); /* no hole inside */
 			if (ci[a].start_pfn + ci[a].nr_pages > top)
 				top = ci[a].start_pfn + ci[a].nr_pages;
@@ -318,13 +331,15 @@ TEST(cma_areas_go_at_the_top_and_never_overlap)
 		pa_shutdown(pool);
 	}
 	/* Two areas asked for at the same place: the boot fails naming the second. */
-	static const char *const clash[] = { "mem=256M cma=8M@64M cma=8M@64M", "mem=256M cma=8M cma=8M@248M",
-					     "mem=256M cma=8M@64M cma=8M@70M" };
+	static const char *const clash[] = { "mem=256M cma=8M@64M cma=8M@64M",
+		                             "mem=256M cma=8M cma=8M@248M",
+		                             "mem=256M cma=8M@64M cma=8M@70M" };
 	for (size_t i = 0; i < sizeof clash / sizeof clash[0]; i++) {
 		char err[512] = "";
 		struct pa_pool *pool = NULL;
 		int rc = pa_boot(clash[i], NULL, &pool, err, sizeof err);
-		CHECK_MSG(rc == -EINVAL && strstr(err, "cma"), "pa_boot(\"%s\") = %d: %s", clash[i], rc, err);
+		CHECK_MSG(rc == -EINVAL && strstr(err, "cma"), "pa_boot(\"%s\") = %d: %s", clash[i],
+		          rc, err);
 		if (pool)
 			pa_shutdown(pool);
 	}
@@ -361,13 +376,15 @@ static void expect_balance_rule(const char *cmd, bool cma_first)
 			first_cma = n - 1;
 		if (got_cma != want_cma && wrong++ < 3)
 			test_fail(__FILE__, __LINE__,
-				  "allocation %zu (cma free %" PRIu64 ", free %" PRIu64 ", movable free %" PRIu64
-				  "): from %s, the balance rule says %s",
-				  n - 1, cf, af, mf, got_cma ? "CMA" : "movable", want_cma ? "CMA" : "movable");
+			          "allocation %zu (cma free %" PRIu64 ", free %" PRIu64
+			          ", movable free %" PRIu64 "): from %s, the balance rule says %s",
+			          n - 1, cf, af, mf, got_cma ? "CMA" : "movable",
+			          want_cma ? "CMA" : "movable");
 	}
 	CHECK_EQ_U64(n, pool->nr_frames);
 	CHECK_EQ_U64(from_cma, ci.nr_pages);
-	CHECK_MSG(cma_first ? first_cma == 0 : first_cma > 0, "first CMA allocation: %zu", first_cma);
+	CHECK_MSG(cma_first ? first_cma == 0 : first_cma > 0, "first CMA allocation: %zu",
+	          first_cma);
 	fprintf(stderr, "    %zu allocations, the first from CMA was number %zu\n", n, first_cma);
 	VALIDATE(pool);
 	for (size_t i = 0; i < n; i++)
@@ -387,9 +404,11 @@ TEST(cma_movable_allocations_borrow_by_the_balance_rule)
 
 TEST(cma_unmovable_and_reclaimable_allocations_never_use_cma)
 {
-	static const char *const cmds[] = { QUIET "mem=64M cma=16M", "kcompactd=manual min_free_kbytes=0 mem=64M cma=16M",
-					    QUIET "mem=64M cma=40M" };
-	static const pa_gfp_t gfps[] = { PA_GFP_KERNEL, PA_GFP_RECLAIMABLE, PA_GFP_HIGH, PA_GFP_KERNEL | PA_GFP_COMP };
+	static const char *const cmds[] = { QUIET "mem=64M cma=16M",
+		                            "kcompactd=manual min_free_kbytes=0 mem=64M cma=16M",
+		                            QUIET "mem=64M cma=40M" };
+	static const pa_gfp_t gfps[] = { PA_GFP_KERNEL, PA_GFP_RECLAIMABLE, PA_GFP_HIGH,
+		                         PA_GFP_KERNEL | PA_GFP_COMP };
 	for (size_t c = 0; c < sizeof cmds / sizeof cmds[0]; c++) {
 		for (size_t g = 0; g < sizeof gfps / sizeof gfps[0]; g++) {
 			struct pa_pool *pool = test_boot(cmds[c]);
@@ -406,17 +425,20 @@ TEST(cma_unmovable_and_reclaimable_allocations_never_use_cma)
 					struct pa_page *p;
 					if ((gfp & PA_GFP_HIGH) && order > 0)
 						continue; /* a high-order atomic reserve would outlive the test */
-					while ((p = pa_alloc_pages(pool, gfp | PA_GFP_NOWARN, (unsigned)order))) {
+					while ((p = pa_alloc_pages(pool, gfp | PA_GFP_NOWARN,
+					                           (unsigned)order))) {
 						pa_pfn_t pfn = pa_page_to_pfn(pool, p);
-						inside += pfn + (1ull << order) > ci.start_pfn && pfn < ci.start_pfn + ci.nr_pages;
+						inside += pfn + (1ull << order) > ci.start_pfn &&
+						          pfn < ci.start_pfn + ci.nr_pages;
 						held[n] = p;
 						ord[n++] = (unsigned)order;
 						frames += 1ull << order;
 					}
 				}
 			}
-			CHECK_MSG(inside == 0, "%s, gfp %#x first: %zu non-movable blocks in the CMA area", cmds[c],
-				  gfps[g], inside);
+			CHECK_MSG(inside == 0,
+			          "%s, gfp %#x first: %zu non-movable blocks in the CMA area",
+			          cmds[c], gfps[g], inside);
 			/* Everything but the area was taken, the area is whole and free. */
 			pa_drain_all(pool);
 			uint64_t cf, af, mf;
@@ -460,12 +482,15 @@ static void expect_cma_blocks(struct pa_pool *pool, pa_pfn_t s, uint64_t n)
 			if (page_state(pfn_page(pool, q)) != PS_BODY)
 				stray = q;
 		if (stray != PA_NIL && bad++ < 3)
-			test_fail(__FILE__, __LINE__, "cma range: pfn %" PRIu64 " inside the order-%u block at %" PRIu64
-				  " says state %u, not a body frame", stray, o, p, page_state(pfn_page(pool, stray)));
+			test_fail(__FILE__, __LINE__,
+			          "cma range: pfn %" PRIu64 " inside the order-%u block at %" PRIu64
+			          " says state %u, not a body frame",
+			          stray, o, p, page_state(pfn_page(pool, stray)));
 		if ((pa_folio_order(pool, pg) != (int)o || page_mt(pg) != PA_MT_CMA) && bad++ < 3)
-			test_fail(__FILE__, __LINE__, "cma range [%" PRIu64 ", %" PRIu64 "): block at %" PRIu64
-				  " order %d type %u, expected an order-%u CMA block", s, e, p, pa_folio_order(pool, pg),
-				  page_mt(pg), o);
+			test_fail(__FILE__, __LINE__,
+			          "cma range [%" PRIu64 ", %" PRIu64 "): block at %" PRIu64
+			          " order %d type %u, expected an order-%u CMA block",
+			          s, e, p, pa_folio_order(pool, pg), page_mt(pg), o);
 		p += 1ull << o;
 	}
 }
@@ -512,16 +537,20 @@ static void snap_take(struct snap *s, struct pa_pool *pool, struct towner *o)
 	s->cma_allocated = cma(pool, 0).allocated_pages;
 }
 
-static void snap_expect_same(struct snap *s, struct pa_pool *pool, struct towner *o, const char *what)
+static void snap_expect_same(struct snap *s, struct pa_pool *pool, struct towner *o,
+                             const char *what)
 {
 	pa_drain_all(pool);
 	VALIDATE(pool);
 	struct pa_usage u = usage(pool);
 	CHECK_MSG(u.free == s->u.free && u.allocated == s->u.allocated,
-		  "%s: usage changed: free %" PRIu64 " -> %" PRIu64 ", allocated %" PRIu64 " -> %" PRIu64, what,
-		  s->u.free, u.free, s->u.allocated, u.allocated);
-	char *buddy = report(pool, PA_REPORT_BUDDYINFO, 0), *types = report(pool, PA_REPORT_PAGETYPEINFO, 0);
-	CHECK_MSG(strcmp(buddy, s->buddy) == 0, "%s: buddyinfo changed:\n was: %s now: %s", what, s->buddy, buddy);
+	          "%s: usage changed: free %" PRIu64 " -> %" PRIu64 ", allocated %" PRIu64
+	          " -> %" PRIu64,
+	          what, s->u.free, u.free, s->u.allocated, u.allocated);
+	char *buddy = report(pool, PA_REPORT_BUDDYINFO, 0),
+	     *types = report(pool, PA_REPORT_PAGETYPEINFO, 0);
+	CHECK_MSG(strcmp(buddy, s->buddy) == 0, "%s: buddyinfo changed:\n was: %s now: %s", what,
+	          s->buddy, buddy);
 	CHECK_MSG(strcmp(types, s->types) == 0, "%s: pagetypeinfo changed", what);
 	size_t moved = 0;
 	for (size_t i = 0; i < o->nr; i++)
@@ -602,11 +631,11 @@ TEST(cma_alloc_respects_align_order_and_refuses_bad_requests)
 		unsigned align;
 		pa_pfn_t want; /* offset in the area */
 	} steps[] = {
-		{ 100, 0, 0 },      /* [0, 100) */
-		{ 100, 7, 128 },    /* the next 128-aligned place */
-		{ 1, 10, 1024 },    /* the next 1024-aligned place */
-		{ 3, 0, 100 },      /* the first gap that fits */
-		{ 28, 2, 228 },     /* every 4-aligned place below 228 overlaps one taken */
+		{ 100, 0, 0 },   /* [0, 100) */
+		{ 100, 7, 128 }, /* the next 128-aligned place */
+		{ 1, 10, 1024 }, /* the next 1024-aligned place */
+		{ 3, 0, 100 },   /* the first gap that fits */
+		{ 28, 2, 228 },  /* every 4-aligned place below 228 overlaps one taken */
 		{ 1000, 3, 1032 },
 		{ 2048, 10, 2048 }, /* the upper half: 1024 overlaps [1032, 2032) */
 	};
@@ -615,9 +644,10 @@ TEST(cma_alloc_respects_align_order_and_refuses_bad_requests)
 	for (size_t i = 0; i < sizeof steps / sizeof steps[0]; i++) {
 		got[i] = pa_cma_alloc(pool, 0, steps[i].count, steps[i].align);
 		CHECK_MSG(got[i] && pa_page_to_pfn(pool, got[i]) == a0 + steps[i].want,
-			  "pa_cma_alloc(%" PRIu64 ", align %u): %s %" PRIu64 ", expected offset %" PRIu64, steps[i].count,
-			  steps[i].align, got[i] ? "offset" : "failed", got[i] ? pa_page_to_pfn(pool, got[i]) - a0 : 0,
-			  steps[i].want);
+		          "pa_cma_alloc(%" PRIu64 ", align %u): %s %" PRIu64
+		          ", expected offset %" PRIu64,
+		          steps[i].count, steps[i].align, got[i] ? "offset" : "failed",
+		          got[i] ? pa_page_to_pfn(pool, got[i]) - a0 : 0, steps[i].want);
 		if (!got[i])
 			continue;
 		CHECK_EQ_U64(pa_page_to_pfn(pool, got[i]) % (1ull << steps[i].align), 0);
@@ -629,8 +659,9 @@ TEST(cma_alloc_respects_align_order_and_refuses_bad_requests)
 	struct pa_usage u = usage(pool);
 	CHECK(pa_cma_alloc(pool, 0, 0, 0) == NULL);
 	CHECK(pa_cma_alloc(pool, 0, ci.nr_pages + 1, 0) == NULL);
-	CHECK(pa_cma_alloc(pool, 0, 2048, 10) == NULL); /* every 1024-aligned place overlaps one taken */
-	CHECK(pa_cma_alloc(pool, 0, 769, 0) == NULL);      /* the largest gap is [256, 1024) */
+	CHECK(pa_cma_alloc(pool, 0, 2048, 10) ==
+	      NULL); /* every 1024-aligned place overlaps one taken */
+	CHECK(pa_cma_alloc(pool, 0, 769, 0) == NULL); /* the largest gap is [256, 1024) */
 	CHECK(pa_cma_alloc(pool, 1, 1, 0) == NULL);
 	CHECK(pa_cma_alloc(pool, 99, 1, 0) == NULL);
 	CHECK(pa_cma_alloc(NULL, 0, 1, 0) == NULL);
@@ -742,13 +773,15 @@ TEST(cma_release_rejects_frames_that_are_not_an_allocation_of_the_area)
 		{ 0, m, 1, "a block outside every area" },
 		{ 0, p, 65, "one frame more than was allocated" },
 		{ 0, pa_pfn_to_page(pool, pp - 1), 65, "one frame before the allocation" },
-		{ 0, pa_pfn_to_page(pool, c0.start_pfn + c0.nr_pages - 1), 2, "past the end of the area" },
+		{ 0, pa_pfn_to_page(pool, c0.start_pfn + c0.nr_pages - 1), 2,
+		  "past the end of the area" },
 		{ 0, NULL, 1, "NULL" },
 		{ 2, p, 64, "no such area" },
 	};
 	for (size_t i = 0; i < sizeof no / sizeof no[0]; i++) {
 		int rc = pa_cma_release(pool, no[i].area, no[i].page, no[i].count);
-		CHECK_MSG(rc == -EINVAL, "%s: pa_cma_release = %d, expected -EINVAL", no[i].what, rc);
+		CHECK_MSG(rc == -EINVAL, "%s: pa_cma_release = %d, expected -EINVAL", no[i].what,
+		          rc);
 	}
 	/* Nothing was freed or forgotten. */
 	CHECK_EQ_U64(vmstat(pool, "bad_page"), bad0);
@@ -785,10 +818,11 @@ TEST(cma_release_of_part_of_an_allocation_frees_exactly_that_part_or_is_refused)
 	struct pa_usage u1 = usage(pool);
 	uint64_t alloc1 = cma(pool, 0).allocated_pages;
 	if (rc == 0) {
-		CHECK_MSG(vmstat(pool, "bad_page") == bad0, "a partial release that answered 0 was a bad free");
+		CHECK_MSG(vmstat(pool, "bad_page") == bad0,
+		          "a partial release that answered 0 was a bad free");
 		CHECK_MSG(u1.allocated == u0.allocated - 32,
-			  "a partial release that answered 0 freed %" PRIu64 " frames, expected 32",
-			  u0.allocated - u1.allocated);
+		          "a partial release that answered 0 freed %" PRIu64 " frames, expected 32",
+		          u0.allocated - u1.allocated);
 		CHECK_EQ_U64(alloc1, 32);
 	} else {
 		CHECK_EQ_U64(rc, (uint64_t)-EINVAL);

@@ -28,8 +28,9 @@ static struct pa_usage usage(struct pa_pool *pool)
 	struct pa_usage u;
 	pa_get_usage(pool, &u);
 	CHECK_MSG(u.managed == u.free + u.allocated + u.reserved,
-		  "managed %" PRIu64 " != free %" PRIu64 " + allocated %" PRIu64 " + reserved %" PRIu64,
-		  u.managed, u.free, u.allocated, u.reserved);
+	          "managed %" PRIu64 " != free %" PRIu64 " + allocated %" PRIu64
+	          " + reserved %" PRIu64,
+	          u.managed, u.free, u.allocated, u.reserved);
 	return u;
 }
 
@@ -70,7 +71,7 @@ static uint64_t nr_free_blocks(struct pa_zone *z, unsigned order, unsigned mt)
 
 /* The free block that covers pfn: its head, order and list; false if pfn is not free. */
 static bool free_block_at(struct pa_pool *pool, struct pa_zone *z, pa_pfn_t pfn, pa_pfn_t *head,
-			  unsigned *order, unsigned *mt)
+                          unsigned *order, unsigned *mt)
 {
 	pa_lock(&z->lock, SITE_ADMIN);
 	pa_pfn_t h = memmap_block_head(pool, pfn);
@@ -107,7 +108,8 @@ static uint64_t pcp_frames(struct pa_pool *pool)
 	for (unsigned z = 0; z < pool->nr_zones; z++)
 		for (unsigned c = 0; c < pool->cfg.nr_cpus; c++) {
 			struct pa_pcp_info info;
-			if (pa_pcp_info(pool, pool->zones[z].node, pool->zones[z].type, c, &info, NULL) == 0)
+			if (pa_pcp_info(pool, pool->zones[z].node, pool->zones[z].type, c, &info,
+			                NULL) == 0)
 				n += info.count;
 		}
 	return n;
@@ -128,7 +130,8 @@ static void expect_as_fresh(struct pa_pool *pool, const char *cmdline)
 	struct pa_pool *fresh = test_boot(cmdline);
 	char *want = report(fresh, PA_REPORT_BUDDYINFO, 0);
 	char *got = report(pool, PA_REPORT_BUDDYINFO, 0);
-	CHECK_MSG(strcmp(want, got) == 0, "not fully merged (%s):\n got:  %s want: %s", cmdline, got, want);
+	CHECK_MSG(strcmp(want, got) == 0, "not fully merged (%s):\n got:  %s want: %s", cmdline,
+	          got, want);
 	free(want);
 	free(got);
 	pa_shutdown(fresh);
@@ -172,7 +175,7 @@ TEST(isolation_sets_bits_keeps_type_and_moves_free_blocks_to_isolate_lists)
 	for (unsigned b = 3; b <= 8; b++) {
 		bool in = b == 5 || b == 6;
 		CHECK_MSG(pageblock_mt(pool, b * pb) == (in ? PA_MT_ISOLATE : PA_MT_MOVABLE),
-			  "pageblock %u: type %u", b, pageblock_mt(pool, b * pb));
+		          "pageblock %u: type %u", b, pageblock_mt(pool, b * pb));
 		CHECK_EQ_U64(pageblock_base_mt(pool, b * pb), PA_MT_MOVABLE);
 	}
 	/* Both straddling order-10 blocks were cut into pageblocks. */
@@ -273,7 +276,7 @@ static void held_free_all(struct pa_pool *pool, struct held *h)
 
 /* Allocate with gfp at order until it fails; count what landed in [s, e). */
 static uint64_t drain_pool(struct pa_pool *pool, struct held *h, pa_gfp_t gfp, unsigned order,
-			   pa_pfn_t s, pa_pfn_t e)
+                           pa_pfn_t s, pa_pfn_t e)
 {
 	uint64_t inside = 0;
 	struct pa_page *p;
@@ -313,7 +316,8 @@ TEST(isolation_isolated_frames_are_never_allocated)
 	inside += drain_pool(pool, &h, PA_GFP_HIGH, 0, fs, fe);
 	for (unsigned o = 0; o <= pool->cfg.max_order; o++)
 		inside += drain_pool(pool, &h, PA_GFP_MOVABLE, o, fs, fe);
-	CHECK_MSG(inside == 0, "%" PRIu64 " allocations were handed frames of the isolated range", inside);
+	CHECK_MSG(inside == 0, "%" PRIu64 " allocations were handed frames of the isolated range",
+	          inside);
 	/* Everything outside the range was handed out; the range is all that is free. */
 	pa_drain_all(pool);
 	struct pa_usage u = usage(pool);
@@ -427,8 +431,10 @@ TEST(isolation_drains_every_cpus_per_cpu_lists)
 	for (unsigned cpu = 0; cpu < 4; cpu++) {
 		fake_cpu = cpu;
 		for (int i = 0; i < 40; i++)
-			held_push(&h, pa_alloc_pages(pool, i % 2 ? PA_GFP_MOVABLE : PA_GFP_KERNEL, i % 3 ? 0 : 2),
-				  i % 3 ? 0 : 2);
+			held_push(&h,
+			          pa_alloc_pages(pool, i % 2 ? PA_GFP_MOVABLE : PA_GFP_KERNEL,
+			                         i % 3 ? 0 : 2),
+			          i % 3 ? 0 : 2);
 		for (size_t i = 0; i < h.n; i++)
 			pa_free_pages(pool, h.p[i], h.order[i]);
 		h.n = 0;
@@ -451,7 +457,8 @@ TEST(isolation_drains_every_cpus_per_cpu_lists)
 	for (unsigned cpu = 0; cpu < 4; cpu++) {
 		struct pa_pcp_info info;
 		REQUIRE(pa_pcp_info(pool, 0, z->type, cpu, &info, NULL) == 0);
-		CHECK_MSG(info.count == 0, "cpu %u still holds %" PRIu64 " frames", cpu, info.count);
+		CHECK_MSG(info.count == 0, "cpu %u still holds %" PRIu64 " frames", cpu,
+		          info.count);
 	}
 	CHECK_EQ_U64(pcp_heads_in(pool, 0, pool->nr_frames), 0);
 	CHECK_EQ_U64(usage(pool).reserved, 0);
@@ -503,25 +510,27 @@ TEST(isolation_twice_is_ebusy_and_changes_nothing)
 	char *bi = report(pool, PA_REPORT_BUDDYINFO, 0);
 	char *pti = report(pool, PA_REPORT_PAGETYPEINFO, 0);
 	const pa_pfn_t again[][2] = {
-		{ s, e },                /* the same range */
-		{ 6 * pb, 6 * pb + 1 },  /* one frame of it */
+		{ s, e },               /* the same range */
+		{ 6 * pb, 6 * pb + 1 }, /* one frame of it */
 		{ 7 * pb + 500, 7 * pb + 501 },
-		{ 4 * pb, 6 * pb + 1 },  /* pageblocks 4 and 5 free, 6 taken */
-		{ 7 * pb + 1, 9 * pb },  /* 7 taken, 8 free: 8 must not be touched */
-		{ 0, pool->nr_frames },  /* the whole zone */
+		{ 4 * pb, 6 * pb + 1 }, /* pageblocks 4 and 5 free, 6 taken */
+		{ 7 * pb + 1, 9 * pb }, /* 7 taken, 8 free: 8 must not be touched */
+		{ 0, pool->nr_frames }, /* the whole zone */
 	};
 	for (size_t i = 0; i < sizeof again / sizeof again[0]; i++) {
 		int rc = isolation_start(z, again[i][0], again[i][1]);
-		CHECK_MSG(rc == -EBUSY, "isolation_start(%" PRIu64 ", %" PRIu64 ") = %d, expected -EBUSY",
-			  again[i][0], again[i][1], rc);
+		CHECK_MSG(rc == -EBUSY,
+		          "isolation_start(%" PRIu64 ", %" PRIu64 ") = %d, expected -EBUSY",
+		          again[i][0], again[i][1], rc);
 		char *bi2 = report(pool, PA_REPORT_BUDDYINFO, 0);
 		char *pti2 = report(pool, PA_REPORT_PAGETYPEINFO, 0);
 		CHECK_MSG(strcmp(bi, bi2) == 0 && strcmp(pti, pti2) == 0,
-			  "a refused isolation changed the lists:\n%s\n%s", pti, pti2);
+		          "a refused isolation changed the lists:\n%s\n%s", pti, pti2);
 		free(bi2);
 		free(pti2);
 		for (unsigned b = 0; b < pool->nr_frames / pb; b++)
-			CHECK_EQ_U64(pageblock_mt(pool, b * pb), b == 6 || b == 7 ? PA_MT_ISOLATE : PA_MT_MOVABLE);
+			CHECK_EQ_U64(pageblock_mt(pool, b * pb),
+			             b == 6 || b == 7 ? PA_MT_ISOLATE : PA_MT_MOVABLE);
 		VALIDATE(pool);
 	}
 	free(bi);
@@ -565,13 +574,15 @@ TEST(isolation_undo_restores_unmovable_movable_and_cma_types)
 	 */
 	pa_pfn_t kb0 = kb & ~1ull;
 	REQUIRE(kb0 >= 1 && kb0 + 2 <= nb - 2);
-	pa_pfn_t r[2][2] = { { (kb0 - 1) * pb + 1, (kb0 + 2) * pb - 3 }, { (nb - 3) * pb + 5, (nb - 1) * pb + 1 } };
+	pa_pfn_t r[2][2] = { { (kb0 - 1) * pb + 1, (kb0 + 2) * pb - 3 },
+		             { (nb - 3) * pb + 5, (nb - 1) * pb + 1 } };
 	if (kb0 + 2 > nb - 3)
 		r[1][0] = (kb0 + 2) * pb; /* the unmovable block lies just below the area */
 	unsigned types_seen = 0;
 	for (unsigned b = 0; b < nb; b++)
 		types_seen |= 1u << before[b];
-	CHECK_EQ_U64(types_seen, (1u << PA_MT_UNMOVABLE) | (1u << PA_MT_MOVABLE) | (1u << PA_MT_CMA));
+	CHECK_EQ_U64(types_seen,
+	             (1u << PA_MT_UNMOVABLE) | (1u << PA_MT_MOVABLE) | (1u << PA_MT_CMA));
 	for (int i = 0; i < 2; i++)
 		if (r[i][1] > r[i][0])
 			REQUIRE(isolation_start(z, r[i][0], r[i][1]) == 0);
@@ -581,16 +592,17 @@ TEST(isolation_undo_restores_unmovable_movable_and_cma_types)
 		for (int i = 0; i < 2; i++)
 			in |= r[i][1] > r[i][0] && b * pb + pb > r[i][0] && b * pb < r[i][1];
 		CHECK_MSG(pageblock_mt(pool, b * pb) == (in ? PA_MT_ISOLATE : before[b]),
-			  "pageblock %u: type %u while isolated", b, pageblock_mt(pool, b * pb));
-		CHECK_MSG(pageblock_base_mt(pool, b * pb) == before[b], "pageblock %u lost its type %u", b,
-			  before[b]);
+		          "pageblock %u: type %u while isolated", b, pageblock_mt(pool, b * pb));
+		CHECK_MSG(pageblock_base_mt(pool, b * pb) == before[b],
+		          "pageblock %u lost its type %u", b, before[b]);
 	}
 	for (int i = 0; i < 2; i++)
 		if (r[i][1] > r[i][0])
 			isolation_undo(z, r[i][0], r[i][1]);
 	for (unsigned b = 0; b < nb; b++)
-		CHECK_MSG(pageblock_mt(pool, b * pb) == before[b], "pageblock %u: type %u after undo, was %u",
-			  b, pageblock_mt(pool, b * pb), before[b]);
+		CHECK_MSG(pageblock_mt(pool, b * pb) == before[b],
+		          "pageblock %u: type %u after undo, was %u", b, pageblock_mt(pool, b * pb),
+		          before[b]);
 	CHECK_EQ_U64(free_on(pool, z, PA_MT_CMA), ci.nr_pages);
 	CHECK_EQ_U64(free_on(pool, z, PA_MT_ISOLATE), 0);
 	VALIDATE(pool);
@@ -638,18 +650,19 @@ TEST(isolation_undo_merges_fully_at_small_pageblock_orders)
 
 /*
  * Pageblocks X and Y = X + 1 pageblock are buddies at the pageblock order.
- * A isolates X, B isolates Y; a free block spanning both then forms on the
- * ISOLATE lists (the way matters: a freed order-10 block, or two halves
- * merging). Undoing A must give back X only: Y stays isolated for B, its
- * frames on the ISOLATE list, out of every allocation's reach.
+ * One contiguous allocation isolates X, another Y; a free block spanning
+ * both then forms on the ISOLATE lists (either way: a freed order-10 block,
+ * or two halves merging). Undoing either isolation must give back its own
+ * pageblock only: the other stays isolated, its frames on the ISOLATE list,
+ * out of every allocation's reach.
  */
-static void two_isolations(bool freed_whole)
+static void two_isolations(bool freed_whole, bool upper_first)
 {
 	const char *cmd = QUIET "mem=64M";
 	struct pa_pool *pool = test_boot(cmd);
 	struct pa_zone *z = &pool->zones[0];
 	uint64_t pb = pbf(pool);
-	pa_pfn_t X, Y;
+	pa_pfn_t X;
 	struct pa_page *big = NULL, *half = NULL;
 	struct held h = { 0 };
 	if (freed_whole) {
@@ -662,44 +675,57 @@ static void two_isolations(bool freed_whole)
 		while ((p = pa_alloc_pages(pool, PA_GFP_MOVABLE | PA_GFP_NOWARN, 9)))
 			held_push(&h, p, 9);
 		for (size_t i = 0; i < h.n; i++) {
-			if (!half && pa_page_to_pfn(pool, h.p[i]) % (2 * pb) == 0 && pa_page_to_pfn(pool, h.p[i]) >= 4 * pb) {
+			pa_pfn_t pfn = pa_page_to_pfn(pool, h.p[i]);
+			if (!half && pfn % (2 * pb) == (upper_first ? 0 : pb) && pfn >= 4 * pb) {
 				half = h.p[i];
 				continue;
 			}
 			pa_free_pages(pool, h.p[i], 9);
 		}
 		REQUIRE(half);
-		X = pa_page_to_pfn(pool, half);
+		X = pa_page_to_pfn(pool, half) & ~(2 * pb - 1);
 	}
-	Y = X + pb;
-	REQUIRE(isolation_start(z, X + 3, X + 4) == 0);  /* A */
-	REQUIRE(isolation_start(z, Y + 7, Y + 8) == 0);  /* B */
+	pa_pfn_t Y = X + pb;
+	/* "first" is undone first, "second" must stay isolated. */
+	pa_pfn_t first = upper_first ? Y : X, second = upper_first ? X : Y;
+	fprintf(stderr, "  %s, pageblock %" PRIu64 " undone first, %" PRIu64 " kept\n",
+	        freed_whole ? "an order-10 block freed" : "two halves merged", first / pb,
+	        second / pb);
+	REQUIRE(isolation_start(z, X + 3, X + 4) == 0);
+	REQUIRE(isolation_start(z, Y + 7, Y + 8) == 0);
 	if (big)
 		pa_free_pages(pool, big, 10);
 	else
-		pa_free_pages(pool, half, 9); /* merges with Y's free pageblock on the ISOLATE list */
+		pa_free_pages(pool, half,
+		              9); /* merges with its buddy's free pageblock, both isolated */
 	CHECK(range_free_isolated(z, X, Y + pb));
 	VALIDATE(pool);
-	isolation_undo(z, X + 3, X + 4); /* A is done */
-	CHECK_EQ_U64(pageblock_mt(pool, X), PA_MT_MOVABLE);
-	CHECK_EQ_U64(pageblock_mt(pool, Y), PA_MT_ISOLATE);
-	CHECK_MSG(range_free_isolated(z, Y, Y + pb), "B's pageblock left the ISOLATE list when A undid its own");
+	isolation_undo(z, first + 5, first + 6);
+	CHECK_EQ_U64(pageblock_mt(pool, first), PA_MT_MOVABLE);
+	CHECK_EQ_U64(pageblock_mt(pool, second), PA_MT_ISOLATE);
+	CHECK_MSG(
+	        range_free_isolated(z, second, second + pb),
+	        "the pageblock still isolated left the ISOLATE list when its neighbour's isolation was undone");
 	CHECK_EQ_U64(free_on(pool, z, PA_MT_ISOLATE), pb);
+	CHECK_MSG(free_on(pool, z, PA_MT_MOVABLE) >= pb,
+	          "the undone pageblock is not movable memory again");
 	char err[512];
 	int rc = pa_validate(pool, err, sizeof err);
-	CHECK_MSG(rc == 0, "after A's undo: %s", err);
-	/* Nothing B holds can be allocated. */
+	CHECK_MSG(rc == 0, "after the first undo: %s", err);
+	/* Nothing of the pageblock still isolated can be allocated. */
 	for (unsigned o = 10; o-- > 0;) {
 		struct pa_page *p = pa_alloc_pages(pool, PA_GFP_MOVABLE | PA_GFP_NOWARN, o);
 		if (!p)
 			continue;
 		pa_pfn_t pfn = pa_page_to_pfn(pool, p);
-		CHECK_MSG(pfn + (1ull << o) <= Y || pfn >= Y + pb,
-			  "an order-%u allocation got pfn %" PRIu64 ", inside B's isolated pageblock", o, pfn);
+		CHECK_MSG(pfn + (1ull << o) <= second || pfn >= second + pb,
+		          "an order-%u allocation got pfn %" PRIu64
+		          ", inside a pageblock still isolated",
+		          o, pfn);
 		pa_free_pages(pool, p, o);
 		break;
 	}
-	isolation_undo(z, Y + 7, Y + 8); /* B is done */
+	isolation_undo(z, second + 7, second + 8);
 	free(h.p);
 	free(h.order);
 	VALIDATE(pool);
@@ -709,10 +735,12 @@ static void two_isolations(bool freed_whole)
 
 TEST(isolation_undo_leaves_a_neighbours_isolation_alone_block_freed_whole)
 {
-	two_isolations(true);
+	two_isolations(true, false);
+	two_isolations(true, true);
 }
 
 TEST(isolation_undo_leaves_a_neighbours_isolation_alone_halves_merged)
 {
-	two_isolations(false);
+	two_isolations(false, false);
+	two_isolations(false, true);
 }
