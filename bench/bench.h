@@ -40,14 +40,14 @@ struct bench_opts {
 	bool keep;      /* on a given pool: leave the blocks allocated at the end */
 	uint64_t iterations; /* page-fault1: map/unmap cycles per thread and run */
 	bool compare;   /* page-fault1: run with the order off, then on the per-CPU lists */
-	/* gigantic, dmaheap, cma-alloc (issue 5); a negative percentage means the default. */
+	/* gigantic, dmaheap, cma-alloc; a negative percentage means the default. */
 	uint64_t count;        /* dmaheap: buffers of each size per run */
 	bool cma;              /* dmaheap: allocate from a CMA area under movable load */
 	double fill_pct;       /* gigantic: share of memory left in movable folios */
 	double unmovable_pct;  /* gigantic: share of memory in scattered unmovable pages */
 	double pinned_pct;     /* gigantic: share of the movable folios pinned */
 	double transient_pct;  /* gigantic: share of memory in unmovable pages freed again */
-	/* thpcompact, highalloc-frag, compact-copy (issue 4). */
+	/* thpcompact, highalloc-frag, compact-copy. */
 	int folio_order;       /* order of the movable folios; -1: the default (0) */
 };
 

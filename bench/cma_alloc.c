@@ -1,5 +1,5 @@
 /*
- * cma-alloc: the goal of issue 5, "pa_cma_alloc of 64 MiB from an area half
+ * cma-alloc: the goal: "pa_cma_alloc of 64 MiB from an area half
  * full of movable folios, at most 5 ms median, in a metadata-only pool".
  *
  * Each run boots a fresh pool with one CMA area and fills it with owned

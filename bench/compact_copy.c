@@ -14,7 +14,7 @@
  *      migrated (pgmigrate_success frames) / the time in pa_compact, which
  *      includes the scanners, the owner's callbacks and the locking.
  *   4. Every folio's pattern is checked.
- * ratio_pct = compaction's bandwidth / memcpy's. Issue 4's goal: >= 30 %.
+ * ratio_pct = compaction's bandwidth / memcpy's. Goal: >= 30 %.
  */
 #define _GNU_SOURCE
 #include "compact_common.h"

@@ -1,6 +1,6 @@
 /*
  * gigantic: 1 GiB allocations in a fragmented pool of movable folios, two
- * ways side by side (issue 5, item 5):
+ * ways side by side:
  *  - buddy:  pa_alloc_pages(order 18) on a pool booted with max_order=18;
  *            direct compaction empties the cheapest aligned region;
  *  - contig: pa_alloc_contig_pages(262144 frames) with max_order=10, as
@@ -16,7 +16,7 @@
  * aligned block-sized ranges inside one zone with no unmovable or pinned
  * frame. Then blocks are allocated until one attempt fails. A failure while
  * an eligible region was left whose movable frames fit in the zone's free
- * frames outside it is a miss: the goal of the issue is none.
+ * frames outside it is a miss: the goal is none.
  */
 #define _GNU_SOURCE
 #include "bench.h"

@@ -35,7 +35,7 @@
  * this gives each posing CPU 256 MiB of list room in the zone it allocates
  * from, twice the 128 MiB it maps, as on the seed's large machine. With
  * less (mem=2G: high_max 64 MiB) half of every mapping goes through
- * refills and spills, which is what the issue's ratio is not about.
+ * refills and spills, which the contention ratio is not about.
  */
 #define PF1_DMA32_MB         4096
 #define PF1_MEM_PER_THREAD   2048 /* MiB of Normal zone per thread */

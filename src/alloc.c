@@ -366,7 +366,8 @@ void pa_free_pages(struct pa_pool *pool, struct pa_page *page, unsigned int orde
 		return;
 	}
 	/* pcp_free() checks the order's switch again under the list lock, where a drain can't miss it. */
-	if (likely(pcp_order_enabled(pool, order)) && pcp_free(z, pool_cpu(pool), pfn, order))
+	if (likely(order <= pool->cfg.max_order && pcp_order_enabled(pool, order)) &&
+	    pcp_free(z, pool_cpu(pool), pfn, order))
 		return;
 	free_zone(pool, z, pfn, order);
 }

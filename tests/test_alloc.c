@@ -1,5 +1,5 @@
 /*
- * The allocation API (issue 2, item 7): pa_alloc_pages / pa_free_pages /
+ * The allocation API: pa_alloc_pages / pa_free_pages /
  * pa_alloc_pages_bulk, folios, pfn <-> descriptor, pa_page_address with each
  * backing, PA_GFP_ZERO and init_on_free on real bytes, zone modifiers
  * (DMA32, MOVABLE, THISNODE), exact capacity with min_free_kbytes=0, usage

@@ -1,5 +1,5 @@
 /*
- * Buddy layer (issue 2, item 5) and the full-merge test (item 11).
+ * Buddy layer and the full-merge test (item 11).
  *
  * Every pool boots with min_free_kbytes=0 and pcp_orders=none, so that every
  * managed frame sits in the buddy free lists and the list state can be

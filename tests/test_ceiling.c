@@ -1,5 +1,5 @@
 /*
- * The pageblock-order ceiling in full (issue 5, item 4; seed 004): at 4, 16
+ * The pageblock-order ceiling in full (seed 004): at 4, 16
  * and 64 KiB pages (page_shift 12, 14, 16), each with pageblock_order_ceil
  * 1, 7 and the default, one table-driven test proves that
  *   - a block of every order 0..max_order is allocated (aligned) and freed;

@@ -1,5 +1,5 @@
 /*
- * CMA areas (issue 5, item 3): cma=SIZE[@START] on the boot line,
+ * CMA areas: cma=SIZE[@START] on the boot line,
  * pa_cma_get(), pa_cma_alloc(), pa_cma_release(), and the balance rule by
  * which movable allocations borrow CMA pageblocks.
  *

@@ -1,5 +1,5 @@
 /*
- * Compaction (issue 4, items 2-5): the core pass as seed 003 describes it
+ * Compaction: the core pass as seed 003 describes it
  * (folios of any order moved whole to destinations of their own order, the
  * old split-everything behaviour behind compaction_split_folios=1), folios
  * larger than the order asked for left alone, direct compaction in the

@@ -1,5 +1,5 @@
 /*
- * Contiguous ranges (issue 5, items 2 and 8): pa_alloc_contig_range(),
+ * Contiguous ranges: pa_alloc_contig_range(),
  * pa_alloc_contig_pages() and pa_free_contig_range().
  *
  * What is proved here: a range full of owned movable folios is taken (the

@@ -1,5 +1,5 @@
 /*
- * Pageblock isolation (issue 5, item 1): isolation_start() / isolation_undo()
+ * Pageblock isolation: isolation_start() / isolation_undo()
  * / isolation_range_free() of src/isolation.c.
  *
  * What is proved here: a range becomes isolated at pageblock granularity

@@ -1,5 +1,5 @@
 /*
- * Movable owners, pins and moving folios (issue 4, items 1 and 8):
+ * Movable owners, pins and moving folios:
  * pa_owner_register / pa_set_owner / pa_alloc_owned / pa_page_cookie,
  * pa_pin / pa_unpin; that compaction moves only owned, unpinned movable
  * folios; that every byte survives a move (backed pools) and that a

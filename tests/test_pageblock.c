@@ -1,5 +1,5 @@
 /*
- * Pageblocks (issue 2, item 6): migratetype bits, Linux's fallback table,
+ * Pageblocks: migratetype bits, Linux's fallback table,
  * claiming a whole pageblock versus stealing from it, moving a pageblock's
  * free pages between lists, and the HIGHATOMIC reserve.
  *

@@ -1,5 +1,5 @@
 /*
- * Per-CPU lists (issue 3): one list per (order, PCP type) per CPU per zone,
+ * Per-CPU lists: one list per (order, PCP type) per CPU per zone,
  * for every order 0..max_order; the pcp_orders boot key and
  * "pcp/orders/<N>/enabled" choose which orders go through them.
  *

@@ -1,5 +1,5 @@
 /*
- * Model-based random test (issue 2, item 11).
+ * Model-based random test.
  *
  * A seeded stream of allocations (orders 0..max_order, weighted toward small
  * ones; unmovable, movable and reclaimable, folios sometimes, bulk sometimes,
