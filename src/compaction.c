@@ -507,7 +507,7 @@ static uint64_t compact_range(struct pa_zone *z, pa_pfn_t start, pa_pfn_t end, b
 	if (!compact_cc_init(&cc, z, (int)z->pool->cfg.max_order, COMPACT_SYNC, true))
 		return 0;
 	cc.daemon = daemon;
-	cc.split_folios = false;
+	/* cc.split_folios as booted: the old mode splits what it moves out of a region too */
 	cc.region_start = start;
 	cc.region_end = end;
 	cc.migrate_pfn = z->start_pfn; /* destinations may come from anywhere outside the range */
