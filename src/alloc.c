@@ -25,8 +25,6 @@ struct alloc_ctx {
 	unsigned mt;
 	unsigned flags;
 	const struct pa_node *node;   /* preferred node: the calling CPU's */
-	enum pa_zone_type highest;    /* highest zone type allowed */
-	pa_pfn_t below_pfn;           /* PA_GFP_DMA32: zones must end at or below this */
 };
 
 static const struct pa_node *local_node(struct pa_pool *pool)
@@ -47,19 +45,12 @@ static void alloc_ctx_init(struct alloc_ctx *ac, struct pa_pool *pool, pa_gfp_t 
 	if (gfp & PA_GFP_HIGH)
 		ac->flags |= ALLOC_MIN_RESERVE | (order > 0 ? ALLOC_HIGHATOMIC : 0);
 	ac->node = local_node(pool);
-	ac->highest = (gfp & PA_GFP_MOVABLE) ? PA_ZONE_MOVABLE : PA_ZONE_NORMAL;
-	ac->below_pfn = PA_PFN_INVALID;
-	if (gfp & PA_GFP_DMA32) {
-		ac->highest = PA_ZONE_NORMAL;
-		ac->below_pfn = (4ull << 30) >> pool->cfg.page_shift;
-	}
 }
 
 static bool zone_allowed(const struct alloc_ctx *ac, const struct pa_zone *z)
 {
-	if (z->type > ac->highest || z->end_pfn > ac->below_pfn)
-		return false;
-	return !(ac->gfp & PA_GFP_THISNODE) || z->node == ac->node->id;
+	return zone_gfp_allows(z, ac->gfp) &&
+	       (!(ac->gfp & PA_GFP_THISNODE) || z->node == ac->node->id);
 }
 
 /* Turn a block taken off the lists into an allocated block, and count it. Zone lock held. */

@@ -174,7 +174,7 @@ static void isolate_free_block(struct compact_control *cc, pa_pfn_t start, pa_pf
 	for (pa_pfn_t pfn = start; pfn < end;) {
 		struct pa_page *p = pfn_page(pool, pfn);
 		unsigned st = page_state(p);
-		uint64_t n = (st == PS_HOLE || st == PS_BODY) ? 1 : 1ull << page_order(p);
+		uint64_t n = block_step(p, st);
 		cc->scanned_free += n;
 		if (st == PS_FREE && !keep_free(cc, page_order(p)) &&
 		    (pfn + n <= cc->region_start || pfn >= cc->region_end))
@@ -252,7 +252,7 @@ static void isolate_migrate_block(struct compact_control *cc, pa_pfn_t start, pa
 	for (pa_pfn_t pfn = start; pfn < end && cc->nr_migrate < COMPACT_CLUSTER_MAX;) {
 		struct pa_page *p = pfn_page(pool, pfn);
 		unsigned st = page_state(p);
-		uint64_t n = (st == PS_HOLE || st == PS_BODY) ? 1 : 1ull << page_order(p);
+		uint64_t n = block_step(p, st);
 		cc->scanned_migrate += n;
 		if (st == PS_ALLOC && migrate_isolate(pool, pfn, max)) {
 			if (cc->split_folios && page_order(p))
@@ -486,7 +486,7 @@ static void capture_region_free(struct compact_control *cc, pa_pfn_t start, pa_p
 	for (pa_pfn_t pfn = start; pfn < end;) {
 		struct pa_page *p = pfn_page(cc->pool, pfn);
 		unsigned st = page_state(p);
-		uint64_t n = (st == PS_HOLE || st == PS_BODY) ? 1 : 1ull << page_order(p);
+		uint64_t n = block_step(p, st);
 		if (st == PS_FREE) {
 			buddy_list_del(cc->zone, pfn);
 			hold_block(cc, pfn, page_order(p));
@@ -598,11 +598,7 @@ static uint64_t compact_zone_order(struct pa_zone *z, int order, enum compact_mo
 
 static bool zone_allows(const struct pa_zone *z, const struct pa_node *node, pa_gfp_t gfp)
 {
-	if (z->type == PA_ZONE_MOVABLE && !(gfp & PA_GFP_MOVABLE))
-		return false;
-	if ((gfp & PA_GFP_DMA32) && z->end_pfn > ((4ull << 30) >> z->pool->cfg.page_shift))
-		return false;
-	return !(gfp & PA_GFP_THISNODE) || z->node == node->id;
+	return zone_gfp_allows(z, gfp) && (!(gfp & PA_GFP_THISNODE) || z->node == node->id);
 }
 
 bool compaction_direct(struct pa_pool *pool, const struct pa_node *node, unsigned order, pa_gfp_t gfp,

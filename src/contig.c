@@ -190,11 +190,7 @@ static bool range_movable(const struct pa_pool *pool, pa_pfn_t start, pa_pfn_t e
 
 static bool zone_for(const struct pa_zone *z, pa_gfp_t gfp, int node)
 {
-	if (node >= 0 && z->node != (unsigned)node)
-		return false;
-	if ((gfp & PA_GFP_DMA32) && z->end_pfn > ((4ull << 30) >> z->pool->cfg.page_shift))
-		return false;
-	return z->type != PA_ZONE_MOVABLE || (gfp & PA_GFP_MOVABLE);
+	return (node < 0 || z->node == (unsigned)node) && zone_gfp_allows(z, gfp);
 }
 
 struct pa_page *pa_alloc_contig_pages(struct pa_pool *pool, uint64_t nr_pages, pa_gfp_t gfp, int node)

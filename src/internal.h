@@ -504,6 +504,15 @@ static inline pa_pfn_t page_pfn(const struct pa_pool *pool, const struct pa_page
 	return (pa_pfn_t)(page - pool->map);
 }
 
+/*
+ * How far a scanner steps from a frame in state st: the whole block from a
+ * head, one frame from a hole or a body frame (inside a block begun before).
+ */
+static inline uint64_t block_step(const struct pa_page *p, unsigned st)
+{
+	return (st == PS_HOLE || st == PS_BODY) ? 1 : 1ull << __atomic_load_n(&p->order, __ATOMIC_RELAXED);
+}
+
 /* The pfn of a descriptor pointer from outside; PA_PFN_INVALID if it is not one of ours. */
 static inline pa_pfn_t page_to_pfn_checked(const struct pa_pool *pool, const struct pa_page *page)
 {
@@ -546,6 +555,18 @@ uint64_t zone_free_cma(const struct pa_zone *z);
  * may use. Zone lock held.
  */
 bool zone_watermark_ok(const struct pa_zone *z, unsigned order, uint64_t mark, unsigned flags);
+
+/*
+ * May an allocation with these gfp flags use zone z (node aside)? Linux's
+ * gfp zone modifiers: ZONE_MOVABLE only for movable data; PA_GFP_DMA32 only
+ * zones below ZONE_MOVABLE that end at or below 4 GiB.
+ */
+static inline bool zone_gfp_allows(const struct pa_zone *z, pa_gfp_t gfp)
+{
+	if (z->type == PA_ZONE_MOVABLE && (!(gfp & PA_GFP_MOVABLE) || (gfp & PA_GFP_DMA32)))
+		return false;
+	return !(gfp & PA_GFP_DMA32) || z->end_pfn <= ((4ull << 30) >> z->pool->cfg.page_shift);
+}
 
 /* The zone that holds pfn, or NULL. */
 static inline struct pa_zone *zone_of_pfn(const struct pa_pool *pool, pa_pfn_t pfn)

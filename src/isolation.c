@@ -89,7 +89,7 @@ void isolation_undo(struct pa_zone *z, pa_pfn_t start, pa_pfn_t end)
 	for (pa_pfn_t p = first; p < e && p < z->end_pfn;) {
 		struct pa_page *h = pfn_page(pool, p);
 		unsigned st = page_state(h);
-		uint64_t n = (st == PS_BODY || st == PS_HOLE) ? 1 : 1ull << page_order(h);
+		uint64_t n = block_step(h, st);
 		if (st == PS_FREE && h->mt == PA_MT_ISOLATE) {
 			/* Larger than a pageblock: each pageblock goes back under its own type. */
 			unsigned order = page_order(h), o = order < pool->cfg.pageblock_order
