@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # A thin wrapper over CMake. The real build is CMakeLists.txt.
 #
 #   make / make build   configure build/ (Release: -O2 -g) and build

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * alloc-free-hot and alloc-free-bulk: the cost of one allocation and one
  * free, with the block freed at once (hot: the same block comes back every
@@ -138,7 +139,7 @@ struct bulk_thread {
 	struct pa_pool *pool;
 	const struct bench_opts *opt;
 	unsigned order, cpu; /* cpu: the CPU it poses as */
-	uint64_t nr; /* blocks to take */
+	uint64_t nr;         /* blocks to take */
 	struct pa_page **blocks;
 	uint64_t got; /* blocks taken */
 	uint64_t alloc_ns, free_ns;
@@ -204,10 +205,12 @@ static int bulk_setup(struct pa_pool *pool, const struct bench_opts *opt, struct
 	uint64_t nr = bulk_nr(pool, opt);
 	for (unsigned i = 0; i < nt; i++) {
 		uint64_t share = nr / nt + (i < nr % nt);
-		t[i] = (struct bulk_thread){
-			.pool = pool, .opt = opt, .order = opt_order(opt), .cpu = i, .nr = share,
-			.keep = keep
-		};
+		t[i] = (struct bulk_thread){ .pool = pool,
+			                     .opt = opt,
+			                     .order = opt_order(opt),
+			                     .cpu = i,
+			                     .nr = share,
+			                     .keep = keep };
 		t[i].blocks = calloc(share ? share : 1, sizeof *t[i].blocks);
 		if (!t[i].blocks)
 			return -1;
@@ -261,8 +264,8 @@ static void bulk_print(const struct bench_opts *opt, const struct bulk_thread *t
 	bench_out_metric(&o, "alloc_ns_per_op", "ns per allocation", samples[0], runs);
 	bench_out_metric(&o, "free_ns_per_op", "ns per free", samples[1], runs);
 	bench_out_metric(&o, "ns_per_op", "ns per alloc+free pair", samples[2], runs);
-	bench_out_metric(&o, "ops_per_sec", "allocations+frees per second, all threads",
-	                 samples[3], runs);
+	bench_out_metric(&o, "ops_per_sec", "allocations+frees per second, all threads", samples[3],
+	                 runs);
 	bench_out_end(&o);
 }
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The benchmark runner: the table of workloads, the options they share,
  * timing, summaries (median, min, max, stddev) and the text/JSON writer.
@@ -159,8 +160,12 @@ void bench_usage(const struct bench_workload *w, FILE *f)
 
 void bench_opts_init(struct bench_opts *opt)
 {
-	*opt = (struct bench_opts){ .order = -1, .gfp = PA_GFP_KERNEL, .fill_pct = -1,
-		                    .unmovable_pct = -1, .pinned_pct = -1, .transient_pct = -1,
+	*opt = (struct bench_opts){ .order = -1,
+		                    .gfp = PA_GFP_KERNEL,
+		                    .fill_pct = -1,
+		                    .unmovable_pct = -1,
+		                    .pinned_pct = -1,
+		                    .transient_pct = -1,
 		                    .folio_order = -1 };
 }
 

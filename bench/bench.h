@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Workloads and the benchmark runner of the `pagealloc` program.
  *
@@ -32,23 +33,23 @@ struct bench_opts {
 	int order;        /* block order; -1: default */
 	uint64_t seed;    /* random seed */
 	bool seed_set;
-	bool json;      /* machine-readable output */
-	uint64_t nr;    /* alloc-free-bulk: blocks held at once */
-	unsigned batch; /* alloc-free-bulk --api bulk: blocks per call */
-	bool api_bulk;  /* alloc-free-bulk: pa_alloc_pages_bulk instead of a loop */
-	pa_gfp_t gfp;   /* allocation flags (--gfp) */
-	bool keep;      /* on a given pool: leave the blocks allocated at the end */
+	bool json;           /* machine-readable output */
+	uint64_t nr;         /* alloc-free-bulk: blocks held at once */
+	unsigned batch;      /* alloc-free-bulk --api bulk: blocks per call */
+	bool api_bulk;       /* alloc-free-bulk: pa_alloc_pages_bulk instead of a loop */
+	pa_gfp_t gfp;        /* allocation flags (--gfp) */
+	bool keep;           /* on a given pool: leave the blocks allocated at the end */
 	uint64_t iterations; /* page-fault1: map/unmap cycles per thread and run */
-	bool compare;   /* page-fault1: run with the order off, then on the per-CPU lists */
+	bool compare;        /* page-fault1: run with the order off, then on the per-CPU lists */
 	/* gigantic, dmaheap, cma-alloc; a negative percentage means the default. */
-	uint64_t count;        /* dmaheap: buffers of each size per run */
-	bool cma;              /* dmaheap: allocate from a CMA area under movable load */
-	double fill_pct;       /* gigantic: share of memory left in movable folios */
-	double unmovable_pct;  /* gigantic: share of memory in scattered unmovable pages */
-	double pinned_pct;     /* gigantic: share of the movable folios pinned */
-	double transient_pct;  /* gigantic: share of memory in unmovable pages freed again */
+	uint64_t count;       /* dmaheap: buffers of each size per run */
+	bool cma;             /* dmaheap: allocate from a CMA area under movable load */
+	double fill_pct;      /* gigantic: share of memory left in movable folios */
+	double unmovable_pct; /* gigantic: share of memory in scattered unmovable pages */
+	double pinned_pct;    /* gigantic: share of the movable folios pinned */
+	double transient_pct; /* gigantic: share of memory in unmovable pages freed again */
 	/* thpcompact, highalloc-frag, compact-copy. */
-	int folio_order;       /* order of the movable folios; -1: the default (0) */
+	int folio_order; /* order of the movable folios; -1: the default (0) */
 };
 
 struct bench_workload {

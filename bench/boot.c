@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * boot: how long pa_boot() and pa_shutdown() take, and what the pool costs
  * in memory per frame, measured from the process's peak resident set, not

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * churn: the default workload. Threads share a pool; each keeps its own set
  * of blocks and, for a time or a number of operations, either allocates a

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * cma-alloc: the goal: "pa_cma_alloc of 64 MiB from an area half
  * full of movable folios, at most 5 ms median, in a metadata-only pool".
@@ -19,16 +20,16 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define CA_BOOT     "mem=2G cma=128M kcompactd=manual"
-#define CA_BYTES    (64ull << 20)
-#define CA_ALIGN    8 /* Linux's CONFIG_CMA_ALIGNMENT */
-#define CA_RUNS     9
-#define CA_GOAL_MS  5.0
+#define CA_BOOT    "mem=2G cma=128M kcompactd=manual"
+#define CA_BYTES   (64ull << 20)
+#define CA_ALIGN   8 /* Linux's CONFIG_CMA_ALIGNMENT */
+#define CA_RUNS    9
+#define CA_GOAL_MS 5.0
 
 struct ca {
 	const struct bench_opts *opt;
 	unsigned runs, align;
-	uint64_t nr;          /* frames per allocation; 0 until the first pool says the page size */
+	uint64_t nr; /* frames per allocation; 0 until the first pool says the page size */
 	double *ms, *borrowed_pct, *moved, *free_outside_mib, *in_range;
 	unsigned ok;
 	struct pa_cma_info area;
@@ -105,8 +106,10 @@ static int ca_measure(struct ca *c, struct pa_pool *pool, unsigned run)
 	struct pa_page *p = pa_cma_alloc(pool, 0, c->nr, c->align);
 	c->ms[run] = (double)(bench_now_ns() - t0) / 1e6;
 	if (!p) {
-		fprintf(stderr, "pagealloc: cma-alloc: run %u: pa_cma_alloc of %" PRIu64
-		        " frames failed after %.2f ms\n", run, c->nr, c->ms[run]);
+		fprintf(stderr,
+		        "pagealloc: cma-alloc: run %u: pa_cma_alloc of %" PRIu64
+		        " frames failed after %.2f ms\n",
+		        run, c->nr, c->ms[run]);
 		return -1;
 	}
 	c->ok++;
@@ -123,20 +126,24 @@ static int ca_run(struct ca *c, unsigned run)
 	struct pa_config cfg;
 	pa_get_config(pool, &cfg);
 	pa_get_usage(pool, &u);
-	struct ca_slots sl = { calloc(u.managed, sizeof *sl.in), calloc(u.managed, sizeof *sl.out), 0, 0 };
+	struct ca_slots sl = { calloc(u.managed, sizeof *sl.in), calloc(u.managed, sizeof *sl.out),
+		               0, 0 };
 	int ret = pa_cma_get(pool, 0, &c->area) || !sl.in || !sl.out ? -1 : 0;
 	if (ret)
-		fprintf(stderr, "pagealloc: cma-alloc: no cma= area on the boot line, or no memory\n");
+		fprintf(stderr,
+		        "pagealloc: cma-alloc: no cma= area on the boot line, or no memory\n");
 	if (!c->nr)
 		c->nr = CA_BYTES >> cfg.page_shift;
 	ret = ret || bench_owned_init(&o, pool, u.managed);
 	if (!ret) {
-		uint64_t borrowed = ca_fill(&o, &c->area, &sl, c->opt->seed_set ? c->opt->seed : 42, run);
+		uint64_t borrowed =
+		        ca_fill(&o, &c->area, &sl, c->opt->seed_set ? c->opt->seed : 42, run);
 		c->in_range[run] = (double)ca_in_range(&o, &sl, &c->area, c->nr);
 		c->borrowed_pct[run] = 100.0 * (double)borrowed / (double)c->area.nr_pages;
 		pa_get_usage(pool, &u);
 		c->free_outside_mib[run] =
-		        (double)((u.free + u.reserved - (c->area.nr_pages - borrowed)) << cfg.page_shift) /
+		        (double)((u.free + u.reserved - (c->area.nr_pages - borrowed))
+		                 << cfg.page_shift) /
 		        (1 << 20);
 		ret = ca_measure(c, pool, run);
 		c->moved[run] = (double)o.moved;
@@ -168,10 +175,11 @@ static void ca_print(struct ca *c, FILE *f)
 	                 c->free_outside_mib, c->runs);
 	bench_out_metric(&o, "folios_in_range", "folios in the first nr_frames of the area before",
 	                 c->in_range, c->runs);
-	bench_out_metric(&o, "folios_moved", "folios moved out by the allocation", c->moved, c->runs);
+	bench_out_metric(&o, "folios_moved", "folios moved out by the allocation", c->moved,
+	                 c->runs);
 	bench_out_metric(&o, "latency_ms", "ms per pa_cma_alloc", c->ms, c->runs);
-	bench_out_str(&o, "goal", s.median <= CA_GOAL_MS ? "met (median <= 5 ms)"
-	                                                  : "missed (median > 5 ms)");
+	bench_out_str(&o, "goal",
+	              s.median <= CA_GOAL_MS ? "met (median <= 5 ms)" : "missed (median > 5 ms)");
 	bench_out_end(&o);
 }
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The owner, counters, latency and figures the compaction workloads share
  * (compact_common.h).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * What the compaction workloads share (thpcompact, highalloc-frag,
  * compact-copy):

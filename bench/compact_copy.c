@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * compact-copy: how fast compaction moves data, against what one thread's
  * memcpy can do on the same machine in the same run.

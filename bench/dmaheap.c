@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * dmaheap: the dma-buf system heap of seed 004 (shared/reference/workloads.md),
  * at pageblock order 10 and 7 on 16 KiB pages, side by side.
@@ -51,13 +52,13 @@ struct dh_conf {
 	char boot[512];
 	unsigned pageblock_order;
 	uint64_t cma_requested, cma_reserved;
-	double *allocs_per_sec;        /* [run] */
-	double *lat_ns;                /* [run][i][size] */
-	uint64_t pages[DH_NR_ORDERS];  /* blocks taken per order of dh_orders */
-	uint64_t fails[DH_NR_ORDERS];  /* attempts that failed per order */
-	uint64_t failed;               /* buffers that could not be allocated */
-	uint64_t moved;                /* --cma: folios moved out of the area */
-	double borrowed_pct;           /* --cma: the area's share held by folios at the start, last run */
+	double *allocs_per_sec;       /* [run] */
+	double *lat_ns;               /* [run][i][size] */
+	uint64_t pages[DH_NR_ORDERS]; /* blocks taken per order of dh_orders */
+	uint64_t fails[DH_NR_ORDERS]; /* attempts that failed per order */
+	uint64_t failed;              /* buffers that could not be allocated */
+	uint64_t moved;               /* --cma: folios moved out of the area */
+	double borrowed_pct; /* --cma: the area's share held by folios at the start, last run */
 };
 
 struct dh {
@@ -136,7 +137,7 @@ static uint64_t dh_alloc_cma(struct pa_pool *pool, uint64_t pages, struct dh_blo
 
 struct dh_load {
 	struct bench_owned *owner;
-	uint64_t target;   /* folios this thread holds */
+	uint64_t target; /* folios this thread holds */
 	uint64_t rng;
 	uint64_t *slots, nr;
 	atomic_bool *stop;
@@ -214,8 +215,10 @@ static int dh_load_start(struct dh_loaders *L, struct pa_pool *pool, unsigned n,
 		return -1;
 	for (unsigned i = 0; i < n; i++) {
 		struct dh_load *l = &L->load[i];
-		*l = (struct dh_load){ .owner = &L->owner, .target = hold / n,
-			               .rng = bench_seed_state(seed, i), .stop = &L->stop,
+		*l = (struct dh_load){ .owner = &L->owner,
+			               .target = hold / n,
+			               .rng = bench_seed_state(seed, i),
+			               .stop = &L->stop,
 			               .ready = &L->ready };
 		l->slots = calloc(l->target ? l->target : 1, sizeof *l->slots);
 		if (!l->slots || pthread_create(&L->tid[i], NULL, dh_load_main, l))
@@ -253,8 +256,8 @@ static void dh_load_free(struct dh_loaders *L)
  * freed. Not inlined, so that `valgrind --tool=callgrind
  * --toggle-collect=dh_loop` counts the loop alone (docs/measured-contig-cma.md).
  */
-static __attribute__((noinline)) double dh_loop(struct dh *d, struct dh_conf *c, struct pa_pool *pool, struct dh_block *b,
-                      double *lat)
+static __attribute__((noinline)) double
+dh_loop(struct dh *d, struct dh_conf *c, struct pa_pool *pool, struct dh_block *b, double *lat)
 {
 	struct pa_config cfg;
 	pa_get_config(pool, &cfg);
@@ -263,8 +266,8 @@ static __attribute__((noinline)) double dh_loop(struct dh *d, struct dh_conf *c,
 		for (unsigned s = 0; s < DH_NR_SIZES; s++) {
 			uint64_t pages = (dh_sizes[s] + cfg.page_size - 1) >> cfg.page_shift;
 			uint64_t t0 = bench_now_ns();
-			uint64_t n = d->opt->cma ? dh_alloc_cma(pool, pages, b)
-			                         : dh_alloc_buffer(pool, pages, b, c);
+			uint64_t n = d->opt->cma ? dh_alloc_cma(pool, pages, b) :
+			                           dh_alloc_buffer(pool, pages, b, c);
 			lat[i * DH_NR_SIZES + s] = (double)(bench_now_ns() - t0);
 			c->failed += n == 0;
 			if (d->opt->cma && n)
@@ -317,7 +320,8 @@ static int dh_run(struct dh *d, struct dh_conf *c, unsigned run)
 	}
 	uint64_t moved = L.owner.moved;
 	if (!ret)
-		c->allocs_per_sec[run] = dh_loop(d, c, pool, b, c->lat_ns + run * d->count * DH_NR_SIZES);
+		c->allocs_per_sec[run] =
+		        dh_loop(d, c, pool, b, c->lat_ns + run * d->count * DH_NR_SIZES);
 	if (d->opt->cma) {
 		dh_load_stop(&L);
 		c->moved += L.owner.moved - moved;
@@ -376,7 +380,8 @@ static void dh_text_latency(const struct dh *d, FILE *f)
 	for (unsigned s = 0; s <= DH_NR_SIZES; s++) {
 		for (unsigned k = 0; k < d->nr_conf; k++)
 			v[k] = dh_lat_ns(d, &d->conf[k], s, 50);
-		snprintf(label, sizeof label, "latency p50 ns, %s", s < DH_NR_SIZES ? dh_size_names[s] : "all");
+		snprintf(label, sizeof label, "latency p50 ns, %s",
+		         s < DH_NR_SIZES ? dh_size_names[s] : "all");
 		dh_row(f, label, v, d->nr_conf, "%.0f");
 	}
 	for (unsigned k = 0; k < d->nr_conf; k++)
@@ -473,8 +478,9 @@ static void dh_print(const struct dh *d, FILE *f)
 {
 	struct bench_out o;
 	bench_out_begin(&o, f, d->opt->json, "dmaheap");
-	bench_out_str(&o, "heap", d->opt->cma ? "cma (pa_cma_alloc under movable load)"
-	                                      : "system (greedy orders 8, 4, 0)");
+	bench_out_str(&o, "heap",
+	              d->opt->cma ? "cma (pa_cma_alloc under movable load)" :
+	                            "system (greedy orders 8, 4, 0)");
 	bench_out_u64(&o, "count", d->count);
 	bench_out_u64(&o, "buffers_per_run", d->count * DH_NR_SIZES);
 	bench_out_u64(&o, "runs", d->runs);

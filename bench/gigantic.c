@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * gigantic: 1 GiB allocations in a fragmented pool of movable folios, two
  * ways side by side:
@@ -27,8 +28,8 @@
 #include <string.h>
 
 #define GIG_BOOT          "mem=8G"
-#define GIG_ORDER         18   /* 1 GiB at 4 KiB pages */
-#define GIG_CONTIG_MAX    10   /* max_order of the contig way, as Linux's default */
+#define GIG_ORDER         18 /* 1 GiB at 4 KiB pages */
+#define GIG_CONTIG_MAX    10 /* max_order of the contig way, as Linux's default */
 #define GIG_FILL_PCT      15.0
 #define GIG_UNMOVABLE_PCT 0.02
 #define GIG_RUNS          3
@@ -40,7 +41,7 @@ static const char *const way_name[GIG_WAYS] = { "buddy", "contig" };
 
 /* A block-sized aligned region of the pool. */
 struct gig_region {
-	int zone;              /* -1: straddles zones or lies outside them */
+	int zone; /* -1: straddles zones or lies outside them */
 	uint64_t unmovable, pinned, movable, taken;
 };
 
@@ -48,11 +49,11 @@ struct gig_region {
 struct gig_result {
 	uint64_t regions;
 	uint64_t *eligible, *obtained, *misses; /* [run] */
-	double *ok_ns;      /* latency of successful allocations, all runs */
+	double *ok_ns;                          /* latency of successful allocations, all runs */
 	uint64_t nr_ok;
-	double *fail_ns;    /* latency of the failed (last) attempt of each run */
+	double *fail_ns; /* latency of the failed (last) attempt of each run */
 	uint64_t nr_fail;
-	uint64_t moved;     /* folios moved by all runs */
+	uint64_t moved;          /* folios moved by all runs */
 	struct gig_region *last; /* [region]: the census at the end of the last run */
 	char boot[512];
 };
@@ -408,8 +409,10 @@ static void gig_print_regions(const struct gig *c, FILE *f)
 		        way_name[w], "region", "zone", "unmovable", "pinned", "movable", "taken");
 		for (uint64_t i = 0; i < res->regions; i++) {
 			const struct gig_region *g = &res->last[i];
-			fprintf(f, "%6" PRIu64 " %6d %10" PRIu64 " %10" PRIu64 " %10" PRIu64 " %6s\n", i,
-			        g->zone, g->unmovable, g->pinned, g->movable, g->taken ? "yes" : "");
+			fprintf(f,
+			        "%6" PRIu64 " %6d %10" PRIu64 " %10" PRIu64 " %10" PRIu64 " %6s\n",
+			        i, g->zone, g->unmovable, g->pinned, g->movable,
+			        g->taken ? "yes" : "");
 		}
 	}
 }
@@ -420,7 +423,8 @@ static void gig_print_text(struct gig *c, FILE *f)
 	char a[128], b[128];
 	for (int w = 0; w < GIG_WAYS; w++)
 		l[w] = gig_latency(&c->res[w]);
-	fprintf(f, "\n%-26s %-36s %s\n", "", "buddy (pa_alloc_pages)", "contig (pa_alloc_contig_pages)");
+	fprintf(f, "\n%-26s %-36s %s\n", "", "buddy (pa_alloc_pages)",
+	        "contig (pa_alloc_contig_pages)");
 	fprintf(f, "%-26s %-36s %s\n", "boot", c->res[0].boot, c->res[1].boot);
 	fprintf(f, "%-26s %-36" PRIu64 " %" PRIu64 "\n", "regions", c->res[0].regions,
 	        c->res[1].regions);

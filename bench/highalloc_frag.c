@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * highalloc-frag: Nitin Gupta's layout (the kernel selftest compaction_test),
  * then huge blocks until the allocator says no (shared/reference/workloads.md).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Movable folios with an owner, the pool's zones, percentiles: what the
  * gigantic, dmaheap and cma-alloc workloads share (movable.h).
@@ -164,8 +165,8 @@ static int parse_zone(const char *p, struct bench_zone *z)
 		return -1;
 	name += strlen("\"name\":\"");
 	size_t n = strcspn(name, "\"");
-	snprintf(z->name, sizeof z->name, "%.*s", (int)(n < sizeof z->name ? n : sizeof z->name - 1),
-	         name);
+	snprintf(z->name, sizeof z->name, "%.*s",
+	         (int)(n < sizeof z->name ? n : sizeof z->name - 1), name);
 	int64_t s = json_number(p, end, "start_pfn"), e = json_number(p, end, "end_pfn");
 	if (s < 0 || e < s)
 		return -1;

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Movable folios with an owner, for the workloads that need compaction,
  * contiguous allocation or CMA to move something (gigantic, dmaheap --cma,
@@ -20,16 +21,16 @@
 
 struct bench_owned {
 	struct pa_pool *pool;
-	int id;                   /* from pa_owner_register */
-	pthread_mutex_t lock;     /* guards everything below */
-	struct pa_page **page;    /* [slot]: the folio's head now, NULL when the slot is free */
-	uint8_t *order;           /* [slot] */
-	bool *pinned;             /* [slot]: pinned by bench_owned_pin */
-	uint64_t *free_slots;     /* a stack of slots given back */
+	int id;                /* from pa_owner_register */
+	pthread_mutex_t lock;  /* guards everything below */
+	struct pa_page **page; /* [slot]: the folio's head now, NULL when the slot is free */
+	uint8_t *order;        /* [slot] */
+	bool *pinned;          /* [slot]: pinned by bench_owned_pin */
+	uint64_t *free_slots;  /* a stack of slots given back */
 	uint64_t nr_free_slots;
-	uint64_t cap, next;       /* slots: capacity, and the first never used */
-	uint64_t live;            /* folios held */
-	uint64_t moved, refused;  /* migrate callbacks answered OK / BUSY */
+	uint64_t cap, next;      /* slots: capacity, and the first never used */
+	uint64_t live;           /* folios held */
+	uint64_t moved, refused; /* migrate callbacks answered OK / BUSY */
 };
 
 /* Register the owner with room for cap folios. 0, or -1 with a message. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * page-fault1: will-it-scale's page_fault1 reduced to allocator operations
  * (shared/reference/workloads.md), the workload of seed 002.
@@ -23,12 +24,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define PF1_MAP_BYTES        (128ull << 20)
-#define PF1_PT_SPAN          (2ull << 20) /* bytes one page-table page maps */
-#define PF1_FREE_BATCH       31
-#define PF1_THREADS          4
-#define PF1_RUNS             5
-#define PF1_OPS_PER_RUN      4000000 /* per thread: sets the default --iterations */
+#define PF1_MAP_BYTES      (128ull << 20)
+#define PF1_PT_SPAN        (2ull << 20) /* bytes one page-table page maps */
+#define PF1_FREE_BATCH     31
+#define PF1_THREADS        4
+#define PF1_RUNS           5
+#define PF1_OPS_PER_RUN    4000000 /* per thread: sets the default --iterations */
 /*
  * The default pool: ZONE_DMA32 (the first 4 GiB) plus a Normal zone of 2 GiB
  * per thread. Linux caps a CPU's lists at high_max = managed / 8 / CPUs, so
@@ -37,9 +38,9 @@
  * less (mem=2G: high_max 64 MiB) half of every mapping goes through
  * refills and spills, which the contention ratio is not about.
  */
-#define PF1_DMA32_MB         4096
-#define PF1_MEM_PER_THREAD   2048 /* MiB of Normal zone per thread */
-#define PF1_FOLIO_GFP        (PA_GFP_USER_MOVABLE | PA_GFP_COMP)
+#define PF1_DMA32_MB       4096
+#define PF1_MEM_PER_THREAD 2048 /* MiB of Normal zone per thread */
+#define PF1_FOLIO_GFP      (PA_GFP_USER_MOVABLE | PA_GFP_COMP)
 
 /* Whether the order goes through the per-CPU lists in a configuration. */
 enum pf1_pcp { PF1_AS_BOOTED, PF1_OFF, PF1_ON };
@@ -56,7 +57,7 @@ struct pf1_thread {
 /* The figures of one configuration. */
 struct pf1_result {
 	enum pf1_pcp pcp;
-	double *ops_per_sec; /* [run], per thread */
+	double *ops_per_sec;         /* [run], per thread */
 	char *lock_text, *lock_json; /* the last run's lock table */
 	uint64_t zone_contended;     /* the last run's zone-lock contended acquisitions */
 };
@@ -97,7 +98,8 @@ static uint64_t pf1_unmap(struct pf1_thread *t)
 {
 	uint64_t ops = 0;
 	for (uint64_t i = 0; i < t->nr_folios; i += PF1_FREE_BATCH) {
-		uint64_t end = i + PF1_FREE_BATCH < t->nr_folios ? i + PF1_FREE_BATCH : t->nr_folios;
+		uint64_t end =
+		        i + PF1_FREE_BATCH < t->nr_folios ? i + PF1_FREE_BATCH : t->nr_folios;
 		for (uint64_t k = i; k < end; k++)
 			if (t->folios[k])
 				pa_free_pages(t->pool, t->folios[k], t->order), ops++;
@@ -164,7 +166,9 @@ static int pf1_threads_init(struct pf1 *c, struct pa_pool *pool)
 	pa_get_config(pool, &cfg);
 	for (unsigned i = 0; i < c->nt; i++) {
 		struct pf1_thread *t = &c->t[i];
-		*t = (struct pf1_thread){ .pool = pool, .cpu = i, .order = c->order,
+		*t = (struct pf1_thread){ .pool = pool,
+			                  .cpu = i,
+			                  .order = c->order,
 			                  .iterations = c->iterations,
 			                  .nr_folios = pf1_nr_folios(&cfg, c->order),
 			                  .nr_tables = PF1_MAP_BYTES / PF1_PT_SPAN };

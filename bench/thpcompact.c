@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * thpcompact: mmtests' THP compaction workload reduced to allocator
  * operations (shared/reference/workloads.md).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * pagealloc - the Linux page-frame allocator design as an embeddable C library.
  *
@@ -31,16 +32,16 @@ typedef uint64_t pa_pfn_t;
 /* Allocation flags: Linux's gfp meanings with a PA_GFP_ prefix. */
 typedef uint32_t pa_gfp_t;
 
-#define PA_GFP_MOVABLE     (1u << 0)  /* data that compaction may move */
-#define PA_GFP_RECLAIMABLE (1u << 1)  /* caches the owner can drop */
-#define PA_GFP_ZERO        (1u << 2)  /* zero the bytes (backed pools) */
-#define PA_GFP_COMP        (1u << 3)  /* a folio: tail frames know their head */
-#define PA_GFP_NORETRY     (1u << 4)  /* one light attempt, then fail */
-#define PA_GFP_NOWARN      (1u << 5)  /* do not report a failure */
-#define PA_GFP_HIGH        (1u << 6)  /* may dip below the min watermark; atomic reserve */
-#define PA_GFP_THISNODE    (1u << 7)  /* only the preferred node */
-#define PA_GFP_DMA32       (1u << 8)  /* only ZONE_DMA32 */
-#define PA_GFP_NOCOMPACT   (1u << 9)  /* never compact (no direct reclaim) */
+#define PA_GFP_MOVABLE     (1u << 0) /* data that compaction may move */
+#define PA_GFP_RECLAIMABLE (1u << 1) /* caches the owner can drop */
+#define PA_GFP_ZERO        (1u << 2) /* zero the bytes (backed pools) */
+#define PA_GFP_COMP        (1u << 3) /* a folio: tail frames know their head */
+#define PA_GFP_NORETRY     (1u << 4) /* one light attempt, then fail */
+#define PA_GFP_NOWARN      (1u << 5) /* do not report a failure */
+#define PA_GFP_HIGH        (1u << 6) /* may dip below the min watermark; atomic reserve */
+#define PA_GFP_THISNODE    (1u << 7) /* only the preferred node */
+#define PA_GFP_DMA32       (1u << 8) /* only ZONE_DMA32 */
+#define PA_GFP_NOCOMPACT   (1u << 9) /* never compact (no direct reclaim) */
 
 /* Unmovable kernel data; may compact. */
 #define PA_GFP_KERNEL       ((pa_gfp_t)0)
@@ -141,10 +142,10 @@ void pa_drain_all(struct pa_pool *pool);
 
 /* One CPU's per-CPU lists in one zone, as /proc/zoneinfo's pagesets show them. */
 struct pa_pcp_info {
-	uint64_t count;    /* frames on the lists */
-	uint64_t high;     /* spill to the buddy above this many frames */
+	uint64_t count;              /* frames on the lists */
+	uint64_t high;               /* spill to the buddy above this many frames */
 	uint64_t high_min, high_max; /* the range auto-tuning moves high in */
-	uint64_t batch;    /* frames moved per refill or spill */
+	uint64_t batch;              /* frames moved per refill or spill */
 };
 
 /*
@@ -250,16 +251,17 @@ int pa_alloc_contig_range(struct pa_pool *pool, pa_pfn_t start_pfn, pa_pfn_t end
  * of two not above nr_pages, on node (-1: any) in the zones gfp allows.
  * The first frame's descriptor, or NULL.
  */
-struct pa_page *pa_alloc_contig_pages(struct pa_pool *pool, uint64_t nr_pages, pa_gfp_t gfp, int node);
+struct pa_page *pa_alloc_contig_pages(struct pa_pool *pool, uint64_t nr_pages, pa_gfp_t gfp,
+                                      int node);
 
 /* Free what pa_alloc_contig_range() or pa_alloc_contig_pages() took. */
 void pa_free_contig_range(struct pa_pool *pool, pa_pfn_t pfn, uint64_t nr_pages);
 
 /* A CMA area (cma=SIZE[@START] on the boot line, in order). */
 struct pa_cma_info {
-	char name[16];         /* "cma0", "cma1", ... */
+	char name[16]; /* "cma0", "cma1", ... */
 	pa_pfn_t start_pfn;
-	uint64_t nr_pages;     /* reserved, a multiple of the pageblock */
+	uint64_t nr_pages; /* reserved, a multiple of the pageblock */
 	uint64_t requested_bytes;
 	uint64_t reserved_bytes;
 	uint64_t allocated_pages; /* taken by pa_cma_alloc() */
@@ -274,7 +276,8 @@ int pa_cma_get(struct pa_pool *pool, unsigned area, struct pa_cma_info *out);
  * moving the movable folios that borrowed the area. NULL when no such range
  * can be emptied. Release with pa_cma_release().
  */
-struct pa_page *pa_cma_alloc(struct pa_pool *pool, unsigned area, uint64_t count, unsigned align_order);
+struct pa_page *pa_cma_alloc(struct pa_pool *pool, unsigned area, uint64_t count,
+                             unsigned align_order);
 /* 0, or -EINVAL when the frames are not a pa_cma_alloc() of this area. */
 int pa_cma_release(struct pa_pool *pool, unsigned area, struct pa_page *page, uint64_t count);
 
@@ -283,15 +286,15 @@ int pa_cma_release(struct pa_pool *pool, unsigned area, struct pa_page *page, ui
 struct pa_config {
 	unsigned page_shift;
 	uint64_t page_size;
-	unsigned max_order;            /* inclusive */
-	int huge_order;                /* -1 without THP */
+	unsigned max_order; /* inclusive */
+	int huge_order;     /* -1 without THP */
 	unsigned pageblock_order;
 	unsigned pageblock_order_ceil;
-	uint64_t cma_alignment_bytes;  /* page_size << pageblock_order */
-	unsigned section_shift;        /* frames per section = 1 << section_shift */
+	uint64_t cma_alignment_bytes; /* page_size << pageblock_order */
+	unsigned section_shift;       /* frames per section = 1 << section_shift */
 	unsigned nr_cpus;
 	unsigned nr_nodes;
-	uint64_t total_pages;          /* the pfn span */
+	uint64_t total_pages; /* the pfn span */
 	unsigned metadata_bytes_per_frame;
 };
 
@@ -315,7 +318,7 @@ enum pa_report_kind {
 	PA_REPORT_UNUSABLE_INDEX, /* debugfs extfrag/unusable_index */
 	PA_REPORT_EXTFRAG_INDEX,  /* debugfs extfrag/extfrag_index */
 	PA_REPORT_ZONEINFO,       /* /proc/zoneinfo, pagesets with per-order counts */
-	PA_REPORT_LOCKSTAT,       /* lock contention per lock and call site, as perf lock contention */
+	PA_REPORT_LOCKSTAT, /* lock contention per lock and call site, as perf lock contention */
 	PA_REPORT_COUNT
 };
 #define PA_REPORT_JSON 1u /* flag: JSON instead of the /proc text */
@@ -324,7 +327,8 @@ enum pa_report_kind {
  * Write a report into buf (always NUL-terminated when len > 0).
  * Returns the length the whole report needs, like snprintf, or -errno.
  */
-int pa_report(struct pa_pool *pool, enum pa_report_kind kind, unsigned flags, char *buf, size_t len);
+int pa_report(struct pa_pool *pool, enum pa_report_kind kind, unsigned flags, char *buf,
+              size_t len);
 
 /* Name of a report kind ("buddyinfo"), or NULL. */
 const char *pa_report_name(enum pa_report_kind kind);

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The allocation and free entry points.
  *
@@ -24,7 +25,7 @@ struct alloc_ctx {
 	unsigned order;
 	unsigned mt;
 	unsigned flags;
-	const struct pa_node *node;   /* preferred node: the calling CPU's */
+	const struct pa_node *node; /* preferred node: the calling CPU's */
 };
 
 static const struct pa_node *local_node(struct pa_pool *pool)
@@ -68,7 +69,8 @@ static void zero_block(const struct alloc_ctx *ac, struct pa_page *p)
 {
 	struct pa_pool *pool = ac->pool;
 	if ((ac->gfp & PA_GFP_ZERO) && pool->base)
-		memset(pa_page_address(pool, p), 0, (size_t)1 << (pool->cfg.page_shift + ac->order));
+		memset(pa_page_address(pool, p), 0,
+		       (size_t)1 << (pool->cfg.page_shift + ac->order));
 }
 
 /* Try each allowed zone of the preferred node's zonelist at the given watermark. */
@@ -117,10 +119,11 @@ static void alloc_failed(const struct alloc_ctx *ac)
 	struct pa_pool *pool = ac->pool;
 	pool_stat_inc(pool, PA_PS_ALLOC_FAIL);
 	if (ac->order <= pool->cfg.max_order)
-		atomic_fetch_add_explicit(&pool->alloc_fail_order[ac->order], 1, memory_order_relaxed);
+		atomic_fetch_add_explicit(&pool->alloc_fail_order[ac->order], 1,
+		                          memory_order_relaxed);
 	if (!(ac->gfp & PA_GFP_NOWARN))
 		platform_report(pool, "allocation failure: order:%u, mode:%#x, migratetype:%s",
-				ac->order, ac->gfp, pa_migratetype_names[ac->mt]);
+		                ac->order, ac->gfp, pa_migratetype_names[ac->mt]);
 }
 
 /*
@@ -129,7 +132,8 @@ static void alloc_failed(const struct alloc_ctx *ac)
  */
 static struct pa_page *alloc_compact(const struct alloc_ctx *ac, unsigned flags)
 {
-	static const enum compact_mode modes[] = { COMPACT_ASYNC, COMPACT_SYNC_LIGHT, COMPACT_SYNC };
+	static const enum compact_mode modes[] = { COMPACT_ASYNC, COMPACT_SYNC_LIGHT,
+		                                   COMPACT_SYNC };
 	unsigned n = (ac->gfp & PA_GFP_NORETRY) ? 1 : 3;
 	for (unsigned i = 0; i < n; i++) {
 		if (!compaction_direct(ac->pool, ac->node, ac->order, ac->gfp, modes[i]))
@@ -177,7 +181,7 @@ static inline struct pa_page *pcp_alloc_local(struct pa_pool *pool, pa_gfp_t gfp
 
 /* Everything but a per-CPU list hit: the zonelist walk, the slow path, failure. */
 static __attribute__((noinline)) struct pa_page *alloc_zones(struct pa_pool *pool, pa_gfp_t gfp,
-							     unsigned order)
+                                                             unsigned order)
 {
 	struct alloc_ctx ac;
 	alloc_ctx_init(&ac, pool, gfp, order);
@@ -187,7 +191,8 @@ static __attribute__((noinline)) struct pa_page *alloc_zones(struct pa_pool *poo
 	}
 	struct pa_page *p = NULL;
 	if ((gfp & PA_GFP_ZERO) && pcp_order_enabled(pool, order) && !(gfp & GFP_SLOW))
-		p = pcp_alloc_local(pool, gfp, order); /* skipped by the fast path only to be zeroed */
+		p = pcp_alloc_local(pool, gfp,
+		                    order); /* skipped by the fast path only to be zeroed */
 	if (!p)
 		p = get_page_from_freelist(&ac, ac.flags);
 	if (unlikely(!p))
@@ -200,7 +205,7 @@ static __attribute__((noinline)) struct pa_page *alloc_zones(struct pa_pool *poo
 struct pa_page *pa_alloc_pages(struct pa_pool *pool, pa_gfp_t gfp, unsigned int order)
 {
 	if (likely(order <= pool->cfg.max_order && pcp_order_enabled(pool, order) &&
-		   !(gfp & (GFP_SLOW | PA_GFP_ZERO)))) {
+	           !(gfp & (GFP_SLOW | PA_GFP_ZERO)))) {
 		struct pa_page *p = pcp_alloc_local(pool, gfp, order);
 		if (likely(p))
 			return p;
@@ -213,7 +218,7 @@ struct pa_page *pa_alloc_pages(struct pa_pool *pool, pa_gfp_t gfp, unsigned int 
  * through the full path (other zones, the slow path) for the rest.
  */
 unsigned pa_alloc_pages_bulk(struct pa_pool *pool, pa_gfp_t gfp, unsigned int order, unsigned nr,
-			     struct pa_page **out)
+                             struct pa_page **out)
 {
 	struct alloc_ctx ac;
 	unsigned got = 0;
@@ -249,7 +254,8 @@ unsigned pa_alloc_pages_bulk(struct pa_pool *pool, pa_gfp_t gfp, unsigned int or
 /* ---------------------------------------------------------------------- */
 
 /* What the frame at pfn is, in words, for a bad-free report. Zone lock held. */
-static void describe_frame(struct pa_pool *pool, pa_pfn_t pfn, unsigned order, char *buf, size_t len)
+static void describe_frame(struct pa_pool *pool, pa_pfn_t pfn, unsigned order, char *buf,
+                           size_t len)
 {
 	const struct pa_page *p = pfn_page(pool, pfn);
 	if (!memmap_frame_present(pool, pfn)) {
@@ -264,18 +270,22 @@ static void describe_frame(struct pa_pool *pool, pa_pfn_t pfn, unsigned order, c
 		snprintf(buf, len, "a block being freed by another thread (double free)");
 		return;
 	case PS_PCP:
-		snprintf(buf, len, "a free block of order %u on a per-CPU list (double free)", p->order);
+		snprintf(buf, len, "a free block of order %u on a per-CPU list (double free)",
+		         p->order);
 		return;
 	case PS_ISOLATED:
 	case PS_MIGRATING:
 		snprintf(buf, len, "a block being moved by compaction (%s)",
-			 (page_flags(p) & PF_FREE_PENDING) ? "already freed: double free" : "wrong order");
+		         (page_flags(p) & PF_FREE_PENDING) ? "already freed: double free" :
+		                                             "wrong order");
 		return;
 	case PS_CAPTURED:
-		snprintf(buf, len, "a free block of order %u held by compaction (double free)", p->order);
+		snprintf(buf, len, "a free block of order %u held by compaction (double free)",
+		         p->order);
 		return;
 	case PS_ALLOC:
-		snprintf(buf, len, "an allocated block of order %u (wrong order %u)", p->order, order);
+		snprintf(buf, len, "an allocated block of order %u (wrong order %u)", p->order,
+		         order);
 		return;
 	default:
 		break;
@@ -286,9 +296,9 @@ static void describe_frame(struct pa_pool *pool, pa_pfn_t pfn, unsigned order, c
 		unsigned st = page_state(h);
 		if ((st == PS_ALLOC || st == PS_FREE || st == PS_PCP) && h->order >= o) {
 			snprintf(buf, len, "%s frame of the %s block of order %u at pfn %llu",
-				 st == PS_ALLOC ? "a tail" : "a never-allocated",
-				 st == PS_ALLOC ? "allocated" : "free", h->order,
-				 (unsigned long long)head);
+			         st == PS_ALLOC ? "a tail" : "a never-allocated",
+			         st == PS_ALLOC ? "allocated" : "free", h->order,
+			         (unsigned long long)head);
 			return;
 		}
 	}
@@ -299,13 +309,15 @@ static void bad_page(struct pa_pool *pool, pa_pfn_t pfn, unsigned order, const c
 {
 	pool_stat_inc(pool, PA_PS_BAD_PAGE);
 	if (pfn == PA_PFN_INVALID)
-		platform_report(pool, "bad page: pa_free_pages(order %u): expected a frame descriptor "
-				      "of this pool; found %s; refused",
-				order, found);
+		platform_report(pool,
+		                "bad page: pa_free_pages(order %u): expected a frame descriptor "
+		                "of this pool; found %s; refused",
+		                order, found);
 	else
-		platform_report(pool, "bad page: pfn %llu: pa_free_pages(order %u): expected the head "
-				      "of an allocated block of order %u; found %s; refused",
-				(unsigned long long)pfn, order, order, found);
+		platform_report(pool,
+		                "bad page: pfn %llu: pa_free_pages(order %u): expected the head "
+		                "of an allocated block of order %u; found %s; refused",
+		                (unsigned long long)pfn, order, order, found);
 	if (pool->cfg.bad_page == PA_BAD_PAGE_PANIC)
 		abort();
 }
@@ -316,19 +328,20 @@ static void wipe_block(struct pa_zone *z, pa_pfn_t pfn, unsigned order)
 	struct pa_pool *pool = z->pool;
 	set_page_state(pfn_page(pool, pfn), PS_FREEING);
 	pa_unlock(&z->lock);
-	memset(pool->base + (pfn << pool->cfg.page_shift), 0, (size_t)1 << (pool->cfg.page_shift + order));
+	memset(pool->base + (pfn << pool->cfg.page_shift), 0,
+	       (size_t)1 << (pool->cfg.page_shift + order));
 	pa_lock(&z->lock, SITE_FREE);
 }
 
 /* The zone path of a free, and the place where bad frees are diagnosed. */
-static __attribute__((noinline)) void free_zone(struct pa_pool *pool, struct pa_zone *z, pa_pfn_t pfn,
-						unsigned order)
+static __attribute__((noinline)) void free_zone(struct pa_pool *pool, struct pa_zone *z,
+                                                pa_pfn_t pfn, unsigned order)
 {
 	pa_lock(&z->lock, SITE_FREE);
 	struct pa_page *p = pfn_page(pool, pfn);
 	unsigned st = page_state(p);
 	if (unlikely((st == PS_ISOLATED || st == PS_MIGRATING) && p->order == order &&
-		     !(page_flags(p) & PF_FREE_PENDING))) {
+	             !(page_flags(p) & PF_FREE_PENDING))) {
 		migrate_free_pending(p); /* compaction is moving it: it frees the block when done */
 		pa_unlock(&z->lock);
 		return;
@@ -353,7 +366,8 @@ void pa_free_pages(struct pa_pool *pool, struct pa_page *page, unsigned int orde
 	pa_pfn_t pfn = page_to_pfn_checked(pool, page);
 	struct pa_zone *z = pfn != PA_PFN_INVALID ? zone_of_pfn(pool, pfn) : NULL;
 	if (unlikely(!z)) {
-		bad_page(pool, PA_PFN_INVALID, order, page ? "a pointer outside the frame map" : "NULL");
+		bad_page(pool, PA_PFN_INVALID, order,
+		         page ? "a pointer outside the frame map" : "NULL");
 		return;
 	}
 	/* pcp_free() checks the order's switch again under the list lock, where a drain can't miss it. */
@@ -379,7 +393,8 @@ struct pa_page *pa_folio_head(const struct pa_pool *pool, const struct pa_page *
 	if (head != PA_NIL) {
 		struct pa_page *h = pfn_page(pool, head);
 		unsigned st = page_state(h);
-		if ((st == PS_ALLOC || st == PS_ISOLATED) && (head == pfn || (page_flags(h) & PF_COMP)))
+		if ((st == PS_ALLOC || st == PS_ISOLATED) &&
+		    (head == pfn || (page_flags(h) & PF_COMP)))
 			res = h;
 	}
 	pa_unlock(&z->lock);

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Boot: parse and validate the kernel-style command line, derive the
  * configuration (huge order, pageblock order, section size), and bring a pool
@@ -49,11 +50,28 @@ static bool parse_size(const char *s, uint64_t *out)
 		return false;
 	unsigned shift = 0;
 	switch (*end) {
-	case 'K': case 'k': shift = 10; end++; break;
-	case 'M': case 'm': shift = 20; end++; break;
-	case 'G': case 'g': shift = 30; end++; break;
-	case 'T': case 't': shift = 40; end++; break;
-	default: break;
+	case 'K':
+	case 'k':
+		shift = 10;
+		end++;
+		break;
+	case 'M':
+	case 'm':
+		shift = 20;
+		end++;
+		break;
+	case 'G':
+	case 'g':
+		shift = 30;
+		end++;
+		break;
+	case 'T':
+	case 't':
+		shift = 40;
+		end++;
+		break;
+	default:
+		break;
 	}
 	if (*end || (shift && v > (UINT64_MAX >> shift)))
 		return false;
@@ -110,7 +128,10 @@ static int key_mem(struct parse_ctx *p)
 	return rc;
 }
 
-static int key_numa(struct parse_ctx *p) { return get_uint(p, 1, PA_MAX_NODES, &p->cfg->numa); }
+static int key_numa(struct parse_ctx *p)
+{
+	return get_uint(p, 1, PA_MAX_NODES, &p->cfg->numa);
+}
 
 static int key_memhole(struct parse_ctx *p)
 {
@@ -173,7 +194,10 @@ static int key_pb_ceil(struct parse_ctx *p)
 	return get_uint(p, 1, PA_MAX_ORDER_LIMIT, &p->cfg->pageblock_order_ceil);
 }
 
-static int key_thp(struct parse_ctx *p) { return get_bool(p, &p->cfg->thp); }
+static int key_thp(struct parse_ctx *p)
+{
+	return get_bool(p, &p->cfg->thp);
+}
 
 /* "none", or a list of orders and ranges: "0-3,9". Checked against max_order later. */
 static int key_pcp_orders(struct parse_ctx *p)
@@ -187,13 +211,13 @@ static int key_pcp_orders(struct parse_ctx *p)
 		long lo = strtol(s, &end, 10), hi = lo;
 		if (end == s || lo < 0 || lo > PA_MAX_ORDER_LIMIT)
 			return fail(p, "expected orders like 0-3,9 (each 0..%d) or none",
-				    PA_MAX_ORDER_LIMIT);
+			            PA_MAX_ORDER_LIMIT);
 		if (*end == '-') {
 			s = end + 1;
 			hi = strtol(s, &end, 10);
 			if (end == s || hi < lo || hi > PA_MAX_ORDER_LIMIT)
 				return fail(p, "bad order range (valid: LO-HI with LO <= HI <= %d)",
-					    PA_MAX_ORDER_LIMIT);
+				            PA_MAX_ORDER_LIMIT);
 		}
 		for (long o = lo; o <= hi; o++)
 			mask |= 1ull << o;
@@ -209,7 +233,10 @@ done:
 	return 0;
 }
 
-static int key_nr_cpus(struct parse_ctx *p) { return get_uint(p, 1, PA_MAX_CPUS, &p->cfg->nr_cpus); }
+static int key_nr_cpus(struct parse_ctx *p)
+{
+	return get_uint(p, 1, PA_MAX_CPUS, &p->cfg->nr_cpus);
+}
 
 static int key_cma(struct parse_ctx *p)
 {
@@ -240,7 +267,8 @@ static int key_backing(struct parse_ctx *p)
 		c->backing = PA_BACKING_HUGETLB;
 	else if (strncmp(p->val, "file:", 5) == 0 && p->val[5]) {
 		if (strlen(p->val + 5) >= sizeof c->backing_path)
-			return fail(p, "path too long (at most %zu bytes)", sizeof c->backing_path - 1);
+			return fail(p, "path too long (at most %zu bytes)",
+			            sizeof c->backing_path - 1);
 		c->backing = PA_BACKING_FILE;
 		snprintf(c->backing_path, sizeof c->backing_path, "%s", p->val + 5);
 	} else
@@ -271,10 +299,22 @@ static int key_wsf(struct parse_ctx *p)
 	return get_uint(p, 0, 3000, &p->cfg->watermark_scale_factor);
 }
 
-static int key_split_folios(struct parse_ctx *p) { return get_bool(p, &p->cfg->compaction_split_folios); }
-static int key_shuffle(struct parse_ctx *p) { return get_bool(p, &p->cfg->shuffle); }
-static int key_init_on_free(struct parse_ctx *p) { return get_bool(p, &p->cfg->init_on_free); }
-static int key_deferred_init(struct parse_ctx *p) { return get_bool(p, &p->cfg->deferred_init); }
+static int key_split_folios(struct parse_ctx *p)
+{
+	return get_bool(p, &p->cfg->compaction_split_folios);
+}
+static int key_shuffle(struct parse_ctx *p)
+{
+	return get_bool(p, &p->cfg->shuffle);
+}
+static int key_init_on_free(struct parse_ctx *p)
+{
+	return get_bool(p, &p->cfg->init_on_free);
+}
+static int key_deferred_init(struct parse_ctx *p)
+{
+	return get_bool(p, &p->cfg->deferred_init);
+}
 static int key_kcompactd(struct parse_ctx *p)
 {
 	if (strcmp(p->val, "thread") == 0)
@@ -291,7 +331,10 @@ static int key_proactiveness(struct parse_ctx *p)
 	return get_uint(p, 0, 100, &p->cfg->compaction_proactiveness);
 }
 
-static int key_debug(struct parse_ctx *p) { return get_uint(p, 0, 2, &p->cfg->debug); }
+static int key_debug(struct parse_ctx *p)
+{
+	return get_uint(p, 0, 2, &p->cfg->debug);
+}
 
 static int key_bad_page(struct parse_ctx *p)
 {
@@ -373,7 +416,8 @@ static int parse_one(struct pa_boot_config *cfg, const char *tok, char *err, siz
 	return fail(&p, "unknown boot key");
 }
 
-__attribute__((format(printf, 3, 4))) static int boot_error(char *err, size_t errlen, const char *fmt, ...)
+__attribute__((format(printf, 3, 4))) static int boot_error(char *err, size_t errlen,
+                                                            const char *fmt, ...)
 {
 	if (err && errlen) {
 		va_list ap;
@@ -390,7 +434,10 @@ static unsigned default_max_order(unsigned page_shift)
 	return page_shift == 12 ? 10 : page_shift == 14 ? 11 : 13;
 }
 
-static unsigned min_u(unsigned a, unsigned b) { return a < b ? a : b; }
+static unsigned min_u(unsigned a, unsigned b)
+{
+	return a < b ? a : b;
+}
 
 /* Derive huge order, pageblock order and section size; check keys against each other. */
 static int boot_derive(struct pa_boot_config *c, char *err, size_t errlen)
@@ -400,9 +447,9 @@ static int boot_derive(struct pa_boot_config *c, char *err, size_t errlen)
 	if (c->pageblock_order_ceil == UINT32_MAX)
 		c->pageblock_order_ceil = c->max_order;
 	else if (c->pageblock_order_ceil > c->max_order)
-		return boot_error(err, errlen,
-				  "pageblock_order_ceil=%u: above max_order=%u (valid: 1..%u)",
-				  c->pageblock_order_ceil, c->max_order, c->max_order ? c->max_order : 1);
+		return boot_error(
+		        err, errlen, "pageblock_order_ceil=%u: above max_order=%u (valid: 1..%u)",
+		        c->pageblock_order_ceil, c->max_order, c->max_order ? c->max_order : 1);
 	c->huge_order = c->thp ? (int)c->page_shift - 3 : -1;
 	unsigned pb = min_u(c->pageblock_order_ceil, c->max_order);
 	if (c->thp)
@@ -416,10 +463,11 @@ static int boot_derive(struct pa_boot_config *c, char *err, size_t errlen)
 		c->pcp_orders &= (2ull << c->max_order) - 1;
 	} else if (c->pcp_orders >> c->max_order >> 1)
 		return boot_error(err, errlen, "pcp_orders=%s: order %d is above max_order=%u",
-				  c->pcp_orders_arg, 63 - __builtin_clzll(c->pcp_orders), c->max_order);
+		                  c->pcp_orders_arg, 63 - __builtin_clzll(c->pcp_orders),
+		                  c->max_order);
 	if (c->page_reporting_order > (int)c->max_order)
 		return boot_error(err, errlen, "page_reporting_order=%d: above max_order=%u",
-				  c->page_reporting_order, c->max_order);
+		                  c->page_reporting_order, c->max_order);
 	return 0;
 }
 
@@ -429,34 +477,35 @@ static int boot_check_layout(const struct pa_boot_config *c, char *err, size_t e
 	uint64_t page = 1ull << c->page_shift;
 	if (c->mem % page)
 		return boot_error(err, errlen, "mem=%s: not a multiple of the page size %llu",
-				  c->mem_arg, (unsigned long long)page);
+		                  c->mem_arg, (unsigned long long)page);
 	if (c->mem / page >= PA_MAX_FRAMES)
 		return boot_error(err, errlen, "mem=%s: too large (valid: fewer than %llu frames)",
-				  c->mem_arg, (unsigned long long)PA_MAX_FRAMES);
-	uint64_t node_align = 1ull << (PA_SECTION_BYTES_SHIFT > c->page_shift + c->pageblock_order
-					       ? PA_SECTION_BYTES_SHIFT
-					       : c->page_shift + c->pageblock_order);
+		                  c->mem_arg, (unsigned long long)PA_MAX_FRAMES);
+	uint64_t node_align = 1ull << (PA_SECTION_BYTES_SHIFT > c->page_shift + c->pageblock_order ?
+	                                       PA_SECTION_BYTES_SHIFT :
+	                                       c->page_shift + c->pageblock_order);
 	if (c->numa > 1 && c->mem / c->numa < node_align)
-		return boot_error(err, errlen, "numa=%u: each node needs at least %llu bytes of mem=%s",
-				  c->numa, (unsigned long long)node_align, c->mem_arg);
+		return boot_error(err, errlen,
+		                  "numa=%u: each node needs at least %llu bytes of mem=%s", c->numa,
+		                  (unsigned long long)node_align, c->mem_arg);
 	for (unsigned i = 0; i < c->nr_holes; i++)
 		if (c->holes[i].end > c->mem)
-			return boot_error(err, errlen, "memhole=%s: outside mem=%s", c->holes[i].arg,
-					  c->mem_arg);
+			return boot_error(err, errlen, "memhole=%s: outside mem=%s",
+			                  c->holes[i].arg, c->mem_arg);
 	if (c->movablecore_bytes >= c->mem)
-		return boot_error(err, errlen, "movablecore=%s: not below mem=%s", c->movablecore_arg,
-				  c->mem_arg);
+		return boot_error(err, errlen, "movablecore=%s: not below mem=%s",
+		                  c->movablecore_arg, c->mem_arg);
 	for (unsigned i = 0; i < c->nr_cma; i++) {
 		const struct pa_cma_request *r = &c->cma[i];
 		if (r->size >= c->mem || (r->start != UINT64_MAX && r->start + r->size > c->mem))
 			return boot_error(err, errlen, "cma=%s: does not fit in mem=%s", r->arg,
-					  c->mem_arg);
+			                  c->mem_arg);
 	}
 	return 0;
 }
 
 int boot_parse(const char *cmdline, unsigned online_cpus, struct pa_boot_config *cfg, char *err,
-	       size_t errlen)
+               size_t errlen)
 {
 	char tok[KEY_MAX + VAL_MAX];
 	boot_defaults(cfg, online_cpus);
@@ -480,7 +529,7 @@ int boot_parse(const char *cmdline, unsigned online_cpus, struct pa_boot_config 
 }
 
 int pa_boot(const char *cmdline, const struct pa_platform *platform, struct pa_pool **out,
-	    char *err, size_t errlen)
+            char *err, size_t errlen)
 {
 	char dummy[1];
 	if (!err || !errlen) {

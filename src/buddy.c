@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The buddy free lists: add, delete, merge and split. No policy lives here:
  * which list to take from is the caller's business (alloc.c, pageblock.c).
@@ -23,7 +24,8 @@ static inline void count_add(struct pa_zone *z, unsigned order, unsigned mt, uin
 }
 
 /* Link a free block at the head of its list: the most recently freed is the cache-hottest. */
-static inline __attribute__((always_inline)) void list_link(struct pa_zone *z, pa_pfn_t pfn, unsigned order, unsigned mt)
+static inline __attribute__((always_inline)) void list_link(struct pa_zone *z, pa_pfn_t pfn,
+                                                            unsigned order, unsigned mt)
 {
 	struct pa_pool *pool = z->pool;
 	struct pa_page *p = pfn_page(pool, pfn);
@@ -105,7 +107,8 @@ void buddy_free_block(struct pa_zone *z, pa_pfn_t pfn, unsigned order, unsigned 
 		if (page_state_relaxed(bp) != PS_FREE || bp->order != order)
 			break;
 		unsigned bmt = bp->mt;
-		if (unlikely(order >= pb_order) && bmt != mt && (!mt_mergeable(mt) || !mt_mergeable(bmt)))
+		if (unlikely(order >= pb_order) && bmt != mt &&
+		    (!mt_mergeable(mt) || !mt_mergeable(bmt)))
 			break;
 		list_unlink(z, buddy);
 		/* The merged block is all one type: the freed side's. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * CMA areas: ranges of MIGRATE_CMA pageblocks reserved at boot
  * (cma=SIZE[@START]) for large contiguous allocations. Until then movable
@@ -83,17 +84,20 @@ static int area_init(struct pa_pool *pool, unsigned i, char *err, size_t errlen)
 	uint64_t align_bytes = (1ull << pool->cfg.page_shift) << pool->cfg.pageblock_order;
 	uint64_t bytes = (r->size + align_bytes - 1) / align_bytes * align_bytes;
 	uint64_t n = bytes >> pool->cfg.page_shift;
-	pa_pfn_t s = r->start == UINT64_MAX ? area_place(pool, n) : r->start >> pool->cfg.page_shift;
+	pa_pfn_t s =
+	        r->start == UINT64_MAX ? area_place(pool, n) : r->start >> pool->cfg.page_shift;
 	if (r->start != UINT64_MAX && r->start % align_bytes) {
-		snprintf(err, errlen, "cma=%s: START is not aligned to the CMA alignment of %llu bytes",
-			 r->arg, (unsigned long long)align_bytes);
+		snprintf(err, errlen,
+		         "cma=%s: START is not aligned to the CMA alignment of %llu bytes", r->arg,
+		         (unsigned long long)align_bytes);
 		return -EINVAL;
 	}
 	struct pa_zone *z = s == PA_NIL ? NULL : area_fits(pool, s, n);
 	if (!z) {
-		snprintf(err, errlen, "cma=%s: no room for %llu bytes (aligned to %llu) in one zone, "
-			 "clear of holes and other areas", r->arg, (unsigned long long)bytes,
-			 (unsigned long long)align_bytes);
+		snprintf(err, errlen,
+		         "cma=%s: no room for %llu bytes (aligned to %llu) in one zone, "
+		         "clear of holes and other areas",
+		         r->arg, (unsigned long long)bytes, (unsigned long long)align_bytes);
 		return -EINVAL;
 	}
 	struct pa_cma_area *a = &pool->cma[i];
@@ -163,7 +167,8 @@ static bool claim(struct pa_cma_area *a, uint64_t off, uint64_t count, uint8_t v
 	return true;
 }
 
-struct pa_page *pa_cma_alloc(struct pa_pool *pool, unsigned area, uint64_t count, unsigned align_order)
+struct pa_page *pa_cma_alloc(struct pa_pool *pool, unsigned area, uint64_t count,
+                             unsigned align_order)
 {
 	if (!pool || area >= pool->nr_cma || !count || align_order > pool->cfg.max_order)
 		return NULL;

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Compaction: move movable folios so that free memory becomes contiguous.
  *
@@ -30,25 +31,25 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define COMPACT_CLUSTER_MAX 32 /* folios isolated per round, as Linux's */
+#define COMPACT_CLUSTER_MAX     32 /* folios isolated per round, as Linux's */
 #define COMPACT_MAX_DEFER_SHIFT 6
-#define COMPACT_RETRIES 3       /* sync modes retry a migration that answered AGAIN */
+#define COMPACT_RETRIES         3 /* sync modes retry a migration that answered AGAIN */
 
 struct compact_control {
 	struct pa_pool *pool;
 	struct pa_zone *zone;
-	int order;                /* -1: the whole zone, no order in mind */
+	int order; /* -1: the whole zone, no order in mind */
 	enum compact_mode mode;
 	bool daemon, split_folios;
 	pa_pfn_t migrate_pfn, free_pfn;
 	pa_pfn_t region_start, region_end; /* compact_region(): keep destinations outside */
-	uint32_t *captured;       /* [order]: stack of captured blocks through lru.next */
-	uint32_t held;            /* a range being emptied: its frames, kept out of use (a stack) */
+	uint32_t *captured;                /* [order]: stack of captured blocks through lru.next */
+	uint32_t held; /* a range being emptied: its frames, kept out of use (a stack) */
 	pa_pfn_t highest_returned; /* end of the highest captured block given back unused */
-	uint64_t nr_captured;     /* frames */
+	uint64_t nr_captured;      /* frames */
 	pa_pfn_t migrate[COMPACT_CLUSTER_MAX];
 	unsigned nr_migrate;
-	uint64_t migrated;        /* frames moved */
+	uint64_t migrated; /* frames moved */
 	uint64_t scanned_migrate, scanned_free;
 };
 
@@ -118,7 +119,7 @@ static void capture_release(void *ctx, pa_pfn_t pfn, unsigned order)
 	if (page_state(pfn_page(cc->pool, pfn)) == PS_MIGRATING)
 		capture_push(cc, pfn, order); /* unused: a destination for the next folio */
 	else if (cc->region_end > cc->region_start)
-		hold_block(cc, pfn, order);   /* a source inside the range being emptied */
+		hold_block(cc, pfn, order); /* a source inside the range being emptied */
 	else
 		buddy_free_block(cc->zone, pfn, order, pageblock_mt(cc->pool, pfn));
 }
@@ -193,7 +194,8 @@ static void isolate_freepages(struct compact_control *cc)
 		if (start < z->start_pfn)
 			start = z->start_pfn;
 		if (start < cc->migrate_pfn) {
-			cc->free_pfn = cc->migrate_pfn; /* the scanners met: the next pass starts over */
+			cc->free_pfn =
+			        cc->migrate_pfn; /* the scanners met: the next pass starts over */
 			break;
 		}
 		pa_lock(&z->lock, SITE_ADMIN);
@@ -277,7 +279,7 @@ static void isolate_migratepages(struct compact_control *cc)
 	pa_lock(&z->lock, SITE_ADMIN);
 	/* Async passes skip blocks that gave nothing before, and non-movable blocks. */
 	bool skip = cc->mode == COMPACT_ASYNC &&
-		    ((*bits & PB_SKIP) || pageblock_mt(pool, start) != PA_MT_MOVABLE);
+	            ((*bits & PB_SKIP) || pageblock_mt(pool, start) != PA_MT_MOVABLE);
 	if (!skip) {
 		unsigned before = cc->nr_migrate;
 		isolate_migrate_block(cc, start, end);
@@ -315,8 +317,8 @@ static bool migrate_one(struct compact_control *cc, pa_pfn_t src, unsigned order
 			putback(cc, src);
 			return false;
 		}
-		enum pa_migrate_result r = migrate_folio(cc->zone, src, dst, t + 1 < tries,
-							 capture_release, cc);
+		enum pa_migrate_result r =
+		        migrate_folio(cc->zone, src, dst, t + 1 < tries, capture_release, cc);
 		if (r == PA_MIGRATE_OK)
 			cc->migrated += 1ull << order;
 		if (r != PA_MIGRATE_AGAIN || t + 1 == tries)
@@ -364,15 +366,15 @@ static void compact_stats(struct compact_control *cc)
 {
 	struct pa_zone *z = cc->zone;
 	pa_lock(&z->lock, SITE_ADMIN);
-	z->stat[cc->daemon ? PA_ZS_COMPACT_DAEMON_MIGRATE_SCANNED : PA_ZS_COMPACT_MIGRATE_SCANNED] +=
-		cc->scanned_migrate;
+	z->stat[cc->daemon ? PA_ZS_COMPACT_DAEMON_MIGRATE_SCANNED :
+	                     PA_ZS_COMPACT_MIGRATE_SCANNED] += cc->scanned_migrate;
 	z->stat[cc->daemon ? PA_ZS_COMPACT_DAEMON_FREE_SCANNED : PA_ZS_COMPACT_FREE_SCANNED] +=
-		cc->scanned_free;
+	        cc->scanned_free;
 	pa_unlock(&z->lock);
 }
 
 static bool compact_cc_init(struct compact_control *cc, struct pa_zone *z, int order,
-			    enum compact_mode mode, bool whole_zone)
+                            enum compact_mode mode, bool whole_zone)
 {
 	memset(cc, 0, sizeof *cc);
 	cc->pool = z->pool;
@@ -394,7 +396,7 @@ static bool compact_cc_init(struct compact_control *cc, struct pa_zone *z, int o
 		cc->free_pfn = z->end_pfn;
 		for (pa_pfn_t pfn = z->start_pfn; pfn < z->end_pfn; pfn += pb_frames(cc->pool))
 			__atomic_fetch_and(&cc->pool->pb_bits[pfn >> cc->pool->cfg.pageblock_order],
-					   (uint8_t)~PB_SKIP, __ATOMIC_RELAXED);
+			                   (uint8_t)~PB_SKIP, __ATOMIC_RELAXED);
 	}
 	pa_unlock(&z->lock);
 	return true;
@@ -402,7 +404,7 @@ static bool compact_cc_init(struct compact_control *cc, struct pa_zone *z, int o
 
 /* One pass; returns the frames moved. */
 static uint64_t compact_zone(struct pa_zone *z, int order, enum compact_mode mode, bool whole_zone,
-			     bool daemon)
+                             bool daemon)
 {
 	struct compact_control cc;
 	if (!compact_cc_init(&cc, z, order, mode, whole_zone))
@@ -424,8 +426,11 @@ static uint64_t compact_zone(struct pa_zone *z, int order, enum compact_mode mod
 	z->stat[PA_ZS_COMPACT_ISOLATED] += cc.migrated;
 	z->compact_cached_migrate_pfn = cc.migrate_pfn;
 	/* As Linux: the free scanner resumes at the highest block it gave back, not below it. */
-	pa_pfn_t back = cc.highest_returned ? ((cc.highest_returned - 1) | (pb_frames(cc.pool) - 1)) + 1 : 0;
-	z->compact_cached_free_pfn = back > cc.free_pfn && cc.free_pfn > cc.migrate_pfn ? back : cc.free_pfn;
+	pa_pfn_t back = cc.highest_returned ?
+	                        ((cc.highest_returned - 1) | (pb_frames(cc.pool) - 1)) + 1 :
+	                        0;
+	z->compact_cached_free_pfn =
+	        back > cc.free_pfn && cc.free_pfn > cc.migrate_pfn ? back : cc.free_pfn;
 	if (z->compact_cached_free_pfn > z->end_pfn)
 		z->compact_cached_free_pfn = z->end_pfn;
 	pa_unlock(&z->lock);
@@ -466,7 +471,8 @@ static pa_pfn_t cheapest_region(struct pa_zone *z, unsigned order)
 	struct pa_pool *pool = z->pool;
 	uint64_t size = 1ull << order, best_cost = UINT64_MAX;
 	pa_pfn_t best = PA_NIL;
-	for (pa_pfn_t s = (z->start_pfn + size - 1) & ~(size - 1); s + size <= z->end_pfn; s += size) {
+	for (pa_pfn_t s = (z->start_pfn + size - 1) & ~(size - 1); s + size <= z->end_pfn;
+	     s += size) {
 		if (!memmap_section_present(pool, s))
 			continue;
 		pa_lock(&z->lock, SITE_ADMIN);
@@ -584,14 +590,15 @@ static void compaction_defer_reset(struct pa_zone *z, unsigned order)
 /* Entry points                                                            */
 /* ---------------------------------------------------------------------- */
 
-
 /* Compact one zone for order: the region route above the pageblock order. */
-static uint64_t compact_zone_order(struct pa_zone *z, int order, enum compact_mode mode, bool daemon)
+static uint64_t compact_zone_order(struct pa_zone *z, int order, enum compact_mode mode,
+                                   bool daemon)
 {
 	if (order > (int)z->pool->cfg.pageblock_order) {
 		pa_drain_all(z->pool);
 		pa_pfn_t start = cheapest_region(z, (unsigned)order);
-		return start == PA_NIL ? 0 : compact_range(z, start, start + (1ull << order), daemon);
+		return start == PA_NIL ? 0 :
+		                         compact_range(z, start, start + (1ull << order), daemon);
 	}
 	return compact_zone(z, order, mode, order < 0, daemon);
 }
@@ -601,8 +608,8 @@ static bool zone_allows(const struct pa_zone *z, const struct pa_node *node, pa_
 	return zone_gfp_allows(z, gfp) && (!(gfp & PA_GFP_THISNODE) || z->node == node->id);
 }
 
-bool compaction_direct(struct pa_pool *pool, const struct pa_node *node, unsigned order, pa_gfp_t gfp,
-		       enum compact_mode mode)
+bool compaction_direct(struct pa_pool *pool, const struct pa_node *node, unsigned order,
+                       pa_gfp_t gfp, enum compact_mode mode)
 {
 	if (!pool_has_owners(pool) || order == 0 || (gfp & PA_GFP_NOCOMPACT))
 		return false;
@@ -652,7 +659,8 @@ long pa_compact(struct pa_pool *pool, int node)
 /* Background and proactive compaction (kcompactd)                         */
 /* ---------------------------------------------------------------------- */
 
-#define KCOMPACTD_INTERVAL_MS 500 /* the proactive check, as Linux's HPAGE_FRAG_CHECK_INTERVAL_MSEC */
+#define KCOMPACTD_INTERVAL_MS                                                                      \
+	500 /* the proactive check, as Linux's HPAGE_FRAG_CHECK_INTERVAL_MSEC */
 
 struct pa_kcompactd {
 	struct pa_pool *pool;
@@ -681,8 +689,8 @@ static uint64_t zone_extfrag(struct pa_zone *z, unsigned order)
 /* Linux's fragmentation_score_node(): extfrag at the huge order, weighted by zone size. */
 static uint64_t node_fragmentation_score(struct pa_pool *pool, unsigned node)
 {
-	unsigned order = pool->cfg.huge_order >= 0 ? (unsigned)pool->cfg.huge_order
-						   : pool->cfg.pageblock_order;
+	unsigned order = pool->cfg.huge_order >= 0 ? (unsigned)pool->cfg.huge_order :
+	                                             pool->cfg.pageblock_order;
 	if (order > pool->cfg.max_order)
 		order = pool->cfg.max_order;
 	uint64_t present = 0, score = 0;
@@ -708,7 +716,8 @@ static uint64_t proactive_compact(struct pa_pool *pool, unsigned node)
 		uint64_t before = moved;
 		for (unsigned i = 0; i < pool->nr_zones; i++)
 			if (pool->zones[i].node == node)
-				moved += compact_zone(&pool->zones[i], -1, COMPACT_SYNC_LIGHT, true, true);
+				moved += compact_zone(&pool->zones[i], -1, COMPACT_SYNC_LIGHT, true,
+				                      true);
 		if (moved == before)
 			break; /* nothing more to gain */
 	}
@@ -730,7 +739,8 @@ static uint64_t kcompactd_pass(struct pa_kcompactd *kd)
 		pool_stat_inc(pool, PA_PS_COMPACT_DAEMON_WAKE);
 		for (unsigned i = 0; i < pool->nr_zones; i++)
 			if (pool->zones[i].node == kd->node)
-				moved += compact_zone_order(&pool->zones[i], order, COMPACT_SYNC_LIGHT, true);
+				moved += compact_zone_order(&pool->zones[i], order,
+				                            COMPACT_SYNC_LIGHT, true);
 	}
 	return moved + proactive_compact(pool, kd->node);
 }
@@ -794,7 +804,9 @@ int compaction_init(struct pa_pool *pool, char *err, size_t errlen)
 		if (pool->cfg.kcompactd_manual)
 			continue;
 		if (pthread_create(&kd->thread, NULL, kcompactd_main, kd) != 0) {
-			snprintf(err, errlen, "boot: cannot start kcompactd for node %u (use kcompactd=manual)", n);
+			snprintf(err, errlen,
+			         "boot: cannot start kcompactd for node %u (use kcompactd=manual)",
+			         n);
 			return -EAGAIN;
 		}
 		kd->started = true;

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Contiguous ranges of any length, as Linux's alloc_contig_range():
  * isolate the pageblocks of the range, drain the per-CPU lists, move the
@@ -93,7 +94,7 @@ static bool range_present(const struct pa_pool *pool, pa_pfn_t start, pa_pfn_t e
 static bool range_movable(const struct pa_pool *pool, pa_pfn_t start, pa_pfn_t end, bool cma);
 
 int pa_alloc_contig_range(struct pa_pool *pool, pa_pfn_t start, pa_pfn_t end, unsigned migratetype,
-			  pa_gfp_t gfp)
+                          pa_gfp_t gfp)
 {
 	(void)gfp; /* every mode moves what it can; there is no reclaim to allow or forbid */
 	if (!pool || start >= end || end > pool->nr_frames ||
@@ -193,7 +194,8 @@ static bool zone_for(const struct pa_zone *z, pa_gfp_t gfp, int node)
 	return (node < 0 || z->node == (unsigned)node) && zone_gfp_allows(z, gfp);
 }
 
-struct pa_page *pa_alloc_contig_pages(struct pa_pool *pool, uint64_t nr_pages, pa_gfp_t gfp, int node)
+struct pa_page *pa_alloc_contig_pages(struct pa_pool *pool, uint64_t nr_pages, pa_gfp_t gfp,
+                                      int node)
 {
 	if (!pool || !nr_pages || nr_pages > pool->nr_frames || node >= (int)pool->nr_nodes)
 		return NULL;
@@ -202,17 +204,19 @@ struct pa_page *pa_alloc_contig_pages(struct pa_pool *pool, uint64_t nr_pages, p
 		struct pa_zone *z = &pool->zones[i];
 		if (!zone_for(z, gfp, node))
 			continue;
-		for (pa_pfn_t s = (z->start_pfn + align - 1) & ~(align - 1); s + nr_pages <= z->end_pfn;
-		     s += align) {
+		for (pa_pfn_t s = (z->start_pfn + align - 1) & ~(align - 1);
+		     s + nr_pages <= z->end_pfn; s += align) {
 			pa_lock(&z->lock, SITE_ADMIN);
 			bool worth = range_movable(pool, s, s + nr_pages, false);
 			pa_unlock(&z->lock);
-			if (worth && pa_alloc_contig_range(pool, s, s + nr_pages, PA_MT_MOVABLE, gfp) == 0)
+			if (worth &&
+			    pa_alloc_contig_range(pool, s, s + nr_pages, PA_MT_MOVABLE, gfp) == 0)
 				return pfn_page(pool, s);
 		}
 	}
 	if (!(gfp & PA_GFP_NOWARN))
-		platform_report(pool, "pa_alloc_contig_pages: no range of %llu frames could be emptied",
-				(unsigned long long)nr_pages);
+		platform_report(pool,
+		                "pa_alloc_contig_pages: no range of %llu frames could be emptied",
+		                (unsigned long long)nr_pages);
 	return NULL;
 }

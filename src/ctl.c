@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The runtime control tree: sysfs-like paths read and written as text.
  *
@@ -22,7 +23,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
 
 struct ctl_entry;
 
@@ -49,7 +49,6 @@ struct ctl_entry {
 	/* Report paths. */
 	enum pa_report_kind report;
 };
-
 
 /* ---------------------------------------------------------------------- */
 /* Number knobs                                                            */
@@ -277,11 +276,17 @@ static const struct ctl_entry ctl_table[] = {
 	           "KiB kept free below the min watermarks, shared by zone size"),
 	{ .path = "pcp/orders/<N>/enabled",
 	  .help = "1: order N (0..max_order) goes through the per-CPU lists; 0: drained, off",
-	  .read = read_number, .write = write_number, .index_max = pcp_order_max,
-	  .get = get_pcp_order, .set = set_pcp_order, .min = 0, .max = 1 },
+	  .read = read_number,
+	  .write = write_number,
+	  .index_max = pcp_order_max,
+	  .get = get_pcp_order,
+	  .set = set_pcp_order,
+	  .min = 0,
+	  .max = 1 },
 	CTL_NUM_RW("pcp/high_fraction", get_high_fraction, set_high_fraction, 0, UINT32_MAX,
 	           "per-CPU high = managed / N / CPUs (0: auto-tuned; else at least 8)"),
-	CTL_NUM_WO("pcp/drain", set_drain, 1, 1, "write 1: give every CPU's lists back to the buddy"),
+	CTL_NUM_WO("pcp/drain", set_drain, 1, 1,
+	           "write 1: give every CPU's lists back to the buddy"),
 	CTL_NUM_WO("compact_memory", set_compact_memory, 1, 1,
 	           "write 1: compact every node (pa_compact), as /proc/sys/vm/compact_memory"),
 	CTL_NUM_RW("compaction_proactiveness", get_proactiveness, set_proactiveness, 0, 100,
@@ -290,8 +295,12 @@ static const struct ctl_entry ctl_table[] = {
 	           "fault injection: percent of migrations that fail as AGAIN or BUSY"),
 	{ .path = "compaction/kcompactd_run/<N>",
 	  .help = "write 1: one pass of node N's compactor (boot with kcompactd=manual)",
-	  .read = read_write_only, .write = write_number, .index_max = node_max,
-	  .set = set_kcompactd_run, .min = 1, .max = 1 },
+	  .read = read_write_only,
+	  .write = write_number,
+	  .index_max = node_max,
+	  .set = set_kcompactd_run,
+	  .min = 1,
+	  .max = 1 },
 	CTL_NUM_RO("max_order", get_max_order, "largest buddy order, inclusive"),
 	CTL_NUM_RO("pageblock_order", get_pageblock_order, "order of a pageblock"),
 	CTL_NUM_RO("page_size", get_page_size, "bytes per frame"),
@@ -363,7 +372,8 @@ static int ctl_lookup(struct pa_pool *pool, const char *path, struct ctl_call *c
 		enum ctl_match m = ctl_match(ctl_table[i].path, path, &c->index);
 		if (m == CTL_NO_MATCH)
 			continue;
-		if (m == CTL_BAD_INDEX || (c->entry->index_max && c->index > c->entry->index_max(c)))
+		if (m == CTL_BAD_INDEX ||
+		    (c->entry->index_max && c->index > c->entry->index_max(c)))
 			return -EINVAL;
 		return 0;
 	}

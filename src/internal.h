@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Internal declarations shared between the layers, grouped by the file that
  * defines them. Calls go downward (alloc -> pageblock -> buddy -> zone ->
@@ -15,19 +16,19 @@
 #include <stdint.h>
 #include <sys/rseq.h>
 
-#define likely(x) __builtin_expect(!!(x), 1)
+#define likely(x)   __builtin_expect(!!(x), 1)
 #define unlikely(x) __builtin_expect(!!(x), 0)
 
-#define PA_NIL UINT32_MAX           /* end of a free list (pfn links are 32-bit) */
-#define PA_MAX_ORDER_LIMIT 40       /* largest max_order the boot line accepts */
-#define PA_MAX_FRAMES (1ull << 32)  /* pfns must fit the 32-bit list links */
-#define PA_MAX_NODES 64
-#define PA_MAX_CPUS 1024
-#define PA_MAX_HOLES 32
-#define PA_MAX_CMA 8
-#define PA_SECTION_BYTES_SHIFT 27   /* 128 MiB memory sections, as x86-64 */
-#define PA_NR_PCP_TYPES 3           /* UNMOVABLE, MOVABLE, RECLAIMABLE */
-#define PA_COSTLY_ORDER 3           /* PAGE_ALLOC_COSTLY_ORDER */
+#define PA_NIL                 UINT32_MAX   /* end of a free list (pfn links are 32-bit) */
+#define PA_MAX_ORDER_LIMIT     40           /* largest max_order the boot line accepts */
+#define PA_MAX_FRAMES          (1ull << 32) /* pfns must fit the 32-bit list links */
+#define PA_MAX_NODES           64
+#define PA_MAX_CPUS            1024
+#define PA_MAX_HOLES           32
+#define PA_MAX_CMA             8
+#define PA_SECTION_BYTES_SHIFT 27 /* 128 MiB memory sections, as x86-64 */
+#define PA_NR_PCP_TYPES        3  /* UNMOVABLE, MOVABLE, RECLAIMABLE */
+#define PA_COSTLY_ORDER        3  /* PAGE_ALLOC_COSTLY_ORDER */
 
 /* ---------------------------------------------------------------------- */
 /* The frame descriptor                                                    */
@@ -41,15 +42,15 @@
  * sections read as zero (PS_BODY) and are never written.
  */
 enum pa_page_state {
-	PS_BODY = 0, /* inside a block headed elsewhere (zero: untouched memory) */
-	PS_FREE,     /* head of a free block on a free list */
-	PS_ALLOC,    /* head of an allocated block */
-	PS_HOLE,     /* no memory behind this frame */
-	PS_FREEING,  /* head of a block being freed outside the lock (init_on_free) */
-	PS_PCP,      /* head of a free block on a per-CPU list */
-	PS_ISOLATED, /* head of an allocated folio that compaction is moving */
-	PS_CAPTURED, /* head of a free block that compaction holds as a destination */
-	PS_MIGRATING,/* head of a destination being filled: counted as captured until done */
+	PS_BODY = 0,  /* inside a block headed elsewhere (zero: untouched memory) */
+	PS_FREE,      /* head of a free block on a free list */
+	PS_ALLOC,     /* head of an allocated block */
+	PS_HOLE,      /* no memory behind this frame */
+	PS_FREEING,   /* head of a block being freed outside the lock (init_on_free) */
+	PS_PCP,       /* head of a free block on a per-CPU list */
+	PS_ISOLATED,  /* head of an allocated folio that compaction is moving */
+	PS_CAPTURED,  /* head of a free block that compaction holds as a destination */
+	PS_MIGRATING, /* head of a destination being filled: counted as captured until done */
 };
 
 enum pa_page_flags {
@@ -100,14 +101,14 @@ static inline unsigned page_state_relaxed(const struct pa_page *p)
 	return __atomic_load_n(&p->state, __ATOMIC_RELAXED);
 }
 
-#define PAGE_BYTE_ACCESSORS(field)                                                                  \
-	static inline unsigned page_##field(const struct pa_page *p)                                \
-	{                                                                                           \
-		return __atomic_load_n(&p->field, __ATOMIC_RELAXED);                                \
-	}                                                                                           \
-	static inline void set_page_##field(struct pa_page *p, unsigned v)                          \
-	{                                                                                           \
-		__atomic_store_n(&p->field, (uint8_t)v, __ATOMIC_RELAXED);                          \
+#define PAGE_BYTE_ACCESSORS(field)                                                                 \
+	static inline unsigned page_##field(const struct pa_page *p)                               \
+	{                                                                                          \
+		return __atomic_load_n(&p->field, __ATOMIC_RELAXED);                               \
+	}                                                                                          \
+	static inline void set_page_##field(struct pa_page *p, unsigned v)                         \
+	{                                                                                          \
+		__atomic_store_n(&p->field, (uint8_t)v, __ATOMIC_RELAXED);                         \
 	}
 PAGE_BYTE_ACCESSORS(order)
 PAGE_BYTE_ACCESSORS(owner)
@@ -153,22 +154,22 @@ static inline void page_prep_alloc(struct pa_page *p, unsigned order, unsigned m
 /* ---------------------------------------------------------------------- */
 
 /* Call sites whose contention is counted separately, as perf lock shows callers. */
-#define PA_LOCK_SITES(X)                                                                            \
-	X(SITE_ALLOC, "pa_alloc_pages")                                                             \
-	X(SITE_ALLOC_BULK, "pa_alloc_pages_bulk")                                                   \
-	X(SITE_FREE, "pa_free_pages")                                                               \
-	X(SITE_PCP_REFILL, "pcp_refill")                                                            \
-	X(SITE_PCP_SPILL, "pcp_spill")                                                              \
-	X(SITE_PCP_ALLOC, "pcp_alloc")                                                              \
-	X(SITE_PCP_FREE, "pcp_free")                                                                \
-	X(SITE_DRAIN, "pcp_drain")                                                                  \
+#define PA_LOCK_SITES(X)                                                                           \
+	X(SITE_ALLOC, "pa_alloc_pages")                                                            \
+	X(SITE_ALLOC_BULK, "pa_alloc_pages_bulk")                                                  \
+	X(SITE_FREE, "pa_free_pages")                                                              \
+	X(SITE_PCP_REFILL, "pcp_refill")                                                           \
+	X(SITE_PCP_SPILL, "pcp_spill")                                                             \
+	X(SITE_PCP_ALLOC, "pcp_alloc")                                                             \
+	X(SITE_PCP_FREE, "pcp_free")                                                               \
+	X(SITE_DRAIN, "pcp_drain")                                                                 \
 	X(SITE_ADMIN, "admin")
 
 enum pa_lock_site {
 #define X(id, name) id,
 	PA_LOCK_SITES(X)
 #undef X
-	PA_NR_LOCK_SITES
+	        PA_NR_LOCK_SITES
 };
 
 struct pa_lock_stat {
@@ -180,11 +181,10 @@ struct pa_lock_stat {
 struct pa_lock {
 	pthread_mutex_t mutex;
 	const char *name;
-	struct pa_pool *pool;             /* for the clock */
-	_Atomic(unsigned long) owner;     /* holder's thread id when debug >= 1, else 0 */
+	struct pa_pool *pool;                       /* for the clock */
+	_Atomic(unsigned long) owner;               /* holder's thread id when debug >= 1, else 0 */
 	struct pa_lock_stat site[PA_NR_LOCK_SITES]; /* written only by the holder */
 };
-
 
 /*
  * The per-CPU list lock: a test-and-set spin lock, two instructions when
@@ -194,7 +194,7 @@ struct pa_lock {
  */
 struct pa_spin {
 	_Atomic uint32_t v;
-	_Atomic uint64_t busy[PA_NR_LOCK_SITES]; /* trylocks that found it taken */
+	_Atomic uint64_t busy[PA_NR_LOCK_SITES];    /* trylocks that found it taken */
 	struct pa_lock_stat site[PA_NR_LOCK_SITES]; /* written only by the holder */
 };
 
@@ -217,46 +217,46 @@ void platform_spin_lock(struct pa_pool *pool, struct pa_spin *s, enum pa_lock_si
 /* ---------------------------------------------------------------------- */
 
 /* Counters kept per zone under the zone lock; folded over zones on read. */
-#define PA_ZONE_STATS(X)                                                                             \
-	X(PGALLOC, "pgalloc")           /* frames allocated, printed per zone type */               \
-	X(PGFREE, "pgfree")             /* frames freed */                                          \
-	X(ALLOC_SUCCESS, "alloc_success") /* successful allocations (blocks) */                     \
-	X(FREE_CALLS, "free_calls")     /* blocks freed */                                          \
-	X(FALLBACK_STEAL, "pgalloc_fallback_steal") /* taken from another type's pageblock */        \
-	X(FALLBACK_CLAIM, "pgalloc_fallback_claim") /* another type's pageblock claimed */          \
-	X(HIGHATOMIC_RESERVE, "highatomic_reserve")                                                  \
-	X(HIGHATOMIC_UNRESERVE, "highatomic_unreserve")                                              \
-	X(COMPACT_MIGRATE_SCANNED, "compact_migrate_scanned")                                        \
-	X(COMPACT_FREE_SCANNED, "compact_free_scanned")                                              \
-	X(COMPACT_ISOLATED, "compact_isolated")                                                      \
-	X(COMPACT_DAEMON_MIGRATE_SCANNED, "compact_daemon_migrate_scanned")                          \
-	X(COMPACT_DAEMON_FREE_SCANNED, "compact_daemon_free_scanned")                                \
-	X(PGMIGRATE_SUCCESS, "pgmigrate_success")                                                    \
-	X(PGMIGRATE_FAIL, "pgmigrate_fail")                                                          \
+#define PA_ZONE_STATS(X)                                                                           \
+	X(PGALLOC, "pgalloc")                       /* frames allocated, printed per zone type */  \
+	X(PGFREE, "pgfree")                         /* frames freed */                             \
+	X(ALLOC_SUCCESS, "alloc_success")           /* successful allocations (blocks) */          \
+	X(FREE_CALLS, "free_calls")                 /* blocks freed */                             \
+	X(FALLBACK_STEAL, "pgalloc_fallback_steal") /* taken from another type's pageblock */      \
+	X(FALLBACK_CLAIM, "pgalloc_fallback_claim") /* another type's pageblock claimed */         \
+	X(HIGHATOMIC_RESERVE, "highatomic_reserve")                                                \
+	X(HIGHATOMIC_UNRESERVE, "highatomic_unreserve")                                            \
+	X(COMPACT_MIGRATE_SCANNED, "compact_migrate_scanned")                                      \
+	X(COMPACT_FREE_SCANNED, "compact_free_scanned")                                            \
+	X(COMPACT_ISOLATED, "compact_isolated")                                                    \
+	X(COMPACT_DAEMON_MIGRATE_SCANNED, "compact_daemon_migrate_scanned")                        \
+	X(COMPACT_DAEMON_FREE_SCANNED, "compact_daemon_free_scanned")                              \
+	X(PGMIGRATE_SUCCESS, "pgmigrate_success")                                                  \
+	X(PGMIGRATE_FAIL, "pgmigrate_fail")                                                        \
 	X(COMPACT_FOLIOS_SPLIT, "compact_folios_split")
 
 enum pa_zone_stat {
 #define X(id, name) PA_ZS_##id,
 	PA_ZONE_STATS(X)
 #undef X
-	PA_NR_ZONE_STATS
+	        PA_NR_ZONE_STATS
 };
 
 /* Pool-wide counters, updated atomically (rare events). */
-#define PA_POOL_STATS(X)                                                                             \
-	X(BAD_PAGE, "bad_page")                                                                      \
-	X(ALLOC_FAIL, "pgalloc_fail")                                                                \
-	X(COMPACT_STALL, "compact_stall")                                                            \
-	X(COMPACT_FAIL, "compact_fail")                                                              \
-	X(COMPACT_SUCCESS, "compact_success")                                                        \
-	X(COMPACT_DAEMON_WAKE, "compact_daemon_wake")                                                \
+#define PA_POOL_STATS(X)                                                                           \
+	X(BAD_PAGE, "bad_page")                                                                    \
+	X(ALLOC_FAIL, "pgalloc_fail")                                                              \
+	X(COMPACT_STALL, "compact_stall")                                                          \
+	X(COMPACT_FAIL, "compact_fail")                                                            \
+	X(COMPACT_SUCCESS, "compact_success")                                                      \
+	X(COMPACT_DAEMON_WAKE, "compact_daemon_wake")                                              \
 	X(COMPACT_DEFERRED, "compact_deferred")
 
 enum pa_pool_stat {
 #define X(id, name) PA_PS_##id,
 	PA_POOL_STATS(X)
 #undef X
-	PA_NR_POOL_STATS
+	        PA_NR_POOL_STATS
 };
 
 /* ---------------------------------------------------------------------- */
@@ -267,28 +267,29 @@ enum pa_wmark { PA_WMARK_MIN, PA_WMARK_LOW, PA_WMARK_HIGH, PA_NR_WMARK };
 
 struct pa_zone {
 	struct pa_pool *pool;
-	unsigned index;          /* in pool->zones */
+	unsigned index; /* in pool->zones */
 	unsigned node;
 	enum pa_zone_type type;
 	pa_pfn_t start_pfn, end_pfn; /* span [start, end) */
-	uint64_t present_pages;  /* frames of the span with memory */
-	uint64_t managed_pages;  /* present frames the buddy manages */
+	uint64_t present_pages;      /* frames of the span with memory */
+	uint64_t managed_pages;      /* present frames the buddy manages */
 	uint64_t wmark[PA_NR_WMARK];
 	uint64_t highatomic_max; /* cap on nr_reserved_highatomic */
 
-	struct pa_lock lock; /* guards everything below and the zone's pageblock bits */
-	uint32_t *list_head;     /* [order * PA_MT_COUNT + mt], PA_NIL when empty */
-	uint64_t *nr_free;       /* [order]: free blocks of that order, all types */
-	uint64_t *nr_free_mt;    /* [order * PA_MT_COUNT + mt] */
+	struct pa_lock lock;            /* guards everything below and the zone's pageblock bits */
+	uint32_t *list_head;            /* [order * PA_MT_COUNT + mt], PA_NIL when empty */
+	uint64_t *nr_free;              /* [order]: free blocks of that order, all types */
+	uint64_t *nr_free_mt;           /* [order * PA_MT_COUNT + mt] */
 	uint64_t nonempty[PA_MT_COUNT]; /* bit o set: the (o, mt) list is not empty */
-	uint64_t free_pages;     /* frames on the free lists */
+	uint64_t free_pages;            /* frames on the free lists */
 	uint64_t nr_reserved_highatomic;
-	uint64_t reserved_pages; /* managed frames held by the pool itself, neither free nor allocated */
-	uint64_t cma_pages;      /* frames in CMA pageblocks */
+	uint64_t
+	        reserved_pages; /* managed frames held by the pool itself, neither free nor allocated */
+	uint64_t cma_pages;     /* frames in CMA pageblocks */
 	uint64_t stat[PA_NR_ZONE_STATS];
-	uint64_t *alloc_order;   /* [order]: successful allocations per order */
+	uint64_t *alloc_order; /* [order]: successful allocations per order */
 
-	struct pa_pcp *pcp;      /* [cpu] */
+	struct pa_pcp *pcp; /* [cpu] */
 
 	/* Compaction (zone lock): cached scanner positions and deferral, as Linux's. */
 	pa_pfn_t compact_cached_migrate_pfn, compact_cached_free_pfn;
@@ -338,8 +339,8 @@ struct pa_boot_config {
 	unsigned max_order;
 	unsigned pageblock_order_ceil;
 	bool thp;
-	uint64_t pcp_orders;      /* bit o: order o on the per-CPU lists */
-	bool pcp_orders_set;      /* given on the command line */
+	uint64_t pcp_orders; /* bit o: order o on the per-CPU lists */
+	bool pcp_orders_set; /* given on the command line */
 	unsigned nr_cpus;
 	unsigned nr_cma;
 	struct pa_cma_request cma[PA_MAX_CMA];
@@ -349,7 +350,7 @@ struct pa_boot_config {
 	int64_t min_free_kbytes;  /* -1: Linux's formula */
 	unsigned watermark_scale_factor;
 	bool compaction_split_folios;
-	bool kcompactd_manual;    /* kcompactd=manual: no threads; pa_kcompactd_run() drives them */
+	bool kcompactd_manual; /* kcompactd=manual: no threads; pa_kcompactd_run() drives them */
 	unsigned compaction_proactiveness;
 	bool shuffle, init_on_free, deferred_init;
 	unsigned debug;
@@ -372,14 +373,14 @@ int boot_parse(const char *cmdline, unsigned online_cpus, struct pa_boot_config 
 struct pa_pool {
 	struct pa_boot_config cfg;
 	struct pa_platform plat;
-	bool cpu_default;          /* no cpu_id hook given: read the CPU id inline */
+	bool cpu_default; /* no cpu_id hook given: read the CPU id inline */
 
 	/* Frame map ("memmap.c"): one array for the whole span, present sections backed. */
 	struct pa_page *map;
 	size_t map_bytes;
-	pa_pfn_t nr_frames;        /* span of pfns */
+	pa_pfn_t nr_frames; /* span of pfns */
 	uint64_t nr_sections;
-	uint8_t *section_present;  /* [section]: 1 when backed */
+	uint8_t *section_present; /* [section]: 1 when backed */
 
 	/* Pageblocks ("pageblock.c"): one byte of bits per pageblock. */
 	uint8_t *pb_bits;
@@ -393,17 +394,18 @@ struct pa_pool {
 	unsigned nr_nodes;
 	struct pa_node nodes[PA_MAX_NODES];
 	unsigned nr_zones;
-	struct pa_zone *zones;    /* ordered by start pfn */
-	uint8_t *pb_zone;         /* [pageblock]: zone index, 0xff outside every zone */
+	struct pa_zone *zones; /* ordered by start pfn */
+	uint8_t *pb_zone;      /* [pageblock]: zone index, 0xff outside every zone */
 
 	_Atomic uint64_t pool_stat[PA_NR_POOL_STATS];
 	_Atomic uint64_t *alloc_fail_order; /* [order] */
 	_Atomic unsigned watermark_scale_factor;
-	_Atomic int64_t min_free_kbytes; /* the value in force: the boot key's, or Linux's formula */
-	pthread_mutex_t ctl_lock;  /* serializes control writes (a knob and what follows from it) */
+	_Atomic int64_t
+	        min_free_kbytes;  /* the value in force: the boot key's, or Linux's formula */
+	pthread_mutex_t ctl_lock; /* serializes control writes (a knob and what follows from it) */
 
-	_Atomic uint64_t pcp_orders;        /* bit o: order o goes through the per-CPU lists */
-	struct pa_zone **cpu_zone;          /* [cpu * 2 + movable]: where a CPU's fast path allocates */
+	_Atomic uint64_t pcp_orders; /* bit o: order o goes through the per-CPU lists */
+	struct pa_zone **cpu_zone;   /* [cpu * 2 + movable]: where a CPU's fast path allocates */
 	_Atomic unsigned pcp_high_fraction; /* 0: high auto-tuned; N: managed / N / CPUs */
 	pthread_mutex_t pcp_order_mutex;    /* serializes switching orders */
 
@@ -411,9 +413,9 @@ struct pa_pool {
 	struct pa_owner_ops owners[256];
 	_Atomic unsigned nr_owners;
 	pthread_mutex_t owner_lock;
-	_Atomic unsigned compact_fail_pct;  /* fault injection: migrations answered AGAIN/BUSY */
+	_Atomic unsigned compact_fail_pct; /* fault injection: migrations answered AGAIN/BUSY */
 	_Atomic unsigned compaction_proactiveness;
-	struct pa_kcompactd *kcompactd;     /* [node] */
+	struct pa_kcompactd *kcompactd; /* [node] */
 
 	/* CMA areas ("cma.c"), fixed at boot. */
 	unsigned nr_cma;
@@ -435,7 +437,8 @@ unsigned platform_cpu_slow(void);
 static inline unsigned platform_cpu(void)
 {
 	if (likely(__rseq_size)) {
-		const struct rseq *rs = (const struct rseq *)((char *)__builtin_thread_pointer() + __rseq_offset);
+		const struct rseq *rs =
+		        (const struct rseq *)((char *)__builtin_thread_pointer() + __rseq_offset);
 		int cpu = (int)__atomic_load_n(&rs->cpu_id, __ATOMIC_RELAXED);
 		if (likely(cpu >= 0))
 			return (unsigned)cpu;
@@ -447,7 +450,7 @@ void platform_lock_init(struct pa_lock *lock, struct pa_pool *pool, const char *
 void platform_lock_destroy(struct pa_lock *lock);
 void platform_lock_slow(struct pa_lock *lock, enum pa_lock_site site);
 void platform_report(const struct pa_pool *pool, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
+        __attribute__((format(printf, 2, 3)));
 
 /* Take a lock; contention is timed and counted only when the trylock fails. */
 static inline void pa_lock(struct pa_lock *lock, enum pa_lock_site site)
@@ -455,7 +458,8 @@ static inline void pa_lock(struct pa_lock *lock, enum pa_lock_site site)
 	if (unlikely(pthread_mutex_trylock(&lock->mutex) != 0))
 		platform_lock_slow(lock, site);
 	if (unlikely(lock->pool->cfg.debug))
-		atomic_store_explicit(&lock->owner, (unsigned long)pthread_self(), memory_order_relaxed);
+		atomic_store_explicit(&lock->owner, (unsigned long)pthread_self(),
+		                      memory_order_relaxed);
 }
 
 static inline void pa_unlock(struct pa_lock *lock)
@@ -466,17 +470,17 @@ static inline void pa_unlock(struct pa_lock *lock)
 }
 
 /* Lock precondition, checked when debug >= 1. */
-#define pa_lock_held(lock)                                                                          \
+#define pa_lock_held(lock)                                                                         \
 	pa_assert((lock)->pool, atomic_load_explicit(&(lock)->owner, memory_order_relaxed) ==      \
 	                                (unsigned long)pthread_self())
 
 /* Tier 2 and 3 checks: debug asserts (debug >= 1) and expensive validation (debug >= 2). */
 void pa_assert_fail(const char *expr, const char *file, int line, const char *func)
-	__attribute__((noreturn));
-#define pa_assert(pool, cond)                                                                       \
-	do {                                                                                        \
-		if (unlikely((pool)->cfg.debug >= 1) && !(cond))                                    \
-			pa_assert_fail(#cond, __FILE__, __LINE__, __func__);                        \
+        __attribute__((noreturn));
+#define pa_assert(pool, cond)                                                                      \
+	do {                                                                                       \
+		if (unlikely((pool)->cfg.debug >= 1) && !(cond))                                   \
+			pa_assert_fail(#cond, __FILE__, __LINE__, __func__);                       \
 	} while (0)
 #define pa_debug_expensive(pool) unlikely((pool)->cfg.debug >= 2)
 
@@ -510,7 +514,9 @@ static inline pa_pfn_t page_pfn(const struct pa_pool *pool, const struct pa_page
  */
 static inline uint64_t block_step(const struct pa_page *p, unsigned st)
 {
-	return (st == PS_HOLE || st == PS_BODY) ? 1 : 1ull << __atomic_load_n(&p->order, __ATOMIC_RELAXED);
+	return (st == PS_HOLE || st == PS_BODY) ?
+	               1 :
+	               1ull << __atomic_load_n(&p->order, __ATOMIC_RELAXED);
 }
 
 /* The pfn of a descriptor pointer from outside; PA_PFN_INVALID if it is not one of ours. */
@@ -606,7 +612,7 @@ static inline int buddy_first_order(const struct pa_zone *zone, unsigned order, 
 
 #define PB_MT_MASK 0x07u
 #define PB_ISOLATE 0x08u
-#define PB_SKIP 0x10u
+#define PB_SKIP    0x10u
 
 /*
  * The list a free block of this pageblock belongs on: its migratetype, or
@@ -616,7 +622,8 @@ static inline int buddy_first_order(const struct pa_zone *zone, unsigned order, 
  */
 static inline unsigned pageblock_mt(const struct pa_pool *pool, pa_pfn_t pfn)
 {
-	uint8_t b = __atomic_load_n(&pool->pb_bits[pfn >> pool->cfg.pageblock_order], __ATOMIC_RELAXED);
+	uint8_t b =
+	        __atomic_load_n(&pool->pb_bits[pfn >> pool->cfg.pageblock_order], __ATOMIC_RELAXED);
 	return (b & PB_ISOLATE) ? PA_MT_ISOLATE : (b & PB_MT_MASK);
 }
 
@@ -642,7 +649,6 @@ void pageblock_reserve_highatomic(struct pa_zone *zone, pa_pfn_t pfn, unsigned o
 bool pageblock_unreserve_highatomic(struct pa_zone *zone, unsigned mt);
 extern const char *const pa_migratetype_names[PA_MT_COUNT];
 
-
 /* ---------------------------------------------------------------------- */
 /* Per-CPU lists ("pcp.c")                                                 */
 /* ---------------------------------------------------------------------- */
@@ -655,21 +661,21 @@ extern const char *const pa_migratetype_names[PA_MT_COUNT];
  */
 struct pa_pcp {
 	struct pa_spin lock;
-	uint32_t count;      /* frames on the lists */
-	uint32_t high;       /* spill to the buddy above this */
+	uint32_t count; /* frames on the lists */
+	uint32_t high;  /* spill to the buddy above this */
 	uint32_t high_min, high_max;
-	uint32_t batch;      /* blocks per refill or spill, in order-0 frames */
-	uint32_t free_count; /* frames freed in a row: scales the spill batch */
+	uint32_t batch;        /* blocks per refill or spill, in order-0 frames */
+	uint32_t free_count;   /* frames freed in a row: scales the spill batch */
 	uint32_t alloc_factor; /* refills in a row without a free: scales the refill (order 0) */
-	uint32_t spill_next; /* the list a spill starts from */
+	uint32_t spill_next;   /* the list a spill starts from */
 	uint64_t last_decay_ns;
-	uint32_t *head;      /* [order * PA_NR_PCP_TYPES + type]; per-list counts are walked on read */
+	uint32_t *head; /* [order * PA_NR_PCP_TYPES + type]; per-list counts are walked on read */
 	/* [2 * order]: blocks allocated, [2 * order + 1]: blocks freed; the zone's
 	 * pgalloc, pgfree and per-order counts are folded from these on read. */
 	uint64_t *ops;
 } __attribute__((aligned(64)));
 
-#define pcp_index(order, type) ((order) * PA_NR_PCP_TYPES + (type))
+#define pcp_index(order, type) ((order)*PA_NR_PCP_TYPES + (type))
 
 int pcp_init_zone(struct pa_zone *zone);
 void pcp_destroy_zone(struct pa_zone *zone);
@@ -678,7 +684,8 @@ void pcp_setup_sizes(struct pa_zone *zone);
 /* The CPU the caller runs on, 0..nr_cpus-1. */
 static inline unsigned pool_cpu(const struct pa_pool *pool)
 {
-	unsigned cpu = likely(pool->cpu_default) ? platform_cpu() : pool->plat.cpu_id(pool->plat.ctx);
+	unsigned cpu =
+	        likely(pool->cpu_default) ? platform_cpu() : pool->plat.cpu_id(pool->plat.ctx);
 	return likely(cpu < pool->cfg.nr_cpus) ? cpu : cpu % pool->cfg.nr_cpus;
 }
 
@@ -693,11 +700,12 @@ static inline bool pcp_order_enabled(const struct pa_pool *pool, unsigned order)
  * their registers to themselves.
  */
 struct pa_page *pcp_refill_unlock(struct pa_zone *zone, struct pa_pcp *pcp, unsigned order,
-				  unsigned mt, pa_gfp_t gfp);
+                                  unsigned mt, pa_gfp_t gfp);
 bool pcp_spill_unlock(struct pa_zone *zone, struct pa_pcp *pcp);
 bool pcp_free_wipe_unlock(struct pa_zone *zone, struct pa_pcp *pcp, pa_pfn_t pfn, unsigned order);
 
-static inline pa_pfn_t pcp_pop(struct pa_pool *pool, struct pa_pcp *pcp, unsigned order, unsigned type)
+static inline pa_pfn_t pcp_pop(struct pa_pool *pool, struct pa_pcp *pcp, unsigned order,
+                               unsigned type)
 {
 	uint32_t *head = &pcp->head[pcp_index(order, type)];
 	pa_pfn_t pfn = *head;
@@ -710,7 +718,7 @@ static inline pa_pfn_t pcp_pop(struct pa_pool *pool, struct pa_pcp *pcp, unsigne
 
 /* A list is a stack through lru.next: the most recently freed block is the cache-hottest. */
 static inline void pcp_push(struct pa_pool *pool, struct pa_pcp *pcp, pa_pfn_t pfn, unsigned order,
-			    unsigned type)
+                            unsigned type)
 {
 	struct pa_page *p = pfn_page(pool, pfn);
 	uint32_t *head = &pcp->head[pcp_index(order, type)];
@@ -722,7 +730,7 @@ static inline void pcp_push(struct pa_pool *pool, struct pa_pcp *pcp, pa_pfn_t p
 
 /* A block popped off a list becomes an allocated one: order, type and zone are already set. */
 static inline struct pa_page *pcp_prep(struct pa_pool *pool, struct pa_pcp *pcp, pa_pfn_t pfn,
-				       unsigned order, unsigned mt, pa_gfp_t gfp)
+                                       unsigned order, unsigned mt, pa_gfp_t gfp)
 {
 	struct pa_page *p = pfn_page(pool, pfn);
 	page_prep_fields(p, mt, gfp); /* not the order: scanners read it under the zone lock */
@@ -737,7 +745,7 @@ static inline struct pa_page *pcp_prep(struct pa_pool *pool, struct pa_pcp *pcp,
  * takes the zone path.
  */
 static inline struct pa_page *pcp_alloc(struct pa_zone *z, unsigned cpu, unsigned order,
-					unsigned mt, pa_gfp_t gfp)
+                                        unsigned mt, pa_gfp_t gfp)
 {
 	struct pa_pool *pool = z->pool;
 	struct pa_pcp *pcp = &z->pcp[cpu];
@@ -775,10 +783,10 @@ static inline bool pcp_free(struct pa_zone *z, unsigned cpu, pa_pfn_t pfn, unsig
 	 * under the zone lock. The plain check first keeps a bad free of an absent
 	 * frame (read-only zero descriptor) from writing to it.
 	 */
-	if (unlikely(page_state(p) != PS_ALLOC || p->order != order || !pcp_order_enabled(pool, order) ||
-		     mt == PA_MT_ISOLATE ||
-		     !__atomic_compare_exchange_n(&p->state, &alloc, (uint8_t)PS_PCP, false,
-						  __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))) {
+	if (unlikely(page_state(p) != PS_ALLOC || p->order != order ||
+	             !pcp_order_enabled(pool, order) || mt == PA_MT_ISOLATE ||
+	             !__atomic_compare_exchange_n(&p->state, &alloc, (uint8_t)PS_PCP, false,
+	                                          __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))) {
 		pa_spin_unlock(&pcp->lock);
 		return false;
 	}
@@ -807,8 +815,7 @@ void pcp_set_order(struct pa_pool *pool, unsigned order, bool on);
 void zone_fold_stats(struct pa_zone *zone, uint64_t stat[PA_NR_ZONE_STATS], uint64_t *alloc_order);
 /* The same with the zone's list locks and zone lock held. */
 void zone_fold_stats_locked(const struct pa_zone *zone, uint64_t stat[PA_NR_ZONE_STATS],
-			    uint64_t *alloc_order);
-
+                            uint64_t *alloc_order);
 
 /* ---------------------------------------------------------------------- */
 /* "migrate.c": movable owners, pins, moving one folio                     */
@@ -835,9 +842,9 @@ void migrate_putback(struct pa_zone *zone, pa_pfn_t pfn);
  * keep_on_again, when src stays isolated for another try. Returns the answer.
  */
 enum pa_migrate_result migrate_folio(struct pa_zone *zone, pa_pfn_t src, pa_pfn_t dst,
-				     bool keep_on_again,
-				     void (*release)(void *ctx, pa_pfn_t pfn, unsigned order),
-				     void *ctx);
+                                     bool keep_on_again,
+                                     void (*release)(void *ctx, pa_pfn_t pfn, unsigned order),
+                                     void *ctx);
 /* Linux's folio split (compaction_split_folios=1): an isolated folio into order-0 folios. */
 void migrate_split_folio(struct pa_zone *zone, pa_pfn_t pfn);
 /* pa_free_pages() of a block being moved: mark it; the mover frees it. Zone lock held. */
@@ -853,10 +860,9 @@ int compaction_init(struct pa_pool *pool, char *err, size_t errlen);
 void compaction_stop(struct pa_pool *pool);
 /* Direct compaction from the allocation slow path; true if a block of order may now exist. */
 bool compaction_direct(struct pa_pool *pool, const struct pa_node *node, unsigned order,
-		       pa_gfp_t gfp, enum compact_mode mode);
+                       pa_gfp_t gfp, enum compact_mode mode);
 /* A high-order allocation failed: wake node's background compactor. */
 void compaction_wake(struct pa_pool *pool, unsigned node, unsigned order);
-
 
 /* ---------------------------------------------------------------------- */
 /* "isolation.c", "contig.c", "cma.c"                                      */
@@ -882,7 +888,6 @@ void cma_destroy(struct pa_pool *pool);
 /* ---------------------------------------------------------------------- */
 /* "alloc.c"                                                               */
 /* ---------------------------------------------------------------------- */
-
 
 /* Which pageblocks an allocation of gfp belongs to. */
 static inline unsigned gfp_migratetype(pa_gfp_t gfp)

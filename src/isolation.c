@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Pageblock isolation: take a range of pageblocks out of use, so that a
  * contiguous allocation can empty it while the rest of the pool goes on.
@@ -59,8 +60,8 @@ int isolation_start(struct pa_zone *z, pa_pfn_t start, pa_pfn_t end)
 		}
 	}
 	for (pa_pfn_t p = s; p < e; p += pb)
-		__atomic_fetch_or(&pool->pb_bits[p >> pool->cfg.pageblock_order], (uint8_t)PB_ISOLATE,
-				  __ATOMIC_RELAXED);
+		__atomic_fetch_or(&pool->pb_bits[p >> pool->cfg.pageblock_order],
+		                  (uint8_t)PB_ISOLATE, __ATOMIC_RELAXED);
 	isolation_split_to_pageblocks(z, s);
 	isolation_split_to_pageblocks(z, e - pb);
 	for (pa_pfn_t p = s; p < e; p += pb)
@@ -77,8 +78,8 @@ void isolation_undo(struct pa_zone *z, pa_pfn_t start, pa_pfn_t end)
 	pa_pfn_t s = pb_floor(pool, start), e = pb_floor(pool, end - 1) + pb;
 	pa_lock(&z->lock, SITE_ADMIN);
 	for (pa_pfn_t p = s; p < e; p += pb)
-		__atomic_fetch_and(&pool->pb_bits[p >> pool->cfg.pageblock_order], (uint8_t)~PB_ISOLATE,
-				   __ATOMIC_RELAXED);
+		__atomic_fetch_and(&pool->pb_bits[p >> pool->cfg.pageblock_order],
+		                   (uint8_t)~PB_ISOLATE, __ATOMIC_RELAXED);
 	/*
 	 * Re-free every free block: it leaves the ISOLATE list and merges with
 	 * its buddies. A block that began in an isolated pageblock before s is
@@ -92,9 +93,9 @@ void isolation_undo(struct pa_zone *z, pa_pfn_t start, pa_pfn_t end)
 		uint64_t n = block_step(h, st);
 		if (st == PS_FREE && h->mt == PA_MT_ISOLATE) {
 			/* Larger than a pageblock: each pageblock goes back under its own type. */
-			unsigned order = page_order(h), o = order < pool->cfg.pageblock_order
-								   ? order
-								   : pool->cfg.pageblock_order;
+			unsigned order = page_order(h), o = order < pool->cfg.pageblock_order ?
+			                                            order :
+			                                            pool->cfg.pageblock_order;
 			buddy_list_del(z, p);
 			for (pa_pfn_t q = p; q < p + (1ull << order); q += 1ull << o)
 				buddy_free_block(z, q, o, pageblock_mt(pool, q));

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The frame map: one virtually contiguous array of descriptors for the whole
  * pfn span (the userspace form of SPARSEMEM_VMEMMAP). Only sections that hold
@@ -15,7 +16,10 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-static uint64_t div_up(uint64_t a, uint64_t b) { return (a + b - 1) / b; }
+static uint64_t div_up(uint64_t a, uint64_t b)
+{
+	return (a + b - 1) / b;
+}
 
 /* Is any frame of [lo, hi) outside every hole? */
 static bool range_has_memory(const struct pa_boot_config *c, pa_pfn_t lo, pa_pfn_t hi)
@@ -52,10 +56,11 @@ static int memmap_back_sections(struct pa_pool *pool, char *err, size_t errlen)
 		pa_pfn_t hi = lo + sec_frames < pool->nr_frames ? lo + sec_frames : pool->nr_frames;
 		if (!range_has_memory(c, lo, hi))
 			continue;
-		int rc = pool->plat.commit(pool->plat.ctx, (char *)pool->map + s * sec_bytes, sec_bytes);
+		int rc = pool->plat.commit(pool->plat.ctx, (char *)pool->map + s * sec_bytes,
+		                           sec_bytes);
 		if (rc) {
 			snprintf(err, errlen, "mem: cannot back the frame map of section %llu (%s)",
-				 (unsigned long long)s, strerror(-rc));
+			         (unsigned long long)s, strerror(-rc));
 			return rc;
 		}
 		pool->section_present[s] = 1;
@@ -86,31 +91,35 @@ static int memmap_map_backing(struct pa_pool *pool, char *err, size_t errlen)
 	case PA_BACKING_NONE:
 		return 0;
 	case PA_BACKING_ANON:
-		p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
-			 -1, 0);
+		p = mmap(NULL, bytes, PROT_READ | PROT_WRITE,
+		         MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 		if (p == MAP_FAILED)
 			return backing_fail(err, errlen, "backing=anon: cannot map mem", errno);
 		break;
 	case PA_BACKING_FILE:
 		pool->backing_fd = open(c->backing_path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
 		if (pool->backing_fd < 0)
-			return backing_fail(err, errlen, "backing=file: cannot open the file", errno);
+			return backing_fail(err, errlen, "backing=file: cannot open the file",
+			                    errno);
 		if (ftruncate(pool->backing_fd, (off_t)bytes) != 0)
-			return backing_fail(err, errlen, "backing=file: cannot size the file to mem", errno);
+			return backing_fail(err, errlen,
+			                    "backing=file: cannot size the file to mem", errno);
 		p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, pool->backing_fd, 0);
 		if (p == MAP_FAILED)
-			return backing_fail(err, errlen, "backing=file: cannot map the file", errno);
+			return backing_fail(err, errlen, "backing=file: cannot map the file",
+			                    errno);
 		break;
 	case PA_BACKING_HUGETLB:
 		/* No MAP_NORESERVE: without reserved huge pages this must fail now, not SIGBUS later. */
-		p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_HUGETLB,
-			 -1, 0);
+		p = mmap(NULL, bytes, PROT_READ | PROT_WRITE,
+		         MAP_PRIVATE | MAP_ANONYMOUS | MAP_HUGETLB, -1, 0);
 		if (p == MAP_FAILED)
-			return backing_fail(err, errlen,
-					    "backing=hugetlb: cannot map mem from huge pages; reserve "
-					    "enough in /proc/sys/vm/nr_hugepages, and make mem a multiple "
-					    "of the huge page size",
-					    errno);
+			return backing_fail(
+			        err, errlen,
+			        "backing=hugetlb: cannot map mem from huge pages; reserve "
+			        "enough in /proc/sys/vm/nr_hugepages, and make mem a multiple "
+			        "of the huge page size",
+			        errno);
 		break;
 	}
 	pool->base = p;
@@ -130,7 +139,7 @@ int memmap_init(struct pa_pool *pool, char *err, size_t errlen)
 	pool->pb_bits = malloc(pool->nr_pageblocks);
 	if (!pool->map || !pool->section_present || !pool->pb_bits) {
 		snprintf(err, errlen, "mem=%llu: cannot reserve the frame map (%zu bytes)",
-			 (unsigned long long)c->mem, pool->map_bytes);
+		         (unsigned long long)c->mem, pool->map_bytes);
 		return -ENOMEM;
 	}
 	/* As Linux, every pageblock starts MOVABLE; claims retype them as needed. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Movable owners and moving one folio.
  *
@@ -34,7 +35,8 @@ int pa_owner_register(struct pa_pool *pool, const struct pa_owner_ops *ops)
 }
 
 /* The allocated head page names, with its zone locked; NULL (nothing locked) otherwise. */
-static struct pa_zone *lock_allocated(struct pa_pool *pool, const struct pa_page *page, pa_pfn_t *pfn)
+static struct pa_zone *lock_allocated(struct pa_pool *pool, const struct pa_page *page,
+                                      pa_pfn_t *pfn)
 {
 	*pfn = page ? page_to_pfn_checked(pool, page) : PA_PFN_INVALID;
 	struct pa_zone *z = *pfn != PA_PFN_INVALID ? zone_of_pfn(pool, *pfn) : NULL;
@@ -68,11 +70,13 @@ int pa_set_owner(struct pa_pool *pool, struct pa_page *page, int owner, uint64_t
 }
 
 struct pa_page *pa_alloc_owned(struct pa_pool *pool, pa_gfp_t gfp, unsigned int order, int owner,
-			       uint64_t cookie)
+                               uint64_t cookie)
 {
 	if (!(gfp & PA_GFP_MOVABLE)) {
-		platform_report(pool, "pa_alloc_owned: gfp %#x is not PA_GFP_MOVABLE: an owned folio "
-				      "must be movable", gfp);
+		platform_report(pool,
+		                "pa_alloc_owned: gfp %#x is not PA_GFP_MOVABLE: an owned folio "
+		                "must be movable",
+		                gfp);
 		return NULL;
 	}
 	struct pa_page *p = pa_alloc_pages(pool, gfp, order);
@@ -128,7 +132,7 @@ bool migrate_isolate(struct pa_pool *pool, pa_pfn_t pfn, unsigned max_order)
 	uint8_t alloc = PS_ALLOC;
 	if (p->order > max_order ||
 	    !__atomic_compare_exchange_n(&p->state, &alloc, (uint8_t)PS_ISOLATED, false,
-					 __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
+	                                 __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
 		return false;
 	if (migrate_movable(pool, p))
 		return true;
@@ -165,7 +169,8 @@ void migrate_putback(struct pa_zone *z, pa_pfn_t pfn)
  * that makes a share of migrations fail as an owner would, to prove that a
  * failed move leaves data and state exactly as they were.
  */
-static enum pa_migrate_result ask_owner(struct pa_pool *pool, struct pa_page *src, struct pa_page *dst)
+static enum pa_migrate_result ask_owner(struct pa_pool *pool, struct pa_page *src,
+                                        struct pa_page *dst)
 {
 	unsigned pct = atomic_load_explicit(&pool->compact_fail_pct, memory_order_relaxed);
 	if (pct && (unsigned)(rand() % 100) < pct)
@@ -187,15 +192,16 @@ static void commit_dst(struct pa_page *dst, const struct pa_page *src)
 }
 
 enum pa_migrate_result migrate_folio(struct pa_zone *z, pa_pfn_t src, pa_pfn_t dst,
-				     bool keep_on_again,
-				     void (*release)(void *ctx, pa_pfn_t pfn, unsigned order),
-				     void *ctx)
+                                     bool keep_on_again,
+                                     void (*release)(void *ctx, pa_pfn_t pfn, unsigned order),
+                                     void *ctx)
 {
 	struct pa_pool *pool = z->pool;
 	struct pa_page *sp = pfn_page(pool, src), *dp = pfn_page(pool, dst);
 	unsigned order = sp->order;
 	if (pool->base)
-		memcpy(pool->base + (dst << pool->cfg.page_shift), pool->base + (src << pool->cfg.page_shift),
+		memcpy(pool->base + (dst << pool->cfg.page_shift),
+		       pool->base + (src << pool->cfg.page_shift),
 		       (size_t)1 << (pool->cfg.page_shift + order));
 	/* The new folio carries the owner's cookie from the start: the owner may look at it. */
 	dp->private = sp->private;
@@ -219,7 +225,7 @@ enum pa_migrate_result migrate_folio(struct pa_zone *z, pa_pfn_t src, pa_pfn_t d
 		z->stat[PA_ZS_PGMIGRATE_FAIL] += 1ull << order;
 		if (r != PA_MIGRATE_AGAIN || !keep_on_again)
 			migrate_putback(z, src); /* frees it if the owner freed either copy */
-		release(ctx, dst, order); /* back to the caller's free pages */
+		release(ctx, dst, order);        /* back to the caller's free pages */
 	}
 	pa_unlock(&z->lock);
 	return r;

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Pageblocks: a migratetype (and isolate and skip bits) per 2^pageblock_order
  * frames, and the policy of taking memory from another type's pageblocks
@@ -26,7 +27,8 @@ void pageblock_set_mt(struct pa_pool *pool, pa_pfn_t pfn, unsigned mt)
 {
 	uint8_t *b = &pool->pb_bits[pfn >> pool->cfg.pageblock_order];
 	uint8_t old = __atomic_load_n(b, __ATOMIC_RELAXED);
-	__atomic_store_n(b, (uint8_t)((old & ~PB_MT_MASK) | mt), __ATOMIC_RELAXED); /* zone lock held */
+	__atomic_store_n(b, (uint8_t)((old & ~PB_MT_MASK) | mt),
+	                 __ATOMIC_RELAXED); /* zone lock held */
 }
 
 void pageblock_set_mt_range(struct pa_pool *pool, pa_pfn_t pfn, unsigned order, unsigned mt)
@@ -58,7 +60,7 @@ static struct pb_census pageblock_walk(struct pa_zone *z, pa_pfn_t pfn, int move
 			if (move_to >= 0)
 				buddy_list_move(z, p, (unsigned)move_to);
 		} else if (page_state(pg) == PS_ALLOC || page_state(pg) == PS_FREEING ||
-			   page_state(pg) == PS_ISOLATED) {
+		           page_state(pg) == PS_ISOLATED) {
 			c.movable += page_mt(pg) == PA_MT_MOVABLE ? n : 0;
 		} else if (page_state(pg) == PS_BODY || page_state(pg) == PS_HOLE) {
 			n = 1; /* a hole, or an absent section inside a large pageblock */
@@ -98,7 +100,7 @@ static int find_fallback(const struct pa_zone *z, unsigned order, unsigned start
  * and compatible frames make at least half of it (Linux's try_to_claim_block).
  */
 static pa_pfn_t try_claim(struct pa_zone *z, pa_pfn_t pfn, unsigned cur, unsigned order,
-			  unsigned start_mt, unsigned block_mt)
+                          unsigned start_mt, unsigned block_mt)
 {
 	struct pa_pool *pool = z->pool;
 	unsigned pb = pool->cfg.pageblock_order;
@@ -109,9 +111,9 @@ static pa_pfn_t try_claim(struct pa_zone *z, pa_pfn_t pfn, unsigned cur, unsigne
 		return buddy_take_smallest(z, order, start_mt);
 	}
 	struct pb_census c = pageblock_walk(z, pfn, -1);
-	uint64_t alike = start_mt == PA_MT_MOVABLE    ? c.movable
-			 : block_mt == PA_MT_MOVABLE ? (1ull << pb) - c.free - c.movable
-						     : 0;
+	uint64_t alike = start_mt == PA_MT_MOVABLE ? c.movable :
+	                 block_mt == PA_MT_MOVABLE ? (1ull << pb) - c.free - c.movable :
+	                                             0;
 	if (c.free + alike < (1ull << pb) / 2)
 		return PA_NIL;
 	pageblock_move_free(z, pfn, start_mt);
@@ -130,7 +132,7 @@ static pa_pfn_t rmqueue_claim(struct pa_zone *z, unsigned order, unsigned start_
 		if (!should_try_claim(pool, (unsigned)cur, start_mt))
 			break; /* orders too low to claim from here down */
 		pa_pfn_t pfn = try_claim(z, buddy_list_first(z, (unsigned)cur, (unsigned)fb),
-					 (unsigned)cur, order, start_mt, (unsigned)fb);
+		                         (unsigned)cur, order, start_mt, (unsigned)fb);
 		if (pfn != PA_NIL)
 			return pfn;
 	}
@@ -218,8 +220,8 @@ bool pageblock_unreserve_highatomic(struct pa_zone *z, unsigned mt)
 			pageblock_set_mt(pool, pfn, mt);
 		}
 		uint64_t frames = o > pb ? 1ull << o : 1ull << pb;
-		z->nr_reserved_highatomic -= frames < z->nr_reserved_highatomic ? frames
-										   : z->nr_reserved_highatomic;
+		z->nr_reserved_highatomic -=
+		        frames < z->nr_reserved_highatomic ? frames : z->nr_reserved_highatomic;
 		z->stat[PA_ZS_HIGHATOMIC_UNRESERVE]++;
 		return true;
 	}

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Per-CPU lists: each CPU keeps a few free blocks of every enabled order for
  * each zone, so that most allocations and frees touch no shared lock. Blocks
@@ -20,9 +21,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define PCP_BATCH_SCALE_MAX 5     /* frees in a row scale the spill up to batch << 5 (pcp_free) */
+#define PCP_BATCH_SCALE_MAX   5 /* frees in a row scale the spill up to batch << 5 (pcp_free) */
 #define PCP_DECAY_INTERVAL_NS 1000000000ull
-#define PCP_MIN_HIGH_FRACTION 8  /* as Linux's MIN_PERCPU_PAGELIST_HIGH_FRACTION */
+#define PCP_MIN_HIGH_FRACTION 8 /* as Linux's MIN_PERCPU_PAGELIST_HIGH_FRACTION */
 
 static unsigned nr_lists(const struct pa_pool *pool)
 {
@@ -129,7 +130,7 @@ static unsigned refill_count(struct pa_pcp *pcp, unsigned order)
 }
 
 static void pcp_spill(struct pa_zone *z, struct pa_pcp *pcp, uint64_t frames, uint64_t order_mask,
-		      enum pa_lock_site site);
+                      enum pa_lock_site site);
 
 /*
  * Once a second at most (Linux's decay_pcp_high): let high fall back toward
@@ -187,7 +188,7 @@ static void pcp_refill(struct pa_zone *z, struct pa_pcp *pcp, unsigned order, un
  * as Linux's free_pcppages_bulk() does.
  */
 static void pcp_spill(struct pa_zone *z, struct pa_pcp *pcp, uint64_t frames, uint64_t order_mask,
-		      enum pa_lock_site site)
+                      enum pa_lock_site site)
 {
 	struct pa_pool *pool = z->pool;
 	unsigned lists = nr_lists(pool), idx = pcp->spill_next % lists;
@@ -197,7 +198,8 @@ static void pcp_spill(struct pa_zone *z, struct pa_pcp *pcp, uint64_t frames, ui
 		unsigned order = idx / PA_NR_PCP_TYPES, type = idx % PA_NR_PCP_TYPES;
 		if (!((order_mask >> order) & 1))
 			continue;
-		for (pa_pfn_t pfn; freed < frames && (pfn = pcp_pop(pool, pcp, order, type)) != PA_NIL;) {
+		for (pa_pfn_t pfn;
+		     freed < frames && (pfn = pcp_pop(pool, pcp, order, type)) != PA_NIL;) {
 			buddy_free_block(z, pfn, order, pageblock_mt(pool, pfn));
 			freed += 1ull << order;
 		}
@@ -207,7 +209,7 @@ static void pcp_spill(struct pa_zone *z, struct pa_pcp *pcp, uint64_t frames, ui
 }
 
 struct pa_page *pcp_refill_unlock(struct pa_zone *z, struct pa_pcp *pcp, unsigned order,
-				  unsigned mt, pa_gfp_t gfp)
+                                  unsigned mt, pa_gfp_t gfp)
 {
 	/* Switched off since the caller looked: the drain has run, so put nothing back. */
 	if (pcp_order_enabled(z->pool, order))
@@ -320,7 +322,7 @@ void pa_drain_all(struct pa_pool *pool)
 }
 
 void zone_fold_stats_locked(const struct pa_zone *z, uint64_t stat[PA_NR_ZONE_STATS],
-			    uint64_t *alloc_order)
+                            uint64_t *alloc_order)
 {
 	unsigned orders = z->pool->cfg.max_order + 1;
 	for (unsigned s = 0; s < PA_NR_ZONE_STATS; s++)
@@ -352,7 +354,7 @@ void zone_fold_stats(struct pa_zone *z, uint64_t stat[PA_NR_ZONE_STATS], uint64_
 }
 
 int pa_pcp_info(struct pa_pool *pool, unsigned node, enum pa_zone_type type, unsigned cpu,
-		struct pa_pcp_info *info, uint64_t *blocks)
+                struct pa_pcp_info *info, uint64_t *blocks)
 {
 	if (node >= pool->nr_nodes || type >= PA_ZONE_COUNT || cpu >= pool->cfg.nr_cpus ||
 	    !pool->nodes[node].zones[type])
@@ -360,11 +362,15 @@ int pa_pcp_info(struct pa_pool *pool, unsigned node, enum pa_zone_type type, uns
 	struct pa_zone *z = pool->nodes[node].zones[type];
 	struct pa_pcp *pcp = &z->pcp[cpu];
 	platform_spin_lock(pool, &pcp->lock, SITE_ADMIN);
-	*info = (struct pa_pcp_info){ .count = pcp->count, .high = pcp->high, .high_min = pcp->high_min,
-				      .high_max = pcp->high_max, .batch = pcp->batch };
+	*info = (struct pa_pcp_info){ .count = pcp->count,
+		                      .high = pcp->high,
+		                      .high_min = pcp->high_min,
+		                      .high_max = pcp->high_max,
+		                      .batch = pcp->batch };
 	for (unsigned i = 0; blocks && i < nr_lists(pool); i++) {
 		uint64_t n = 0;
-		for (uint32_t pfn = pcp->head[i]; pfn != PA_NIL; pfn = pfn_page(pool, pfn)->lru.next)
+		for (uint32_t pfn = pcp->head[i]; pfn != PA_NIL;
+		     pfn = pfn_page(pool, pfn)->lru.next)
 			n++;
 		blocks[i] = n;
 	}

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The default userspace platform: CPU id, clock, metadata memory, reports,
  * and locks that count their contention. Everything the core needs from the

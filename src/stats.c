@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Statistics: the counter names, and every report of the pool in the exact
  * /proc text and as JSON: /proc/buddyinfo, /proc/pagetypeinfo, /proc/vmstat,
@@ -715,9 +716,9 @@ static void zi_text_head(struct sbuf *sb, const struct pa_zone *zone, const stru
 	const struct {
 		const char *name;
 		uint64_t v;
-	} rows[] = { { "min", zi->wmark[PA_WMARK_MIN] }, { "low", zi->wmark[PA_WMARK_LOW] },
+	} rows[] = { { "min", zi->wmark[PA_WMARK_MIN] },   { "low", zi->wmark[PA_WMARK_LOW] },
 		     { "high", zi->wmark[PA_WMARK_HIGH] }, { "spanned", zi->spanned },
-		     { "present", zi->present }, { "managed", zi->managed } };
+		     { "present", zi->present },           { "managed", zi->managed } };
 	sb_printf(sb, "Node %u, zone %8s\n  pages free     %" PRIu64 "\n", zone->node,
 	          zone_name(zone->type), zi->free);
 	for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++)
@@ -764,8 +765,9 @@ static void zi_orders(struct sbuf *sb, const uint64_t *blocks, unsigned orders)
 		if (!sb->json) {
 			char key[24];
 			snprintf(key, sizeof key, "order_%u:", o);
-			sb_printf(sb, "              %-9s unmovable %" PRIu64 " movable %" PRIu64
-			              " reclaimable %" PRIu64 "\n",
+			sb_printf(sb,
+			          "              %-9s unmovable %" PRIu64 " movable %" PRIu64
+			          " reclaimable %" PRIu64 "\n",
 			          key, b[0], b[1], b[2]);
 			continue;
 		}
@@ -794,8 +796,10 @@ static void zi_pageset(struct sbuf *sb, unsigned cpu, const struct pa_pcp_info *
 		sb_printf(sb,
 		          "    cpu: %u\n              count:    %" PRIu64 "\n"
 		          "              high:     %" PRIu64 "\n              batch:    %" PRIu64
-		          "\n              high_min: %" PRIu64 "\n              high_max: %" PRIu64 "\n",
-		          cpu, info->count, info->high, info->batch, info->high_min, info->high_max);
+		          "\n              high_min: %" PRIu64 "\n              high_max: %" PRIu64
+		          "\n",
+		          cpu, info->count, info->high, info->batch, info->high_min,
+		          info->high_max);
 	}
 	zi_orders(sb, blocks, orders);
 	if (sb->json)
@@ -896,7 +900,8 @@ static void lock_rows_add(struct lock_rows *r, const char *name, const char *typ
 		if (!contended)
 			continue;
 		struct lock_row *row = &r->row[r->nr++];
-		*row = (struct lock_row){ .caller = lock_site_names[s], .type = type,
+		*row = (struct lock_row){ .caller = lock_site_names[s],
+			                  .type = type,
 			                  .contended = contended,
 			                  .total_wait_ns = site[s].total_wait_ns,
 			                  .max_wait_ns = site[s].max_wait_ns };
@@ -938,11 +943,13 @@ static void snap_locks(struct pa_pool *pool, struct lock_rows *r)
 		uint64_t busy[PA_NR_LOCK_SITES] = { 0 };
 		char name[48];
 		snap_zone_lock(zone, site);
-		snprintf(name, sizeof name, "zone->lock Node %u %s", zone->node, zone_name(zone->type));
+		snprintf(name, sizeof name, "zone->lock Node %u %s", zone->node,
+		         zone_name(zone->type));
 		lock_rows_add(r, name, "mutex", site, NULL);
 		memset(site, 0, sizeof site);
 		snap_pcp_locks(zone, site, busy);
-		snprintf(name, sizeof name, "pcp->lock Node %u %s", zone->node, zone_name(zone->type));
+		snprintf(name, sizeof name, "pcp->lock Node %u %s", zone->node,
+		         zone_name(zone->type));
 		lock_rows_add(r, name, "spinlock", site, busy);
 	}
 }
@@ -965,7 +972,9 @@ static void lock_time(char *buf, size_t len, uint64_t ns)
 	static const struct {
 		double base;
 		const char *unit;
-	} units[] = { { 3600e9, "h " }, { 60e9, "m " }, { 1e9, "s " }, { 1e6, "ms" }, { 1e3, "us" } };
+	} units[] = {
+		{ 3600e9, "h " }, { 60e9, "m " }, { 1e9, "s " }, { 1e6, "ms" }, { 1e3, "us" }
+	};
 	for (size_t i = 0; i < sizeof units / sizeof units[0]; i++) {
 		if ((double)ns >= units[i].base) {
 			snprintf(buf, len, "%.2f %s", (double)ns / units[i].base, units[i].unit);
@@ -1044,7 +1053,6 @@ static const char *backing_name(const struct pa_boot_config *c, char *buf, size_
 	}
 	return c->backing < sizeof names / sizeof names[0] ? names[c->backing] : "?";
 }
-
 
 static unsigned info_fields(struct pa_pool *pool, struct info_field *f, char *bbuf, size_t blen)
 {
@@ -1152,7 +1160,9 @@ static void info_text_cma(struct pa_pool *pool, struct sbuf *sb)
 		struct pa_cma_info a;
 		if (pa_cma_get(pool, i, &a))
 			continue;
-		sb_printf(sb, "%-6s %12" PRIu64 " %12" PRIu64 " %16" PRIu64 " %16" PRIu64 " %12" PRIu64 "\n",
+		sb_printf(sb,
+		          "%-6s %12" PRIu64 " %12" PRIu64 " %16" PRIu64 " %16" PRIu64 " %12" PRIu64
+		          "\n",
 		          a.name, (uint64_t)a.start_pfn, a.nr_pages, a.requested_bytes,
 		          a.reserved_bytes, a.allocated_pages);
 	}

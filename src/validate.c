@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The full invariant check (pa_validate) and frame accounting. Everything is
  * recomputed from the raw state: the free lists are walked, then every frame
@@ -16,10 +17,11 @@ struct vctx {
 };
 
 __attribute__((format(printf, 3, 4))) static int vfail(struct vctx *v, const struct pa_zone *z,
-						       const char *fmt, ...)
+                                                       const char *fmt, ...)
 {
 	if (v->err && v->errlen) {
-		int n = snprintf(v->err, v->errlen, "node %u zone %s: ", z->node, zone_name(z->type));
+		int n = snprintf(v->err, v->errlen, "node %u zone %s: ", z->node,
+		                 zone_name(z->type));
 		va_list ap;
 		va_start(ap, fmt);
 		if (n >= 0 && (size_t)n < v->errlen)
@@ -41,7 +43,8 @@ static bool block_types_agree(const struct pa_pool *pool, pa_pfn_t pfn, unsigned
 }
 
 /* Walk one free list; count its blocks into *count. */
-static int check_list(struct vctx *v, struct pa_zone *z, unsigned order, unsigned mt, uint64_t *count)
+static int check_list(struct vctx *v, struct pa_zone *z, unsigned order, unsigned mt,
+                      uint64_t *count)
 {
 	struct pa_pool *pool = v->pool;
 	uint32_t prev = PA_NIL;
@@ -49,18 +52,25 @@ static int check_list(struct vctx *v, struct pa_zone *z, unsigned order, unsigne
 	for (uint32_t pfn = buddy_list_first(z, order, mt); pfn != PA_NIL;) {
 		const struct pa_page *p = pfn_page(pool, pfn);
 		if (pfn < z->start_pfn || pfn >= z->end_pfn || (pfn & ((1ull << order) - 1)))
-			return vfail(v, z, "list (order %u, %s) holds pfn %u outside the zone or misaligned",
-				     order, pa_migratetype_names[mt], pfn);
-		if (page_state(p) != PS_FREE || p->order != order || p->mt != mt || p->lru.prev != prev)
-			return vfail(v, z, "list (order %u, %s): pfn %u says state %u order %u type %u",
-				     order, pa_migratetype_names[mt], pfn, page_state(p), p->order, p->mt);
+			return vfail(
+			        v, z,
+			        "list (order %u, %s) holds pfn %u outside the zone or misaligned",
+			        order, pa_migratetype_names[mt], pfn);
+		if (page_state(p) != PS_FREE || p->order != order || p->mt != mt ||
+		    p->lru.prev != prev)
+			return vfail(v, z,
+			             "list (order %u, %s): pfn %u says state %u order %u type %u",
+			             order, pa_migratetype_names[mt], pfn, page_state(p), p->order,
+			             p->mt);
 		if (!block_types_agree(pool, pfn, order, mt))
-			return vfail(v, z, "free block at pfn %u (order %u) on the %s list lies in a "
-					   "pageblock of type %s",
-				     pfn, order, pa_migratetype_names[mt],
-				     pa_migratetype_names[pageblock_mt(pool, pfn)]);
+			return vfail(v, z,
+			             "free block at pfn %u (order %u) on the %s list lies in a "
+			             "pageblock of type %s",
+			             pfn, order, pa_migratetype_names[mt],
+			             pa_migratetype_names[pageblock_mt(pool, pfn)]);
 		if (++n > limit)
-			return vfail(v, z, "list (order %u, %s) loops", order, pa_migratetype_names[mt]);
+			return vfail(v, z, "list (order %u, %s) loops", order,
+			             pa_migratetype_names[mt]);
 		prev = pfn;
 		pfn = p->lru.next;
 	}
@@ -68,7 +78,8 @@ static int check_list(struct vctx *v, struct pa_zone *z, unsigned order, unsigne
 	return 0;
 }
 
-static int check_lists(struct vctx *v, struct pa_zone *z, uint64_t *free_frames, uint64_t *free_blocks)
+static int check_lists(struct vctx *v, struct pa_zone *z, uint64_t *free_frames,
+                       uint64_t *free_blocks)
 {
 	for (unsigned o = 0; o <= v->pool->cfg.max_order; o++) {
 		uint64_t order_total = 0;
@@ -77,15 +88,19 @@ static int check_lists(struct vctx *v, struct pa_zone *z, uint64_t *free_frames,
 			int rc = check_list(v, z, o, mt, &n);
 			if (rc)
 				return rc;
-			if (n != z->nr_free_mt[o * PA_MT_COUNT + mt] || !n != !(z->nonempty[mt] >> o & 1))
-				return vfail(v, z, "order %u %s: %llu blocks on the list, counted %llu",
-					     o, pa_migratetype_names[mt], (unsigned long long)n,
-					     (unsigned long long)z->nr_free_mt[o * PA_MT_COUNT + mt]);
+			if (n != z->nr_free_mt[o * PA_MT_COUNT + mt] ||
+			    !n != !(z->nonempty[mt] >> o & 1))
+				return vfail(
+				        v, z, "order %u %s: %llu blocks on the list, counted %llu",
+				        o, pa_migratetype_names[mt], (unsigned long long)n,
+				        (unsigned long long)z->nr_free_mt[o * PA_MT_COUNT + mt]);
 			order_total += n;
 		}
 		if (order_total != z->nr_free[o])
-			return vfail(v, z, "order %u: %llu free blocks on the lists, nr_free says %llu", o,
-				     (unsigned long long)order_total, (unsigned long long)z->nr_free[o]);
+			return vfail(v, z,
+			             "order %u: %llu free blocks on the lists, nr_free says %llu",
+			             o, (unsigned long long)order_total,
+			             (unsigned long long)z->nr_free[o]);
 		*free_blocks += order_total;
 		*free_frames += order_total << o;
 	}
@@ -99,11 +114,12 @@ static int check_body(struct vctx *v, struct pa_zone *z, pa_pfn_t head, unsigned
 	for (pa_pfn_t p = head + 1; p < head + (1ull << order); p++) {
 		if (!memmap_section_present(pool, p))
 			return vfail(v, z, "block at pfn %llu (order %u) covers absent pfn %llu",
-				     (unsigned long long)head, order, (unsigned long long)p);
+			             (unsigned long long)head, order, (unsigned long long)p);
 		if (page_state(pfn_page(pool, p)) != PS_BODY)
-			return vfail(v, z, "block at pfn %llu (order %u) overlaps pfn %llu (state %u)",
-				     (unsigned long long)head, order, (unsigned long long)p,
-				     page_state(pfn_page(pool, p)));
+			return vfail(v, z,
+			             "block at pfn %llu (order %u) overlaps pfn %llu (state %u)",
+			             (unsigned long long)head, order, (unsigned long long)p,
+			             page_state(pfn_page(pool, p)));
 	}
 	return 0;
 }
@@ -130,12 +146,13 @@ static int check_frames(struct vctx *v, struct pa_zone *z, struct frame_census *
 		/* PS_FREEING: a free wiping its bytes outside the lock; still allocated. */
 		unsigned st = page_state(p);
 		if (st == PS_BODY)
-			return vfail(v, z, "pfn %llu is in no block (state %u)", (unsigned long long)pfn, st);
+			return vfail(v, z, "pfn %llu is in no block (state %u)",
+			             (unsigned long long)pfn, st);
 		unsigned order = p->order;
 		if (order > pool->cfg.max_order || (pfn & ((1ull << order) - 1)) ||
 		    pfn + (1ull << order) > z->end_pfn)
-			return vfail(v, z, "block at pfn %llu has a bad order %u", (unsigned long long)pfn,
-				     order);
+			return vfail(v, z, "block at pfn %llu has a bad order %u",
+			             (unsigned long long)pfn, order);
 		int rc = check_body(v, z, pfn, order);
 		if (rc)
 			return rc;
@@ -156,7 +173,7 @@ static int check_frames(struct vctx *v, struct pa_zone *z, struct frame_census *
 
 /* Walk one CPU's lists: every block is a PS_PCP head of this zone with the list's order. */
 static int check_pcp_cpu(struct vctx *v, struct pa_zone *z, unsigned cpu, uint64_t *frames,
-			 uint64_t *blocks)
+                         uint64_t *blocks)
 {
 	struct pa_pool *pool = v->pool;
 	const struct pa_pcp *pcp = &z->pcp[cpu];
@@ -166,10 +183,12 @@ static int check_pcp_cpu(struct vctx *v, struct pa_zone *z, unsigned cpu, uint64
 			uint64_t n = 0, limit = (z->end_pfn - z->start_pfn) >> o;
 			for (uint32_t pfn = pcp->head[pcp_index(o, t)]; pfn != PA_NIL; n++) {
 				const struct pa_page *p = pfn_page(pool, pfn);
-				if (n >= limit || zone_of_pfn(pool, pfn) != z || page_state(p) != PS_PCP ||
-				    p->order != o)
-					return vfail(v, z, "cpu %u list (order %u, %s): bad block at pfn %u",
-						     cpu, o, pa_migratetype_names[t], pfn);
+				if (n >= limit || zone_of_pfn(pool, pfn) != z ||
+				    page_state(p) != PS_PCP || p->order != o)
+					return vfail(
+					        v, z,
+					        "cpu %u list (order %u, %s): bad block at pfn %u",
+					        cpu, o, pa_migratetype_names[t], pfn);
 				pfn = p->lru.next;
 			}
 			cpu_frames += n << o;
@@ -178,7 +197,7 @@ static int check_pcp_cpu(struct vctx *v, struct pa_zone *z, unsigned cpu, uint64
 	}
 	if (cpu_frames != pcp->count)
 		return vfail(v, z, "cpu %u lists hold %llu frames, counted %u", cpu,
-			     (unsigned long long)cpu_frames, pcp->count);
+		             (unsigned long long)cpu_frames, pcp->count);
 	*frames += cpu_frames;
 	return 0;
 }
@@ -192,9 +211,11 @@ static int check_pcp(struct vctx *v, struct pa_zone *z, const struct frame_censu
 			return rc;
 	}
 	if (frames != c->pcp || blocks != c->pcp_heads)
-		return vfail(v, z, "per-CPU lists hold %llu frames in %llu blocks, the frame map %llu in %llu",
-			     (unsigned long long)frames, (unsigned long long)blocks,
-			     (unsigned long long)c->pcp, (unsigned long long)c->pcp_heads);
+		return vfail(
+		        v, z,
+		        "per-CPU lists hold %llu frames in %llu blocks, the frame map %llu in %llu",
+		        (unsigned long long)frames, (unsigned long long)blocks,
+		        (unsigned long long)c->pcp, (unsigned long long)c->pcp_heads);
 	return 0;
 }
 
@@ -213,19 +234,20 @@ static int check_zone(struct vctx *v, struct pa_zone *z)
 	uint64_t allocated = stat[PA_ZS_PGALLOC] - stat[PA_ZS_PGFREE];
 	uint64_t reserved = z->reserved_pages + c.pcp;
 	if (list_frames != z->free_pages || c.free != list_frames || c.free_heads != list_blocks)
-		return vfail(v, z, "free frames: %llu on the lists, %llu counted, %llu in the frame map",
-			     (unsigned long long)list_frames, (unsigned long long)z->free_pages,
-			     (unsigned long long)c.free);
+		return vfail(v, z,
+		             "free frames: %llu on the lists, %llu counted, %llu in the frame map",
+		             (unsigned long long)list_frames, (unsigned long long)z->free_pages,
+		             (unsigned long long)c.free);
 	if (c.captured != z->reserved_pages)
 		return vfail(v, z, "compaction holds %llu frames, reserved_pages says %llu",
-			     (unsigned long long)c.captured, (unsigned long long)z->reserved_pages);
+		             (unsigned long long)c.captured, (unsigned long long)z->reserved_pages);
 	if (c.allocated != allocated)
 		return vfail(v, z, "allocated frames: %llu in the frame map, %llu counted",
-			     (unsigned long long)c.allocated, (unsigned long long)allocated);
+		             (unsigned long long)c.allocated, (unsigned long long)allocated);
 	if (c.free + c.allocated + reserved != z->managed_pages)
 		return vfail(v, z, "free %llu + allocated %llu + reserved %llu != managed %llu",
-			     (unsigned long long)c.free, (unsigned long long)c.allocated,
-			     (unsigned long long)reserved, (unsigned long long)z->managed_pages);
+		             (unsigned long long)c.free, (unsigned long long)c.allocated,
+		             (unsigned long long)reserved, (unsigned long long)z->managed_pages);
 	return 0;
 }
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Nodes, zones and zonelists, watermarks and managed-page accounting.
  *
@@ -21,7 +22,10 @@ const char *zone_name(enum pa_zone_type type)
 	return type < PA_ZONE_COUNT ? zone_names[type] : "?";
 }
 
-static uint64_t align_down(uint64_t v, uint64_t a) { return v / a * a; }
+static uint64_t align_down(uint64_t v, uint64_t a)
+{
+	return v / a * a;
+}
 
 /* Frames per unit of layout: zone and node boundaries are multiples of it. */
 static uint64_t layout_unit(const struct pa_boot_config *c)
@@ -60,14 +64,14 @@ static uint64_t movable_frames(const struct pa_pool *pool, pa_pfn_t start, pa_pf
 	if (!total || node_dma32_split(pool, start, end) == end)
 		return 0;
 	for (unsigned i = 0; i < pool->nr_nodes; i++)
-		eligible += node_dma32_split(pool, pool->nodes[i].start_pfn, pool->nodes[i].end_pfn) <
-			    pool->nodes[i].end_pfn;
+		eligible += node_dma32_split(pool, pool->nodes[i].start_pfn,
+		                             pool->nodes[i].end_pfn) < pool->nodes[i].end_pfn;
 	return (total / eligible + unit - 1) / unit * unit;
 }
 
 /* Split node [start, end) into zone spans; MOVABLE may be left empty or too big (checked later). */
 static void node_zone_spans(const struct pa_pool *pool, pa_pfn_t start, pa_pfn_t end,
-			    pa_pfn_t span[PA_ZONE_COUNT][2])
+                            pa_pfn_t span[PA_ZONE_COUNT][2])
 {
 	pa_pfn_t split = node_dma32_split(pool, start, end);
 	uint64_t movable = movable_frames(pool, start, end);
@@ -88,7 +92,8 @@ static int zone_alloc_arrays(struct pa_zone *z, unsigned max_order)
 	z->nr_free_mt = calloc(orders * PA_MT_COUNT, sizeof *z->nr_free_mt);
 	z->alloc_order = calloc(orders, sizeof *z->alloc_order);
 	z->folios_migrated = calloc(orders, sizeof *z->folios_migrated);
-	if (!z->list_head || !z->nr_free || !z->nr_free_mt || !z->alloc_order || !z->folios_migrated)
+	if (!z->list_head || !z->nr_free || !z->nr_free_mt || !z->alloc_order ||
+	    !z->folios_migrated)
 		return -ENOMEM;
 	for (size_t i = 0; i < orders * PA_MT_COUNT; i++)
 		z->list_head[i] = PA_NIL;
@@ -157,11 +162,11 @@ static void zone_free_all(struct pa_zone *z)
 }
 
 static int zone_init(struct pa_pool *pool, struct pa_zone *z, unsigned node, enum pa_zone_type type,
-		     pa_pfn_t start, pa_pfn_t end)
+                     pa_pfn_t start, pa_pfn_t end)
 {
 	static const char *const lock_names[PA_ZONE_COUNT] = { "zone->lock (DMA32)",
-							       "zone->lock (Normal)",
-							       "zone->lock (Movable)" };
+		                                               "zone->lock (Normal)",
+		                                               "zone->lock (Movable)" };
 	z->pool = pool;
 	z->index = (unsigned)(z - pool->zones);
 	z->node = node;
@@ -241,10 +246,12 @@ static int check_movable(const struct pa_pool *pool, pa_pfn_t bounds[][2], char 
 		pa_pfn_t split = node_dma32_split(pool, bounds[i][0], bounds[i][1]);
 		uint64_t movable = movable_frames(pool, bounds[i][0], bounds[i][1]);
 		if (movable && movable >= bounds[i][1] - split) {
-			snprintf(err, errlen,
-				 "movablecore=%s: %llu bytes of it on node %u leave no ZONE_NORMAL there "
-				 "(valid: less than the memory above 4G of each node that has any)",
-				 c->movablecore_arg, (unsigned long long)(movable << c->page_shift), i);
+			snprintf(
+			        err, errlen,
+			        "movablecore=%s: %llu bytes of it on node %u leave no ZONE_NORMAL there "
+			        "(valid: less than the memory above 4G of each node that has any)",
+			        c->movablecore_arg, (unsigned long long)(movable << c->page_shift),
+			        i);
 			return -EINVAL;
 		}
 	}
@@ -272,11 +279,12 @@ int zone_init_all(struct pa_pool *pool, char *err, size_t errlen)
 	pool->nr_nodes = c->numa;
 	for (unsigned i = 0; i < c->numa; i++) {
 		bounds[i][0] = i ? bounds[i - 1][1] : 0;
-		bounds[i][1] = i + 1 == c->numa ? pool->nr_frames
-						 : align_down(pool->nr_frames * (i + 1) / c->numa,
-							      layout_unit(c));
-		pool->nodes[i] = (struct pa_node){ .id = i, .start_pfn = bounds[i][0],
-						   .end_pfn = bounds[i][1] };
+		bounds[i][1] = i + 1 == c->numa ? pool->nr_frames :
+		                                  align_down(pool->nr_frames * (i + 1) / c->numa,
+		                                             layout_unit(c));
+		pool->nodes[i] = (struct pa_node){ .id = i,
+			                           .start_pfn = bounds[i][0],
+			                           .end_pfn = bounds[i][1] };
 	}
 	int rc = check_movable(pool, bounds, err, errlen);
 	if (rc)
@@ -294,7 +302,8 @@ int zone_init_all(struct pa_pool *pool, char *err, size_t errlen)
 		for (unsigned t = 0; t < PA_ZONE_COUNT; t++) {
 			if (span[t][1] <= span[t][0])
 				continue;
-			if (zone_init(pool, &pool->zones[pool->nr_zones++], i, t, span[t][0], span[t][1]))
+			if (zone_init(pool, &pool->zones[pool->nr_zones++], i, t, span[t][0],
+			              span[t][1]))
 				goto nomem;
 		}
 	}
@@ -312,8 +321,9 @@ int zone_init_all(struct pa_pool *pool, char *err, size_t errlen)
 		goto nomem;
 	atomic_store(&pool->watermark_scale_factor, c->watermark_scale_factor);
 	atomic_store(&pool->pcp_orders, c->pcp_orders);
-	atomic_store(&pool->min_free_kbytes, c->min_free_kbytes < 0 ? (int64_t)default_min_free_kbytes(pool)
-								  : c->min_free_kbytes);
+	atomic_store(&pool->min_free_kbytes, c->min_free_kbytes < 0 ?
+	                                             (int64_t)default_min_free_kbytes(pool) :
+	                                             c->min_free_kbytes);
 	zone_setup_watermarks(pool);
 	return 0;
 nomem:
@@ -416,7 +426,8 @@ bool zone_watermark_ok(const struct pa_zone *z, unsigned order, uint64_t mark, u
 	if (flags & ALLOC_MIN_RESERVE)
 		min -= min / 2;
 	else if (unlikely(z->nr_reserved_highatomic))
-		free -= (int64_t)free_of_type(z, PA_MT_HIGHATOMIC); /* only what the reserve holds free */
+		free -= (int64_t)free_of_type(
+		        z, PA_MT_HIGHATOMIC); /* only what the reserve holds free */
 	if (unlikely(z->cma_pages) && !(flags & ALLOC_CMA))
 		free -= (int64_t)zone_free_cma(z); /* what this request may not borrow */
 	if (free <= min)
@@ -424,7 +435,7 @@ bool zone_watermark_ok(const struct pa_zone *z, unsigned order, uint64_t mark, u
 	if (order == 0)
 		return true;
 	uint64_t usable = z->nonempty[PA_MT_UNMOVABLE] | z->nonempty[PA_MT_MOVABLE] |
-			  z->nonempty[PA_MT_RECLAIMABLE];
+	                  z->nonempty[PA_MT_RECLAIMABLE];
 	if (flags & ALLOC_HIGHATOMIC)
 		usable |= z->nonempty[PA_MT_HIGHATOMIC];
 	if (flags & ALLOC_CMA)

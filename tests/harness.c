@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The shared main() of the test executables: see test.h. */
 #include "test.h"
 

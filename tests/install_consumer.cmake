@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # ctest install_consumer: install the build into a temporary prefix, then build
 # tests/consumer against it twice -- with find_package(pagealloc) (shared and
 # static targets) and with pkg-config -- and run every binary.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * A tiny strict JSON reader for the tests: parses a whole document into a tree
  * (objects, arrays, strings, numbers, true/false/null) so that a test can check
@@ -54,7 +55,8 @@ static void jfree(struct jv *v)
 static struct jv *jerror(struct jparser *p, const char *what)
 {
 	if (p->err && p->err[0] == '\0')
-		snprintf(p->err, p->errlen, "%s at offset %zu near \"%.20s\"", what, p->pos, p->s + p->pos);
+		snprintf(p->err, p->errlen, "%s at offset %zu near \"%.20s\"", what, p->pos,
+		         p->s + p->pos);
 	return NULL;
 }
 
@@ -95,14 +97,30 @@ static char *jparse_string_raw(struct jparser *p)
 		if (c == '\\') {
 			char e = p->s[p->pos++];
 			switch (e) {
-			case '"': c = '"'; break;
-			case '\\': c = '\\'; break;
-			case '/': c = '/'; break;
-			case 'b': c = '\b'; break;
-			case 'f': c = '\f'; break;
-			case 'n': c = '\n'; break;
-			case 'r': c = '\r'; break;
-			case 't': c = '\t'; break;
+			case '"':
+				c = '"';
+				break;
+			case '\\':
+				c = '\\';
+				break;
+			case '/':
+				c = '/';
+				break;
+			case 'b':
+				c = '\b';
+				break;
+			case 'f':
+				c = '\f';
+				break;
+			case 'n':
+				c = '\n';
+				break;
+			case 'r':
+				c = '\r';
+				break;
+			case 't':
+				c = '\t';
+				break;
 			case 'u':
 				for (int i = 0; i < 4; i++) {
 					if (!isxdigit((unsigned char)p->s[p->pos])) {
@@ -264,7 +282,7 @@ static struct jv *jparse_value(struct jparser *p)
 /* Parse a whole document; NULL with a message in err when it is not valid JSON. */
 static struct jv *jparse(const char *s, char *err, size_t errlen)
 {
-	struct jparser p = {.s = s, .err = err, .errlen = errlen};
+	struct jparser p = { .s = s, .err = err, .errlen = errlen };
 	if (err && errlen)
 		err[0] = '\0';
 	struct jv *v = jparse_value(&p);

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * A movable owner for the migration and compaction tests (test_migrate.c,
  * test_compaction.c).
@@ -41,16 +42,17 @@ enum to_action {
 };
 
 struct tfolio {
-	struct pa_page *page;    /* current head; after a split, pieces[] instead */
-	struct pa_page **pieces; /* after a split (compaction_split_folios=1): 1 << order order-0 folios */
-	struct pa_page *pinned;  /* the folio a TO_PIN_OLD pin is on */
-	pa_pfn_t first_pfn;      /* where it was allocated */
-	uint32_t gen;            /* bumped when the slot is reused */
+	struct pa_page *page; /* current head; after a split, pieces[] instead */
+	struct pa_page *
+	        *pieces; /* after a split (compaction_split_folios=1): 1 << order order-0 folios */
+	struct pa_page *pinned; /* the folio a TO_PIN_OLD pin is on */
+	pa_pfn_t first_pfn;     /* where it was allocated */
+	uint32_t gen;           /* bumped when the slot is reused */
 	uint8_t order;
 	bool live, split;
-	uint32_t pins;           /* pins the owner took (and knows of): the callback answers BUSY */
+	uint32_t pins; /* pins the owner took (and knows of): the callback answers BUSY */
 	uint32_t moves;
-	uint32_t asked;          /* migrate callbacks for this folio */
+	uint32_t asked; /* migrate callbacks for this folio */
 };
 
 struct towner {
@@ -58,8 +60,8 @@ struct towner {
 	struct pa_pool *pool;
 	int id;
 	bool backed;
-	bool check_copy;  /* backed pools: verify the new folio's bytes in the callback */
-	bool strict;      /* single-threaded tests: a callback for an unknown folio is an error */
+	bool check_copy; /* backed pools: verify the new folio's bytes in the callback */
+	bool strict;     /* single-threaded tests: a callback for an unknown folio is an error */
 	struct tfolio *f;
 	size_t nr, cap;
 	enum to_answer answer;
@@ -70,9 +72,9 @@ struct towner {
 	/* What happened (under lock). */
 	uint64_t calls, oks, agains, busies, stale, split_calls, pieces_moved;
 	uint64_t moved_order[PA_MAX_ORDER_LIMIT + 1];
-	int pin_rc;                   /* what pa_pin answered in TO_PIN_OLD */
-	size_t acted;                 /* slot of the last action taken */
-	struct pa_page *acted_old;    /* its old folio */
+	int pin_rc;                /* what pa_pin answered in TO_PIN_OLD */
+	size_t acted;              /* slot of the last action taken */
+	struct pa_page *acted_old; /* its old folio */
 	unsigned errors;
 	char error[256];
 };
@@ -116,7 +118,7 @@ static inline size_t to_words_per_frame(const struct pa_pool *pool)
 
 /* Fill `frames` frames at page with the pattern, starting at frame `first` of the folio. */
 static inline void to_fill(const struct pa_pool *pool, struct pa_page *page, uint64_t cookie,
-			   uint64_t first, uint64_t frames)
+                           uint64_t first, uint64_t frames)
 {
 	uint64_t *w = pa_page_address(pool, page);
 	size_t wpf = to_words_per_frame(pool);
@@ -125,8 +127,8 @@ static inline void to_fill(const struct pa_pool *pool, struct pa_page *page, uin
 }
 
 /* -1 if the bytes hold the pattern, else the index of the first wrong word. */
-static inline int64_t to_verify(const struct pa_pool *pool, const struct pa_page *page, uint64_t cookie,
-				uint64_t first, uint64_t frames)
+static inline int64_t to_verify(const struct pa_pool *pool, const struct pa_page *page,
+                                uint64_t cookie, uint64_t first, uint64_t frames)
 {
 	const uint64_t *w = pa_page_address(pool, page);
 	size_t wpf = to_words_per_frame(pool);
@@ -136,7 +138,8 @@ static inline int64_t to_verify(const struct pa_pool *pool, const struct pa_page
 	return -1;
 }
 
-static inline void to_error(struct towner *o, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static inline void to_error(struct towner *o, const char *fmt, ...)
+        __attribute__((format(printf, 2, 3)));
 static inline void to_error(struct towner *o, const char *fmt, ...)
 {
 	if (o->errors++ == 0) {
@@ -147,8 +150,9 @@ static inline void to_error(struct towner *o, const char *fmt, ...)
 	}
 }
 
-static inline enum pa_migrate_result to_migrate_cb(void *ctx, uint64_t cookie, struct pa_page *old_folio,
-					    struct pa_page *new_folio, unsigned order)
+static inline enum pa_migrate_result to_migrate_cb(void *ctx, uint64_t cookie,
+                                                   struct pa_page *old_folio,
+                                                   struct pa_page *new_folio, unsigned order)
 {
 	struct towner *o = ctx;
 	struct pa_pool *pool = o->pool;
@@ -173,8 +177,10 @@ static inline enum pa_migrate_result to_migrate_cb(void *ctx, uint64_t cookie, s
 		/* A folio the owner freed while it was isolated, or a stranger. */
 		o->stale++;
 		if (o->strict)
-			to_error(o, "migrate: cookie %#" PRIx64 " old pfn %" PRIu64 " is no live folio of the table",
-				 cookie, pa_page_to_pfn(pool, old_folio));
+			to_error(o,
+			         "migrate: cookie %#" PRIx64 " old pfn %" PRIu64
+			         " is no live folio of the table",
+			         cookie, pa_page_to_pfn(pool, old_folio));
 		o->busies++;
 		pthread_mutex_unlock(&o->lock);
 		return PA_MIGRATE_BUSY;
@@ -182,16 +188,21 @@ static inline enum pa_migrate_result to_migrate_cb(void *ctx, uint64_t cookie, s
 	f->asked++;
 	unsigned want = f->split ? 0 : f->order;
 	if (order != want)
-		to_error(o, "migrate: cookie %#" PRIx64 ": order %u, the folio is order %u", cookie, order, want);
+		to_error(o, "migrate: cookie %#" PRIx64 ": order %u, the folio is order %u", cookie,
+		         order, want);
 	pa_pfn_t opfn = pa_page_to_pfn(pool, old_folio), npfn = pa_page_to_pfn(pool, new_folio);
 	if (npfn == PA_PFN_INVALID || npfn % (1ull << order) || npfn == opfn)
-		to_error(o, "migrate: cookie %#" PRIx64 ": bad destination pfn %" PRIu64 " for order %u",
-			 cookie, npfn, order);
+		to_error(o,
+		         "migrate: cookie %#" PRIx64 ": bad destination pfn %" PRIu64
+		         " for order %u",
+		         cookie, npfn, order);
 	if (o->backed && o->check_copy) {
 		int64_t bad = to_verify(pool, new_folio, cookie, piece, 1ull << order);
 		if (bad >= 0)
-			to_error(o, "migrate: cookie %#" PRIx64 ": new folio (pfn %" PRIu64 ") word %" PRId64
-				 " differs: bytes not copied before the callback", cookie, npfn, bad);
+			to_error(o,
+			         "migrate: cookie %#" PRIx64 ": new folio (pfn %" PRIu64
+			         ") word %" PRId64 " differs: bytes not copied before the callback",
+			         cookie, npfn, bad);
 	}
 	switch (f->pins ? TO_BUSY : o->answer) {
 	case TO_OK:
@@ -262,8 +273,10 @@ static inline void to_split_cb(void *ctx, uint64_t cookie, struct pa_page *head,
 	struct tfolio *f = idx < o->nr ? &o->f[idx] : NULL;
 	if (!f || !f->live || to_cookie(o, idx) != cookie || f->split || f->page != head ||
 	    f->order != order) {
-		to_error(o, "split: cookie %#" PRIx64 " order %u is no live unsplit folio of the table",
-			 cookie, order);
+		to_error(o,
+		         "split: cookie %#" PRIx64
+		         " order %u is no live unsplit folio of the table",
+		         cookie, order);
 	} else {
 		f->pieces = malloc(sizeof *f->pieces << order);
 		pa_pfn_t pfn = pa_page_to_pfn(o->pool, head);
@@ -289,8 +302,9 @@ static inline void to_init(struct towner *o, struct pa_pool *pool, size_t cap)
 	o->cap = cap;
 	o->f = calloc(cap ? cap : 1, sizeof *o->f);
 	REQUIRE(o->f);
-	struct pa_owner_ops ops = { .name = "test-owner", .ctx = o, .migrate = to_migrate_cb,
-				    .split = to_split_cb };
+	struct pa_owner_ops ops = {
+		.name = "test-owner", .ctx = o, .migrate = to_migrate_cb, .split = to_split_cb
+	};
 	o->id = pa_owner_register(pool, &ops);
 	REQUIRE(o->id >= 1);
 }
@@ -350,7 +364,8 @@ static inline struct pa_page *to_head_locked(const struct towner *o, size_t idx)
 static inline pa_pfn_t to_pfn(struct towner *o, size_t idx)
 {
 	pthread_mutex_lock(&o->lock);
-	pa_pfn_t pfn = o->f[idx].live ? pa_page_to_pfn(o->pool, to_head_locked(o, idx)) : PA_PFN_INVALID;
+	pa_pfn_t pfn =
+	        o->f[idx].live ? pa_page_to_pfn(o->pool, to_head_locked(o, idx)) : PA_PFN_INVALID;
 	pthread_mutex_unlock(&o->lock);
 	return pfn;
 }
@@ -383,20 +398,25 @@ static inline bool to_check_locked(struct towner *o, size_t idx, char *msg, size
 		for (int spin = 0; page_state(p) == PS_MIGRATING && spin < 1000000; spin++)
 			sched_yield();
 		if (pa_folio_order(pool, p) != (int)order) {
-			snprintf(msg, len, "slot %zu (pfn %" PRIu64 "): pa_folio_order %d, expected %u", idx,
-				 pfn, pa_folio_order(pool, p), order);
+			snprintf(msg, len,
+			         "slot %zu (pfn %" PRIu64 "): pa_folio_order %d, expected %u", idx,
+			         pfn, pa_folio_order(pool, p), order);
 			return false;
 		}
 		if (pa_page_cookie(pool, p) != cookie) {
-			snprintf(msg, len, "slot %zu (pfn %" PRIu64 "): cookie %#" PRIx64 ", expected %#" PRIx64,
-				 idx, pfn, pa_page_cookie(pool, p), cookie);
+			snprintf(msg, len,
+			         "slot %zu (pfn %" PRIu64 "): cookie %#" PRIx64
+			         ", expected %#" PRIx64,
+			         idx, pfn, pa_page_cookie(pool, p), cookie);
 			return false;
 		}
 		if (o->backed) {
 			int64_t bad = to_verify(pool, p, cookie, f->split ? i : 0, 1ull << order);
 			if (bad >= 0) {
-				snprintf(msg, len, "slot %zu (pfn %" PRIu64 ", moved %u times): word %" PRId64
-					 " of the data differs", idx, pfn, f->moves, bad);
+				snprintf(msg, len,
+				         "slot %zu (pfn %" PRIu64 ", moved %u times): word %" PRId64
+				         " of the data differs",
+				         idx, pfn, f->moves, bad);
 				return false;
 			}
 		}
@@ -449,14 +469,14 @@ static inline void to_free_all(struct towner *o)
 }
 
 /* No callback found anything wrong. */
-#define to_expect_clean(o)                                                                          \
-	do {                                                                                        \
-		char m_[sizeof (o)->error];                                                         \
-		pthread_mutex_lock(&(o)->lock);                                                     \
-		unsigned e_ = (o)->errors;                                                          \
-		memcpy(m_, (o)->error, sizeof m_);                                                  \
-		pthread_mutex_unlock(&(o)->lock);                                                   \
-		CHECK_MSG(e_ == 0, "owner callbacks found %u errors; first: %s", e_, m_);           \
+#define to_expect_clean(o)                                                                         \
+	do {                                                                                       \
+		char m_[sizeof(o)->error];                                                         \
+		pthread_mutex_lock(&(o)->lock);                                                    \
+		unsigned e_ = (o)->errors;                                                         \
+		memcpy(m_, (o)->error, sizeof m_);                                                 \
+		pthread_mutex_unlock(&(o)->lock);                                                  \
+		CHECK_MSG(e_ == 0, "owner callbacks found %u errors; first: %s", e_, m_);          \
 	} while (0)
 
 #endif

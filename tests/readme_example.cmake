@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # ctest readme_example: the first ```c block of README.md is a complete program;
 # compile it against the just-built static library, strictly, and run it.
 #

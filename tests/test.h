@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * A small self-registering test harness. Each tests/test_*.c file is one
  * executable; TEST(name) defines a case that registers itself, and the shared
@@ -20,7 +21,8 @@
 
 typedef void (*test_fn)(void);
 void test_register(const char *name, test_fn fn);
-void test_fail(const char *file, int line, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+void test_fail(const char *file, int line, const char *fmt, ...)
+        __attribute__((format(printf, 3, 4)));
 _Noreturn void test_abort_case(void);
 
 /* Scale for sizes and iteration counts: 1 by default, smaller under sanitizers
@@ -29,49 +31,53 @@ double test_scale(void);
 /* Seed for random tests: PA_TEST_SEED or the time; printed by the caller. */
 uint64_t test_seed(void);
 
-#define TEST(name)                                                                                  \
-	static void name(void);                                                                     \
-	__attribute__((constructor)) static void name##_register(void) { test_register(#name, name); } \
+#define TEST(name)                                                                                 \
+	static void name(void);                                                                    \
+	__attribute__((constructor)) static void name##_register(void)                             \
+	{                                                                                          \
+		test_register(#name, name);                                                        \
+	}                                                                                          \
 	static void name(void)
 
-#define CHECK(cond)                                                                                 \
-	do {                                                                                        \
-		if (!(cond))                                                                        \
-			test_fail(__FILE__, __LINE__, "CHECK(%s)", #cond);                          \
+#define CHECK(cond)                                                                                \
+	do {                                                                                       \
+		if (!(cond))                                                                       \
+			test_fail(__FILE__, __LINE__, "CHECK(%s)", #cond);                         \
 	} while (0)
 
-#define CHECK_MSG(cond, ...)                                                                        \
-	do {                                                                                        \
-		if (!(cond))                                                                        \
-			test_fail(__FILE__, __LINE__, __VA_ARGS__);                                 \
+#define CHECK_MSG(cond, ...)                                                                       \
+	do {                                                                                       \
+		if (!(cond))                                                                       \
+			test_fail(__FILE__, __LINE__, __VA_ARGS__);                                \
 	} while (0)
 
-#define REQUIRE(cond)                                                                               \
-	do {                                                                                        \
-		if (!(cond)) {                                                                      \
-			test_fail(__FILE__, __LINE__, "REQUIRE(%s)", #cond);                        \
-			test_abort_case();                                                          \
-		}                                                                                   \
+#define REQUIRE(cond)                                                                              \
+	do {                                                                                       \
+		if (!(cond)) {                                                                     \
+			test_fail(__FILE__, __LINE__, "REQUIRE(%s)", #cond);                       \
+			test_abort_case();                                                         \
+		}                                                                                  \
 	} while (0)
 
-#define CHECK_EQ_U64(a, b)                                                                          \
-	do {                                                                                        \
-		uint64_t a_ = (uint64_t)(a), b_ = (uint64_t)(b);                                    \
-		if (a_ != b_)                                                                       \
-			test_fail(__FILE__, __LINE__, "%s == %s: %" PRIu64 " != %" PRIu64, #a, #b, a_, b_); \
+#define CHECK_EQ_U64(a, b)                                                                         \
+	do {                                                                                       \
+		uint64_t a_ = (uint64_t)(a), b_ = (uint64_t)(b);                                   \
+		if (a_ != b_)                                                                      \
+			test_fail(__FILE__, __LINE__, "%s == %s: %" PRIu64 " != %" PRIu64, #a, #b, \
+			          a_, b_);                                                         \
 	} while (0)
 
 /* Boot a pool or end the case with the boot error. */
 struct pa_pool *test_boot(const char *cmdline);
 
 /* pa_validate() must pass; on failure the message is printed and the case ends. */
-#define VALIDATE(pool)                                                                              \
-	do {                                                                                        \
-		char verr_[512];                                                                    \
-		if (pa_validate((pool), verr_, sizeof verr_) != 0) {                                \
-			test_fail(__FILE__, __LINE__, "pa_validate: %s", verr_);                    \
-			test_abort_case();                                                          \
-		}                                                                                   \
+#define VALIDATE(pool)                                                                             \
+	do {                                                                                       \
+		char verr_[512];                                                                   \
+		if (pa_validate((pool), verr_, sizeof verr_) != 0) {                               \
+			test_fail(__FILE__, __LINE__, "pa_validate: %s", verr_);                   \
+			test_abort_case();                                                         \
+		}                                                                                  \
 	} while (0)
 
 #endif

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The allocation API: pa_alloc_pages / pa_free_pages /
  * pa_alloc_pages_bulk, folios, pfn <-> descriptor, pa_page_address with each

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Bad frees: a double free, a frame never allocated, a tail frame, the wrong
  * order, a descriptor out of range or not of this pool, NULL. Each one is
@@ -96,20 +97,22 @@ static void expect_refused(struct fixture *f, const struct snapshot *before, uin
 	if (after.lines > before->lines) {
 		fprintf(stderr, "    %s: \"%s\"\n", what, f->cap.last);
 		if (pfn != PA_PFN_INVALID)
-			CHECK_MSG(line_names_pfn(f->cap.last, pfn), "%s: report \"%s\" does not name pfn %" PRIu64,
-			          what, f->cap.last, pfn);
+			CHECK_MSG(line_names_pfn(f->cap.last, pfn),
+			          "%s: report \"%s\" does not name pfn %" PRIu64, what, f->cap.last,
+			          pfn);
 	}
-	CHECK_MSG(after.bad_page == before->bad_page + 1, "%s: bad_page %" PRIu64 " -> %" PRIu64, what,
-	          before->bad_page, after.bad_page);
+	CHECK_MSG(after.bad_page == before->bad_page + 1, "%s: bad_page %" PRIu64 " -> %" PRIu64,
+	          what, before->bad_page, after.bad_page);
 	CHECK_MSG(after.usage.free == before->usage.free &&
 	                  after.usage.allocated == before->usage.allocated &&
 	                  after.usage.reserved == before->usage.reserved &&
 	                  after.usage.managed == before->usage.managed,
-	          "%s: usage changed (free %" PRIu64 " -> %" PRIu64 ", allocated %" PRIu64 " -> %" PRIu64 ")",
+	          "%s: usage changed (free %" PRIu64 " -> %" PRIu64 ", allocated %" PRIu64
+	          " -> %" PRIu64 ")",
 	          what, before->usage.free, after.usage.free, before->usage.allocated,
 	          after.usage.allocated);
-	CHECK_MSG(!strcmp(after.buddyinfo, before->buddyinfo), "%s: buddyinfo changed:\n%s->\n%s", what,
-	          before->buddyinfo, after.buddyinfo);
+	CHECK_MSG(!strcmp(after.buddyinfo, before->buddyinfo), "%s: buddyinfo changed:\n%s->\n%s",
+	          what, before->buddyinfo, after.buddyinfo);
 	char err[512];
 	CHECK_MSG(pa_validate(f->pool, err, sizeof err) == 0, "%s: pa_validate: %s", what, err);
 }
@@ -130,8 +133,8 @@ static void expect_clean_after(struct fixture *f, const char *boot_buddyinfo)
 	          " reserved %" PRIu64 " of managed %" PRIu64,
 	          u.free, u.allocated, u.reserved, u.managed);
 	pa_report(f->pool, PA_REPORT_BUDDYINFO, 0, now, sizeof now);
-	CHECK_MSG(!strcmp(now, boot_buddyinfo), "after the good frees, buddyinfo\n%s!= boot\n%s", now,
-	          boot_buddyinfo);
+	CHECK_MSG(!strcmp(now, boot_buddyinfo), "after the good frees, buddyinfo\n%s!= boot\n%s",
+	          now, boot_buddyinfo);
 	VALIDATE(f->pool);
 	pa_shutdown(f->pool);
 }
@@ -183,7 +186,7 @@ TEST(badfree_never_allocated_frame_is_refused)
 	struct pa_config c;
 	pa_get_config(f.pool, &c);
 	/* The head of a free max-order block, and a frame inside one. */
-	pa_pfn_t pfns[] = {0, 1, 777, c.total_pages - 1, 1024};
+	pa_pfn_t pfns[] = { 0, 1, 777, c.total_pages - 1, 1024 };
 	for (size_t i = 0; i < sizeof pfns / sizeof pfns[0]; i++) {
 		struct snapshot before;
 		take_snapshot(&f, &before);
@@ -209,7 +212,7 @@ TEST(badfree_tail_frame_of_a_block_is_refused)
 	pa_pfn_t head = pa_page_to_pfn(f.pool, blk);
 	struct {
 		unsigned off, order;
-	} cases[] = {{1, 0}, {7, 0}, {4, 2}, {1, 3}, {2, 1}};
+	} cases[] = { { 1, 0 }, { 7, 0 }, { 4, 2 }, { 1, 3 }, { 2, 1 } };
 	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
 		struct snapshot before;
 		take_snapshot(&f, &before);
@@ -253,24 +256,26 @@ TEST(badfree_wrong_order_is_refused)
 	struct pa_page *blk = pa_alloc_pages(f.pool, PA_GFP_KERNEL, 3);
 	struct pa_page *folio = pa_alloc_pages(f.pool, PA_GFP_KERNEL | PA_GFP_COMP, 3);
 	REQUIRE(blk && folio);
-	unsigned wrong[] = {0, 2, 4, 10};
+	unsigned wrong[] = { 0, 2, 4, 10 };
 	for (size_t i = 0; i < sizeof wrong / sizeof wrong[0]; i++) {
 		struct snapshot before;
 		take_snapshot(&f, &before);
 		pa_free_pages(f.pool, blk, wrong[i]);
-		expect_refused(&f, &before, pa_page_to_pfn(f.pool, blk), "free with the wrong order");
+		expect_refused(&f, &before, pa_page_to_pfn(f.pool, blk),
+		               "free with the wrong order");
 		take_snapshot(&f, &before);
 		pa_free_pages(f.pool, folio, wrong[i]);
 		expect_refused(&f, &before, pa_page_to_pfn(f.pool, folio),
 		               "free of a folio with the wrong order");
 	}
 	/* Orders beyond max_order, even absurd ones. */
-	unsigned absurd[] = {11, 40, 64, 255, 100000};
+	unsigned absurd[] = { 11, 40, 64, 255, 100000 };
 	for (size_t i = 0; i < sizeof absurd / sizeof absurd[0]; i++) {
 		struct snapshot before;
 		take_snapshot(&f, &before);
 		pa_free_pages(f.pool, blk, absurd[i]);
-		expect_refused(&f, &before, pa_page_to_pfn(f.pool, blk), "free with an order > max_order");
+		expect_refused(&f, &before, pa_page_to_pfn(f.pool, blk),
+		               "free with an order > max_order");
 	}
 	pa_free_pages(f.pool, blk, 3);
 	pa_free_pages(f.pool, folio, 3);
@@ -287,10 +292,10 @@ TEST(badfree_descriptor_out_of_range_is_refused)
 	REQUIRE(p);
 	struct pa_pool *pool = f.pool;
 	struct pa_page *bad[] = {
-		pool->map + pool->nr_frames,           /* one past the last frame */
-		pool->map + pool->nr_frames + 100000,  /* far past it */
-		pool->map - 1,                         /* before the map */
-		(struct pa_page *)((char *)p + 1),     /* inside the map, off a descriptor */
+		pool->map + pool->nr_frames,          /* one past the last frame */
+		pool->map + pool->nr_frames + 100000, /* far past it */
+		pool->map - 1,                        /* before the map */
+		(struct pa_page *)((char *)p + 1),    /* inside the map, off a descriptor */
 		(struct pa_page *)((char *)p + 8),
 	};
 	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
@@ -322,7 +327,7 @@ TEST(badfree_descriptor_of_another_pool_is_refused)
 	VALIDATE(other);
 	pa_shutdown(other);
 
-	uint64_t junk[8] = {0};
+	uint64_t junk[8] = { 0 };
 	take_snapshot(&f, &before);
 	pa_free_pages(f.pool, (struct pa_page *)junk, 0);
 	expect_refused(&f, &before, PA_PFN_INVALID, "free of a pointer into the stack");
@@ -420,13 +425,14 @@ static void expect_panic(const char *what, void (*bad)(struct pa_pool *))
 	REQUIRE(pid >= 0);
 	if (pid == 0) {
 		close(fds[0]);
-		struct rlimit no_core = {0, 0};
+		struct rlimit no_core = { 0, 0 };
 		setrlimit(RLIMIT_CORE, &no_core);
 		report_fd = fds[1];
-		struct pa_platform plat = {.report = pipe_report};
+		struct pa_platform plat = { .report = pipe_report };
 		struct pa_pool *pool = NULL;
 		char err[256];
-		if (pa_boot("mem=64M min_free_kbytes=0 bad_page=panic", &plat, &pool, err, sizeof err) != 0)
+		if (pa_boot("mem=64M min_free_kbytes=0 bad_page=panic", &plat, &pool, err,
+		            sizeof err) != 0)
 			_exit(3);
 		bad(pool);
 		_exit(4); /* survived: wrong */
@@ -443,9 +449,8 @@ static void expect_panic(const char *what, void (*bad)(struct pa_pool *))
 	REQUIRE(waitpid(pid, &status, 0) == pid);
 	CHECK_MSG(WIFSIGNALED(status) && WTERMSIG(status) == SIGABRT,
 	          "%s with bad_page=panic: child %s %d, expected SIGABRT", what,
-	          WIFSIGNALED(status) ? "died of signal" : "exited with", WIFSIGNALED(status)
-	                                                                 ? WTERMSIG(status)
-	                                                                 : WEXITSTATUS(status));
+	          WIFSIGNALED(status) ? "died of signal" : "exited with",
+	          WIFSIGNALED(status) ? WTERMSIG(status) : WEXITSTATUS(status));
 	CHECK_MSG(got > 0, "%s with bad_page=panic: nothing reported before the abort", what);
 	fprintf(stderr, "    %s, panic report: %s", what, got ? out : "(none)\n");
 }

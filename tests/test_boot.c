@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Boot: the command line is parsed and validated (every bad line fails with
  * -EINVAL and a message naming the key and the value, leaving *out alone),
@@ -27,19 +28,20 @@ static void expect_rejected_alt(const char *line, const char *key, const char *a
 	memset(err, 0, sizeof err);
 	struct pa_pool *pool = sentinel_pool;
 	int rc = pa_boot(line, NULL, &pool, err, sizeof err);
-	CHECK_MSG(rc == -EINVAL, "pa_boot(\"%s\") = %d, expected -EINVAL (%d); err \"%s\"", line, rc,
-	          -EINVAL, err);
-	CHECK_MSG(pool == sentinel_pool || pool == NULL, "pa_boot(\"%s\") failed but set *out", line);
+	CHECK_MSG(rc == -EINVAL, "pa_boot(\"%s\") = %d, expected -EINVAL (%d); err \"%s\"", line,
+	          rc, -EINVAL, err);
+	CHECK_MSG(pool == sentinel_pool || pool == NULL, "pa_boot(\"%s\") failed but set *out",
+	          line);
 	if (rc == 0 && pool && pool != sentinel_pool)
 		pa_shutdown(pool);
 	CHECK_MSG(err[0] != '\0', "pa_boot(\"%s\"): empty error message", line);
 	bool names_key = strstr(err, key) || (alt_key && strstr(err, alt_key));
-	CHECK_MSG(names_key, "pa_boot(\"%s\"): message \"%s\" does not name the key \"%s\"", line, err,
-	          key);
+	CHECK_MSG(names_key, "pa_boot(\"%s\"): message \"%s\" does not name the key \"%s\"", line,
+	          err, key);
 	if (value && value[0])
 		CHECK_MSG(strstr(err, value) != NULL,
-		          "pa_boot(\"%s\"): message \"%s\" does not name the value \"%s\"", line, err,
-		          value);
+		          "pa_boot(\"%s\"): message \"%s\" does not name the value \"%s\"", line,
+		          err, value);
 	fprintf(stderr, "    rejected \"%s\": %s\n", line, err);
 }
 
@@ -117,7 +119,8 @@ TEST(boot_rejects_pageblock_ceil_above_max_order)
 	/* Linux's build check: MAX_PAGE_ORDER must be >= PAGE_BLOCK_MAX_ORDER. */
 	expect_rejected("mem=64M max_order=5 pageblock_order_ceil=6", "pageblock_order_ceil", "6");
 	expect_rejected("mem=64M pageblock_order_ceil=11", "pageblock_order_ceil", "11");
-	expect_rejected("mem=1G page_shift=14 pageblock_order_ceil=12", "pageblock_order_ceil", "12");
+	expect_rejected("mem=1G page_shift=14 pageblock_order_ceil=12", "pageblock_order_ceil",
+	                "12");
 	expect_rejected_alt("mem=64M page_block_max_order=11", "page_block_max_order",
 	                    "pageblock_order_ceil", "11");
 }
@@ -251,8 +254,8 @@ TEST(boot_rejects_hugetlb_backing_without_reserved_pages)
 	int rc = pa_boot("mem=64M backing=hugetlb", NULL, &pool, err, sizeof err);
 	CHECK_MSG(rc < 0, "backing=hugetlb booted on a machine with no huge pages (rc %d)", rc);
 	CHECK(pool == sentinel_pool || pool == NULL);
-	CHECK_MSG(strstr(err, "hugetlb") || strstr(err, "huge"), "message \"%s\" says nothing of huge pages",
-	          err);
+	CHECK_MSG(strstr(err, "hugetlb") || strstr(err, "huge"),
+	          "message \"%s\" says nothing of huge pages", err);
 	fprintf(stderr, "    rejected backing=hugetlb: %s\n", err);
 	if (rc == 0 && pool && pool != sentinel_pool)
 		pa_shutdown(pool);
@@ -298,7 +301,8 @@ TEST(boot_defaults_match_design)
 	CHECK(c.nr_cpus >= 1 && c.nr_cpus <= 1024);
 	long online = sysconf(_SC_NPROCESSORS_ONLN);
 	if (online >= 1 && online <= 1024)
-		CHECK_MSG(c.nr_cpus <= (unsigned)online, "nr_cpus %u, online %ld", c.nr_cpus, online);
+		CHECK_MSG(c.nr_cpus <= (unsigned)online, "nr_cpus %u, online %ld", c.nr_cpus,
+		          online);
 	CHECK(c.metadata_bytes_per_frame >= 1 && c.metadata_bytes_per_frame <= 16);
 }
 
@@ -306,7 +310,7 @@ TEST(boot_default_max_order_follows_page_shift)
 {
 	static const struct {
 		unsigned shift, max_order, huge, section_shift;
-	} rows[] = {{12, 10, 9, 15}, {14, 11, 11, 13}, {16, 13, 13, 11}};
+	} rows[] = { { 12, 10, 9, 15 }, { 14, 11, 11, 13 }, { 16, 13, 13, 11 } };
 	for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
 		char line[128];
 		snprintf(line, sizeof line, "mem=4G page_shift=%u", rows[i].shift);
@@ -331,38 +335,42 @@ TEST(boot_seed004_cma_alignment_tables)
 		uint64_t cma;
 	} rows[] = {
 		/* Default ARCH_FORCE_MAX_ORDER, THP set. */
-		{"mem=1G page_shift=12 max_order=10", 9, 10, 9, 10, 2 * MiB},
-		{"mem=1G page_shift=14 max_order=11", 11, 11, 11, 11, 32 * MiB},
-		{"mem=4G page_shift=16 max_order=13", 13, 13, 13, 13, 512 * MiB},
+		{ "mem=1G page_shift=12 max_order=10", 9, 10, 9, 10, 2 * MiB },
+		{ "mem=1G page_shift=14 max_order=11", 11, 11, 11, 11, 32 * MiB },
+		{ "mem=4G page_shift=16 max_order=13", 13, 13, 13, 13, 512 * MiB },
 		/* Largest ARCH_FORCE_MAX_ORDER, neither THP nor hugetlb. */
-		{"mem=1G page_shift=12 max_order=15 thp=0", -1, 15, 15, 15, 128 * MiB},
-		{"mem=1G page_shift=14 max_order=13 thp=0", -1, 13, 13, 13, 128 * MiB},
-		{"mem=4G page_shift=16 max_order=13 thp=0", -1, 13, 13, 13, 512 * MiB},
+		{ "mem=1G page_shift=12 max_order=15 thp=0", -1, 15, 15, 15, 128 * MiB },
+		{ "mem=1G page_shift=14 max_order=13 thp=0", -1, 13, 13, 13, 128 * MiB },
+		{ "mem=4G page_shift=16 max_order=13 thp=0", -1, 13, 13, 13, 512 * MiB },
 		/* The ceiling: 16 KiB pages with pageblock order 7 align CMA as 4 KiB pages do. */
-		{"mem=1G page_shift=14 pageblock_order_ceil=7", 11, 11, 7, 7, 2 * MiB},
-		{"mem=1G page_shift=14 max_order=11 page_block_max_order=7", 11, 11, 7, 7, 2 * MiB},
-		{"mem=4G page_shift=16 pageblock_order_ceil=5", 13, 13, 5, 5, 2 * MiB},
-		{"mem=1G page_shift=12 pageblock_order_ceil=7", 9, 10, 7, 7, 512 * KiB},
-		{"mem=1G page_shift=14 max_order=13 thp=0 pageblock_order_ceil=7", -1, 13, 7, 7, 2 * MiB},
+		{ "mem=1G page_shift=14 pageblock_order_ceil=7", 11, 11, 7, 7, 2 * MiB },
+		{ "mem=1G page_shift=14 max_order=11 page_block_max_order=7", 11, 11, 7, 7,
+		  2 * MiB },
+		{ "mem=4G page_shift=16 pageblock_order_ceil=5", 13, 13, 5, 5, 2 * MiB },
+		{ "mem=1G page_shift=12 pageblock_order_ceil=7", 9, 10, 7, 7, 512 * KiB },
+		{ "mem=1G page_shift=14 max_order=13 thp=0 pageblock_order_ceil=7", -1, 13, 7, 7,
+		  2 * MiB },
 		/* A ceiling above the huge order changes nothing with THP. */
-		{"mem=1G page_shift=12 max_order=12 pageblock_order_ceil=11", 9, 12, 9, 11, 2 * MiB},
+		{ "mem=1G page_shift=12 max_order=12 pageblock_order_ceil=11", 9, 12, 9, 11,
+		  2 * MiB },
 		/* The max order caps the pageblock order below the huge order. */
-		{"mem=1G page_shift=12 max_order=5", 9, 5, 5, 5, 128 * KiB},
+		{ "mem=1G page_shift=12 max_order=5", 9, 5, 5, 5, 128 * KiB },
 		/* Without THP and without a ceiling, the pageblock order is the max order. */
-		{"mem=1G page_shift=12 thp=0", -1, 10, 10, 10, 4 * MiB},
+		{ "mem=1G page_shift=12 thp=0", -1, 10, 10, 10, 4 * MiB },
 	};
 	for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
 		struct pa_config c;
 		boot_config(rows[i].line, &c);
 		CHECK_MSG(c.huge_order == rows[i].huge_order, "%s: huge_order %d, expected %d",
 		          rows[i].line, c.huge_order, rows[i].huge_order);
-		CHECK_MSG(c.max_order == rows[i].max_order, "%s: max_order %u, expected %u", rows[i].line,
-		          c.max_order, rows[i].max_order);
+		CHECK_MSG(c.max_order == rows[i].max_order, "%s: max_order %u, expected %u",
+		          rows[i].line, c.max_order, rows[i].max_order);
 		CHECK_MSG(c.pageblock_order == rows[i].pageblock_order,
 		          "%s: pageblock_order %u, expected %u", rows[i].line, c.pageblock_order,
 		          rows[i].pageblock_order);
-		CHECK_MSG(c.pageblock_order_ceil == rows[i].ceil, "%s: pageblock_order_ceil %u, expected %u",
-		          rows[i].line, c.pageblock_order_ceil, rows[i].ceil);
+		CHECK_MSG(c.pageblock_order_ceil == rows[i].ceil,
+		          "%s: pageblock_order_ceil %u, expected %u", rows[i].line,
+		          c.pageblock_order_ceil, rows[i].ceil);
 		CHECK_MSG(c.cma_alignment_bytes == rows[i].cma,
 		          "%s: cma_alignment_bytes %" PRIu64 ", expected %" PRIu64, rows[i].line,
 		          c.cma_alignment_bytes, rows[i].cma);
@@ -418,11 +426,13 @@ TEST(boot_thp0_has_no_huge_order)
 
 TEST(boot_size_suffixes_are_equivalent)
 {
-	static const char *const lines[] = {"mem=1073741824", "mem=1048576K", "mem=1024M", "mem=1G"};
+	static const char *const lines[] = { "mem=1073741824", "mem=1048576K", "mem=1024M",
+		                             "mem=1G" };
 	for (size_t i = 0; i < sizeof lines / sizeof lines[0]; i++) {
 		struct pa_config c;
 		boot_config(lines[i], &c);
-		CHECK_MSG(c.total_pages == GiB / 4096, "%s: total_pages %" PRIu64, lines[i], c.total_pages);
+		CHECK_MSG(c.total_pages == GiB / 4096, "%s: total_pages %" PRIu64, lines[i],
+		          c.total_pages);
 	}
 	struct pa_config c;
 	boot_config("mem=1T page_shift=16", &c);
@@ -431,11 +441,12 @@ TEST(boot_size_suffixes_are_equivalent)
 
 TEST(boot_accepts_every_key)
 {
-	const char *line = "mem=2G numa=2 memhole=1536M-1600M movablecore=10% page_shift=12 "
-	                   "max_order=11 pageblock_order_ceil=9 thp=1 pcp_orders=0-3,9 nr_cpus=4 "
-	                   "cma=64M cma=32M@256M backing=none page_reporting_order=9 "
-	                   "min_free_kbytes=1024 watermark_scale_factor=20 compaction_split_folios=1 "
-	                   "shuffle=1 init_on_free=0 deferred_init=0 debug=1 bad_page=report";
+	const char *line =
+	        "mem=2G numa=2 memhole=1536M-1600M movablecore=10% page_shift=12 "
+	        "max_order=11 pageblock_order_ceil=9 thp=1 pcp_orders=0-3,9 nr_cpus=4 "
+	        "cma=64M cma=32M@256M backing=none page_reporting_order=9 "
+	        "min_free_kbytes=1024 watermark_scale_factor=20 compaction_split_folios=1 "
+	        "shuffle=1 init_on_free=0 deferred_init=0 debug=1 bad_page=report";
 	struct pa_pool *pool = test_boot(line);
 	struct pa_config c;
 	pa_get_config(pool, &c);
@@ -491,8 +502,8 @@ TEST(boot_accepts_range_edges)
 		CHECK_MSG(rc == 0 && pool, "pa_boot(\"%s\") = %d: %s", lines[i], rc, err);
 		if (rc == 0 && pool) {
 			char verr[512];
-			CHECK_MSG(pa_validate(pool, verr, sizeof verr) == 0, "%s: pa_validate: %s", lines[i],
-			          verr);
+			CHECK_MSG(pa_validate(pool, verr, sizeof verr) == 0, "%s: pa_validate: %s",
+			          lines[i], verr);
 			pa_shutdown(pool);
 		}
 	}

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Buddy layer and the full-merge test (item 11).
  *

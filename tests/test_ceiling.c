@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The pageblock-order ceiling in full (seed 004): at 4, 16
  * and 64 KiB pages (page_shift 12, 14, 16), each with pageblock_order_ceil

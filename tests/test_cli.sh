@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # The `pagealloc` program: info/buddyinfo/pagetypeinfo/vmstat/zoneinfo/lockstat/ctl
 # with --boot, --json output that parses and has the documented keys, the seed 004
 # values, /proc text formats, the compaction knobs and workloads, --help for every

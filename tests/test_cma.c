@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * CMA areas: cma=SIZE[@START] on the boot line,
  * pa_cma_get(), pa_cma_alloc(), pa_cma_release(), and the balance rule by

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Compaction: the core pass as seed 003 describes it
  * (folios of any order moved whole to destinations of their own order, the
@@ -42,8 +43,9 @@ static struct pa_usage usage(struct pa_pool *pool)
 	struct pa_usage u;
 	pa_get_usage(pool, &u);
 	CHECK_MSG(u.managed == u.free + u.allocated + u.reserved,
-		  "managed %" PRIu64 " != free %" PRIu64 " + allocated %" PRIu64 " + reserved %" PRIu64,
-		  u.managed, u.free, u.allocated, u.reserved);
+	          "managed %" PRIu64 " != free %" PRIu64 " + allocated %" PRIu64
+	          " + reserved %" PRIu64,
+	          u.managed, u.free, u.allocated, u.reserved);
 	return u;
 }
 
@@ -95,7 +97,8 @@ static uint64_t free_odd_at(struct towner *o, unsigned shift)
 	for (size_t i = 0; i < o->nr; i++) {
 		pthread_mutex_lock(&o->lock); /* a background compactor may be moving it */
 		struct tfolio *f = &o->f[i];
-		bool odd = f->live && !f->split && (pa_page_to_pfn(o->pool, f->page) >> shift) % 2 == 1;
+		bool odd = f->live && !f->split &&
+		           (pa_page_to_pfn(o->pool, f->page) >> shift) % 2 == 1;
 		frames += odd ? 1ull << f->order : 0;
 		pthread_mutex_unlock(&o->lock);
 		if (odd)
@@ -170,7 +173,7 @@ static void build_layout(struct layout *l, struct towner *o, const enum lb *lb, 
 	l->pool = pool;
 	l->nr_pb = nr_pb;
 	REQUIRE(pool->nr_zones == 1 && pool->zones[0].start_pfn == 0 &&
-		pool->zones[0].end_pfn == (pa_pfn_t)nr_pb << pbo);
+	        pool->zones[0].end_pfn == (pa_pfn_t)nr_pb << pbo);
 	struct pa_page **ph = calloc(nr_pb, sizeof *ph);
 	l->kernel = calloc((size_t)nr_pb << pbo, sizeof *l->kernel);
 	REQUIRE(ph && l->kernel);
@@ -187,11 +190,14 @@ static void build_layout(struct layout *l, struct towner *o, const enum lb *lb, 
 			continue;
 		pa_free_pages(pool, ph[b], pbo);
 		ph[b] = NULL;
-		unsigned order = lb[b] == LB_O9 ? pbo : lb[b] == LB_O0_HALF || lb[b] == LB_KERNEL ? 0 : 4;
+		unsigned order = lb[b] == LB_O9                            ? pbo :
+		                 lb[b] == LB_O0_HALF || lb[b] == LB_KERNEL ? 0 :
+		                                                             4;
 		for (uint64_t k = 0; k < (1ull << (pbo - order)); k++) {
 			pa_pfn_t pfn;
 			if (lb[b] == LB_KERNEL) {
-				struct pa_page *p = pa_alloc_pages(pool, PA_GFP_KERNEL | PA_GFP_NOCOMPACT, 0);
+				struct pa_page *p =
+				        pa_alloc_pages(pool, PA_GFP_KERNEL | PA_GFP_NOCOMPACT, 0);
 				REQUIRE(p);
 				l->kernel[l->nr_kernel++] = p;
 				pfn = pa_page_to_pfn(pool, p);
@@ -262,7 +268,7 @@ TEST(compact_moves_order4_folios_whole_to_order4_destinations)
 		if (o.f[i].live && to_pfn(&o, i) != before[i]) {
 			changed++;
 			CHECK_EQ_U64(pa_folio_head(pool, pa_pfn_to_page(pool, to_pfn(&o, i) + 5)),
-				     (uint64_t)(uintptr_t)pa_pfn_to_page(pool, to_pfn(&o, i)));
+			             (uint64_t)(uintptr_t)pa_pfn_to_page(pool, to_pfn(&o, i)));
 		}
 	CHECK_EQ_U64(changed, folios_migrated(pool, 4));
 	to_check_all(&o);
@@ -270,7 +276,8 @@ TEST(compact_moves_order4_folios_whole_to_order4_destinations)
 	/* Free memory became pageblocks: at least 3/4 of it in order >= 9 blocks. */
 	uint64_t big = free_frames_from(pool, 9);
 	CHECK_EQ_U64(usage(pool).free, free0);
-	CHECK_MSG(big * 4 >= free0 * 3, "%" PRIu64 " of %" PRIu64 " free frames in order>=9 blocks", big, free0);
+	CHECK_MSG(big * 4 >= free0 * 3, "%" PRIu64 " of %" PRIu64 " free frames in order>=9 blocks",
+	          big, free0);
 	VALIDATE(pool);
 	to_free_all(&o);
 	free(before);
@@ -314,8 +321,8 @@ TEST(compact_same_layout_default_moves_whole_old_mode_splits)
 	/* Seed 003's comparison in one run: order-4 and order-0 folios, both modes. */
 	uint64_t whole[2] = { 0, 0 }, splits[2] = { 0, 0 }, big[2] = { 0, 0 };
 	for (int mode = 0; mode < 2; mode++) {
-		struct pa_pool *pool = test_boot(mode ? QUIET "mem=64M compaction_split_folios=1"
-						      : QUIET "mem=64M");
+		struct pa_pool *pool = test_boot(mode ? QUIET "mem=64M compaction_split_folios=1" :
+		                                        QUIET "mem=64M");
 		struct towner o;
 		to_init(&o, pool, 20000);
 		/* Order-4 folios, order-0 folios between them. */
@@ -338,9 +345,11 @@ TEST(compact_same_layout_default_moves_whole_old_mode_splits)
 		pa_shutdown(pool);
 		to_destroy(&o);
 	}
-	fprintf(stderr, "  default: %" PRIu64 " order-4 folios moved whole, %" PRIu64 " split, %" PRIu64
-		" frames in order>=9 blocks; split mode: %" PRIu64 " whole, %" PRIu64 " split, %" PRIu64 "\n",
-		whole[0], splits[0], big[0], whole[1], splits[1], big[1]);
+	fprintf(stderr,
+	        "  default: %" PRIu64 " order-4 folios moved whole, %" PRIu64 " split, %" PRIu64
+	        " frames in order>=9 blocks; split mode: %" PRIu64 " whole, %" PRIu64
+	        " split, %" PRIu64 "\n",
+	        whole[0], splits[0], big[0], whole[1], splits[1], big[1]);
 	CHECK(whole[0] > 0);
 	CHECK_EQ_U64(splits[0], 0);
 	CHECK_EQ_U64(whole[1], 0);
@@ -368,7 +377,8 @@ TEST(compact_does_not_isolate_folios_larger_than_the_order_asked_for)
 	struct pa_page *taken[64];
 	size_t nt = 0;
 	struct pa_page *p;
-	while (nt < 64 && (p = pa_alloc_pages(pool, PA_GFP_MOVABLE | PA_GFP_NOCOMPACT | PA_GFP_NOWARN, 4)))
+	while (nt < 64 &&
+	       (p = pa_alloc_pages(pool, PA_GFP_MOVABLE | PA_GFP_NOCOMPACT | PA_GFP_NOWARN, 4)))
 		taken[nt++] = p;
 	CHECK_EQ_U64(free_frames_from(pool, 1), 0);
 	uint64_t stall = vmstat(pool, "compact_stall");
@@ -412,9 +422,10 @@ TEST(compact_order9_folio_at_zone_start_does_not_stop_pa_compact)
 	build_layout(&l, &o, lb, 32);
 	CHECK_EQ_U64(free_frames_from(pool, 1), 0);
 	long moved = pa_compact(pool, -1);
-	CHECK_MSG(moved > 0, "pa_compact moved %ld frames: the order-9 folio at pfn 0 ended the pass", moved);
-	CHECK_MSG(free_frames_from(pool, 9) >= 10 * 512, "%" PRIu64 " frames free in order>=9 blocks",
-		  free_frames_from(pool, 9));
+	CHECK_MSG(moved > 0,
+	          "pa_compact moved %ld frames: the order-9 folio at pfn 0 ended the pass", moved);
+	CHECK_MSG(free_frames_from(pool, 9) >= 10 * 512,
+	          "%" PRIu64 " frames free in order>=9 blocks", free_frames_from(pool, 9));
 	to_check_all(&o);
 	to_expect_clean(&o);
 	VALIDATE(pool);
@@ -438,8 +449,9 @@ TEST(compact_order9_folios_at_zone_start_do_not_block_direct_order9)
 	build_layout(&l, &o, lb, 32);
 	uint64_t stall = vmstat(pool, "compact_stall");
 	struct pa_page *p = pa_alloc_pages(pool, PA_GFP_MOVABLE | PA_GFP_NORETRY, 9);
-	CHECK_MSG(p != NULL, "order-9 allocation (one async compaction) failed with order-9 folios in "
-		  "the first pageblocks");
+	CHECK_MSG(p != NULL,
+	          "order-9 allocation (one async compaction) failed with order-9 folios in "
+	          "the first pageblocks");
 	CHECK_EQ_U64(vmstat(pool, "compact_stall"), stall + 1);
 	CHECK_EQ_U64(folios_migrated(pool, 9), 0);
 	if (p)
@@ -476,10 +488,12 @@ TEST(compact_direct_order4_is_not_stopped_by_order4_folios)
 			to_free(&o, i);
 	CHECK_EQ_U64(free_frames_from(pool, 1), 0);
 	/* One async pass (NORETRY) is plenty: the first pageblock alone can give an order-4 block. */
-	struct pa_page *p = pa_alloc_pages(pool, PA_GFP_MOVABLE | PA_GFP_NOWARN | PA_GFP_NORETRY, 4);
-	CHECK_MSG(p != NULL, "order-4 allocation failed after async direct compaction (compact_stall %" PRIu64
-		  ", pgmigrate_success %" PRIu64 ")", vmstat(pool, "compact_stall"),
-		  vmstat(pool, "pgmigrate_success"));
+	struct pa_page *p =
+	        pa_alloc_pages(pool, PA_GFP_MOVABLE | PA_GFP_NOWARN | PA_GFP_NORETRY, 4);
+	CHECK_MSG(p != NULL,
+	          "order-4 allocation failed after async direct compaction (compact_stall %" PRIu64
+	          ", pgmigrate_success %" PRIu64 ")",
+	          vmstat(pool, "compact_stall"), vmstat(pool, "pgmigrate_success"));
 	CHECK_EQ_U64(folios_migrated(pool, 4), 0);
 	if (p)
 		pa_free_pages(pool, p, 4);
@@ -508,8 +522,9 @@ TEST(compact_order10_moves_order9_and_order4_folios_whole)
 	lb[30] = LB_FREE;
 	lb[31] = LB_KERNEL;
 	for (int split_mode = 0; split_mode < 2; split_mode++) {
-		struct pa_pool *pool = test_boot(split_mode ? QUIET "mem=64M backing=anon compaction_split_folios=1"
-							    : QUIET "mem=64M backing=anon");
+		struct pa_pool *pool = test_boot(
+		        split_mode ? QUIET "mem=64M backing=anon compaction_split_folios=1" :
+		                     QUIET "mem=64M backing=anon");
 		struct towner o;
 		to_init(&o, pool, 20000);
 		struct layout l;
@@ -535,7 +550,8 @@ TEST(compact_order10_moves_order9_and_order4_folios_whole)
 			CHECK_EQ_U64(o.moved_order[9], 1);
 			CHECK_EQ_U64(o.moved_order[4], 8);
 			CHECK_EQ_U64(vmstat(pool, "compact_folios_split"), 0);
-			CHECK_EQ_U64(to_pfn(&o, 0), 30 * 512); /* the order-9 folio went to the free pageblock */
+			CHECK_EQ_U64(to_pfn(&o, 0),
+			             30 * 512); /* the order-9 folio went to the free pageblock */
 		}
 		to_check_all(&o);
 		to_expect_clean(&o);
@@ -552,8 +568,9 @@ TEST(compact_order10_moves_order9_and_order4_folios_whole)
 TEST(compact_direct_order9_moves_order4_folios_whole_and_splits_in_old_mode)
 {
 	for (int split_mode = 0; split_mode < 2; split_mode++) {
-		struct pa_pool *pool = test_boot(split_mode ? QUIET "mem=64M backing=anon compaction_split_folios=1"
-							    : QUIET "mem=64M backing=anon");
+		struct pa_pool *pool = test_boot(
+		        split_mode ? QUIET "mem=64M backing=anon compaction_split_folios=1" :
+		                     QUIET "mem=64M backing=anon");
 		struct towner o;
 		to_init(&o, pool, 20000);
 		fill_owned(&o, 4);
@@ -599,7 +616,7 @@ TEST(compact_node_argument_limits_the_pass_to_that_node)
 	for (size_t i = 0; i < o.nr; i++)
 		if (o.f[i].live)
 			CHECK_EQ_U64(to_pfn(&o, i) >= pool->zones[1].start_pfn,
-				     o.f[i].first_pfn >= pool->zones[1].start_pfn);
+			             o.f[i].first_pfn >= pool->zones[1].start_pfn);
 	long all = pa_compact(pool, -1);
 	CHECK(all > 0);
 	CHECK(pool->zones[0].nr_free[9] + pool->zones[0].nr_free[10] > 0);
@@ -638,7 +655,8 @@ TEST(compact_direct_makes_order9_from_movable_order0_folios)
 	CHECK(vmstat(pool, "compact_migrate_scanned") > 0);
 	CHECK(vmstat(pool, "compact_isolated") > 0);
 	CHECK_EQ_U64(vmstat(pool, "compact_daemon_migrate_scanned"), 0);
-	CHECK_EQ_U64(vmstat(pool, "compact_stall"), vmstat(pool, "compact_success") + vmstat(pool, "compact_fail"));
+	CHECK_EQ_U64(vmstat(pool, "compact_stall"),
+	             vmstat(pool, "compact_success") + vmstat(pool, "compact_fail"));
 	/* The scanners' positions are cached for the next attempt. */
 	CHECK(pool->zones[0].compact_cached_migrate_pfn > 0);
 	CHECK(pool->zones[0].compact_cached_free_pfn < pool->zones[0].end_pfn);
@@ -649,11 +667,15 @@ TEST(compact_direct_makes_order9_from_movable_order0_folios)
 	got[n++] = p;
 	while (n < 32 && (p = pa_alloc_pages(pool, PA_GFP_MOVABLE | PA_GFP_NOWARN, 9)) != NULL)
 		got[n++] = p;
-	fprintf(stderr, "  %zu order-9 blocks from %" PRIu64 " free frames; compact_stall %" PRIu64
-		" success %" PRIu64 " fail %" PRIu64 "\n", n, free0, vmstat(pool, "compact_stall"),
-		vmstat(pool, "compact_success"), vmstat(pool, "compact_fail"));
-	CHECK_MSG(n * 512 * 10 >= free0 * 9, "only %zu order-9 blocks from %" PRIu64 " free frames", n, free0);
-	CHECK_EQ_U64(vmstat(pool, "compact_stall"), vmstat(pool, "compact_success") + vmstat(pool, "compact_fail"));
+	fprintf(stderr,
+	        "  %zu order-9 blocks from %" PRIu64 " free frames; compact_stall %" PRIu64
+	        " success %" PRIu64 " fail %" PRIu64 "\n",
+	        n, free0, vmstat(pool, "compact_stall"), vmstat(pool, "compact_success"),
+	        vmstat(pool, "compact_fail"));
+	CHECK_MSG(n * 512 * 10 >= free0 * 9, "only %zu order-9 blocks from %" PRIu64 " free frames",
+	          n, free0);
+	CHECK_EQ_U64(vmstat(pool, "compact_stall"),
+	             vmstat(pool, "compact_success") + vmstat(pool, "compact_fail"));
 	to_check_all(&o);
 	to_expect_clean(&o);
 	for (size_t i = 0; i < n; i++)
@@ -675,7 +697,8 @@ TEST(compact_direct_noretry_stalls_once_and_default_escalates)
 	REQUIRE(k);
 	size_t n = 0;
 	struct pa_page *p;
-	while ((p = pa_alloc_pages(pool, PA_GFP_KERNEL | PA_GFP_NOWARN | PA_GFP_NOCOMPACT, 0)) != NULL)
+	while ((p = pa_alloc_pages(pool, PA_GFP_KERNEL | PA_GFP_NOWARN | PA_GFP_NOCOMPACT, 0)) !=
+	       NULL)
 		k[n++] = p;
 	for (size_t i = 0; i < n; i++)
 		if (pa_page_to_pfn(pool, k[i]) % 2)
@@ -715,7 +738,8 @@ TEST(compact_deferred_after_repeated_failures_at_an_impossible_order)
 	REQUIRE(k);
 	size_t n = 0;
 	struct pa_page *p;
-	while ((p = pa_alloc_pages(pool, PA_GFP_KERNEL | PA_GFP_NOWARN | PA_GFP_NOCOMPACT, 0)) != NULL)
+	while ((p = pa_alloc_pages(pool, PA_GFP_KERNEL | PA_GFP_NOWARN | PA_GFP_NOCOMPACT, 0)) !=
+	       NULL)
 		k[n++] = p;
 	for (size_t i = 0; i < n; i++)
 		if (pa_page_to_pfn(pool, k[i]) % 2)
@@ -737,13 +761,15 @@ TEST(compact_deferred_after_repeated_failures_at_an_impossible_order)
 	CHECK_MSG(deferred > 0, "40 more failing order-9 attempts were never deferred");
 	/* Deferred attempts skip the async and sync-light passes: far fewer than 2 per attempt ran. */
 	CHECK_MSG(deferred >= 40, "compact_deferred %" PRIu64 " after 40 attempts", deferred);
-	CHECK_MSG(z->compact_defer_shift == 6, "defer_shift %u, expected the cap 6", z->compact_defer_shift);
+	CHECK_MSG(z->compact_defer_shift == 6, "defer_shift %u, expected the cap 6",
+	          z->compact_defer_shift);
 	CHECK(vmstat(pool, "compact_migrate_scanned") > scanned); /* sync still runs */
 	/* Higher orders are deferred too (as in Linux, compact_order_failed starts at 0: so are lower ones). */
 	uint64_t d = vmstat(pool, "compact_deferred");
 	CHECK(pa_alloc_pages(pool, PA_GFP_MOVABLE | PA_GFP_NOWARN, 10) == NULL);
 	CHECK(vmstat(pool, "compact_deferred") > d);
-	CHECK_EQ_U64(vmstat(pool, "compact_stall"), vmstat(pool, "compact_success") + vmstat(pool, "compact_fail"));
+	CHECK_EQ_U64(vmstat(pool, "compact_stall"),
+	             vmstat(pool, "compact_success") + vmstat(pool, "compact_fail"));
 	for (size_t i = 0; i < n; i++)
 		if (pa_page_to_pfn(pool, k[i]) % 2 == 0)
 			pa_free_pages(pool, k[i], 0);
@@ -803,7 +829,8 @@ TEST(compact_above_pageblock_empties_the_cheapest_clean_regions)
 	 */
 	const unsigned order = test_scale() >= 1 ? 14 : 13;
 	char line[160];
-	snprintf(line, sizeof line, QUIET "mem=%uM max_order=%u backing=anon", 8u << (order - 8), order);
+	snprintf(line, sizeof line, QUIET "mem=%uM max_order=%u backing=anon", 8u << (order - 8),
+	         order);
 	struct pa_pool *pool = test_boot(line);
 	const uint64_t rsize = 1ull << order;
 	struct towner o;
@@ -844,13 +871,16 @@ TEST(compact_above_pageblock_empties_the_cheapest_clean_regions)
 		blocks[nb++] = p;
 		pa_pfn_t pfn = pa_page_to_pfn(pool, p);
 		unsigned r = (unsigned)(pfn / rsize);
-		CHECK_MSG(r == 1 || r == 3 || r == 6 || r == 7, "order-%u block at pfn %" PRIu64
-			  " (region %u) holds an unmovable or pinned frame", order, pfn, r);
+		CHECK_MSG(r == 1 || r == 3 || r == 6 || r == 7,
+		          "order-%u block at pfn %" PRIu64
+		          " (region %u) holds an unmovable or pinned frame",
+		          order, pfn, r);
 		CHECK(!got_region[r]);
 		got_region[r] = true;
 		uint64_t ds = vmstat(pool, "compact_migrate_scanned") - scanned;
-		CHECK_MSG(ds <= 2 * rsize, "an order-%u request scanned %" PRIu64 " frames (zone: %" PRIu64 ")",
-			  order, ds, zone_frames);
+		CHECK_MSG(ds <= 2 * rsize,
+		          "an order-%u request scanned %" PRIu64 " frames (zone: %" PRIu64 ")",
+		          order, ds, zone_frames);
 	}
 	/* No fifth: every other region holds a fixed frame. */
 	CHECK(pa_alloc_pages(pool, PA_GFP_MOVABLE | PA_GFP_NOWARN, order) == NULL);
@@ -918,7 +948,7 @@ TEST(compact_above_pageblock_fails_cleanly_when_every_region_is_fixed)
 TEST(kcompactd_thread_wakes_on_high_order_failure_and_compacts)
 {
 	struct pa_pool *pool = test_boot("mem=64M pcp_orders=none min_free_kbytes=0 backing=anon "
-					 "compaction_proactiveness=0");
+	                                 "compaction_proactiveness=0");
 	struct towner o;
 	to_init(&o, pool, 20000);
 	fill_owned(&o, 0);
@@ -965,7 +995,9 @@ TEST(kcompactd_manual_runs_only_when_called)
 	CHECK_EQ_U64(pa_kcompactd_run(pool, 1), 0);
 	CHECK_EQ_U64(vmstat(pool, "compact_daemon_wake"), 0);
 	/* A failure on this CPU's node records a wake; nobody acts on it until asked. */
-	CHECK(pa_alloc_pages(pool, PA_GFP_MOVABLE | PA_GFP_NOCOMPACT | PA_GFP_NOWARN | PA_GFP_THISNODE, 9) == NULL);
+	CHECK(pa_alloc_pages(pool,
+	                     PA_GFP_MOVABLE | PA_GFP_NOCOMPACT | PA_GFP_NOWARN | PA_GFP_THISNODE,
+	                     9) == NULL);
 	sleep_ms(50);
 	CHECK_EQ_U64(vmstat(pool, "compact_daemon_wake"), 0);
 	CHECK_EQ_U64(vmstat(pool, "pgmigrate_success"), 0);
@@ -992,7 +1024,8 @@ TEST(kcompactd_proactive_compaction_by_proactiveness)
 	static const unsigned pro[] = { 0, 20, 100 };
 	for (int k = 0; k < 3; k++) {
 		char line[160];
-		snprintf(line, sizeof line, QUIET "mem=64M backing=anon compaction_proactiveness=%u", pro[k]);
+		snprintf(line, sizeof line,
+		         QUIET "mem=64M backing=anon compaction_proactiveness=%u", pro[k]);
 		struct pa_pool *pool = test_boot(line);
 		struct towner o;
 		to_init(&o, pool, 20000);
@@ -1002,7 +1035,8 @@ TEST(kcompactd_proactive_compaction_by_proactiveness)
 		long moved = pa_kcompactd_run(pool, 0);
 		uint64_t big = free_frames_from(pool, 9);
 		uint64_t score = (free0 - big) * 100 / free0; /* extfrag at order 9 */
-		fprintf(stderr, "  proactiveness %u: moved %ld, fragmentation %" PRIu64 "%%\n", pro[k], moved, score);
+		fprintf(stderr, "  proactiveness %u: moved %ld, fragmentation %" PRIu64 "%%\n",
+		        pro[k], moved, score);
 		if (pro[k] == 0) {
 			CHECK_EQ_U64(moved, 0);
 			CHECK_EQ_U64(big, 0);
@@ -1010,10 +1044,13 @@ TEST(kcompactd_proactive_compaction_by_proactiveness)
 			CHECK(moved > 0);
 			CHECK_EQ_U64(vmstat(pool, "pgmigrate_success"), (uint64_t)moved);
 			CHECK(vmstat(pool, "compact_daemon_migrate_scanned") > 0);
-			CHECK_EQ_U64(vmstat(pool, "compact_daemon_wake"), 0); /* proactive, not woken */
+			CHECK_EQ_U64(vmstat(pool, "compact_daemon_wake"),
+			             0); /* proactive, not woken */
 			uint64_t low = pro[k] >= 95 ? 5 : 100 - pro[k];
-			CHECK_MSG(score <= low + 1, "proactiveness %u: fragmentation %" PRIu64 "%% above %" PRIu64 "%%",
-				  pro[k], score, low);
+			CHECK_MSG(score <= low + 1,
+			          "proactiveness %u: fragmentation %" PRIu64 "%% above %" PRIu64
+			          "%%",
+			          pro[k], score, low);
 		}
 		to_check_all(&o);
 		to_expect_clean(&o);
@@ -1047,14 +1084,15 @@ TEST(kcompactd_threads_stop_at_shutdown_quickly)
 		pa_shutdown(pool);
 	}
 	double s = seconds_since(&t0);
-	fprintf(stderr, "  %d pools with kcompactd threads booted and shut down in %.3f s\n", pools, s);
+	fprintf(stderr, "  %d pools with kcompactd threads booted and shut down in %.3f s\n", pools,
+	        s);
 	CHECK_MSG(s < 5.0, "%d boot/shutdown cycles took %.3f s", pools, s);
 }
 
 TEST(kcompactd_thread_compacts_proactively_without_a_wake)
 {
 	struct pa_pool *pool = test_boot("mem=64M pcp_orders=none min_free_kbytes=0 backing=anon "
-					 "compaction_proactiveness=100");
+	                                 "compaction_proactiveness=100");
 	struct towner o;
 	to_init(&o, pool, 20000);
 	fill_owned(&o, 0);

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Contiguous ranges: pa_alloc_contig_range(),
  * pa_alloc_contig_pages() and pa_free_contig_range().

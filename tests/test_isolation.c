@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Pageblock isolation: isolation_start() / isolation_undo()
  * / isolation_range_free() of src/isolation.c.

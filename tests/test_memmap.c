@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Frame map: pfns run 0 .. mem / page_size; pfn <-> descriptor conversions
  * round-trip; absent sections (a hole covering a whole 128 MiB section) have
@@ -100,17 +101,18 @@ TEST(memmap_pfn_span_is_mem_over_page_size)
 		const char *line;
 		uint64_t total;
 	} rows[] = {
-		{"mem=1G", GiB >> 12},
-		{"mem=1G page_shift=14", GiB >> 14},
-		{"mem=4G page_shift=16", (4 * GiB) >> 16},
-		{"mem=64M", (64 * MiB) >> 12},
-		{"mem=1G memhole=896M-1G", GiB >> 12}, /* a hole at the end keeps the span */
+		{ "mem=1G", GiB >> 12 },
+		{ "mem=1G page_shift=14", GiB >> 14 },
+		{ "mem=4G page_shift=16", (4 * GiB) >> 16 },
+		{ "mem=64M", (64 * MiB) >> 12 },
+		{ "mem=1G memhole=896M-1G", GiB >> 12 }, /* a hole at the end keeps the span */
 	};
 	for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
 		struct pa_pool *pool = test_boot(rows[i].line);
 		struct pa_config c = config_of(pool);
-		CHECK_MSG(c.total_pages == rows[i].total, "%s: total_pages %" PRIu64 ", expected %" PRIu64,
-		          rows[i].line, c.total_pages, rows[i].total);
+		CHECK_MSG(c.total_pages == rows[i].total,
+		          "%s: total_pages %" PRIu64 ", expected %" PRIu64, rows[i].line,
+		          c.total_pages, rows[i].total);
 		CHECK_EQ_U64(c.section_shift, 27 - c.page_shift);
 		CHECK(pa_pfn_to_page(pool, c.total_pages) == NULL);
 		CHECK(pa_pfn_to_page(pool, c.total_pages + 12345) == NULL);
@@ -155,7 +157,7 @@ TEST(memmap_page_to_pfn_rejects_foreign_descriptors)
 	REQUIRE(pb);
 	CHECK_EQ_U64(pa_page_to_pfn(a, pb), PA_PFN_INVALID);
 	CHECK_EQ_U64(pa_page_to_pfn(b, pb), 100);
-	uint64_t local[4] = {0};
+	uint64_t local[4] = { 0 };
 	CHECK_EQ_U64(pa_page_to_pfn(a, (struct pa_page *)local), PA_PFN_INVALID);
 	CHECK_EQ_U64(pa_page_to_pfn(a, NULL), PA_PFN_INVALID);
 	/* Inside the map but not on a descriptor boundary. */
@@ -173,8 +175,8 @@ TEST(memmap_page_to_pfn_rejects_foreign_descriptors)
 TEST(memmap_descriptor_is_at_most_16_bytes)
 {
 	CHECK(sizeof(struct pa_page) <= 16);
-	static const char *const lines[] = {"mem=64M", "mem=1G page_shift=14", "mem=4G page_shift=16",
-	                                    "mem=1G max_order=20"};
+	static const char *const lines[] = { "mem=64M", "mem=1G page_shift=14",
+		                             "mem=4G page_shift=16", "mem=1G max_order=20" };
 	for (size_t i = 0; i < sizeof lines / sizeof lines[0]; i++) {
 		struct pa_pool *pool = test_boot(lines[i]);
 		unsigned m = config_of(pool).metadata_bytes_per_frame;
@@ -231,7 +233,8 @@ TEST(memmap_partial_hole_frames_are_never_allocated)
 {
 	/* 16M-17M: 256 frames inside section 0, which stays present. pcp_orders=none: the
 	 * test counts exact capacity and the buddy's merges, with no frame on a per-CPU list. */
-	struct pa_pool *pool = test_boot("mem=64M memhole=16M-17M min_free_kbytes=0 pcp_orders=none");
+	struct pa_pool *pool =
+	        test_boot("mem=64M memhole=16M-17M min_free_kbytes=0 pcp_orders=none");
 	pa_pfn_t lo = (16 * MiB) >> 12, hi = (17 * MiB) >> 12;
 	/*
 	 * The hole's frames have descriptors (their section is backed), marked as
@@ -267,7 +270,8 @@ TEST(memmap_partial_hole_frames_are_never_allocated)
 	CHECK_EQ_U64(nr, managed); /* min_free_kbytes=0: exact capacity */
 	for (uint64_t i = 0; i < nr; i++) {
 		pa_pfn_t pfn = pa_page_to_pfn(pool, pages[i]);
-		CHECK_MSG(pfn < lo || pfn >= hi, "pfn %" PRIu64 " of the hole was allocated", (uint64_t)pfn);
+		CHECK_MSG(pfn < lo || pfn >= hi, "pfn %" PRIu64 " of the hole was allocated",
+		          (uint64_t)pfn);
 	}
 	VALIDATE(pool);
 	for (uint64_t i = 0; i < nr; i++)
@@ -285,7 +289,8 @@ TEST(memmap_hole_across_a_section_boundary)
 {
 	/* 120M-136M crosses the 128M boundary: both sections hold memory, so both stay present.
 	 * pcp_orders=none: exact capacity, with no frame left on another CPU's list. */
-	struct pa_pool *pool = test_boot("mem=256M memhole=120M-136M min_free_kbytes=0 pcp_orders=none");
+	struct pa_pool *pool =
+	        test_boot("mem=256M memhole=120M-136M min_free_kbytes=0 pcp_orders=none");
 	pa_pfn_t lo = (120 * MiB) >> 12, hi = (136 * MiB) >> 12;
 	CHECK(memmap_section_present(pool, lo));
 	CHECK(memmap_section_present(pool, hi - 1));
@@ -302,7 +307,8 @@ TEST(memmap_hole_across_a_section_boundary)
 	CHECK_EQ_U64(nr, managed);
 	for (uint64_t i = 0; i < nr; i++) {
 		pa_pfn_t pfn = pa_page_to_pfn(pool, pages[i]);
-		CHECK_MSG(pfn < lo || pfn >= hi, "pfn %" PRIu64 " of the hole was allocated", (uint64_t)pfn);
+		CHECK_MSG(pfn < lo || pfn >= hi, "pfn %" PRIu64 " of the hole was allocated",
+		          (uint64_t)pfn);
 	}
 	for (uint64_t i = 0; i < nr; i++)
 		pa_free_pages(pool, pages[i], 0);
@@ -314,7 +320,8 @@ TEST(memmap_hole_across_a_section_boundary)
 TEST(memmap_whole_section_hole_is_never_allocated)
 {
 	/* pcp_orders=none: exact capacity and the buddy's merges, with no per-CPU lists. */
-	struct pa_pool *pool = test_boot("mem=384M memhole=128M-256M min_free_kbytes=0 pcp_orders=none");
+	struct pa_pool *pool =
+	        test_boot("mem=384M memhole=128M-256M min_free_kbytes=0 pcp_orders=none");
 	uint64_t managed = (256 * MiB) >> 12;
 	uint64_t nr;
 	struct pa_page **pages = alloc_all_order0(pool, managed + 16, &nr);
@@ -322,7 +329,8 @@ TEST(memmap_whole_section_hole_is_never_allocated)
 	pa_pfn_t lo = (128 * MiB) >> 12, hi = (256 * MiB) >> 12;
 	for (uint64_t i = 0; i < nr; i++) {
 		pa_pfn_t pfn = pa_page_to_pfn(pool, pages[i]);
-		CHECK_MSG(pfn < lo || pfn >= hi, "pfn %" PRIu64 " of the hole was allocated", (uint64_t)pfn);
+		CHECK_MSG(pfn < lo || pfn >= hi, "pfn %" PRIu64 " of the hole was allocated",
+		          (uint64_t)pfn);
 	}
 	for (uint64_t i = 0; i < nr; i++)
 		pa_free_pages(pool, pages[i], 0);
@@ -373,13 +381,14 @@ TEST(memmap_64g_metadata_only_boot)
 	pa_get_usage(pool, &u);
 	CHECK_EQ_U64(u.managed, c.total_pages);
 	uint64_t growth = rss1 > rss0 ? rss1 - rss0 : 0;
-	fprintf(stderr, "    mem=64G: boot %.1f ms, RSS growth %" PRIu64 " KiB (%.2f bytes/frame)\n",
+	fprintf(stderr,
+	        "    mem=64G: boot %.1f ms, RSS growth %" PRIu64 " KiB (%.2f bytes/frame)\n",
 	        t * 1e3, growth, (double)growth * 1024 / (double)c.total_pages);
 	if (!UNDER_SANITIZER) {
 		/* The whole map at 16 bytes a frame is 256 MiB; allow 32 MiB for the rest. */
 		uint64_t bound_kib = c.total_pages * 16 / 1024 + 32 * 1024;
-		CHECK_MSG(growth <= bound_kib, "RSS grew %" PRIu64 " KiB, bound %" PRIu64 " KiB", growth,
-		          bound_kib);
+		CHECK_MSG(growth <= bound_kib, "RSS grew %" PRIu64 " KiB, bound %" PRIu64 " KiB",
+		          growth, bound_kib);
 		CHECK_MSG(t < 5.0, "mem=64G took %.2f s to boot", t);
 	}
 	pa_shutdown(pool);
@@ -404,8 +413,8 @@ TEST(memmap_holes_cost_no_memory)
 	uint64_t growth = rss1 > rss0 ? rss1 - rss0 : 0;
 	fprintf(stderr, "    mem=64G memhole=8G-56G: RSS growth %" PRIu64 " KiB\n", growth);
 	if (!UNDER_SANITIZER)
-		CHECK_MSG(growth < 64 * 1024, "a pool with 48G of holes grew RSS by %" PRIu64 " KiB",
-		          growth);
+		CHECK_MSG(growth < 64 * 1024,
+		          "a pool with 48G of holes grew RSS by %" PRIu64 " KiB", growth);
 	pa_shutdown(pool);
 }
 
@@ -421,8 +430,9 @@ TEST(memmap_shutdown_gives_memory_back)
 			first = rss;
 		last = rss;
 	}
-	fprintf(stderr, "    RSS after first %" PRIu64 " KiB, after last %" PRIu64 " KiB\n", first, last);
+	fprintf(stderr, "    RSS after first %" PRIu64 " KiB, after last %" PRIu64 " KiB\n", first,
+	        last);
 	if (!UNDER_SANITIZER)
-		CHECK_MSG(last <= first + 16 * 1024, "RSS grew from %" PRIu64 " to %" PRIu64 " KiB", first,
-		          last);
+		CHECK_MSG(last <= first + 16 * 1024, "RSS grew from %" PRIu64 " to %" PRIu64 " KiB",
+		          first, last);
 }

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Movable owners, pins and moving folios:
  * pa_owner_register / pa_set_owner / pa_alloc_owned / pa_page_cookie,
@@ -43,8 +44,9 @@ static struct pa_usage usage(struct pa_pool *pool)
 	struct pa_usage u;
 	pa_get_usage(pool, &u);
 	CHECK_MSG(u.managed == u.free + u.allocated + u.reserved,
-		  "managed %" PRIu64 " != free %" PRIu64 " + allocated %" PRIu64 " + reserved %" PRIu64,
-		  u.managed, u.free, u.allocated, u.reserved);
+	          "managed %" PRIu64 " != free %" PRIu64 " + allocated %" PRIu64
+	          " + reserved %" PRIu64,
+	          u.managed, u.free, u.allocated, u.reserved);
 	return u;
 }
 
@@ -77,7 +79,8 @@ static size_t fill_owned_mixed(struct towner *o)
 	size_t n = 0;
 	for (unsigned i = 0;; i++) {
 		int order = (int)orders[i % (sizeof orders / sizeof orders[0])];
-		while (order >= 0 && to_alloc(o, PA_GFP_COMP | PA_GFP_NOCOMPACT, (unsigned)order) < 0)
+		while (order >= 0 &&
+		       to_alloc(o, PA_GFP_COMP | PA_GFP_NOCOMPACT, (unsigned)order) < 0)
 			order--;
 		if (order < 0)
 			return n;
@@ -153,8 +156,8 @@ static void expect_all_free(struct pa_pool *pool)
 	VALIDATE(pool);
 }
 
-static enum pa_migrate_result never_called(void *ctx, uint64_t cookie, struct pa_page *o, struct pa_page *n,
-					   unsigned order)
+static enum pa_migrate_result never_called(void *ctx, uint64_t cookie, struct pa_page *o,
+                                           struct pa_page *n, unsigned order)
 {
 	(void)cookie, (void)o, (void)n, (void)order;
 	(*(unsigned *)ctx)++;
@@ -164,7 +167,9 @@ static enum pa_migrate_result never_called(void *ctx, uint64_t cookie, struct pa
 static unsigned plain_calls;
 static struct pa_owner_ops plain_ops(void)
 {
-	return (struct pa_owner_ops){ .name = "plain", .ctx = &plain_calls, .migrate = never_called };
+	return (struct pa_owner_ops){ .name = "plain",
+		                      .ctx = &plain_calls,
+		                      .migrate = never_called };
 }
 
 /* ---------------------------------------------------------------------- */
@@ -407,8 +412,9 @@ TEST(migrate_pinned_folio_is_never_moved_until_unpinned)
 	long moved = pa_compact(pool, -1);
 	CHECK_MSG(moved > 0, "pa_compact moved %ld frames", moved);
 	for (size_t k = 0; k < np; k++)
-		CHECK_MSG(to_pfn(&o, pinned[k]) == before[pinned[k]], "pinned slot %zu moved from %" PRIu64
-			  " to %" PRIu64, pinned[k], before[pinned[k]], to_pfn(&o, pinned[k]));
+		CHECK_MSG(to_pfn(&o, pinned[k]) == before[pinned[k]],
+		          "pinned slot %zu moved from %" PRIu64 " to %" PRIu64, pinned[k],
+		          before[pinned[k]], to_pfn(&o, pinned[k]));
 	to_check_all(&o);
 	/* Unpinned, they move. */
 	for (size_t k = 0; k < np; k++)
@@ -447,8 +453,9 @@ TEST(migrate_compaction_keeps_every_byte_of_every_folio_backed)
 	CHECK_MSG(moved > 0, "pa_compact moved %ld frames", moved);
 	CHECK_EQ_U64(vmstat(pool, "pgmigrate_success"), (uint64_t)moved);
 	CHECK_EQ_U64(vmstat(pool, "compact_isolated"), (uint64_t)moved);
-	CHECK_MSG(free_frames_from(pool, 9) > big0, "free frames in order>=9 blocks: %" PRIu64 " -> %" PRIu64,
-		  big0, free_frames_from(pool, 9));
+	CHECK_MSG(free_frames_from(pool, 9) > big0,
+	          "free frames in order>=9 blocks: %" PRIu64 " -> %" PRIu64, big0,
+	          free_frames_from(pool, 9));
 	size_t nmoved = count_moved(&o, before);
 	CHECK(nmoved > 0);
 	/* Every order moved, every byte where the owner now points. */
@@ -584,7 +591,8 @@ TEST(migrate_fault_injection_30_to_100_pct_loses_nothing)
 			CHECK_EQ_U64(o.calls, 0); /* injection answers before the owner */
 			CHECK_EQ_U64(count_moved(&o, before), 0);
 		} else {
-			CHECK_MSG(vmstat(pool, "pgmigrate_fail") > 0, "fail_pct %u: no failure", pct);
+			CHECK_MSG(vmstat(pool, "pgmigrate_fail") > 0, "fail_pct %u: no failure",
+			          pct);
 		}
 		CHECK_EQ_U64(vmstat(pool, "pgmigrate_success"), (uint64_t)moved);
 		to_check_all(&o);
@@ -684,14 +692,17 @@ TEST(migrate_free_of_new_folio_during_move_frees_the_folio)
 		o.action_left = 5;
 		pa_compact(pool, -1);
 		CHECK_EQ_U64(o.action_left, 0);
-		CHECK_MSG(vmstat(pool, "bad_page") == 0,
-			  "order %u, holes of order %u: pa_free_pages of the new folio during its move was "
-			  "refused as a bad page", order, cases[c].hole_shift);
+		CHECK_MSG(
+		        vmstat(pool, "bad_page") == 0,
+		        "order %u, holes of order %u: pa_free_pages of the new folio during its move was "
+		        "refused as a bad page",
+		        order, cases[c].hole_shift);
 		struct pa_usage u1 = usage(pool);
 		CHECK_MSG(u1.allocated == u0.allocated - ((uint64_t)5 << order),
-			  "order %u, holes of order %u: allocated %" PRIu64
-			  " after 5 folios were freed during their moves, expected %" PRIu64,
-			  order, cases[c].hole_shift, u1.allocated, u0.allocated - ((uint64_t)5 << order));
+		          "order %u, holes of order %u: allocated %" PRIu64
+		          " after 5 folios were freed during their moves, expected %" PRIu64,
+		          order, cases[c].hole_shift, u1.allocated,
+		          u0.allocated - ((uint64_t)5 << order));
 		CHECK_EQ_U64(u1.reserved, 0);
 		VALIDATE(pool);
 		to_check_all(&o);
@@ -729,17 +740,22 @@ TEST(migrate_pin_taken_during_move_leaves_owner_reference_valid)
 	bool ok = to_check_locked(&o, slot, msg, sizeof msg);
 	pthread_mutex_unlock(&o.lock);
 	if (o.pin_rc == 0) {
-		CHECK_MSG(pa_folio_order(pool, old) == 0 && pa_page_cookie(pool, old) == to_cookie(&o, slot),
-			  "the pin was granted but the pinned block (pfn %" PRIu64 ") is no longer the folio",
-			  pa_page_to_pfn(pool, old));
-		CHECK_MSG(ok && o.f[slot].page == old,
-			  "the pin was granted and the move undone, but the owner, who answered OK, was "
-			  "not told: its reference names pfn %" PRIu64 " (the folio stays at pfn %" PRIu64 ")%s%s",
-			  pa_page_to_pfn(pool, o.f[slot].page), pa_page_to_pfn(pool, old), ok ? "" : ": ",
-			  ok ? "" : msg);
+		CHECK_MSG(pa_folio_order(pool, old) == 0 &&
+		                  pa_page_cookie(pool, old) == to_cookie(&o, slot),
+		          "the pin was granted but the pinned block (pfn %" PRIu64
+		          ") is no longer the folio",
+		          pa_page_to_pfn(pool, old));
+		CHECK_MSG(
+		        ok && o.f[slot].page == old,
+		        "the pin was granted and the move undone, but the owner, who answered OK, was "
+		        "not told: its reference names pfn %" PRIu64
+		        " (the folio stays at pfn %" PRIu64 ")%s%s",
+		        pa_page_to_pfn(pool, o.f[slot].page), pa_page_to_pfn(pool, old),
+		        ok ? "" : ": ", ok ? "" : msg);
 	} else {
-		CHECK_MSG(ok, "pa_pin during the move answered %d; the owner's reference is wrong: %s",
-			  o.pin_rc, msg);
+		CHECK_MSG(ok,
+		          "pa_pin during the move answered %d; the owner's reference is wrong: %s",
+		          o.pin_rc, msg);
 	}
 	VALIDATE(pool);
 	to_expect_clean(&o);
@@ -911,7 +927,9 @@ static void run_stress(const char *cmdline, unsigned fail_pct)
 	struct worker w[NR_WORKERS];
 	uint64_t managed = usage(pool).managed;
 	for (int i = 0; i < NR_WORKERS; i++) {
-		w[i] = (struct worker){ .s = &s, .seed = seed + (uint64_t)i * 0x1234567, .iters = iters };
+		w[i] = (struct worker){ .s = &s,
+			                .seed = seed + (uint64_t)i * 0x1234567,
+			                .iters = iters };
 		w[i].cap = (size_t)iters;
 		w[i].mine = malloc(w[i].cap * sizeof *w[i].mine);
 		REQUIRE(w[i].mine);
@@ -930,17 +948,20 @@ static void run_stress(const char *cmdline, unsigned fail_pct)
 
 	uint64_t allocs = 0;
 	for (int i = 0; i < NR_WORKERS; i++) {
-		CHECK_MSG(w[i].data_errors == 0, "worker %d: %" PRIu64 " folios wrong before their free; first: %s",
-			  i, w[i].data_errors, w[i].error);
+		CHECK_MSG(w[i].data_errors == 0,
+		          "worker %d: %" PRIu64 " folios wrong before their free; first: %s", i,
+		          w[i].data_errors, w[i].error);
 		allocs += w[i].allocs;
 	}
 	pthread_mutex_lock(&o.lock); /* the background compactor may still be calling */
 	uint64_t calls = o.calls, stale = o.stale, oks = o.oks;
 	pthread_mutex_unlock(&o.lock);
-	fprintf(stderr, "  %" PRIu64 " allocations, %" PRIu64 " compactions moved %" PRIu64
-		" frames, %" PRIu64 " callbacks (%" PRIu64 " stale), order-9 %" PRIu64 " ok %" PRIu64 " failed\n",
-		allocs, (uint64_t)atomic_load(&s.compactions), (uint64_t)atomic_load(&s.moved), calls, stale,
-		(uint64_t)atomic_load(&s.big_ok), (uint64_t)atomic_load(&s.big_fail));
+	fprintf(stderr,
+	        "  %" PRIu64 " allocations, %" PRIu64 " compactions moved %" PRIu64
+	        " frames, %" PRIu64 " callbacks (%" PRIu64 " stale), order-9 %" PRIu64
+	        " ok %" PRIu64 " failed\n",
+	        allocs, (uint64_t)atomic_load(&s.compactions), (uint64_t)atomic_load(&s.moved),
+	        calls, stale, (uint64_t)atomic_load(&s.big_ok), (uint64_t)atomic_load(&s.big_fail));
 	CHECK(atomic_load(&s.compactions) > 0);
 	CHECK_MSG(oks > 0, "no folio was moved during the run");
 	CHECK_EQ_U64(vmstat(pool, "bad_page"), 0);

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Pageblocks: migratetype bits, Linux's fallback table,
  * claiming a whole pageblock versus stealing from it, moving a pageblock's

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Per-CPU lists: one list per (order, PCP type) per CPU per zone,
  * for every order 0..max_order; the pcp_orders boot key and
@@ -35,9 +36,9 @@
 #include <sched.h>
 #include <unistd.h>
 
-#define MiB (1ull << 20)
+#define MiB       (1ull << 20)
 #define MAX_LISTS ((PA_MAX_ORDER_LIMIT + 1) * PA_NR_PCP_TYPES)
-#define BI_LEN 8192
+#define BI_LEN    8192
 
 /* --- Posing as CPUs, a clock the test moves, captured reports ----------------- */
 
@@ -75,7 +76,7 @@ static void pose(unsigned cpu)
 
 static struct pa_pool *boot_with(const char *line, bool fake_clock)
 {
-	struct pa_platform plat = {.cpu_id = posed_cpu_id, .report = capture_report};
+	struct pa_platform plat = { .cpu_id = posed_cpu_id, .report = capture_report };
 	if (fake_clock) {
 		atomic_store(&fake_ns, 1000000000ull);
 		plat.now_ns = fake_now_ns;
@@ -99,7 +100,8 @@ static struct pa_pool *pcp_boot(const char *line)
 
 /* --- Reading the state -------------------------------------------------------- */
 
-static const pa_gfp_t type_gfp[PA_NR_PCP_TYPES] = {PA_GFP_KERNEL, PA_GFP_MOVABLE, PA_GFP_RECLAIMABLE};
+static const pa_gfp_t type_gfp[PA_NR_PCP_TYPES] = { PA_GFP_KERNEL, PA_GFP_MOVABLE,
+	                                            PA_GFP_RECLAIMABLE };
 
 static uint64_t rnd(uint64_t *s)
 {
@@ -138,7 +140,8 @@ static void snap_of(struct pa_pool *pool, const struct pa_zone *z, unsigned cpu,
 static bool snap_equal(const struct pa_pool *pool, const struct snap *a, const struct snap *b)
 {
 	return !memcmp(&a->info, &b->info, sizeof a->info) &&
-	       !memcmp(a->blocks, b->blocks, (pool->cfg.max_order + 1) * PA_NR_PCP_TYPES * sizeof a->blocks[0]);
+	       !memcmp(a->blocks, b->blocks,
+	               (pool->cfg.max_order + 1) * PA_NR_PCP_TYPES * sizeof a->blocks[0]);
 }
 
 static uint64_t snap_frames(const struct pa_pool *pool, const struct snap *s)
@@ -260,7 +263,8 @@ static void expect_whole(struct pa_pool *pool, const char *fresh)
 	CHECK_EQ_U64(all_list_frames(pool), 0);
 	char now[BI_LEN];
 	buddyinfo(pool, now, sizeof now);
-	CHECK_MSG(!strcmp(now, fresh), "buddyinfo after the drain\n%s!= the fresh boot's\n%s", now, fresh);
+	CHECK_MSG(!strcmp(now, fresh), "buddyinfo after the drain\n%s!= the fresh boot's\n%s", now,
+	          fresh);
 	VALIDATE(pool);
 }
 
@@ -273,7 +277,8 @@ TEST(pcp_enabled_orders_are_served_from_and_freed_to_the_cpu_list)
 	REQUIRE(pcp_set_high_fraction(pool, 8) == 0);
 	char fresh[BI_LEN];
 	buddyinfo(pool, fresh, sizeof fresh);
-	static const unsigned orders[] = {0, 1, 2, 3, 9}; /* the default: 0-3 and the huge order */
+	static const unsigned orders[] = { 0, 1, 2, 3,
+		                           9 }; /* the default: 0-3 and the huge order */
 	for (size_t i = 0; i < sizeof orders / sizeof orders[0]; i++) {
 		unsigned o = orders[i];
 		CHECK_MSG(ctl_order_enabled(pool, o) == 1, "order %u is not on by default", o);
@@ -289,7 +294,8 @@ TEST(pcp_enabled_orders_are_served_from_and_freed_to_the_cpu_list)
 			struct pa_page *p = pa_alloc_pages(pool, type_gfp[t], o);
 			REQUIRE(p);
 			pa_pfn_t pfn = pa_page_to_pfn(pool, p);
-			CHECK_MSG(ops_alloc(z, 0, o) == a0 + 1, "order %u type %u: not served by CPU 0's list", o, t);
+			CHECK_MSG(ops_alloc(z, 0, o) == a0 + 1,
+			          "order %u type %u: not served by CPU 0's list", o, t);
 			CHECK_EQ_U64(vmstat(pool, "pgalloc_normal") - pg0, 1ull << o);
 			snap_of(pool, z, 0, &s1);
 			struct pa_usage u1 = usage(pool);
@@ -301,7 +307,9 @@ TEST(pcp_enabled_orders_are_served_from_and_freed_to_the_cpu_list)
 			pa_free_pages(pool, p, o);
 			snap_of(pool, z, 0, &s2);
 			buddyinfo(pool, b2, sizeof b2);
-			CHECK_MSG(!strcmp(b1, b2), "order %u type %u: a free changed buddyinfo\n%s->\n%s", o, t, b1, b2);
+			CHECK_MSG(!strcmp(b1, b2),
+			          "order %u type %u: a free changed buddyinfo\n%s->\n%s", o, t, b1,
+			          b2);
 			CHECK_EQ_U64(s2.info.count, s1.info.count + (1ull << o));
 			unsigned lt = list_type_of(pool, pfn);
 			CHECK_EQ_U64(s2.blocks[pcp_index(o, lt)], s1.blocks[pcp_index(o, lt)] + 1);
@@ -319,7 +327,8 @@ TEST(pcp_enabled_orders_are_served_from_and_freed_to_the_cpu_list)
 				REQUIRE(q);
 				CHECK_EQ_U64(pa_page_to_pfn(pool, q), pfn);
 				buddyinfo(pool, b3, sizeof b3);
-				CHECK_MSG(!strcmp(b2, b3), "order %u: a list hit changed buddyinfo", o);
+				CHECK_MSG(!strcmp(b2, b3), "order %u: a list hit changed buddyinfo",
+				          o);
 				snap_of(pool, z, 0, &s3);
 				CHECK_EQ_U64(s3.info.count, s2.info.count - (1ull << o));
 				pa_free_pages(pool, q, o);
@@ -337,9 +346,9 @@ TEST(pcp_disabled_orders_never_land_on_the_lists)
 	char fresh[BI_LEN], b0[BI_LEN], b1[BI_LEN];
 	buddyinfo(pool, fresh, sizeof fresh);
 	for (unsigned o = 0; o <= 10; o++)
-		CHECK_MSG(ctl_order_enabled(pool, o) == (o <= 3 || o == 9), "order %u enabled: %d", o,
-		          ctl_order_enabled(pool, o));
-	static const unsigned off[] = {4, 5, 6, 7, 8, 10};
+		CHECK_MSG(ctl_order_enabled(pool, o) == (o <= 3 || o == 9), "order %u enabled: %d",
+		          o, ctl_order_enabled(pool, o));
+	static const unsigned off[] = { 4, 5, 6, 7, 8, 10 };
 	for (unsigned cpu = 0; cpu < 2; cpu++) {
 		pose(cpu);
 		for (size_t i = 0; i < sizeof off / sizeof off[0]; i++) {
@@ -352,7 +361,10 @@ TEST(pcp_disabled_orders_never_land_on_the_lists)
 				pa_free_pages(pool, p, o);
 				CHECK_EQ_U64(all_list_frames(pool), 0);
 				buddyinfo(pool, b1, sizeof b1);
-				CHECK_MSG(!strcmp(b0, b1), "order %u: the free did not go straight back to the buddy", o);
+				CHECK_MSG(
+				        !strcmp(b0, b1),
+				        "order %u: the free did not go straight back to the buddy",
+				        o);
 				struct pa_zone *z = cpu_zone(pool, cpu, type_gfp[t]);
 				CHECK_EQ_U64(ops_alloc(z, cpu, o), 0);
 				CHECK_EQ_U64(ops_free(z, cpu, o), 0);
@@ -378,7 +390,8 @@ TEST(pcp_disabled_orders_never_land_on_the_lists)
 		REQUIRE(p);
 		pa_free_pages(pool, p, 0);
 		buddyinfo(pool, b1, sizeof b1);
-		CHECK_MSG(!strcmp(b0, b1), "order 0 switched off: the free did not go back to the buddy");
+		CHECK_MSG(!strcmp(b0, b1),
+		          "order 0 switched off: the free did not go back to the buddy");
 		CHECK_EQ_U64(all_list_blocks_of_order(pool, 0), 0);
 	}
 	/* On again: it lands again. */
@@ -410,7 +423,9 @@ TEST(pcp_orders_none_boots_with_no_lists_used)
 				CHECK_EQ_U64(all_list_frames(pool), 0);
 				pa_free_pages(pool, p, o);
 				buddyinfo(pool, now, sizeof now);
-				CHECK_MSG(!strcmp(now, fresh), "pcp_orders=none: order %u did not merge back at once", o);
+				CHECK_MSG(!strcmp(now, fresh),
+				          "pcp_orders=none: order %u did not merge back at once",
+				          o);
 			}
 		}
 		for (unsigned i = 0; i < 100; i++) {
@@ -424,16 +439,19 @@ TEST(pcp_orders_none_boots_with_no_lists_used)
 	for (unsigned i = 0; i < pool->nr_zones; i++)
 		for (unsigned c = 0; c < 2; c++)
 			for (unsigned o = 0; o <= 10; o++)
-				CHECK(ops_alloc(&pool->zones[i], c, o) == 0 && ops_free(&pool->zones[i], c, o) == 0);
+				CHECK(ops_alloc(&pool->zones[i], c, o) == 0 &&
+				      ops_free(&pool->zones[i], c, o) == 0);
 	expect_whole(pool, fresh);
 	pa_shutdown(pool);
 
 	/* An order above max_order in the key is refused at boot, naming the key. */
 	char err[256] = "";
 	pool = NULL;
-	CHECK_EQ_U64(pa_boot("mem=64M max_order=8 pcp_orders=0-3,9", NULL, &pool, err, sizeof err), -EINVAL);
+	CHECK_EQ_U64(pa_boot("mem=64M max_order=8 pcp_orders=0-3,9", NULL, &pool, err, sizeof err),
+	             -EINVAL);
 	CHECK(pool == NULL);
-	CHECK_MSG(strstr(err, "pcp_orders") != NULL, "boot error \"%s\" does not name pcp_orders", err);
+	CHECK_MSG(strstr(err, "pcp_orders") != NULL, "boot error \"%s\" does not name pcp_orders",
+	          err);
 }
 
 /*
@@ -451,7 +469,8 @@ static void check_fast_path(struct pa_pool *pool, unsigned order)
 	REQUIRE(p);
 	struct snap s1, s2, s3;
 	snap_of(pool, z, 0, &s1);
-	CHECK_MSG(s1.blocks[pcp_index(order, PA_MT_MOVABLE)] >= 1, "order %u: the refill left no spare block", order);
+	CHECK_MSG(s1.blocks[pcp_index(order, PA_MT_MOVABLE)] >= 1,
+	          "order %u: the refill left no spare block", order);
 	char b1[BI_LEN], b2[BI_LEN];
 	buddyinfo(pool, b1, sizeof b1);
 	struct pa_page *q = pa_alloc_pages(pool, PA_GFP_MOVABLE, order);
@@ -460,13 +479,15 @@ static void check_fast_path(struct pa_pool *pool, unsigned order)
 	CHECK_MSG(!strcmp(b1, b2), "order %u: the second allocation went to the buddy", order);
 	CHECK_EQ_U64(ops_alloc(z, 0, order), a0 + 2);
 	snap_of(pool, z, 0, &s2);
-	CHECK_EQ_U64(s2.blocks[pcp_index(order, PA_MT_MOVABLE)], s1.blocks[pcp_index(order, PA_MT_MOVABLE)] - 1);
+	CHECK_EQ_U64(s2.blocks[pcp_index(order, PA_MT_MOVABLE)],
+	             s1.blocks[pcp_index(order, PA_MT_MOVABLE)] - 1);
 	pa_free_pages(pool, q, order);
 	pa_free_pages(pool, p, order);
 	CHECK_EQ_U64(ops_free(z, 0, order), f0 + 2);
 	snap_of(pool, z, 0, &s3);
-	CHECK_MSG(s3.info.count <= s3.info.high + (1ull << order), "order %u: %" PRIu64 " frames on the list, high %" PRIu64,
-	          order, s3.info.count, s3.info.high);
+	CHECK_MSG(s3.info.count <= s3.info.high + (1ull << order),
+	          "order %u: %" PRIu64 " frames on the list, high %" PRIu64, order, s3.info.count,
+	          s3.info.high);
 	VALIDATE(pool);
 }
 
@@ -503,7 +524,7 @@ TEST(pcp_arbitrary_high_orders_go_through_the_fast_path)
 	buddyinfo(pool, fresh, sizeof fresh);
 	check_fast_path(pool, 4);
 	check_fast_path(pool, 18);
-	static const unsigned off[] = {0, 3, 9, 17};
+	static const unsigned off[] = { 0, 3, 9, 17 };
 	for (size_t i = 0; i < sizeof off / sizeof off[0]; i++) {
 		struct pa_page *p = pa_alloc_pages(pool, PA_GFP_MOVABLE, off[i]);
 		REQUIRE(p);
@@ -526,7 +547,7 @@ struct worker {
 	uint64_t seed;
 	_Atomic unsigned *done;
 	_Atomic int *go;
-	_Atomic int *stop;            /* NULL: run ops operations; else also until it is set */
+	_Atomic int *stop;          /* NULL: run ops operations; else also until it is set */
 	uint64_t allocated, failed; /* read after join */
 };
 
@@ -553,7 +574,8 @@ static void *worker_main(void *arg)
 			held[k] = held[--n];
 			continue;
 		}
-		unsigned order = (r >> 16) % 4 ? (unsigned)((r >> 20) % 4) : (unsigned)((r >> 20) % (max_order + 1));
+		unsigned order = (r >> 16) % 4 ? (unsigned)((r >> 20) % 4) :
+		                                 (unsigned)((r >> 20) % (max_order + 1));
 		pa_gfp_t gfp = type_gfp[(r >> 32) % 3] | PA_GFP_NOWARN | PA_GFP_NOCOMPACT;
 		if ((r >> 40) % 8 == 0)
 			gfp |= PA_GFP_COMP;
@@ -595,8 +617,13 @@ static void start_workers(struct worker *w, unsigned nr, struct pa_pool *pool, c
                           _Atomic int *stop)
 {
 	for (unsigned i = 0; i < nr; i++) {
-		w[i] = (struct worker){.pool = pool, .cpu = cpus[i], .ops = ops, .seed = seed + 7919 * (i + 1),
-		                       .done = done, .go = go, .stop = stop};
+		w[i] = (struct worker){ .pool = pool,
+			                .cpu = cpus[i],
+			                .ops = ops,
+			                .seed = seed + 7919 * (i + 1),
+			                .done = done,
+			                .go = go,
+			                .stop = stop };
 		REQUIRE(pthread_create(&w[i].thread, NULL, worker_main, &w[i]) == 0);
 	}
 }
@@ -609,7 +636,7 @@ TEST(pcp_orders_switch_on_and_off_while_four_cpus_allocate_and_free)
 	uint64_t seed = test_seed();
 	printf("  pcp switch seed %" PRIu64 " (PA_TEST_SEED replays)\n", seed);
 	enum { NR = 4 };
-	static const unsigned cpus[NR] = {0, 1, 2, 3};
+	static const unsigned cpus[NR] = { 0, 1, 2, 3 };
 	struct worker w[NR];
 	_Atomic unsigned done = 0;
 	_Atomic int go = 0, stop = 0;
@@ -659,10 +686,12 @@ TEST(pcp_orders_switch_on_and_off_while_four_cpus_allocate_and_free)
 			struct pa_usage u = usage(pool);
 			CHECK_EQ_U64(u.free + u.allocated + u.reserved, u.managed);
 			struct pa_pcp_info info;
-			CHECK(pa_pcp_info(pool, 0, PA_ZONE_NORMAL, (unsigned)(r >> 20) % NR, &info, NULL) == 0);
+			CHECK(pa_pcp_info(pool, 0, PA_ZONE_NORMAL, (unsigned)(r >> 20) % NR, &info,
+			                  NULL) == 0);
 			CHECK_MSG(info.high >= info.high_min && info.high <= info.high_max,
-			          "during the run: high %" PRIu64 " outside [%" PRIu64 ", %" PRIu64 "], %" PRIu64
-			          " frames listed", info.high, info.high_min, info.high_max, info.count);
+			          "during the run: high %" PRIu64 " outside [%" PRIu64 ", %" PRIu64
+			          "], %" PRIu64 " frames listed",
+			          info.high, info.high_min, info.high_max, info.count);
 			break;
 		}
 		case 6:
@@ -680,7 +709,8 @@ TEST(pcp_orders_switch_on_and_off_while_four_cpus_allocate_and_free)
 		allocated += w[i].allocated;
 		fails += w[i].failed;
 	}
-	printf("  %u switches (%u by ctl), %u validations, %" PRIu64 " allocations, %" PRIu64 " failed\n",
+	printf("  %u switches (%u by ctl), %u validations, %" PRIu64 " allocations, %" PRIu64
+	       " failed\n",
 	       switches, ctl_switches, validations, allocated, fails);
 	CHECK(allocated > 0);
 	CHECK(switches > 0);
@@ -695,7 +725,7 @@ TEST(pcp_threads_sharing_a_cpu_id_lose_nothing)
 	char fresh[BI_LEN];
 	buddyinfo(pool, fresh, sizeof fresh);
 	enum { NR = 3 };
-	static const unsigned cpus[NR] = {0, 0, 0};
+	static const unsigned cpus[NR] = { 0, 0, 0 };
 	struct worker w[NR];
 	_Atomic unsigned done = 0;
 	_Atomic int go = 0;
@@ -704,7 +734,8 @@ TEST(pcp_threads_sharing_a_cpu_id_lose_nothing)
 	for (unsigned i = 0; i < NR; i++)
 		pthread_join(w[i].thread, NULL);
 	struct pa_zone *z = cpu_zone(pool, 0, PA_GFP_MOVABLE);
-	printf("  CPU 0's list lock found busy %" PRIu64 " times on allocation, %" PRIu64 " on free\n",
+	printf("  CPU 0's list lock found busy %" PRIu64 " times on allocation, %" PRIu64
+	       " on free\n",
 	       (uint64_t)atomic_load(&z->pcp[0].lock.busy[SITE_PCP_ALLOC]),
 	       (uint64_t)atomic_load(&z->pcp[0].lock.busy[SITE_PCP_FREE]));
 	VALIDATE(pool);
@@ -728,7 +759,9 @@ TEST(pcp_alloc_racing_a_switch_off_leaves_nothing_on_the_disabled_list)
 	pcp_set_order(pool, 2, false);
 	struct pa_page *p = pcp_alloc(z, 0, 2, PA_MT_MOVABLE, PA_GFP_MOVABLE);
 	uint64_t left = all_list_blocks_of_order(pool, 2);
-	CHECK_MSG(left == 0, "order 2 is off, yet %" PRIu64 " order-2 blocks sit on CPU 0's list after a racing allocation",
+	CHECK_MSG(left == 0,
+	          "order 2 is off, yet %" PRIu64
+	          " order-2 blocks sit on CPU 0's list after a racing allocation",
 	          left);
 	VALIDATE(pool);
 	if (p)
@@ -765,13 +798,14 @@ TEST(pcp_drains_give_back_every_block)
 	REQUIRE(pool->nr_zones == 4);
 	char fresh[BI_LEN], now[BI_LEN];
 	buddyinfo(pool, fresh, sizeof fresh);
-	static const unsigned orders[] = {0, 1, 2, 3, 9};
+	static const unsigned orders[] = { 0, 1, 2, 3, 9 };
 	for (unsigned cpu = 0; cpu < 4; cpu++)
 		fill_lists(pool, cpu, orders, 5);
 	unsigned nz = pool->nr_zones;
-	struct snap *before = calloc(nz * 4, sizeof *before), *after = calloc(nz * 4, sizeof *after);
+	struct snap *before = calloc(nz * 4, sizeof *before),
+	            *after = calloc(nz * 4, sizeof *after);
 	REQUIRE(before && after);
-	uint64_t cpu_frames[4] = {0}, total = 0;
+	uint64_t cpu_frames[4] = { 0 }, total = 0;
 	for (unsigned i = 0; i < nz; i++)
 		for (unsigned c = 0; c < 4; c++) {
 			snap_of(pool, &pool->zones[i], c, &before[i * 4 + c]);
@@ -796,7 +830,8 @@ TEST(pcp_drains_give_back_every_block)
 				CHECK_EQ_U64(s->info.count, 0);
 				CHECK_EQ_U64(snap_frames(pool, s), 0);
 			} else {
-				CHECK_MSG(snap_equal(pool, s, &before[i * 4 + c]), "zone %u CPU %u changed by CPU 2's drain", i, c);
+				CHECK_MSG(snap_equal(pool, s, &before[i * 4 + c]),
+				          "zone %u CPU %u changed by CPU 2's drain", i, c);
 			}
 		}
 	struct pa_usage u1 = usage(pool);
@@ -843,8 +878,9 @@ TEST(pcp_per_order_counts_are_exactly_what_was_put_there)
 	static const struct {
 		unsigned order, n[3];
 	} pattern[] = {
-		{0, {5, 7, 3}}, {1, {2, 3, 1}}, {2, {1, 2, 2}}, {3, {3, 1, 0}}, {4, {1, 1, 1}},
-		{5, {0, 2, 1}}, {6, {1, 0, 0}}, {8, {0, 1, 0}}, {10, {0, 1, 0}},
+		{ 0, { 5, 7, 3 } }, { 1, { 2, 3, 1 } }, { 2, { 1, 2, 2 } },
+		{ 3, { 3, 1, 0 } }, { 4, { 1, 1, 1 } }, { 5, { 0, 2, 1 } },
+		{ 6, { 1, 0, 0 } }, { 8, { 0, 1, 0 } }, { 10, { 0, 1, 0 } },
 	};
 	struct pa_page *held[64];
 	unsigned horder[64], n = 0;
@@ -860,7 +896,7 @@ TEST(pcp_per_order_counts_are_exactly_what_was_put_there)
 			}
 	pa_drain_all(pool);
 	CHECK_EQ_U64(all_list_frames(pool), 0);
-	uint64_t expect[MAX_LISTS] = {0}, frames = 0;
+	uint64_t expect[MAX_LISTS] = { 0 }, frames = 0;
 	for (unsigned i = 0; i < n; i++) {
 		pa_pfn_t pfn = pa_page_to_pfn(pool, held[i]);
 		expect[pcp_index(horder[i], list_type_of(pool, pfn))]++;
@@ -873,23 +909,25 @@ TEST(pcp_per_order_counts_are_exactly_what_was_put_there)
 	for (unsigned o = 0; o <= 10; o++)
 		for (unsigned t = 0; t < 3; t++)
 			CHECK_MSG(s.blocks[pcp_index(o, t)] == expect[pcp_index(o, t)],
-			          "CPU 1 order %u type %u: %" PRIu64 " blocks listed, %" PRIu64 " put there", o, t,
-			          s.blocks[pcp_index(o, t)], expect[pcp_index(o, t)]);
+			          "CPU 1 order %u type %u: %" PRIu64 " blocks listed, %" PRIu64
+			          " put there",
+			          o, t, s.blocks[pcp_index(o, t)], expect[pcp_index(o, t)]);
 	CHECK_EQ_U64(s.info.count, frames);
 	snap_of(pool, z, 0, &s0);
 	CHECK_EQ_U64(s0.info.count, 0);
 	CHECK_EQ_U64(snap_frames(pool, &s0), 0);
 	CHECK_EQ_U64(usage(pool).reserved, frames);
 	/* The frame map agrees: PS_PCP heads per order. */
-	uint64_t census[11] = {0};
+	uint64_t census[11] = { 0 };
 	for (pa_pfn_t pfn = z->start_pfn; pfn < z->end_pfn; pfn++) {
 		const struct pa_page *pg = pfn_page(pool, pfn);
 		if (page_state(pg) == PS_PCP && pg->order <= 10)
 			census[pg->order]++;
 	}
 	for (unsigned o = 0; o <= 10; o++)
-		CHECK_MSG(census[o] == snap_order_blocks(&s, o), "order %u: %" PRIu64 " PS_PCP heads, %" PRIu64 " listed",
-		          o, census[o], snap_order_blocks(&s, o));
+		CHECK_MSG(census[o] == snap_order_blocks(&s, o),
+		          "order %u: %" PRIu64 " PS_PCP heads, %" PRIu64 " listed", o, census[o],
+		          snap_order_blocks(&s, o));
 	VALIDATE(pool);
 
 	/* Take one of each listed (order, type) back: exactly that count drops, from the list. */
@@ -906,12 +944,14 @@ TEST(pcp_per_order_counts_are_exactly_what_was_put_there)
 			CHECK_EQ_U64(ops_alloc(z, 1, o), a0 + 1);
 			b.blocks[pcp_index(o, t)]--;
 			b.info.count -= 1ull << o;
-			CHECK_MSG(!memcmp(a.blocks, b.blocks, sizeof a.blocks) && a.info.count == b.info.count,
+			CHECK_MSG(!memcmp(a.blocks, b.blocks, sizeof a.blocks) &&
+			                  a.info.count == b.info.count,
 			          "order %u type %u: an allocation changed other lists", o, t);
 			pa_free_pages(pool, p, o);
 		}
 	snap_of(pool, z, 1, &s0);
-	CHECK_MSG(!memcmp(s0.blocks, s.blocks, sizeof s.blocks), "the lists differ after the blocks came back");
+	CHECK_MSG(!memcmp(s0.blocks, s.blocks, sizeof s.blocks),
+	          "the lists differ after the blocks came back");
 	VALIDATE(pool);
 	expect_whole(pool, fresh);
 	pa_shutdown(pool);
@@ -924,7 +964,8 @@ TEST(pcp_validate_catches_broken_lists)
 	char fresh[BI_LEN], err[512];
 	buddyinfo(pool, fresh, sizeof fresh);
 	pose(0);
-	struct pa_page *a = pa_alloc_pages(pool, PA_GFP_MOVABLE, 0), *b = pa_alloc_pages(pool, PA_GFP_MOVABLE, 3);
+	struct pa_page *a = pa_alloc_pages(pool, PA_GFP_MOVABLE, 0),
+	               *b = pa_alloc_pages(pool, PA_GFP_MOVABLE, 3);
 	REQUIRE(a && b);
 	pa_free_pages(pool, a, 0);
 	pa_free_pages(pool, b, 3);
@@ -971,14 +1012,15 @@ TEST(pcp_validate_catches_broken_lists)
 TEST(pcp_busy_cpu_lock_sends_allocation_and_free_to_the_zone)
 {
 	struct pa_pool *pool = pcp_boot("mem=256M max_order=10 nr_cpus=2");
-	REQUIRE(pcp_set_high_fraction(pool, 8) == 0); /* high 4096 frames: the warm-up stays listed */
+	REQUIRE(pcp_set_high_fraction(pool, 8) ==
+	        0); /* high 4096 frames: the warm-up stays listed */
 	char fresh[BI_LEN];
 	buddyinfo(pool, fresh, sizeof fresh);
 	pose(0);
 	struct pa_zone *z = cpu_zone(pool, 0, PA_GFP_MOVABLE);
 	struct pa_pcp *pcp = &z->pcp[0];
 	/* Warm CPU 0's lists so that a list hit would be possible. */
-	static const unsigned orders[] = {0, 3, 9};
+	static const unsigned orders[] = { 0, 3, 9 };
 	for (size_t i = 0; i < 3; i++) {
 		struct pa_page *p = pa_alloc_pages(pool, PA_GFP_MOVABLE, orders[i]);
 		REQUIRE(p);
@@ -995,7 +1037,8 @@ TEST(pcp_busy_cpu_lock_sends_allocation_and_free_to_the_zone)
 	uint32_t count0 = pcp->count; /* ours to read: we hold the lock */
 	for (size_t i = 0; i < 3; i++) {
 		unsigned o = orders[i];
-		uint64_t free0 = zone_free_frames(z), a0 = ops_alloc(z, 0, o), f0 = ops_free(z, 0, o);
+		uint64_t free0 = zone_free_frames(z), a0 = ops_alloc(z, 0, o),
+		         f0 = ops_free(z, 0, o);
 		struct pa_page *p = pa_alloc_pages(pool, PA_GFP_MOVABLE, o);
 		CHECK_MSG(p != NULL, "order %u: no allocation while CPU 0's list lock is taken", o);
 		if (!p)
@@ -1004,13 +1047,15 @@ TEST(pcp_busy_cpu_lock_sends_allocation_and_free_to_the_zone)
 		CHECK_EQ_U64(atomic_load(&pcp->lock.busy[SITE_PCP_ALLOC]), busy_a);
 		CHECK_EQ_U64(pcp->count, count0);
 		CHECK_EQ_U64(ops_alloc(z, 0, o), a0);
-		CHECK_MSG(zone_free_frames(z) == free0 - (1ull << o), "order %u: the buddy did not serve it", o);
+		CHECK_MSG(zone_free_frames(z) == free0 - (1ull << o),
+		          "order %u: the buddy did not serve it", o);
 		pa_free_pages(pool, p, o);
 		busy_f++;
 		CHECK_EQ_U64(atomic_load(&pcp->lock.busy[SITE_PCP_FREE]), busy_f);
 		CHECK_EQ_U64(pcp->count, count0);
 		CHECK_EQ_U64(ops_free(z, 0, o), f0);
-		CHECK_MSG(zone_free_frames(z) == free0, "order %u: the free did not go to the buddy", o);
+		CHECK_MSG(zone_free_frames(z) == free0,
+		          "order %u: the free did not go to the buddy", o);
 		/* A double free on the zone path is still refused. */
 		pa_free_pages(pool, p, o);
 		busy_f++;
@@ -1098,18 +1143,24 @@ static void check_sizes(struct pa_pool *pool, const char *what, unsigned fractio
 		for (unsigned c = 0; c < pool->cfg.nr_cpus; c++) {
 			struct pa_pcp_info info;
 			REQUIRE(pa_pcp_info(pool, z->node, z->type, c, &info, NULL) == 0);
-			CHECK_MSG(info.batch == batch, "%s: node %u %s CPU %u: batch %" PRIu64 ", Linux's %" PRIu64
-			          " (managed %" PRIu64 ")", what, z->node, zone_name(z->type), c, info.batch, batch,
+			CHECK_MSG(info.batch == batch,
+			          "%s: node %u %s CPU %u: batch %" PRIu64 ", Linux's %" PRIu64
+			          " (managed %" PRIu64 ")",
+			          what, z->node, zone_name(z->type), c, info.batch, batch,
 			          z->managed_pages);
-			CHECK_MSG(info.high_min == hmin, "%s: node %u %s CPU %u: high_min %" PRIu64 ", expected %" PRIu64
-			          " (low %" PRIu64 " / %" PRIu64 " CPUs, 4 * batch %" PRIu64 ")", what, z->node,
-			          zone_name(z->type), c, info.high_min, hmin, z->wmark[PA_WMARK_LOW], cpus, floor);
-			CHECK_MSG(info.high_max == hmax, "%s: node %u %s CPU %u: high_max %" PRIu64 ", expected %" PRIu64
-			          " (managed %" PRIu64 " / %s / %" PRIu64 " CPUs)", what, z->node, zone_name(z->type), c,
-			          info.high_max, hmax, z->managed_pages, fraction ? "fraction" : "8", cpus);
+			CHECK_MSG(info.high_min == hmin,
+			          "%s: node %u %s CPU %u: high_min %" PRIu64 ", expected %" PRIu64
+			          " (low %" PRIu64 " / %" PRIu64 " CPUs, 4 * batch %" PRIu64 ")",
+			          what, z->node, zone_name(z->type), c, info.high_min, hmin,
+			          z->wmark[PA_WMARK_LOW], cpus, floor);
+			CHECK_MSG(info.high_max == hmax,
+			          "%s: node %u %s CPU %u: high_max %" PRIu64 ", expected %" PRIu64
+			          " (managed %" PRIu64 " / %s / %" PRIu64 " CPUs)",
+			          what, z->node, zone_name(z->type), c, info.high_max, hmax,
+			          z->managed_pages, fraction ? "fraction" : "8", cpus);
 			CHECK_MSG(info.high >= info.high_min && info.high <= info.high_max,
-			          "%s: high %" PRIu64 " outside [%" PRIu64 ", %" PRIu64 "]", what, info.high,
-			          info.high_min, info.high_max);
+			          "%s: high %" PRIu64 " outside [%" PRIu64 ", %" PRIu64 "]", what,
+			          info.high, info.high_min, info.high_max);
 		}
 	}
 }
@@ -1145,7 +1196,7 @@ TEST(pcp_batch_and_high_follow_linux_formulas)
 /* zone_batchsize() is 0 below 32 MiB of zone; Linux uses max(1, it). */
 TEST(pcp_batch_is_at_least_one_on_tiny_zones)
 {
-	static const char *const lines[] = {"mem=16M nr_cpus=1", "mem=8M nr_cpus=2"};
+	static const char *const lines[] = { "mem=16M nr_cpus=1", "mem=8M nr_cpus=2" };
 	for (size_t i = 0; i < sizeof lines / sizeof lines[0]; i++) {
 		struct pa_pool *pool = pcp_boot(lines[i]);
 		check_sizes(pool, lines[i], 0);
@@ -1162,7 +1213,7 @@ TEST(pcp_batch_is_at_least_one_on_tiny_zones)
 TEST(pcp_high_splits_among_the_cpus_of_the_zones_node)
 {
 	static const char *const lines[] = {
-		"mem=6G numa=2 nr_cpus=3",  /* node 0: CPUs 0 and 1; node 1: CPU 2 */
+		"mem=6G numa=2 nr_cpus=3",   /* node 0: CPUs 0 and 1; node 1: CPU 2 */
 		"mem=512M numa=4 nr_cpus=2", /* nodes 1 and 3 have no CPU: all CPUs share */
 	};
 	for (size_t i = 0; i < sizeof lines / sizeof lines[0]; i++) {
@@ -1175,7 +1226,7 @@ TEST(pcp_high_splits_among_the_cpus_of_the_zones_node)
 TEST(pcp_high_fraction_fixes_high_and_refuses_1_to_7)
 {
 	struct pa_pool *pool = pcp_boot("mem=1G movablecore=25% nr_cpus=4");
-	static const unsigned good[] = {8, 10, 100, 1000000};
+	static const unsigned good[] = { 8, 10, 100, 1000000 };
 	for (size_t i = 0; i < sizeof good / sizeof good[0]; i++) {
 		char what[64];
 		snprintf(what, sizeof what, "high_fraction %u", good[i]);
@@ -1183,7 +1234,8 @@ TEST(pcp_high_fraction_fixes_high_and_refuses_1_to_7)
 		check_sizes(pool, what, good[i]);
 		for (unsigned z = 0; z < pool->nr_zones; z++) {
 			struct pa_pcp_info info;
-			REQUIRE(pa_pcp_info(pool, pool->zones[z].node, pool->zones[z].type, 3, &info, NULL) == 0);
+			REQUIRE(pa_pcp_info(pool, pool->zones[z].node, pool->zones[z].type, 3,
+			                    &info, NULL) == 0);
 			CHECK_EQ_U64(info.high, info.high_min);
 		}
 	}
@@ -1220,8 +1272,8 @@ static void check_high_bounds(struct pa_pool *pool, struct pa_zone *z, uint64_t 
 		struct pa_pcp_info info;
 		REQUIRE(pa_pcp_info(pool, z->node, z->type, c, &info, NULL) == 0);
 		CHECK_MSG(info.high >= info.high_min && info.high <= info.high_max,
-		          "CPU %u: high %" PRIu64 " outside [%" PRIu64 ", %" PRIu64 "]", c, info.high, info.high_min,
-		          info.high_max);
+		          "CPU %u: high %" PRIu64 " outside [%" PRIu64 ", %" PRIu64 "]", c,
+		          info.high, info.high_min, info.high_max);
 		if (info.high > *peak)
 			*peak = info.high;
 	}
@@ -1255,7 +1307,8 @@ TEST(pcp_high_stays_within_its_bounds_through_long_runs)
 		run--;
 		if (allocating && n < CAP) {
 			unsigned o = (unsigned)((r >> 20) % 4);
-			struct pa_page *p = pa_alloc_pages(pool, type_gfp[(r >> 24) % 3] | PA_GFP_NOWARN, o);
+			struct pa_page *p =
+			        pa_alloc_pages(pool, type_gfp[(r >> 24) % 3] | PA_GFP_NOWARN, o);
 			if (p) {
 				held[n] = p;
 				horder[n++] = o;
@@ -1267,12 +1320,15 @@ TEST(pcp_high_stays_within_its_bounds_through_long_runs)
 			horder[k] = horder[n];
 		}
 		if (i % 100 == 0)
-			atomic_fetch_add(&fake_ns, 300000000ull); /* a decay period about every 333 operations */
+			atomic_fetch_add(
+			        &fake_ns,
+			        300000000ull); /* a decay period about every 333 operations */
 		if (i % 256 == 0)
 			check_high_bounds(pool, z, &peak);
 	}
 	check_high_bounds(pool, z, &peak);
-	CHECK_MSG(peak > info0.high_min, "high never rose above high_min %" PRIu64 " (refills should raise it)",
+	CHECK_MSG(peak > info0.high_min,
+	          "high never rose above high_min %" PRIu64 " (refills should raise it)",
 	          info0.high_min);
 	while (n) {
 		n--;
@@ -1290,14 +1346,17 @@ TEST(pcp_high_stays_within_its_bounds_through_long_runs)
 	}
 	struct pa_pcp_info info;
 	REQUIRE(pa_pcp_info(pool, 0, PA_ZONE_NORMAL, 0, &info, NULL) == 0);
-	CHECK_MSG(info.high == info.high_min, "after 64 idle seconds high is %" PRIu64 ", high_min %" PRIu64 " (peak %" PRIu64 ")",
+	CHECK_MSG(info.high == info.high_min,
+	          "after 64 idle seconds high is %" PRIu64 ", high_min %" PRIu64 " (peak %" PRIu64
+	          ")",
 	          info.high, info.high_min, peak);
 	/* A fixed fraction pins high: no refill or decay moves it. */
 	CHECK_EQ_U64(pcp_set_high_fraction(pool, 16), 0);
 	for (unsigned i = 0; i < scaled(5000, 500); i++) {
 		uint64_t r = rnd(&x);
 		if ((r & 3) && n < CAP) {
-			struct pa_page *p = pa_alloc_pages(pool, PA_GFP_MOVABLE | PA_GFP_NOWARN, (unsigned)(r >> 8) % 4);
+			struct pa_page *p = pa_alloc_pages(pool, PA_GFP_MOVABLE | PA_GFP_NOWARN,
+			                                   (unsigned)(r >> 8) % 4);
 			if (p) {
 				held[n] = p;
 				horder[n++] = (unsigned)(r >> 8) % 4;
@@ -1334,7 +1393,10 @@ TEST(pcp_decay_gives_back_what_is_above_the_lowered_high)
 	char fresh[BI_LEN];
 	buddyinfo(pool, fresh, sizeof fresh);
 	/* CPU 0's refills raise its high by a batch each; CPU 1 allocates the rest to free on CPU 0. */
-	enum { NR0 = 4000, NR = 6000 }; /* enough refills on CPU 0 even as the alloc factor grows them */
+	enum {
+		NR0 = 4000,
+		NR = 6000
+	}; /* enough refills on CPU 0 even as the alloc factor grows them */
 	struct pa_page **blk = malloc(NR * sizeof *blk);
 	REQUIRE(blk);
 	for (unsigned i = 0; i < NR; i++) {
@@ -1353,11 +1415,14 @@ TEST(pcp_decay_gives_back_what_is_above_the_lowered_high)
 	REQUIRE(pa_pcp_info(pool, 0, PA_ZONE_NORMAL, 0, &info, NULL) == 0);
 	REQUIRE(info.count == high0 - 2 && info.high == high0);
 	atomic_fetch_add(&fake_ns, 1000000000ull);
-	struct pa_page *p = pa_alloc_pages(pool, PA_GFP_MOVABLE, 1); /* an empty list: a refill, then decay */
+	struct pa_page *p =
+	        pa_alloc_pages(pool, PA_GFP_MOVABLE, 1); /* an empty list: a refill, then decay */
 	REQUIRE(p);
 	REQUIRE(pa_pcp_info(pool, 0, PA_ZONE_NORMAL, 0, &info, NULL) == 0);
-	CHECK_MSG(info.high < high0, "high %" PRIu64 " did not decay from %" PRIu64, info.high, high0);
-	CHECK_MSG(info.count <= info.high, "high decayed to %" PRIu64 " but the lists still hold %" PRIu64 " frames",
+	CHECK_MSG(info.high < high0, "high %" PRIu64 " did not decay from %" PRIu64, info.high,
+	          high0);
+	CHECK_MSG(info.count <= info.high,
+	          "high decayed to %" PRIu64 " but the lists still hold %" PRIu64 " frames",
 	          info.high, info.count);
 	CHECK(info.high >= info.high_min && info.high <= info.high_max);
 	VALIDATE(pool);
@@ -1383,14 +1448,15 @@ TEST(pcp_high_stays_under_high_max_after_a_high_order_refill)
 	pose(0);
 	struct pa_pcp_info info;
 	REQUIRE(pa_pcp_info(pool, 0, PA_ZONE_NORMAL, 0, &info, NULL) == 0);
-	printf("  high_min %" PRIu64 ", high_max %" PRIu64 ", batch %" PRIu64 "\n", info.high_min, info.high_max,
-	       info.batch);
+	printf("  high_min %" PRIu64 ", high_max %" PRIu64 ", batch %" PRIu64 "\n", info.high_min,
+	       info.high_max, info.batch);
 	atomic_fetch_add(&fake_ns, 2000000000ull); /* a decay is due at this refill */
 	struct pa_page *p = pa_alloc_pages(pool, PA_GFP_MOVABLE, 10);
 	REQUIRE(p);
 	REQUIRE(pa_pcp_info(pool, 0, PA_ZONE_NORMAL, 0, &info, NULL) == 0);
 	CHECK_MSG(info.high >= info.high_min && info.high <= info.high_max,
-	          "after an order-10 refill: high %" PRIu64 " outside [%" PRIu64 ", %" PRIu64 "], %" PRIu64 " frames listed",
+	          "after an order-10 refill: high %" PRIu64 " outside [%" PRIu64 ", %" PRIu64
+	          "], %" PRIu64 " frames listed",
 	          info.high, info.high_min, info.high_max, info.count);
 	pa_free_pages(pool, p, 10);
 	REQUIRE(pa_pcp_info(pool, 0, PA_ZONE_NORMAL, 0, &info, NULL) == 0);
@@ -1405,7 +1471,7 @@ TEST(pcp_free_above_high_spills_back_to_the_buddy)
 	char fresh[BI_LEN];
 	buddyinfo(pool, fresh, sizeof fresh);
 	struct pa_zone *z = cpu_zone(pool, 0, PA_GFP_MOVABLE);
-	static const unsigned orders[] = {0, 2};
+	static const unsigned orders[] = { 0, 2 };
 	for (size_t oi = 0; oi < 2; oi++) {
 		unsigned o = orders[oi];
 		struct snap s;
@@ -1425,8 +1491,9 @@ TEST(pcp_free_above_high_spills_back_to_the_buddy)
 			pa_free_pages(pool, blk[i], o);
 			snap_of(pool, z, 0, &s);
 			CHECK_MSG(s.info.count <= s.info.high + (1ull << o),
-			          "order %u free %" PRIu64 ": %" PRIu64 " frames listed, high %" PRIu64, o, i, s.info.count,
-			          s.info.high);
+			          "order %u free %" PRIu64 ": %" PRIu64
+			          " frames listed, high %" PRIu64,
+			          o, i, s.info.count, s.info.high);
 			CHECK_EQ_U64(snap_frames(pool, &s), s.info.count);
 			if (s.info.count < prev + (1ull << o)) {
 				spills++;
@@ -1435,12 +1502,13 @@ TEST(pcp_free_above_high_spills_back_to_the_buddy)
 			}
 			prev = s.info.count;
 		}
-		printf("  order %u: %" PRIu64 " frees, %" PRIu64 " spills, largest %" PRIu64 " frames (batch %" PRIu64
-		       ", high %" PRIu64 ")\n",
+		printf("  order %u: %" PRIu64 " frees, %" PRIu64 " spills, largest %" PRIu64
+		       " frames (batch %" PRIu64 ", high %" PRIu64 ")\n",
 		       o, nr, spills, max_drop, s.info.batch, s.info.high);
 		CHECK_MSG(spills > 0, "order %u: %" PRIu64 " frees past high never spilled", o, nr);
 		/* Frees in a row scale the spill past one batch (Linux's nr_pcp_free). */
-		CHECK_MSG(max_drop > s.info.batch, "order %u: no spill larger than a batch (%" PRIu64 ")", o, max_drop);
+		CHECK_MSG(max_drop > s.info.batch,
+		          "order %u: no spill larger than a batch (%" PRIu64 ")", o, max_drop);
 		struct pa_usage u = usage(pool);
 		CHECK_EQ_U64(u.allocated, 0);
 		CHECK_EQ_U64(u.reserved, all_list_frames(pool));
@@ -1483,14 +1551,14 @@ static void expect_refused(struct pa_pool *pool, struct pa_page *page, unsigned 
 	pa_free_pages(pool, page, order);
 	CHECK_MSG(atomic_load(&report_lines) == lines0 + 1, "%s: %d report lines", what,
 	          atomic_load(&report_lines) - lines0);
-	CHECK_MSG(report_names_pfn(pfn), "%s: report \"%s\" does not name pfn %" PRIu64, what, last_report,
-	          (uint64_t)pfn);
+	CHECK_MSG(report_names_pfn(pfn), "%s: report \"%s\" does not name pfn %" PRIu64, what,
+	          last_report, (uint64_t)pfn);
 	CHECK_MSG(vmstat(pool, "bad_page") == bad0 + 1, "%s: bad_page not counted", what);
 	for (unsigned i = 0; i < nz; i++)
 		for (unsigned c = 0; c < cpus; c++) {
 			snap_of(pool, &pool->zones[i], c, &a[i * cpus + c]);
-			CHECK_MSG(snap_equal(pool, &a[i * cpus + c], &b[i * cpus + c]), "%s: zone %u CPU %u lists changed",
-			          what, i, c);
+			CHECK_MSG(snap_equal(pool, &a[i * cpus + c], &b[i * cpus + c]),
+			          "%s: zone %u CPU %u lists changed", what, i, c);
 		}
 	struct pa_usage u1 = usage(pool);
 	CHECK_MSG(!memcmp(&u0, &u1, sizeof u0), "%s: usage changed", what);
@@ -1504,10 +1572,11 @@ static void expect_refused(struct pa_pool *pool, struct pa_page *page, unsigned 
 TEST(pcp_double_free_of_a_listed_block_is_refused)
 {
 	struct pa_pool *pool = pcp_boot("mem=256M max_order=10 nr_cpus=2");
-	REQUIRE(pcp_set_high_fraction(pool, 8) == 0); /* high 4096 frames: an order-9 free stays listed */
+	REQUIRE(pcp_set_high_fraction(pool, 8) ==
+	        0); /* high 4096 frames: an order-9 free stays listed */
 	char fresh[BI_LEN];
 	buddyinfo(pool, fresh, sizeof fresh);
-	static const unsigned orders[] = {0, 3, 9};
+	static const unsigned orders[] = { 0, 3, 9 };
 	for (size_t i = 0; i < 3; i++) {
 		unsigned o = orders[i];
 		pose(0);
@@ -1519,7 +1588,8 @@ TEST(pcp_double_free_of_a_listed_block_is_refused)
 		/* On the CPU whose list holds it, and on another CPU's fast path. */
 		for (unsigned cpu = 0; cpu < 2; cpu++) {
 			char what[96];
-			snprintf(what, sizeof what, "double free of a listed order-%u block on CPU %u", o, cpu);
+			snprintf(what, sizeof what,
+			         "double free of a listed order-%u block on CPU %u", o, cpu);
 			pose(cpu);
 			expect_refused(pool, p, o, pfn, what);
 			CHECK_EQ_U64(page_state(pfn_page(pool, pfn)), PS_PCP);
@@ -1549,8 +1619,9 @@ static bool bytes_are(const uint8_t *b, size_t n, uint8_t v)
 
 TEST(pcp_init_on_free_and_gfp_zero_hold_through_the_lists)
 {
-	static const unsigned orders[] = {0, 2, 3};
-	struct pa_pool *pool = pcp_boot("mem=64M max_order=10 nr_cpus=2 backing=anon init_on_free=1");
+	static const unsigned orders[] = { 0, 2, 3 };
+	struct pa_pool *pool =
+	        pcp_boot("mem=64M max_order=10 nr_cpus=2 backing=anon init_on_free=1");
 	char fresh[BI_LEN];
 	buddyinfo(pool, fresh, sizeof fresh);
 	pose(0);
@@ -1566,13 +1637,16 @@ TEST(pcp_init_on_free_and_gfp_zero_hold_through_the_lists)
 		memset(mem, 0xa5, bytes);
 		uint64_t f0 = ops_free(z, 0, o);
 		pa_free_pages(pool, p, o);
-		CHECK_MSG(ops_free(z, 0, o) == f0 + 1, "order %u: the free did not go to the list", o);
+		CHECK_MSG(ops_free(z, 0, o) == f0 + 1, "order %u: the free did not go to the list",
+		          o);
 		CHECK_EQ_U64(page_state(pfn_page(pool, pfn)), PS_PCP);
-		CHECK_MSG(bytes_are(mem, bytes, 0), "init_on_free: order %u block on the list is not wiped", o);
+		CHECK_MSG(bytes_are(mem, bytes, 0),
+		          "init_on_free: order %u block on the list is not wiped", o);
 		struct pa_page *q = pa_alloc_pages(pool, PA_GFP_MOVABLE, o);
 		REQUIRE(q);
 		CHECK_EQ_U64(pa_page_to_pfn(pool, q), pfn);
-		CHECK_MSG(bytes_are(pa_page_address(pool, q), bytes, 0), "init_on_free: order %u came back dirty", o);
+		CHECK_MSG(bytes_are(pa_page_address(pool, q), bytes, 0),
+		          "init_on_free: order %u came back dirty", o);
 		pa_free_pages(pool, q, o);
 	}
 	expect_whole(pool, fresh);
@@ -1594,13 +1668,16 @@ TEST(pcp_init_on_free_and_gfp_zero_hold_through_the_lists)
 		REQUIRE(q);
 		CHECK_MSG(ops_alloc(z, 0, o) == a0 + 1 && pa_page_to_pfn(pool, q) == pfn,
 		          "order %u: PA_GFP_ZERO was not served by the list's hot block", o);
-		CHECK_MSG(bytes_are(pa_page_address(pool, q), bytes, 0), "PA_GFP_ZERO: order %u block from the list is dirty", o);
+		CHECK_MSG(bytes_are(pa_page_address(pool, q), bytes, 0),
+		          "PA_GFP_ZERO: order %u block from the list is dirty", o);
 		memset(pa_page_address(pool, q), 0x5a, bytes);
 		pa_free_pages(pool, q, o);
 		struct pa_page *r = pa_alloc_pages(pool, PA_GFP_MOVABLE, o);
 		REQUIRE(r);
-		if (pa_page_to_pfn(pool, r) != pfn || !bytes_are(pa_page_address(pool, r), bytes, 0x5a))
-			printf("  note: order %u without PA_GFP_ZERO did not return the dirty hot block\n", o);
+		if (pa_page_to_pfn(pool, r) != pfn ||
+		    !bytes_are(pa_page_address(pool, r), bytes, 0x5a))
+			printf("  note: order %u without PA_GFP_ZERO did not return the dirty hot block\n",
+			       o);
 		pa_free_pages(pool, r, o);
 	}
 	expect_whole(pool, fresh);
@@ -1630,7 +1707,8 @@ TEST(pcp_allocation_drains_other_cpus_lists_before_failing)
 	pose(0);
 	uint64_t n = 0;
 	while (n < managed) {
-		struct pa_page *p = pa_alloc_pages(pool, PA_GFP_MOVABLE | PA_GFP_NOWARN | PA_GFP_NOCOMPACT, 0);
+		struct pa_page *p =
+		        pa_alloc_pages(pool, PA_GFP_MOVABLE | PA_GFP_NOWARN | PA_GFP_NOCOMPACT, 0);
 		if (!p)
 			break;
 		all[n++] = p;
@@ -1644,7 +1722,8 @@ TEST(pcp_allocation_drains_other_cpus_lists_before_failing)
 	pose(0);
 	uint64_t big = 0;
 	while (big < managed >> 10) {
-		struct pa_page *p = pa_alloc_pages(pool, PA_GFP_MOVABLE | PA_GFP_NOWARN | PA_GFP_NOCOMPACT, 10);
+		struct pa_page *p =
+		        pa_alloc_pages(pool, PA_GFP_MOVABLE | PA_GFP_NOWARN | PA_GFP_NOCOMPACT, 10);
 		if (!p)
 			break;
 		all[big++] = p;
@@ -1681,7 +1760,7 @@ TEST(pcp_ctl_bad_writes_fail_and_change_nothing)
 	struct pa_pool *pool = pcp_boot("mem=256M max_order=10 nr_cpus=2");
 	char fresh[BI_LEN];
 	buddyinfo(pool, fresh, sizeof fresh);
-	static const unsigned orders[] = {0, 1, 3, 9};
+	static const unsigned orders[] = { 0, 1, 3, 9 };
 	fill_lists(pool, 0, orders, 4);
 	fill_lists(pool, 1, orders, 4);
 	pose(0);
@@ -1689,47 +1768,51 @@ TEST(pcp_ctl_bad_writes_fail_and_change_nothing)
 		const char *path, *value;
 		int rc;
 	} bad[] = {
-		{"pcp/orders", "1", -ENOENT},
-		{"pcp/orders/3", "1", -ENOENT},
-		{"pcp/orders/3/enable", "1", -ENOENT},
-		{"pcp/order/3/enabled", "1", -ENOENT},
-		{"pcp/bogus", "1", -ENOENT},
-		{"pcp/orders/11/enabled", "1", -EINVAL},
-		{"pcp/orders/99/enabled", "1", -EINVAL},
-		{"pcp/orders/99/enabled", "0", -EINVAL},
-		{"pcp/orders/18446744073709551616/enabled", "1", -EINVAL},
-		{"pcp/orders/x/enabled", "1", -EINVAL},
-		{"pcp/orders/4/enabled", "2", -EINVAL},
-		{"pcp/orders/0/enabled", "abc", -EINVAL},
-		{"pcp/orders/0/enabled", "", -EINVAL},
-		{"pcp/orders/0/enabled", "-1", -EINVAL},
-		{"pcp/orders/0/enabled", "0x", -EINVAL},
-		{"pcp/orders/4/enabled", "1abc", -EINVAL},
-		{"pcp/orders/0/enabled", "0 0", -EINVAL},
-		{"pcp/high_fraction", "7", -EINVAL},
-		{"pcp/high_fraction", "-8", -EINVAL},
+		{ "pcp/orders", "1", -ENOENT },
+		{ "pcp/orders/3", "1", -ENOENT },
+		{ "pcp/orders/3/enable", "1", -ENOENT },
+		{ "pcp/order/3/enabled", "1", -ENOENT },
+		{ "pcp/bogus", "1", -ENOENT },
+		{ "pcp/orders/11/enabled", "1", -EINVAL },
+		{ "pcp/orders/99/enabled", "1", -EINVAL },
+		{ "pcp/orders/99/enabled", "0", -EINVAL },
+		{ "pcp/orders/18446744073709551616/enabled", "1", -EINVAL },
+		{ "pcp/orders/x/enabled", "1", -EINVAL },
+		{ "pcp/orders/4/enabled", "2", -EINVAL },
+		{ "pcp/orders/0/enabled", "abc", -EINVAL },
+		{ "pcp/orders/0/enabled", "", -EINVAL },
+		{ "pcp/orders/0/enabled", "-1", -EINVAL },
+		{ "pcp/orders/0/enabled", "0x", -EINVAL },
+		{ "pcp/orders/4/enabled", "1abc", -EINVAL },
+		{ "pcp/orders/0/enabled", "0 0", -EINVAL },
+		{ "pcp/high_fraction", "7", -EINVAL },
+		{ "pcp/high_fraction", "-8", -EINVAL },
 	};
 	static struct pcp_state before, after;
 	pcp_state_of(pool, &before);
 	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
 		int rc = pa_ctl_write(pool, bad[i].path, bad[i].value);
-		CHECK_MSG(rc == bad[i].rc, "pa_ctl_write(\"%s\", \"%s\") = %d, expected %d", bad[i].path, bad[i].value,
-		          rc, bad[i].rc);
+		CHECK_MSG(rc == bad[i].rc, "pa_ctl_write(\"%s\", \"%s\") = %d, expected %d",
+		          bad[i].path, bad[i].value, rc, bad[i].rc);
 		pcp_state_of(pool, &after);
 		CHECK_MSG(after.mask == before.mask && after.fraction == before.fraction &&
-		                  snap_equal(pool, &after.s[0], &before.s[0]) && snap_equal(pool, &after.s[1], &before.s[1]) &&
+		                  snap_equal(pool, &after.s[0], &before.s[0]) &&
+		                  snap_equal(pool, &after.s[1], &before.s[1]) &&
 		                  !strcmp(after.bi, before.bi),
-		          "pa_ctl_write(\"%s\", \"%s\") changed the per-CPU state", bad[i].path, bad[i].value);
+		          "pa_ctl_write(\"%s\", \"%s\") changed the per-CPU state", bad[i].path,
+		          bad[i].value);
 	}
 	VALIDATE(pool);
 	/* Good writes: sysctl-style whitespace is fine; 0 drains the order. */
 	char buf[32];
 	CHECK_EQ_U64(pa_ctl_write(pool, "pcp/orders/4/enabled", "1\n"), 0);
-	CHECK(pa_ctl_read(pool, "pcp/orders/4/enabled", buf, sizeof buf) > 0 && !strcmp(buf, "1\n"));
+	CHECK(pa_ctl_read(pool, "pcp/orders/4/enabled", buf, sizeof buf) > 0 &&
+	      !strcmp(buf, "1\n"));
 	CHECK(order_in_mask(pool, 4));
 	CHECK(all_list_blocks_of_order(pool, 0) > 0);
 	CHECK_EQ_U64(pa_ctl_write(pool, "pcp/orders/0/enabled", " 0 "), 0);
-	CHECK(pa_ctl_read(pool, "pcp/orders/0/enabled", buf, sizeof buf) > 0 && !strcmp(buf, "0\n"));
+	CHECK(pa_ctl_read(pool, "pcp/orders/0/enabled", buf, sizeof buf) > 0 &&
+	      !strcmp(buf, "0\n"));
 	CHECK(!order_in_mask(pool, 0));
 	CHECK_EQ_U64(all_list_blocks_of_order(pool, 0), 0);
 	CHECK_EQ_U64(pa_ctl_write(pool, "pcp/orders/10/enabled", "1"), 0); /* max_order itself */

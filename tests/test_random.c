@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Model-based random test.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Reports and counters: buddyinfo, pagetypeinfo, vmstat, unusable and extfrag
  * indexes in the exact /proc formats and as JSON that parses; pa_report's
@@ -51,7 +52,8 @@ static int64_t vmstat_text_value(const char *text, const char *name)
 	return -1;
 }
 
-static void append(char *buf, size_t len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void append(char *buf, size_t len, const char *fmt, ...)
+        __attribute__((format(printf, 3, 4)));
 static void append(char *buf, size_t len, const char *fmt, ...)
 {
 	size_t used = strlen(buf);
@@ -76,7 +78,8 @@ static void check_json(struct pa_pool *pool, enum pa_report_kind kind)
 	char *json = report_alloc(pool, kind, PA_REPORT_JSON);
 	char err[256];
 	struct jv *root = jparse(json, err, sizeof err);
-	CHECK_MSG(root != NULL, "%s JSON does not parse: %s\n%.400s", pa_report_name(kind), err, json);
+	CHECK_MSG(root != NULL, "%s JSON does not parse: %s\n%.400s", pa_report_name(kind), err,
+	          json);
 	CHECK_MSG(root == NULL || root->type == J_OBJ || root->type == J_ARR,
 	          "%s JSON is not an object or array", pa_report_name(kind));
 	jfree(root);
@@ -113,10 +116,12 @@ TEST(stats_report_returns_needed_length_like_snprintf)
 
 TEST(stats_report_names)
 {
-	CHECK(pa_report_name(PA_REPORT_BUDDYINFO) && !strcmp(pa_report_name(PA_REPORT_BUDDYINFO), "buddyinfo"));
+	CHECK(pa_report_name(PA_REPORT_BUDDYINFO) &&
+	      !strcmp(pa_report_name(PA_REPORT_BUDDYINFO), "buddyinfo"));
 	CHECK(pa_report_name(PA_REPORT_PAGETYPEINFO) &&
 	      !strcmp(pa_report_name(PA_REPORT_PAGETYPEINFO), "pagetypeinfo"));
-	CHECK(pa_report_name(PA_REPORT_VMSTAT) && !strcmp(pa_report_name(PA_REPORT_VMSTAT), "vmstat"));
+	CHECK(pa_report_name(PA_REPORT_VMSTAT) &&
+	      !strcmp(pa_report_name(PA_REPORT_VMSTAT), "vmstat"));
 	for (int k = 0; k < PA_REPORT_COUNT; k++)
 		CHECK(pa_report_name((enum pa_report_kind)k) != NULL);
 	CHECK(pa_report_name(PA_REPORT_COUNT) == NULL);
@@ -124,8 +129,8 @@ TEST(stats_report_names)
 
 TEST(stats_every_json_report_parses)
 {
-	static const char *const lines[] = {"mem=64M", "mem=8G numa=2 movablecore=1G",
-	                                    "mem=1G page_shift=14 thp=0", "mem=512M max_order=0"};
+	static const char *const lines[] = { "mem=64M", "mem=8G numa=2 movablecore=1G",
+		                             "mem=1G page_shift=14 thp=0", "mem=512M max_order=0" };
 	for (size_t i = 0; i < sizeof lines / sizeof lines[0]; i++) {
 		struct pa_pool *pool = test_boot(lines[i]);
 		struct pa_page *p = pa_alloc_pages(pool, PA_GFP_MOVABLE, 0);
@@ -142,7 +147,7 @@ TEST(stats_every_json_report_parses)
 TEST(stats_buddyinfo_exact_format_fresh_pool)
 {
 	struct pa_pool *pool = test_boot("mem=64M min_free_kbytes=0 max_order=10");
-	uint64_t counts[11] = {0};
+	uint64_t counts[11] = { 0 };
 	counts[10] = 16; /* 64M / 4M */
 	char expect[512] = "";
 	buddy_line(expect, sizeof expect, 0, "Normal", counts, 10);
@@ -156,7 +161,7 @@ TEST(stats_buddyinfo_lists_zones_and_nodes)
 {
 	/* Two nodes: node 0 is DMA32 [0,4G), node 1 Normal [4G,8G), 1024 4M blocks each. */
 	struct pa_pool *pool = test_boot("mem=8G numa=2 max_order=10");
-	uint64_t c1024[11] = {0}, c512[11] = {0};
+	uint64_t c1024[11] = { 0 }, c512[11] = { 0 };
 	c1024[10] = 1024;
 	c512[10] = 512;
 	char expect[2048] = "";
@@ -225,10 +230,11 @@ TEST(stats_buddyinfo_json_matches_text)
 		struct jv *free_ = jget(z, "free");
 		REQUIRE(free_ && free_->type == J_ARR);
 		CHECK_EQ_U64(free_->n, 13); /* orders 0..12 */
-		uint64_t counts[13] = {0};
+		uint64_t counts[13] = { 0 };
 		for (size_t o = 0; o < free_->n && o < 13; o++)
 			counts[o] = (uint64_t)jat(free_, o)->num;
-		buddy_line(rebuilt, sizeof rebuilt, (int)jint(z, "node", -1), jstr(z, "zone"), counts, 12);
+		buddy_line(rebuilt, sizeof rebuilt, (int)jint(z, "node", -1), jstr(z, "zone"),
+		           counts, 12);
 	}
 	CHECK_MSG(!strcmp(rebuilt, text), "buddyinfo JSON gives\n%s\ntext is\n%s", rebuilt, text);
 	jfree(root);
@@ -265,15 +271,15 @@ TEST(stats_pagetypeinfo_format)
 	/* The block count table. */
 	char bhdr[256] = "";
 	append(bhdr, sizeof bhdr, "\n%-23s", "Number of blocks type ");
-	static const char *const types[] = {"Unmovable", "Movable", "Reclaimable", "HighAtomic", "CMA",
-	                                    "Isolate"};
+	static const char *const types[] = { "Unmovable",  "Movable", "Reclaimable",
+		                             "HighAtomic", "CMA",     "Isolate" };
 	for (int i = 0; i < 6; i++)
 		append(bhdr, sizeof bhdr, "%12s ", types[i]);
 	append(bhdr, sizeof bhdr, "\n");
 	CHECK_MSG(strstr(t, bhdr) != NULL, "no block count header \"%s\" in\n%s", bhdr, t);
 	char brow[256] = "";
 	append(brow, sizeof brow, "Node %d, zone %8s ", 0, "Normal");
-	uint64_t nblocks[6] = {0, 32, 0, 0, 0, 0};
+	uint64_t nblocks[6] = { 0, 32, 0, 0, 0, 0 };
 	for (int i = 0; i < 6; i++)
 		append(brow, sizeof brow, "%12lu ", (unsigned long)nblocks[i]);
 	append(brow, sizeof brow, "\n");
@@ -292,8 +298,8 @@ TEST(stats_pagetypeinfo_counts_unmovable_blocks)
 	/* Skip the free-page rows ("Node    0, ..."): the block row uses "Node %d". */
 	REQUIRE(row);
 	unsigned long n[6];
-	int got = sscanf(row + strlen("Node 0, zone   Normal "), "%lu %lu %lu %lu %lu %lu", &n[0], &n[1],
-	                 &n[2], &n[3], &n[4], &n[5]);
+	int got = sscanf(row + strlen("Node 0, zone   Normal "), "%lu %lu %lu %lu %lu %lu", &n[0],
+	                 &n[1], &n[2], &n[3], &n[4], &n[5]);
 	CHECK_EQ_U64(got, 6);
 	/* An unmovable request claims a whole pageblock (or two: a 4M block holds two). */
 	CHECK_MSG(n[0] >= 1 && n[0] <= 2, "unmovable blocks %lu", n[0]);
@@ -345,16 +351,19 @@ TEST(stats_vmstat_lines_are_name_value)
 		const char *digits = q;
 		while (isdigit((unsigned char)*q))
 			q++;
-		CHECK_MSG(q > digits && *q == '\n', "vmstat line \"%.60s\" is not \"name value\"", p);
+		CHECK_MSG(q > digits && *q == '\n', "vmstat line \"%.60s\" is not \"name value\"",
+		          p);
 		if (*q != '\n')
 			break;
 		p = q + 1;
 		lines++;
 	}
 	CHECK(lines >= 4);
-	static const char *const names[] = {"pgfree", "bad_page", "pgalloc_normal", "nr_free_pages"};
+	static const char *const names[] = { "pgfree", "bad_page", "pgalloc_normal",
+		                             "nr_free_pages" };
 	for (size_t i = 0; i < 4; i++)
-		CHECK_MSG(vmstat_text_value(t, names[i]) >= 0, "vmstat has no \"%s\" line", names[i]);
+		CHECK_MSG(vmstat_text_value(t, names[i]) >= 0, "vmstat has no \"%s\" line",
+		          names[i]);
 	free(t);
 	uint64_t v;
 	CHECK_EQ_U64(pa_vmstat_read(pool, "no_such_counter", &v), -ENOENT);
@@ -389,7 +398,8 @@ TEST(stats_vmstat_counts_pages_allocated_and_freed)
 	CHECK_EQ_U64(vmstat(pool, "nr_free_pages"), managed);
 	/* The text agrees with pa_vmstat_read. */
 	char *t = report_alloc(pool, PA_REPORT_VMSTAT, 0);
-	static const char *const names[] = {"pgfree", "bad_page", "pgalloc_normal", "nr_free_pages"};
+	static const char *const names[] = { "pgfree", "bad_page", "pgalloc_normal",
+		                             "nr_free_pages" };
 	for (size_t i = 0; i < 4; i++)
 		CHECK_EQ_U64(vmstat_text_value(t, names[i]), vmstat(pool, names[i]));
 	free(t);
@@ -447,10 +457,11 @@ static void count_report(void *ctx, const char *line)
 
 TEST(stats_allocation_failure_is_reported_unless_nowarn)
 {
-	struct pa_platform plat = {.report = count_report};
+	struct pa_platform plat = { .report = count_report };
 	struct pa_pool *pool = NULL;
 	char err[256];
-	REQUIRE(pa_boot("mem=4M min_free_kbytes=0 max_order=10", &plat, &pool, err, sizeof err) == 0);
+	REQUIRE(pa_boot("mem=4M min_free_kbytes=0 max_order=10", &plat, &pool, err, sizeof err) ==
+	        0);
 	struct pa_page *p = pa_alloc_pages(pool, PA_GFP_KERNEL, 10);
 	REQUIRE(p);
 	fail_reports = 0;
@@ -582,7 +593,8 @@ TEST(stats_extfrag_index_format_and_values)
 	append(expect, sizeof expect, "Node %d, zone %8s ", 0, "Normal");
 	for (unsigned o = 0; o <= 10; o++) {
 		int idx = frag_index(o, 2048, 2048, o == 0 ? 2048 : 0);
-		append(expect, sizeof expect, "%2d.%03d ", idx / 1000, idx % 1000 < 0 ? -(idx % 1000) : idx % 1000);
+		append(expect, sizeof expect, "%2d.%03d ", idx / 1000,
+		       idx % 1000 < 0 ? -(idx % 1000) : idx % 1000);
 	}
 	append(expect, sizeof expect, "\n");
 	t = report_alloc(pool, PA_REPORT_EXTFRAG_INDEX, 0);
@@ -601,8 +613,8 @@ TEST(stats_usage_balances_through_allocations)
 	struct pa_pool *pool = test_boot("mem=128M min_free_kbytes=0");
 	uint64_t seed = test_seed();
 	fprintf(stderr, "    seed %" PRIu64 " (PA_TEST_SEED=%" PRIu64 " to repeat)\n", seed, seed);
-	struct pa_page *held[256] = {0};
-	unsigned order_of[256] = {0};
+	struct pa_page *held[256] = { 0 };
+	unsigned order_of[256] = { 0 };
 	uint64_t allocated = 0;
 	uint64_t x = seed | 1;
 	int rounds = (int)(4000 * test_scale());
@@ -740,10 +752,12 @@ TEST(stats_ctl_rejects_bad_values_and_changes_nothing)
 	struct pa_pool *pool = test_boot("mem=1G");
 	CHECK_EQ_U64(pa_ctl_write(pool, "watermark_scale_factor", "77"), 0);
 	char *info0 = report_alloc(pool, PA_REPORT_INFO, PA_REPORT_JSON);
-	static const char *const bad[] = {"abc", "", "-1", "3001", "12x", "99999999999999999999", "1.5"};
+	static const char *const bad[] = { "abc", "", "-1", "3001", "12x", "99999999999999999999",
+		                           "1.5" };
 	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
 		int rc = pa_ctl_write(pool, "watermark_scale_factor", bad[i]);
-		CHECK_MSG(rc == -EINVAL, "pa_ctl_write(watermark_scale_factor, \"%s\") = %d, expected -EINVAL",
+		CHECK_MSG(rc == -EINVAL,
+		          "pa_ctl_write(watermark_scale_factor, \"%s\") = %d, expected -EINVAL",
 		          bad[i], rc);
 		CHECK_EQ_U64(ctl_u64(pool, "watermark_scale_factor"), 77);
 	}
@@ -824,10 +838,16 @@ TEST(stats_info_json_has_the_documented_keys)
 	struct jv *root = jparse(json, err, sizeof err);
 	CHECK_MSG(root, "info JSON: %s", err);
 	REQUIRE(root);
-	static const char *const keys[] = {"page_size", "page_shift", "max_order", "huge_order",
-	                                   "pageblock_order", "pageblock_order_ceil",
-	                                   "cma_alignment_bytes", "metadata_bytes_per_frame", "nr_cpus",
-	                                   "nodes"};
+	static const char *const keys[] = { "page_size",
+		                            "page_shift",
+		                            "max_order",
+		                            "huge_order",
+		                            "pageblock_order",
+		                            "pageblock_order_ceil",
+		                            "cma_alignment_bytes",
+		                            "metadata_bytes_per_frame",
+		                            "nr_cpus",
+		                            "nodes" };
 	for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++)
 		CHECK_MSG(jget(root, keys[i]) != NULL, "info JSON lacks \"%s\"", keys[i]);
 	CHECK_EQ_U64(jint(root, "page_size", 0), 4096);
@@ -842,8 +862,10 @@ TEST(stats_info_json_has_the_documented_keys)
 		REQUIRE(zones && zones->type == J_ARR);
 		for (size_t j = 0; j < zones->n; j++) {
 			struct jv *z = jat(zones, j);
-			static const char *const zkeys[] = {"name", "start_pfn", "end_pfn", "managed_pages",
-			                                    "watermark_min", "watermark_low", "watermark_high"};
+			static const char *const zkeys[] = { "name",          "start_pfn",
+				                             "end_pfn",       "managed_pages",
+				                             "watermark_min", "watermark_low",
+				                             "watermark_high" };
 			for (size_t k = 0; k < 7; k++)
 				CHECK_MSG(jget(z, zkeys[k]) != NULL, "zone lacks \"%s\"", zkeys[k]);
 			managed += (uint64_t)jint(z, "managed_pages", 0);

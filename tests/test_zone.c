@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Zones and nodes: DMA32 below 4 GiB when memory extends past it, NORMAL
  * above, MOVABLE from movablecore at the top of each node; nodes split memory
@@ -11,8 +12,8 @@
 
 #include <errno.h>
 
-#define MiB (1ull << 20)
-#define GiB (1ull << 30)
+#define MiB       (1ull << 20)
+#define GiB       (1ull << 30)
 #define MAX_ZONES 200
 
 struct zinfo {
@@ -90,13 +91,13 @@ static int count_zones(const struct layout *l, const char *name)
 }
 
 #define CHECK_ZONE(l, node, name, start_, end_)                                                    \
-	do {                                                                                        \
-		const struct zinfo *z_ = find_zone((l), (node), (name));                             \
-		CHECK_MSG(z_ != NULL, "node %d has no %s zone", (node), (name));                    \
-		if (z_) {                                                                           \
-			CHECK_EQ_U64(z_->start, (start_));                                          \
-			CHECK_EQ_U64(z_->end, (end_));                                              \
-		}                                                                                   \
+	do {                                                                                       \
+		const struct zinfo *z_ = find_zone((l), (node), (name));                           \
+		CHECK_MSG(z_ != NULL, "node %d has no %s zone", (node), (name));                   \
+		if (z_) {                                                                          \
+			CHECK_EQ_U64(z_->start, (start_));                                         \
+			CHECK_EQ_U64(z_->end, (end_));                                             \
+		}                                                                                  \
 	} while (0)
 
 static uint64_t pfn_of(uint64_t bytes)
@@ -136,10 +137,10 @@ static void check_watermarks(const struct layout *l, unsigned page_shift, int64_
 		uint64_t scaled = z->managed * wsf / 10000;
 		uint64_t delta = min / 4 > scaled ? min / 4 : scaled;
 		CHECK_MSG(z->wmin == min && z->wlow == min + delta && z->whigh == min + 2 * delta,
-		          "node %d %s (managed %" PRIu64 "): watermarks %" PRIu64 "/%" PRIu64 "/%" PRIu64
-		          ", expected %" PRIu64 "/%" PRIu64 "/%" PRIu64,
-		          z->node, z->name, z->managed, z->wmin, z->wlow, z->whigh, min, min + delta,
-		          min + 2 * delta);
+		          "node %d %s (managed %" PRIu64 "): watermarks %" PRIu64 "/%" PRIu64
+		          "/%" PRIu64 ", expected %" PRIu64 "/%" PRIu64 "/%" PRIu64,
+		          z->node, z->name, z->managed, z->wmin, z->wlow, z->whigh, min,
+		          min + delta, min + 2 * delta);
 	}
 }
 
@@ -227,7 +228,8 @@ TEST(zone_numa_splits_memory_evenly)
 	CHECK_EQ_U64(l.nr_nodes, 4);
 	for (int n = 0; n < 4; n++) {
 		CHECK_EQ_U64(l.node_id[n], n);
-		CHECK_ZONE(&l, n, "Normal", pfn_of((uint64_t)n * GiB), pfn_of((uint64_t)(n + 1) * GiB));
+		CHECK_ZONE(&l, n, "Normal", pfn_of((uint64_t)n * GiB),
+		           pfn_of((uint64_t)(n + 1) * GiB));
 	}
 	struct pa_config c;
 	pa_get_config(pool, &c);
@@ -237,7 +239,7 @@ TEST(zone_numa_splits_memory_evenly)
 
 TEST(zone_numa_boundaries_are_section_multiples)
 {
-	static const char *const lines[] = {"mem=1G numa=3", "mem=3G numa=5", "mem=1664M numa=7"};
+	static const char *const lines[] = { "mem=1G numa=3", "mem=3G numa=5", "mem=1664M numa=7" };
 	for (size_t i = 0; i < sizeof lines / sizeof lines[0]; i++) {
 		struct pa_pool *pool = test_boot(lines[i]);
 		struct pa_config c;
@@ -256,14 +258,16 @@ TEST(zone_numa_boundaries_are_section_multiples)
 				lo = l.z[j].start < lo ? l.z[j].start : lo;
 				hi = l.z[j].end > hi ? l.z[j].end : hi;
 			}
-			CHECK_MSG(lo == expect_start, "%s: node %d starts at %" PRIu64 ", expected %" PRIu64,
-			          lines[i], n, lo, expect_start);
+			CHECK_MSG(lo == expect_start,
+			          "%s: node %d starts at %" PRIu64 ", expected %" PRIu64, lines[i],
+			          n, lo, expect_start);
 			CHECK_MSG(hi > lo, "%s: node %d is empty", lines[i], n);
-			CHECK_MSG(lo % section == 0, "%s: node %d starts off a section boundary", lines[i], n);
+			CHECK_MSG(lo % section == 0, "%s: node %d starts off a section boundary",
+			          lines[i], n);
 			uint64_t span = hi - lo;
 			CHECK_MSG(span + section > even && span < even + section,
-			          "%s: node %d spans %" PRIu64 " frames, even share %" PRIu64, lines[i], n,
-			          span, even);
+			          "%s: node %d spans %" PRIu64 " frames, even share %" PRIu64,
+			          lines[i], n, span, even);
 			expect_start = hi;
 		}
 		CHECK_EQ_U64(expect_start, c.total_pages);
@@ -286,7 +290,7 @@ TEST(zone_numa_node_across_4g)
 
 TEST(zone_movablecore_takes_the_top)
 {
-	static const char *const lines[] = {"mem=1G movablecore=256M", "mem=1G movablecore=25%"};
+	static const char *const lines[] = { "mem=1G movablecore=256M", "mem=1G movablecore=25%" };
 	for (size_t i = 0; i < 2; i++) {
 		struct pa_pool *pool = test_boot(lines[i]);
 		struct layout l;
@@ -363,7 +367,8 @@ TEST(zone_gfp_dma32_stays_below_4g)
 	for (int i = 0; i < 64; i++) {
 		p[i] = pa_alloc_pages(pool, PA_GFP_DMA32, (unsigned)(i % 4));
 		REQUIRE(p[i]);
-		CHECK_MSG(pfn_at(pool, p[i]) < limit, "PA_GFP_DMA32 gave pfn %" PRIu64, pfn_at(pool, p[i]));
+		CHECK_MSG(pfn_at(pool, p[i]) < limit, "PA_GFP_DMA32 gave pfn %" PRIu64,
+		          pfn_at(pool, p[i]));
 	}
 	uint64_t v = 0;
 	if (pa_vmstat_read(pool, "pgalloc_dma32", &v) == 0)
@@ -398,21 +403,25 @@ TEST(zone_gfp_dma32_uses_low_zones_without_dma32)
 TEST(zone_kernel_allocations_never_use_movable)
 {
 	/* pcp_orders=none: exact capacity per zone, with no frame left on another CPU's list. */
-	struct pa_pool *pool = test_boot("mem=256M movablecore=128M min_free_kbytes=0 pcp_orders=none");
+	struct pa_pool *pool =
+	        test_boot("mem=256M movablecore=128M min_free_kbytes=0 pcp_orders=none");
 	uint64_t half = pfn_of(128 * MiB);
 	struct pa_page **pages = malloc(2 * half * sizeof *pages);
 	REQUIRE(pages);
 	uint64_t nk = 0, nm = 0;
 	while (nk < 2 * half) {
-		struct pa_page *p = pa_alloc_pages(pool, PA_GFP_KERNEL | PA_GFP_NOWARN | PA_GFP_NOCOMPACT, 0);
+		struct pa_page *p =
+		        pa_alloc_pages(pool, PA_GFP_KERNEL | PA_GFP_NOWARN | PA_GFP_NOCOMPACT, 0);
 		if (!p)
 			break;
-		CHECK_MSG(pfn_at(pool, p) < half, "unmovable pfn %" PRIu64 " in ZONE_MOVABLE", pfn_at(pool, p));
+		CHECK_MSG(pfn_at(pool, p) < half, "unmovable pfn %" PRIu64 " in ZONE_MOVABLE",
+		          pfn_at(pool, p));
 		pages[nk++] = p;
 	}
 	CHECK_EQ_U64(nk, half);
 	while (nk + nm < 2 * half) {
-		struct pa_page *p = pa_alloc_pages(pool, PA_GFP_MOVABLE | PA_GFP_NOWARN | PA_GFP_NOCOMPACT, 0);
+		struct pa_page *p =
+		        pa_alloc_pages(pool, PA_GFP_MOVABLE | PA_GFP_NOWARN | PA_GFP_NOCOMPACT, 0);
 		if (!p)
 			break;
 		CHECK(pfn_at(pool, p) >= half);
@@ -439,11 +448,12 @@ TEST(zone_allocations_fall_back_to_other_nodes)
 {
 	/* pcp_orders=none: exact capacity per node, with no frame left on another CPU's list.
 	 * Posing as CPU 0 keeps the local node fixed when the thread moves between cores. */
-	struct pa_platform plat = {.cpu_id = fake_cpu_id};
+	struct pa_platform plat = { .cpu_id = fake_cpu_id };
 	struct pa_pool *pool = NULL;
 	char err[256] = "";
 	fake_cpu = 0;
-	REQUIRE(pa_boot("mem=256M numa=2 min_free_kbytes=0 pcp_orders=none", &plat, &pool, err, sizeof err) == 0);
+	REQUIRE(pa_boot("mem=256M numa=2 min_free_kbytes=0 pcp_orders=none", &plat, &pool, err,
+	                sizeof err) == 0);
 	uint64_t total = pfn_of(256 * MiB), node_pages = total / 2;
 	struct pa_page **pages = malloc(total * sizeof *pages);
 	REQUIRE(pages);
@@ -451,13 +461,15 @@ TEST(zone_allocations_fall_back_to_other_nodes)
 	uint64_t n = 0;
 	int node = -1;
 	while (n < total) {
-		struct pa_page *p = pa_alloc_pages(pool, PA_GFP_THISNODE | PA_GFP_NOWARN | PA_GFP_NOCOMPACT, 0);
+		struct pa_page *p =
+		        pa_alloc_pages(pool, PA_GFP_THISNODE | PA_GFP_NOWARN | PA_GFP_NOCOMPACT, 0);
 		if (!p)
 			break;
 		int pn = pfn_at(pool, p) < node_pages ? 0 : 1;
 		if (node < 0)
 			node = pn;
-		CHECK_MSG(pn == node, "PA_GFP_THISNODE allocations came from nodes %d and %d", node, pn);
+		CHECK_MSG(pn == node, "PA_GFP_THISNODE allocations came from nodes %d and %d", node,
+		          pn);
 		pages[n++] = p;
 	}
 	CHECK_EQ_U64(n, node_pages);
@@ -479,12 +491,13 @@ TEST(zone_allocations_fall_back_to_other_nodes)
 /* With as many CPUs as nodes, each CPU has a node of its own; allocations start there. */
 TEST(zone_allocations_prefer_the_calling_cpus_node)
 {
-	struct pa_platform plat = {.cpu_id = fake_cpu_id};
+	struct pa_platform plat = { .cpu_id = fake_cpu_id };
 	struct pa_pool *pool = NULL;
 	char err[256] = "";
-	REQUIRE(pa_boot("mem=1G numa=4 nr_cpus=4 max_order=16 min_free_kbytes=0", &plat, &pool, err, sizeof err) == 0);
+	REQUIRE(pa_boot("mem=1G numa=4 nr_cpus=4 max_order=16 min_free_kbytes=0", &plat, &pool, err,
+	                sizeof err) == 0);
 	uint64_t node_pages = pfn_of(256 * MiB);
-	int seen[4] = {0};
+	int seen[4] = { 0 };
 	for (unsigned cpu = 0; cpu < 4; cpu++) {
 		fake_cpu = cpu;
 		struct pa_page *p = pa_alloc_pages(pool, PA_GFP_KERNEL, 0);
@@ -494,7 +507,8 @@ TEST(zone_allocations_prefer_the_calling_cpus_node)
 		struct pa_page *q = pa_alloc_pages(pool, PA_GFP_THISNODE, 3);
 		REQUIRE(q);
 		CHECK_MSG(pfn_at(pool, q) / node_pages == node,
-		          "CPU %u: a plain allocation came from node %" PRIu64 ", THISNODE from node %" PRIu64,
+		          "CPU %u: a plain allocation came from node %" PRIu64
+		          ", THISNODE from node %" PRIu64,
 		          cpu, node, pfn_at(pool, q) / node_pages);
 		pa_free_pages(pool, p, 0);
 		pa_free_pages(pool, q, 3);
@@ -536,8 +550,8 @@ TEST(zone_watermarks_default_formula)
 
 TEST(zone_watermarks_split_by_managed_share)
 {
-	static const char *const lines[] = {"mem=8G", "mem=8G memhole=1G-2G", "mem=6G numa=2",
-	                                    "mem=4G numa=4 memhole=100M-300M"};
+	static const char *const lines[] = { "mem=8G", "mem=8G memhole=1G-2G", "mem=6G numa=2",
+		                             "mem=4G numa=4 memhole=100M-300M" };
 	for (size_t i = 0; i < sizeof lines / sizeof lines[0]; i++) {
 		struct pa_pool *pool = test_boot(lines[i]);
 		struct layout l;
@@ -699,7 +713,8 @@ TEST(zone_watermark_check_stops_at_min_and_high_dips_below)
 TEST(zone_watermark_check_includes_the_order)
 {
 	/* pcp_orders=none: exact watermark arithmetic of the zone path, every free frame in the buddy. */
-	struct pa_pool *pool = test_boot("mem=64M min_free_kbytes=1024 max_order=10 pcp_orders=none");
+	struct pa_pool *pool =
+	        test_boot("mem=64M min_free_kbytes=1024 max_order=10 pcp_orders=none");
 	uint64_t managed = pfn_of(64 * MiB);
 	struct pa_page **pages = malloc(managed * sizeof *pages);
 	REQUIRE(pages);
@@ -720,7 +735,8 @@ TEST(zone_watermark_check_includes_the_order)
 		o5 = pa_alloc_pages(pool, gfp, 5);
 		CHECK(o5 != NULL);
 	} else {
-		fprintf(stderr, "    no free block of order >= 5 left; order-5 success not checked\n");
+		fprintf(stderr,
+		        "    no free block of order >= 5 left; order-5 success not checked\n");
 	}
 	if (o5) {
 		/* 268 - 15 = 253: order 4 fails; 268 - 7 = 261: order 3 succeeds. */

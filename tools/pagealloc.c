@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * pagealloc: the command-line face of the library. It boots a pool from
  * --boot, prints a report or runs a workload, and exits. It uses only the
@@ -64,8 +65,8 @@ static const struct command commands[] = {
 	{ "zoneinfo", "", "zones and per-CPU lists with per-order counts, as /proc/zoneinfo",
 	  cmd_report, CMD_JSON | CMD_RUN, 0, PA_REPORT_ZONEINFO },
 	{ "lockstat", "",
-	  "lock contention per lock and call site, as perf lock contention prints it",
-	  cmd_report, CMD_JSON | CMD_RUN, 0, PA_REPORT_LOCKSTAT },
+	  "lock contention per lock and call site, as perf lock contention prints it", cmd_report,
+	  CMD_JSON | CMD_RUN, 0, PA_REPORT_LOCKSTAT },
 	{ "extfrag", "", "unusable free space and fragmentation indexes, as debugfs extfrag",
 	  cmd_extfrag, CMD_JSON | CMD_RUN, 0, PA_REPORT_EXTFRAG_INDEX },
 	{ "bench", "[NAME] [options]", "run a workload and time it (default: churn)", cmd_bench,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Boot a small pool, take one page and give it back: proof that an installed
  * pagealloc links and runs. */
 #include <pagealloc.h>
