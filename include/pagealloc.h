@@ -41,7 +41,7 @@ typedef uint32_t pa_gfp_t;
 #define PA_GFP_HIGH        (1u << 6) /* may dip below the min watermark; atomic reserve */
 #define PA_GFP_THISNODE    (1u << 7) /* only the preferred node */
 #define PA_GFP_DMA32       (1u << 8) /* only ZONE_DMA32 */
-#define PA_GFP_NOCOMPACT   (1u << 9) /* never compact (no direct reclaim) */
+#define PA_GFP_NOCOMPACT   (1u << 9) /* never compact nor drain other CPUs (no direct reclaim) */
 
 /* Unmovable kernel data; may compact. */
 #define PA_GFP_KERNEL       ((pa_gfp_t)0)
