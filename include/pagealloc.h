@@ -46,7 +46,7 @@ typedef uint32_t pa_gfp_t;
 #define PA_GFP_HIGH        (1u << 6) /* may dip below the min watermark; atomic reserve */
 #define PA_GFP_THISNODE    (1u << 7) /* only the preferred node */
 #define PA_GFP_DMA32       (1u << 8) /* only ZONE_DMA32 */
-#define PA_GFP_NOCOMPACT   (1u << 9) /* never compact (no direct reclaim) */
+#define PA_GFP_NOCOMPACT   (1u << 9) /* never compact nor drain other CPUs (no direct reclaim) */
 
 /* Every flag above; a request with any other bit set is refused. */
 #define PA_GFP_ALL_FLAGS                                                                           \
@@ -151,6 +151,19 @@ struct pa_page *pa_folio_head(const struct pa_pool *pool, const struct pa_page *
 
 /* Order of the allocated block headed by page, or -1 if it heads none (or for NULL arguments). */
 int pa_folio_order(const struct pa_pool *pool, const struct pa_page *page);
+
+/*
+ * Split an allocated block of `order` (a folio or not) into 2^(order -
+ * new_order) allocated blocks of new_order, as Linux's split_folio_to_order():
+ * each piece has its own head, is freed on its own with pa_free_pages(..,
+ * new_order), and keeps the block's migratetype, folio flag, owner and
+ * cookie; a pinned block is refused, so every piece starts unpinned.
+ * 0; -EINVAL when folio is not the head of an allocated block (a tail frame,
+ * a free block, a frame of another pool), when order is not its order, or
+ * new_order >= order; -EBUSY when it is pinned or compaction is moving it.
+ * On failure nothing changes.
+ */
+int pa_split_folio(struct pa_pool *pool, struct pa_page *folio, unsigned order, unsigned new_order);
 
 /*
  * Give the blocks that this CPU's (pa_drain_local) or every CPU's

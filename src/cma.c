@@ -75,6 +75,7 @@ static void area_reserve(struct pa_pool *pool, struct pa_zone *z, pa_pfn_t s, ui
 		p = tail;
 	}
 	z->cma_pages += n;
+	zone_set_pcp_mark(z);
 	pa_unlock(&z->lock);
 }
 

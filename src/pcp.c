@@ -172,7 +172,7 @@ static void pcp_refill(struct pa_zone *z, struct pa_pcp *pcp, unsigned order, un
 		set_page_order(pfn_page(pool, pfn), order);
 		pcp_push(pool, pcp, pfn, order, mt);
 	}
-	bool roomy = z->free_pages > z->wmark[PA_WMARK_HIGH];
+	bool roomy = zone_nr_free(z) > z->wmark[PA_WMARK_HIGH];
 	pa_unlock(&z->lock);
 	if (roomy && pcp->high < pcp->high_max) {
 		uint32_t h = pcp->high + pcp->batch;
