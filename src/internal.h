@@ -701,7 +701,8 @@ static inline bool pcp_order_enabled(const struct pa_pool *pool, unsigned order)
  */
 struct pa_page *pcp_refill_unlock(struct pa_zone *zone, struct pa_pcp *pcp, unsigned order,
                                   unsigned mt, pa_gfp_t gfp);
-bool pcp_spill_unlock(struct pa_zone *zone, struct pa_pcp *pcp);
+/* Spill from list `list` (pcp_index) on, where the overflowing free went. */
+bool pcp_spill_unlock(struct pa_zone *zone, struct pa_pcp *pcp, unsigned list);
 bool pcp_free_wipe_unlock(struct pa_zone *zone, struct pa_pcp *pcp, pa_pfn_t pfn, unsigned order);
 
 static inline pa_pfn_t pcp_pop(struct pa_pool *pool, struct pa_pcp *pcp, unsigned order,
@@ -792,13 +793,14 @@ static inline bool pcp_free(struct pa_zone *z, unsigned cpu, pa_pfn_t pfn, unsig
 	}
 	if (unlikely(pool->cfg.init_on_free))
 		return pcp_free_wipe_unlock(z, pcp, pfn, order);
-	pcp_push(pool, pcp, pfn, order, mt < PA_NR_PCP_TYPES ? mt : PA_MT_MOVABLE);
+	unsigned type = mt < PA_NR_PCP_TYPES ? mt : PA_MT_MOVABLE;
+	pcp_push(pool, pcp, pfn, order, type);
 	pcp->ops[2 * order + 1]++;
 	pcp->alloc_factor >>= 1;
 	if (pcp->free_count < (pcp->batch << 5))
 		pcp->free_count += 1u << order;
 	if (unlikely(pcp->count >= pcp->high))
-		return pcp_spill_unlock(z, pcp);
+		return pcp_spill_unlock(z, pcp, pcp_index(order, type));
 	pa_spin_unlock(&pcp->lock);
 	return true;
 }

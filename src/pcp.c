@@ -130,7 +130,7 @@ static unsigned refill_count(struct pa_pcp *pcp, unsigned order)
 }
 
 static void pcp_spill(struct pa_zone *z, struct pa_pcp *pcp, uint64_t frames, uint64_t order_mask,
-                      enum pa_lock_site site);
+                      unsigned first, enum pa_lock_site site);
 
 /*
  * Once a second at most (Linux's decay_pcp_high): let high fall back toward
@@ -150,7 +150,8 @@ static void pcp_decay(struct pa_zone *z, struct pa_pcp *pcp)
 	h = h < pcp->high_min ? pcp->high_min : h > pcp->high_max ? pcp->high_max : h;
 	pcp->high = (uint32_t)h;
 	if (pcp->count > pcp->high)
-		pcp_spill(z, pcp, pcp->count - pcp->high, UINT64_MAX, SITE_PCP_SPILL);
+		pcp_spill(z, pcp, pcp->count - pcp->high, UINT64_MAX, pcp->spill_next,
+		          SITE_PCP_SPILL);
 }
 
 /*
@@ -181,17 +182,19 @@ static void pcp_refill(struct pa_zone *z, struct pa_pcp *pcp, unsigned order, un
 	pcp_decay(z, pcp);
 }
 
-/* Free `frames` frames (at least) from the lists back to the buddy, lists round-robin. */
 /*
  * Give `frames` frames (at least) back to the buddy under one zone-lock
- * hold, emptying one list after another from where the last spill stopped,
- * as Linux's free_pcppages_bulk() does.
+ * hold, emptying one list after another from list `first` on, as Linux's
+ * free_pcppages_bulk() does. A free that overflows starts at the list it
+ * freed to: that list holds what the CPU does not reuse, and a spill of a
+ * large order then gives back its own blocks instead of walking every
+ * smaller list for frames.
  */
 static void pcp_spill(struct pa_zone *z, struct pa_pcp *pcp, uint64_t frames, uint64_t order_mask,
-                      enum pa_lock_site site)
+                      unsigned first, enum pa_lock_site site)
 {
 	struct pa_pool *pool = z->pool;
-	unsigned lists = nr_lists(pool), idx = pcp->spill_next % lists;
+	unsigned lists = nr_lists(pool), idx = first % lists;
 	uint64_t freed = 0;
 	pa_lock(&z->lock, site);
 	for (unsigned seen = 0; freed < frames && seen < lists; seen++, idx = (idx + 1) % lists) {
@@ -229,9 +232,9 @@ static uint64_t spill_frames(const struct pa_pcp *pcp)
 	return n < lo ? lo : n > hi ? hi : n;
 }
 
-bool pcp_spill_unlock(struct pa_zone *z, struct pa_pcp *pcp)
+bool pcp_spill_unlock(struct pa_zone *z, struct pa_pcp *pcp, unsigned list)
 {
-	pcp_spill(z, pcp, spill_frames(pcp), UINT64_MAX, SITE_PCP_SPILL);
+	pcp_spill(z, pcp, spill_frames(pcp), UINT64_MAX, list, SITE_PCP_SPILL);
 	pa_spin_unlock(&pcp->lock);
 	return true;
 }
@@ -244,10 +247,11 @@ bool pcp_free_wipe_unlock(struct pa_zone *z, struct pa_pcp *pcp, pa_pfn_t pfn, u
 	if (pool->base)
 		memset(pool->base + (pfn << pool->cfg.page_shift), 0,
 		       (size_t)1 << (pool->cfg.page_shift + order));
-	pcp_push(pool, pcp, pfn, order, mt < PA_NR_PCP_TYPES ? mt : PA_MT_MOVABLE);
+	unsigned type = mt < PA_NR_PCP_TYPES ? mt : PA_MT_MOVABLE;
+	pcp_push(pool, pcp, pfn, order, type);
 	pcp->ops[2 * order + 1]++;
 	if (pcp->count >= pcp->high)
-		return pcp_spill_unlock(z, pcp);
+		return pcp_spill_unlock(z, pcp, pcp_index(order, type));
 	pa_spin_unlock(&pcp->lock);
 	return true;
 }
@@ -257,7 +261,7 @@ void pcp_drain_cpu(struct pa_zone *z, unsigned cpu, uint64_t order_mask)
 	struct pa_pcp *pcp = &z->pcp[cpu];
 	platform_spin_lock(z->pool, &pcp->lock, SITE_DRAIN);
 	if (pcp->count)
-		pcp_spill(z, pcp, UINT64_MAX, order_mask, SITE_DRAIN);
+		pcp_spill(z, pcp, UINT64_MAX, order_mask, 0, SITE_DRAIN);
 	pa_spin_unlock(&pcp->lock);
 }
 
@@ -308,7 +312,7 @@ bool pcp_drain_all_if_any(struct pa_pool *pool)
 			platform_spin_lock(pool, &pcp->lock, SITE_DRAIN);
 			bool held = pcp->count != 0;
 			if (held)
-				pcp_spill(z, pcp, UINT64_MAX, UINT64_MAX, SITE_DRAIN);
+				pcp_spill(z, pcp, UINT64_MAX, UINT64_MAX, 0, SITE_DRAIN);
 			pa_spin_unlock(&pcp->lock);
 			any |= held;
 		}
