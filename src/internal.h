@@ -639,6 +639,14 @@ void pageblock_set_mt(struct pa_pool *pool, pa_pfn_t pfn, unsigned mt);
 void pageblock_set_mt_range(struct pa_pool *pool, pa_pfn_t pfn, unsigned order, unsigned mt);
 /* Move the free blocks of the pageblock holding pfn to the mt list; returns frames moved. */
 uint64_t pageblock_move_free(struct pa_zone *zone, pa_pfn_t pfn, unsigned mt);
+/*
+ * The list a request of type mt takes from before any fallback: CMA first
+ * while it holds over half the zone's free memory (Linux's balance rule),
+ * then its own type, then CMA if it may borrow. -1 if none has a block of
+ * order or larger; else the type, with the smallest such order in *found.
+ */
+int pageblock_own_list(const struct pa_zone *zone, unsigned order, unsigned mt,
+                       unsigned alloc_flags, unsigned *found);
 /* Take a block of order for type mt: its own lists first, then the fallback policy. */
 pa_pfn_t pageblock_rmqueue(struct pa_zone *zone, unsigned order, unsigned mt, unsigned alloc_flags);
 /* Allocate from another type's pageblocks by Linux's claim/steal rules; PA_NIL if none. */
