@@ -169,7 +169,7 @@ static struct pa_page *alloc_slowpath(const struct alloc_ctx *ac)
 }
 
 /* Flags that need the full path: node and zone limits, reserves. */
-#define GFP_SLOW (PA_GFP_HIGH | PA_GFP_THISNODE | PA_GFP_DMA32)
+#define GFP_SLOW (PA_GFP_HIGH | PA_GFP_THISNODE | PA_GFP_DMA32 | PA_GFP_DMA)
 
 /* From the calling CPU's lists in its preferred zone; the watermark was checked at refill. */
 static inline struct pa_page *pcp_alloc_local(struct pa_pool *pool, pa_gfp_t gfp, unsigned order)
