@@ -281,7 +281,13 @@ struct pa_zone {
 	uint64_t *nr_free;              /* [order]: free blocks of that order, all types */
 	uint64_t *nr_free_mt;           /* [order * PA_MT_COUNT + mt] */
 	uint64_t nonempty[PA_MT_COUNT]; /* bit o set: the (o, mt) list is not empty */
-	uint64_t free_pages;            /* frames on the free lists */
+	_Atomic uint64_t free_pages; /* frames on the free lists; zone_free_add(), zone_nr_free() */
+	/*
+	 * What the per-CPU fast path compares free_pages with: the low watermark
+	 * plus what a request may not use, [0] for one that may not borrow CMA,
+	 * [1] for a movable one (zone_set_pcp_mark()).
+	 */
+	_Atomic uint64_t pcp_mark[2];
 	uint64_t nr_reserved_highatomic;
 	uint64_t
 	        reserved_pages; /* managed frames held by the pool itself, neither free nor allocated */
@@ -296,6 +302,18 @@ struct pa_zone {
 	unsigned compact_considered, compact_defer_shift, compact_order_failed;
 	uint64_t *folios_migrated; /* [order]: folios moved whole */
 };
+
+/* free_pages is written under the zone lock and read without it by the per-CPU fast path. */
+static inline void zone_free_add(struct pa_zone *z, uint64_t delta)
+{
+	uint64_t v = atomic_load_explicit(&z->free_pages, memory_order_relaxed);
+	atomic_store_explicit(&z->free_pages, v + delta, memory_order_relaxed);
+}
+
+static inline uint64_t zone_nr_free(const struct pa_zone *z)
+{
+	return atomic_load_explicit(&z->free_pages, memory_order_relaxed);
+}
 
 struct pa_node {
 	unsigned id;
@@ -545,6 +563,8 @@ static inline bool memmap_section_present(const struct pa_pool *pool, pa_pfn_t p
 int zone_init_all(struct pa_pool *pool, char *err, size_t errlen);
 void zone_destroy_all(struct pa_pool *pool);
 void zone_setup_watermarks(struct pa_pool *pool);
+/* Recompute the fast path's marks after the watermarks, reserve or CMA changed. Zone lock held. */
+void zone_set_pcp_mark(struct pa_zone *z);
 const char *zone_name(enum pa_zone_type type);
 /* The pfn where zone type t's address range ends; PA_PFN_INVALID for NORMAL and MOVABLE. */
 pa_pfn_t zone_type_end_pfn(const struct pa_pool *pool, enum pa_zone_type t);

@@ -439,12 +439,25 @@ void zone_setup_watermarks(struct pa_pool *pool)
 		z->wmark[PA_WMARK_MIN] = min;
 		z->wmark[PA_WMARK_LOW] = min + delta;
 		z->wmark[PA_WMARK_HIGH] = min + 2 * delta;
+		zone_set_pcp_mark(z);
 	}
 	for (unsigned i = pool->nr_zones; i-- > 0;)
 		pa_unlock(&pool->zones[i].lock);
 	/* The list locks nest outside the zone locks: size the lists after letting go. */
 	for (unsigned i = 0; i < pool->nr_zones; i++)
 		pcp_setup_sizes(&pool->zones[i]);
+}
+
+/*
+ * An upper bound of what an order-0 request may not use, over the low
+ * watermark: the whole atomic reserve, and for a request that may not borrow
+ * CMA every CMA frame. Above it the fast path needs no closer look.
+ */
+void zone_set_pcp_mark(struct pa_zone *z)
+{
+	uint64_t mark = z->wmark[PA_WMARK_LOW] + z->nr_reserved_highatomic;
+	atomic_store_explicit(&z->pcp_mark[0], mark + z->cma_pages, memory_order_relaxed);
+	atomic_store_explicit(&z->pcp_mark[1], mark, memory_order_relaxed);
 }
 
 static uint64_t free_of_type(const struct pa_zone *z, unsigned mt)
@@ -462,7 +475,7 @@ uint64_t zone_free_cma(const struct pa_zone *z)
 
 bool zone_watermark_ok(const struct pa_zone *z, unsigned order, uint64_t mark, unsigned flags)
 {
-	int64_t free = (int64_t)z->free_pages - ((1ll << order) - 1);
+	int64_t free = (int64_t)zone_nr_free(z) - ((1ll << order) - 1);
 	int64_t min = (int64_t)mark;
 	if (flags & ALLOC_MIN_RESERVE)
 		min -= min / 2;
