@@ -169,7 +169,7 @@ int pageblock_own_list(const struct pa_zone *z, unsigned order, unsigned mt, uns
 	/* Linux's balance rule: borrow CMA first while it holds over half the zone's free memory. */
 	bool cma = (alloc_flags & ALLOC_CMA) && z->cma_pages;
 	int o;
-	if (cma && zone_free_cma(z) > z->free_pages / 2 &&
+	if (cma && zone_free_cma(z) > zone_nr_free(z) / 2 &&
 	    (o = buddy_first_order(z, order, PA_MT_CMA)) >= 0) {
 		*found = (unsigned)o;
 		return PA_MT_CMA;
@@ -217,6 +217,7 @@ void pageblock_reserve_highatomic(struct pa_zone *z, pa_pfn_t pfn, unsigned orde
 		pageblock_move_free(z, pfn, PA_MT_HIGHATOMIC);
 	pageblock_set_mt_range(pool, pfn, order, PA_MT_HIGHATOMIC);
 	z->nr_reserved_highatomic += frames;
+	zone_set_pcp_mark(z);
 	z->stat[PA_ZS_HIGHATOMIC_RESERVE]++;
 }
 
@@ -239,6 +240,7 @@ bool pageblock_unreserve_highatomic(struct pa_zone *z, unsigned mt)
 		uint64_t frames = o > pb ? 1ull << o : 1ull << pb;
 		z->nr_reserved_highatomic -=
 		        frames < z->nr_reserved_highatomic ? frames : z->nr_reserved_highatomic;
+		zone_set_pcp_mark(z);
 		z->stat[PA_ZS_HIGHATOMIC_UNRESERVE]++;
 		return true;
 	}
