@@ -2,7 +2,9 @@
 /*
  * The allocation and free entry points.
  *
- * alloc: gfp -> (zonelist, migratetype, flags) -> per allowed zone: take the
+ * alloc: the calling CPU's list while the zone is above its low watermark
+ * (pages on the lists are not free memory of the zone), else
+ * gfp -> (zonelist, migratetype, flags) -> per allowed zone: take the
  * zone lock, check the watermark for the order, take the smallest block of the
  * type, else fall back by the pageblock policy -> mark the head -> zero
  * outside the lock. The slow path retries at the min watermark (half of it
@@ -165,8 +167,9 @@ static struct pa_page *alloc_compact(const struct alloc_ctx *ac, unsigned flags)
 /*
  * The slow path: the min watermark; then, for a high order, wake the node's
  * background compactor and compact directly; then what Linux's reclaim path
- * does that applies here: give back the HIGHATOMIC reserve and drain every
- * CPU's lists (drain_all_pages), where the frames may merge into the block.
+ * does that applies here: give back the HIGHATOMIC reserve and, for a request
+ * that may reclaim (not PA_GFP_NOCOMPACT, Linux's no direct reclaim), drain
+ * every CPU's lists (drain_all_pages), where the frames may merge into the block.
  */
 static struct pa_page *alloc_slowpath(const struct alloc_ctx *ac)
 {
@@ -178,7 +181,7 @@ static struct pa_page *alloc_slowpath(const struct alloc_ctx *ac)
 	}
 	if (!p && !(ac->flags & ALLOC_HIGHATOMIC) && unreserve_highatomic(ac))
 		p = get_page_from_freelist(ac, flags);
-	if (!p && pcp_drain_all_if_any(ac->pool))
+	if (!p && !(ac->gfp & PA_GFP_NOCOMPACT) && pcp_drain_all_if_any(ac->pool))
 		p = get_page_from_freelist(ac, flags);
 	if (!p)
 		alloc_failed(ac);
@@ -186,20 +189,48 @@ static struct pa_page *alloc_slowpath(const struct alloc_ctx *ac)
 }
 
 /* Flags that need the full path: node and zone limits, reserves. */
-#define GFP_SLOW (PA_GFP_HIGH | PA_GFP_THISNODE | PA_GFP_DMA32)
+#define GFP_SLOW (PA_GFP_HIGH | PA_GFP_THISNODE | PA_GFP_DMA32 | PA_GFP_DMA)
 
-/* From the calling CPU's lists in its preferred zone; the watermark was checked at refill. */
+/*
+ * Linux's zone_watermark_fast() before the lists: frames on a CPU's lists are
+ * not free memory of the zone, so the lists serve only while the zone's free
+ * count, once the request is taken, stays above the low watermark and what
+ * the request may not use (zone_set_pcp_mark()). One read of the free count;
+ * below the mark the zone path checks exactly under the lock.
+ */
+static inline bool pcp_watermark_fast(const struct pa_zone *z, unsigned order, bool movable)
+{
+	uint64_t mark = atomic_load_explicit(&z->pcp_mark[movable], memory_order_relaxed);
+	/* free - mark >= 2^order, in one subtraction and one shift; below the mark it is negative. */
+	return (int64_t)(zone_nr_free(z) - mark) >> order > 0;
+}
+
+/* From the calling CPU's lists in its preferred zone, while the zone is above its watermark. */
 static inline struct pa_page *pcp_alloc_local(struct pa_pool *pool, pa_gfp_t gfp, unsigned order)
 {
 	unsigned cpu = pool_cpu(pool);
-	struct pa_zone *z = pool->cpu_zone[cpu * 2 + !!(gfp & PA_GFP_MOVABLE)];
+	bool movable = gfp & PA_GFP_MOVABLE;
+	struct pa_zone *z = pool->cpu_zone[cpu * 2 + movable];
+	if (unlikely(!pcp_watermark_fast(z, order, movable)))
+		return NULL;
 	return pcp_alloc(z, cpu, order, gfp_migratetype(gfp), gfp);
+}
+
+/* Unknown gfp bits: refused and reported, as any misuse of the API is. */
+static __attribute__((noinline, cold)) struct pa_page *alloc_refused(struct pa_pool *pool,
+                                                                     pa_gfp_t gfp, const char *fn)
+{
+	platform_report(pool, "%s: unknown gfp bits %#x (known: %#x); refused", fn,
+	                gfp & ~PA_GFP_ALL_FLAGS, PA_GFP_ALL_FLAGS);
+	return NULL;
 }
 
 /* Everything but a per-CPU list hit: the zonelist walk, the slow path, failure. */
 static __attribute__((noinline)) struct pa_page *alloc_zones(struct pa_pool *pool, pa_gfp_t gfp,
                                                              unsigned order)
 {
+	if (unlikely(gfp & ~PA_GFP_ALL_FLAGS))
+		return alloc_refused(pool, gfp, "pa_alloc_pages");
 	struct alloc_ctx ac;
 	alloc_ctx_init(&ac, pool, gfp, order);
 	if (unlikely(order > pool->cfg.max_order)) {
@@ -219,10 +250,16 @@ static __attribute__((noinline)) struct pa_page *alloc_zones(struct pa_pool *poo
 	return p;
 }
 
+/*
+ * The fast path: a NULL pool costs one test; unknown gfp bits ride on the
+ * test of the flags that need the full path, which refuses them.
+ */
 struct pa_page *pa_alloc_pages(struct pa_pool *pool, pa_gfp_t gfp, unsigned int order)
 {
+	if (unlikely(!pool))
+		return NULL;
 	if (likely(order <= pool->cfg.max_order && pcp_order_enabled(pool, order) &&
-	           !(gfp & (GFP_SLOW | PA_GFP_ZERO)))) {
+	           !(gfp & (GFP_SLOW | PA_GFP_ZERO | ~PA_GFP_ALL_FLAGS)))) {
 		struct pa_page *p = pcp_alloc_local(pool, gfp, order);
 		if (likely(p))
 			return p;
@@ -239,9 +276,13 @@ unsigned pa_alloc_pages_bulk(struct pa_pool *pool, pa_gfp_t gfp, unsigned int or
 {
 	struct alloc_ctx ac;
 	unsigned got = 0;
-	alloc_ctx_init(&ac, pool, gfp, order);
-	if (nr == 0)
+	if (nr == 0 || !out)
 		return 0;
+	if (!pool)
+		return 0;
+	if (unlikely(gfp & ~PA_GFP_ALL_FLAGS))
+		return alloc_refused(pool, gfp, __func__), 0;
+	alloc_ctx_init(&ac, pool, gfp, order);
 	if (order > pool->cfg.max_order) {
 		alloc_failed(&ac);
 		return 0;
@@ -380,6 +421,8 @@ static __attribute__((noinline)) void free_zone(struct pa_pool *pool, struct pa_
 
 void pa_free_pages(struct pa_pool *pool, struct pa_page *page, unsigned int order)
 {
+	if (unlikely(!pool))
+		return;
 	pa_pfn_t pfn = page_to_pfn_checked(pool, page);
 	struct pa_zone *z = pfn != PA_PFN_INVALID ? zone_of_pfn(pool, pfn) : NULL;
 	if (unlikely(!z)) {
@@ -400,7 +443,7 @@ void pa_free_pages(struct pa_pool *pool, struct pa_page *page, unsigned int orde
 
 struct pa_page *pa_folio_head(const struct pa_pool *pool, const struct pa_page *page)
 {
-	pa_pfn_t pfn = page ? pa_page_to_pfn(pool, page) : PA_PFN_INVALID;
+	pa_pfn_t pfn = pa_page_to_pfn(pool, page);
 	struct pa_zone *z = pfn != PA_PFN_INVALID ? zone_of_pfn(pool, pfn) : NULL;
 	struct pa_page *res = NULL;
 	if (!z)
@@ -420,7 +463,7 @@ struct pa_page *pa_folio_head(const struct pa_pool *pool, const struct pa_page *
 
 int pa_folio_order(const struct pa_pool *pool, const struct pa_page *page)
 {
-	pa_pfn_t pfn = page ? pa_page_to_pfn(pool, page) : PA_PFN_INVALID;
+	pa_pfn_t pfn = pa_page_to_pfn(pool, page);
 	struct pa_zone *z = pfn != PA_PFN_INVALID ? zone_of_pfn(pool, pfn) : NULL;
 	int order = -1;
 	if (!z)

@@ -71,13 +71,13 @@ void buddy_list_add(struct pa_zone *z, pa_pfn_t pfn, unsigned order, unsigned mt
 {
 	pa_assert(z->pool, (pfn & ((1ull << order) - 1)) == 0 && order <= z->pool->cfg.max_order);
 	list_link(z, pfn, order, mt);
-	z->free_pages += 1ull << order;
+	zone_free_add(z, 1ull << order);
 }
 
 void buddy_list_del(struct pa_zone *z, pa_pfn_t pfn)
 {
 	pa_assert(z->pool, pfn_page(z->pool, pfn)->state == PS_FREE);
-	z->free_pages -= 1ull << pfn_page(z->pool, pfn)->order;
+	zone_free_add(z, 0 - (1ull << pfn_page(z->pool, pfn)->order));
 	list_unlink(z, pfn);
 }
 
@@ -103,7 +103,7 @@ static inline bool mt_mergeable(unsigned mt)
 void buddy_free_block(struct pa_zone *z, pa_pfn_t pfn, unsigned order, unsigned mt)
 {
 	struct pa_pool *pool = z->pool;
-	z->free_pages += 1ull << order;
+	zone_free_add(z, 1ull << order);
 	unsigned max_order = pool->cfg.max_order, pb_order = pool->cfg.pageblock_order;
 	while (order < max_order) {
 		pa_pfn_t buddy = pfn ^ (1ull << order);
@@ -130,7 +130,7 @@ void buddy_free_block(struct pa_zone *z, pa_pfn_t pfn, unsigned order, unsigned 
 /* Give back the upper halves of [pfn, pfn + 2^high) down to order low. */
 static void buddy_expand(struct pa_zone *z, pa_pfn_t pfn, unsigned low, unsigned high, unsigned mt)
 {
-	z->free_pages += (1ull << high) - (1ull << low);
+	zone_free_add(z, (1ull << high) - (1ull << low));
 	while (high > low) {
 		high--;
 		list_link(z, pfn + (1ull << high), high, mt);

@@ -76,6 +76,7 @@ static void area_reserve(struct pa_pool *pool, struct pa_zone *z, pa_pfn_t s, ui
 		p = tail;
 	}
 	z->cma_pages += n;
+	zone_set_pcp_mark(z);
 	pa_unlock(&z->lock);
 }
 
@@ -142,12 +143,14 @@ void cma_destroy(struct pa_pool *pool)
 
 unsigned pa_cma_count(const struct pa_pool *pool)
 {
-	return pool->nr_cma;
+	return pool ? pool->nr_cma : 0;
 }
 
 int pa_cma_get(struct pa_pool *pool, unsigned area, struct pa_cma_info *out)
 {
-	if (!pool || area >= pool->nr_cma)
+	if (!pool || !out)
+		return -EINVAL;
+	if (area >= pool->nr_cma)
 		return -ENOENT;
 	struct pa_cma_area *a = &pool->cma[area];
 	pthread_mutex_lock(&a->lock);

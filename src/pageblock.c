@@ -173,7 +173,7 @@ pa_pfn_t pageblock_rmqueue(struct pa_zone *z, unsigned order, unsigned mt, unsig
 	}
 	/* Linux's balance rule: borrow CMA first while it holds over half the zone's free memory. */
 	bool cma = (alloc_flags & ALLOC_CMA) && z->cma_pages;
-	if (cma && zone_free_cma(z) > z->free_pages / 2) {
+	if (cma && zone_free_cma(z) > zone_nr_free(z) / 2) {
 		pfn = buddy_take_smallest(z, order, PA_MT_CMA);
 		if (pfn != PA_NIL)
 			return pfn;
@@ -200,6 +200,7 @@ void pageblock_reserve_highatomic(struct pa_zone *z, pa_pfn_t pfn, unsigned orde
 		pageblock_move_free(z, pfn, PA_MT_HIGHATOMIC);
 	pageblock_set_mt_range(pool, pfn, order, PA_MT_HIGHATOMIC);
 	z->nr_reserved_highatomic += frames;
+	zone_set_pcp_mark(z);
 	z->stat[PA_ZS_HIGHATOMIC_RESERVE]++;
 }
 
@@ -222,6 +223,7 @@ bool pageblock_unreserve_highatomic(struct pa_zone *z, unsigned mt)
 		uint64_t frames = o > pb ? 1ull << o : 1ull << pb;
 		z->nr_reserved_highatomic -=
 		        frames < z->nr_reserved_highatomic ? frames : z->nr_reserved_highatomic;
+		zone_set_pcp_mark(z);
 		z->stat[PA_ZS_HIGHATOMIC_UNRESERVE]++;
 		return true;
 	}

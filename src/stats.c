@@ -520,7 +520,7 @@ static void vm_snap_free(struct vm_snap *s)
 static void vm_snap_zone_locked(struct pa_zone *zone, struct vm_snap *s)
 {
 	pa_lock(&zone->lock, SITE_ADMIN);
-	s->free_pages += zone->free_pages;
+	s->free_pages += zone_nr_free(zone);
 	for (unsigned o = 0; o < nr_orders(zone->pool); o++)
 		s->folios_migrated[o] += zone->folios_migrated[o];
 	pa_unlock(&zone->lock);
@@ -704,7 +704,7 @@ static void snap_zoneinfo(struct pa_zone *zone, struct zi_zone *zi)
 	zone_fold_stats(zone, zi->stat, NULL);
 	zi->spanned = zone->end_pfn - zone->start_pfn;
 	pa_lock(&zone->lock, SITE_ADMIN);
-	zi->free = zone->free_pages;
+	zi->free = zone_nr_free(zone);
 	zi->present = zone->present_pages;
 	zi->managed = zone->managed_pages;
 	memcpy(zi->wmark, zone->wmark, sizeof zi->wmark);

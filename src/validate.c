@@ -261,10 +261,10 @@ static int check_zone(struct vctx *v, struct pa_zone *z)
 	zone_fold_stats_locked(z, stat, NULL);
 	uint64_t allocated = stat[PA_ZS_PGALLOC] - stat[PA_ZS_PGFREE];
 	uint64_t reserved = z->reserved_pages + c.pcp;
-	if (list_frames != z->free_pages || c.free != list_frames || c.free_heads != list_blocks)
+	if (list_frames != zone_nr_free(z) || c.free != list_frames || c.free_heads != list_blocks)
 		return vfail(v, z,
 		             "free frames: %llu on the lists, %llu counted, %llu in the frame map",
-		             (unsigned long long)list_frames, (unsigned long long)z->free_pages,
+		             (unsigned long long)list_frames, (unsigned long long)zone_nr_free(z),
 		             (unsigned long long)c.free);
 	if (c.captured != z->reserved_pages)
 		return vfail(v, z, "compaction holds %llu frames, reserved_pages says %llu",
@@ -313,6 +313,11 @@ static void unlock_all(struct pa_pool *pool)
 
 int pa_validate(struct pa_pool *pool, char *err, size_t errlen)
 {
+	if (!pool) {
+		if (err && errlen)
+			snprintf(err, errlen, "pa_validate: pool is NULL");
+		return -EINVAL;
+	}
 	lock_all(pool);
 	int rc = validate_locked(pool, err, errlen);
 	unlock_all(pool);
@@ -321,14 +326,18 @@ int pa_validate(struct pa_pool *pool, char *err, size_t errlen)
 
 void pa_get_usage(struct pa_pool *pool, struct pa_usage *out)
 {
+	if (!out)
+		return;
 	*out = (struct pa_usage){ 0 };
+	if (!pool)
+		return;
 	lock_all(pool);
 	for (unsigned i = 0; i < pool->nr_zones; i++) {
 		struct pa_zone *z = &pool->zones[i];
 		uint64_t stat[PA_NR_ZONE_STATS];
 		zone_fold_stats_locked(z, stat, NULL);
 		out->managed += z->managed_pages;
-		out->free += z->free_pages;
+		out->free += zone_nr_free(z);
 		out->allocated += stat[PA_ZS_PGALLOC] - stat[PA_ZS_PGFREE];
 		out->reserved += z->reserved_pages;
 		for (unsigned c = 0; c < pool->cfg.nr_cpus; c++)
