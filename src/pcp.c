@@ -200,7 +200,7 @@ static void pcp_spill(struct pa_zone *z, struct pa_pcp *pcp, uint64_t frames, ui
 			continue;
 		for (pa_pfn_t pfn;
 		     freed < frames && (pfn = pcp_pop(pool, pcp, order, type)) != PA_NIL;) {
-			buddy_free_block(z, pfn, order, pageblock_mt(pool, pfn));
+			pageblock_free_block(z, pfn, order);
 			freed += 1ull << order;
 		}
 	}
