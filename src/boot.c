@@ -537,8 +537,8 @@ int pa_boot(const char *cmdline, const struct pa_platform *platform, struct pa_p
 		errlen = sizeof dummy;
 	}
 	err[0] = '\0';
-	if (!out)
-		return boot_error(err, errlen, "pa_boot: out is NULL");
+	if (!out || !cmdline)
+		return boot_error(err, errlen, "pa_boot: %s is NULL", out ? "cmdline" : "out");
 	struct pa_pool *pool = calloc(1, sizeof *pool);
 	if (!pool)
 		return boot_error(err, errlen, "pa_boot: out of memory"), -ENOMEM;
@@ -586,6 +586,8 @@ void pa_shutdown(struct pa_pool *pool)
 
 void pa_get_config(const struct pa_pool *pool, struct pa_config *out)
 {
+	if (!pool || !out)
+		return;
 	const struct pa_boot_config *c = &pool->cfg;
 	*out = (struct pa_config){
 		.page_shift = c->page_shift,

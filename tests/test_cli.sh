@@ -434,6 +434,15 @@ for k in ("memcpy_mib_per_s", "compact_mib_per_s", "ratio_pct", "pages_migrated"
 '
 expect_refused cc_meta "compact-copy refuses a metadata-only pool" 'backed pool' \
 	bench compact-copy --runs 1 --boot "mem=64M"
+expect_ok soak_json "bench soak --seconds 1 --json exits 0" \
+	bench soak --seconds 1 --boot "mem=32M backing=anon cma=4M kcompactd=manual" --json
+json_check soak_json "soak --json: work done, every check clean, no frame lost" '
+assert j["operations"] > 0 and j["allocations"] > 0 and j["checks"] > 0, j
+assert j["validates"] >= 2 and j["validate_failures"] == 0, j
+assert j["corrupt"] == 0 and j["lost_frames"] == 0 and j["result"] == "ok", j
+'
+expect_refused soak_meta "soak refuses a metadata-only pool" 'backed pool' \
+	bench soak --seconds 1 --boot "mem=32M"
 
 # --- bad boot lines ---------------------------------------------------------------------
 
