@@ -327,6 +327,7 @@ static const struct {
 	{ "high", PA_GFP_HIGH },
 	{ "thisnode", PA_GFP_THISNODE },
 	{ "dma32", PA_GFP_DMA32 },
+	{ "dma", PA_GFP_DMA },
 	{ "nocompact", PA_GFP_NOCOMPACT },
 };
 

@@ -37,21 +37,23 @@ typedef uint64_t pa_pfn_t;
 /* Allocation flags: Linux's gfp meanings with a PA_GFP_ prefix. */
 typedef uint32_t pa_gfp_t;
 
-#define PA_GFP_MOVABLE     (1u << 0) /* data that compaction may move */
-#define PA_GFP_RECLAIMABLE (1u << 1) /* caches the owner can drop */
-#define PA_GFP_ZERO        (1u << 2) /* zero the bytes (backed pools) */
-#define PA_GFP_COMP        (1u << 3) /* a folio: tail frames know their head */
-#define PA_GFP_NORETRY     (1u << 4) /* one light attempt, then fail */
-#define PA_GFP_NOWARN      (1u << 5) /* do not report a failure */
-#define PA_GFP_HIGH        (1u << 6) /* may dip below the min watermark; atomic reserve */
-#define PA_GFP_THISNODE    (1u << 7) /* only the preferred node */
-#define PA_GFP_DMA32       (1u << 8) /* only ZONE_DMA32 */
-#define PA_GFP_NOCOMPACT   (1u << 9) /* never compact nor drain other CPUs (no direct reclaim) */
+#define PA_GFP_MOVABLE     (1u << 0)  /* data that compaction may move */
+#define PA_GFP_RECLAIMABLE (1u << 1)  /* caches the owner can drop */
+#define PA_GFP_ZERO        (1u << 2)  /* zero the bytes (backed pools) */
+#define PA_GFP_COMP        (1u << 3)  /* a folio: tail frames know their head */
+#define PA_GFP_NORETRY     (1u << 4)  /* one light attempt, then fail */
+#define PA_GFP_NOWARN      (1u << 5)  /* do not report a failure */
+#define PA_GFP_HIGH        (1u << 6)  /* may dip below the min watermark; atomic reserve */
+#define PA_GFP_THISNODE    (1u << 7)  /* only the preferred node */
+#define PA_GFP_DMA32       (1u << 8)  /* only zones below 4 GiB: ZONE_DMA32 (and ZONE_DMA) */
+#define PA_GFP_NOCOMPACT   (1u << 9)  /* never compact nor drain other CPUs (no direct reclaim) */
+#define PA_GFP_DMA         (1u << 10) /* only zones below 16 MiB: ZONE_DMA (zone_dma=1) */
 
 /* Every flag above; a request with any other bit set is refused. */
 #define PA_GFP_ALL_FLAGS                                                                           \
 	(PA_GFP_MOVABLE | PA_GFP_RECLAIMABLE | PA_GFP_ZERO | PA_GFP_COMP | PA_GFP_NORETRY |        \
-	 PA_GFP_NOWARN | PA_GFP_HIGH | PA_GFP_THISNODE | PA_GFP_DMA32 | PA_GFP_NOCOMPACT)
+	 PA_GFP_NOWARN | PA_GFP_HIGH | PA_GFP_THISNODE | PA_GFP_DMA32 | PA_GFP_NOCOMPACT |         \
+	 PA_GFP_DMA)
 
 /* Unmovable kernel data; may compact. */
 #define PA_GFP_KERNEL       ((pa_gfp_t)0)
@@ -69,8 +71,19 @@ enum pa_migratetype {
 	PA_MT_COUNT
 };
 
-/* Zone types, lowest first. */
-enum pa_zone_type { PA_ZONE_DMA32 = 0, PA_ZONE_NORMAL, PA_ZONE_MOVABLE, PA_ZONE_COUNT };
+/*
+ * Zone types, lowest first, as x86-64 Linux numbers them. The default
+ * layout (zones=x86_64) puts memory below 4 GiB in DMA32 and the rest in
+ * NORMAL; zone_dma=1 adds DMA for the first 16 MiB; zones=flat makes one
+ * NORMAL zone per node. MOVABLE comes from movablecore.
+ */
+enum pa_zone_type {
+	PA_ZONE_DMA = 0,
+	PA_ZONE_DMA32,
+	PA_ZONE_NORMAL,
+	PA_ZONE_MOVABLE,
+	PA_ZONE_COUNT
+};
 
 struct pa_pool;
 struct pa_page; /* opaque; at most 16 bytes per frame */

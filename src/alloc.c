@@ -172,7 +172,7 @@ static struct pa_page *alloc_slowpath(const struct alloc_ctx *ac)
 }
 
 /* Flags that need the full path: node and zone limits, reserves. */
-#define GFP_SLOW (PA_GFP_HIGH | PA_GFP_THISNODE | PA_GFP_DMA32)
+#define GFP_SLOW (PA_GFP_HIGH | PA_GFP_THISNODE | PA_GFP_DMA32 | PA_GFP_DMA)
 
 /*
  * Linux's zone_watermark_fast() before the lists: frames on a CPU's lists are

@@ -186,7 +186,7 @@ TEST(alloc_refuses_null_pool_unknown_gfp_and_orders)
 	REFUSED_NULL(pa_alloc_pages(NULL, PA_GFP_MOVABLE, 3));
 	REFUSED_NULL(pa_alloc_pages(f.pool, 1u << 31, 0));
 	CHECK(strstr(f.last, "gfp") != NULL);
-	REFUSED_NULL(pa_alloc_pages(f.pool, PA_GFP_MOVABLE | (1u << 10), 0));
+	REFUSED_NULL(pa_alloc_pages(f.pool, PA_GFP_MOVABLE | (1u << 11), 0));
 	REFUSED_NULL(pa_alloc_pages(f.pool, ~PA_GFP_ALL_FLAGS, 0));
 	REFUSED_NULL(pa_alloc_pages(f.pool, UINT32_MAX, 2));
 	unsigned orders[] = { f.cfg.max_order + 1, 31, 32, 63, 64, UINT_MAX };
@@ -317,15 +317,16 @@ TEST(drains_and_pcp_info_refuse_null_and_unknown_zones)
 	uint64_t blocks[(10 + 1) * 3];
 	IGNORED(pa_drain_local(NULL));
 	IGNORED(pa_drain_all(NULL));
-	REFUSED(pa_pcp_info(NULL, 0, PA_ZONE_NORMAL, 0, &info, blocks), -EINVAL);
-	REFUSED(pa_pcp_info(f.pool, 0, PA_ZONE_NORMAL, 0, NULL, blocks), -EINVAL);
-	REFUSED(pa_pcp_info(f.pool, 2, PA_ZONE_NORMAL, 0, &info, blocks), -ENOENT);
-	REFUSED(pa_pcp_info(f.pool, UINT_MAX, PA_ZONE_NORMAL, 0, &info, blocks), -ENOENT);
+	REFUSED(pa_pcp_info(NULL, 0, PA_ZONE_DMA32, 0, &info, blocks), -EINVAL);
+	REFUSED(pa_pcp_info(f.pool, 0, PA_ZONE_DMA32, 0, NULL, blocks), -EINVAL);
+	REFUSED(pa_pcp_info(f.pool, 2, PA_ZONE_DMA32, 0, &info, blocks), -ENOENT);
+	REFUSED(pa_pcp_info(f.pool, UINT_MAX, PA_ZONE_DMA32, 0, &info, blocks), -ENOENT);
 	REFUSED(pa_pcp_info(f.pool, 0, PA_ZONE_COUNT, 0, &info, blocks), -ENOENT);
 	REFUSED(pa_pcp_info(f.pool, 0, (enum pa_zone_type) - 1, 0, &info, blocks), -ENOENT);
 	REFUSED(pa_pcp_info(f.pool, 0, PA_ZONE_MOVABLE, 0, &info, blocks), -ENOENT);
-	REFUSED(pa_pcp_info(f.pool, 0, PA_ZONE_NORMAL, 2, &info, blocks), -ENOENT);
-	REFUSED(pa_pcp_info(f.pool, 0, PA_ZONE_NORMAL, UINT_MAX, &info, blocks), -ENOENT);
+	REFUSED(pa_pcp_info(f.pool, 0, PA_ZONE_DMA, 0, &info, blocks), -ENOENT); /* zone_dma=0 */
+	REFUSED(pa_pcp_info(f.pool, 0, PA_ZONE_DMA32, 2, &info, blocks), -ENOENT);
+	REFUSED(pa_pcp_info(f.pool, 0, PA_ZONE_DMA32, UINT_MAX, &info, blocks), -ENOENT);
 	fx_done(&f, 0, 0);
 }
 
