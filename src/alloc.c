@@ -75,6 +75,25 @@ static void zero_block(const struct alloc_ctx *ac, struct pa_page *p)
 		       (size_t)1 << (pool->cfg.page_shift + ac->order));
 }
 
+/*
+ * A block from the zone if the watermark allows; while deferred init is not
+ * done, a shortfall first initialises more of the zone, a chunk at a time
+ * (Linux's deferred_grow_zone). Zone lock held.
+ */
+static pa_pfn_t zone_rmqueue(struct pa_zone *z, const struct alloc_ctx *ac, uint64_t mark,
+                             unsigned flags)
+{
+	for (;;) {
+		if (zone_watermark_ok(z, ac->order, mark, flags)) {
+			pa_pfn_t pfn = pageblock_rmqueue(z, ac->order, ac->mt, flags);
+			if (pfn != PA_NIL)
+				return pfn;
+		}
+		if (likely(z->init_pfn >= z->end_pfn) || !zone_init_next_chunk(z))
+			return PA_NIL;
+	}
+}
+
 /* Try each allowed zone of the preferred node's zonelist at the given watermark. */
 static struct pa_page *get_page_from_freelist(const struct alloc_ctx *ac, unsigned flags)
 {
@@ -85,13 +104,11 @@ static struct pa_page *get_page_from_freelist(const struct alloc_ctx *ac, unsign
 			continue;
 		pa_lock(&z->lock, SITE_ALLOC);
 		struct pa_page *p = NULL;
-		if (zone_watermark_ok(z, ac->order, z->wmark[flags & ALLOC_WMARK_MASK], flags)) {
-			pa_pfn_t pfn = pageblock_rmqueue(z, ac->order, ac->mt, flags);
-			if (pfn != PA_NIL) {
-				p = prep_block(z, pfn, ac);
-				if ((flags & ALLOC_HIGHATOMIC) && ac->order > 0)
-					pageblock_reserve_highatomic(z, pfn, ac->order);
-			}
+		pa_pfn_t pfn = zone_rmqueue(z, ac, z->wmark[flags & ALLOC_WMARK_MASK], flags);
+		if (pfn != PA_NIL) {
+			p = prep_block(z, pfn, ac);
+			if ((flags & ALLOC_HIGHATOMIC) && ac->order > 0)
+				pageblock_reserve_highatomic(z, pfn, ac->order);
 		}
 		pa_unlock(&z->lock);
 		if (p)
@@ -172,7 +189,7 @@ static struct pa_page *alloc_slowpath(const struct alloc_ctx *ac)
 }
 
 /* Flags that need the full path: node and zone limits, reserves. */
-#define GFP_SLOW (PA_GFP_HIGH | PA_GFP_THISNODE | PA_GFP_DMA32)
+#define GFP_SLOW (PA_GFP_HIGH | PA_GFP_THISNODE | PA_GFP_DMA32 | PA_GFP_DMA)
 
 /*
  * Linux's zone_watermark_fast() before the lists: frames on a CPU's lists are
@@ -199,10 +216,21 @@ static inline struct pa_page *pcp_alloc_local(struct pa_pool *pool, pa_gfp_t gfp
 	return pcp_alloc(z, cpu, order, gfp_migratetype(gfp), gfp);
 }
 
+/* Unknown gfp bits: refused and reported, as any misuse of the API is. */
+static __attribute__((noinline, cold)) struct pa_page *alloc_refused(struct pa_pool *pool,
+                                                                     pa_gfp_t gfp, const char *fn)
+{
+	platform_report(pool, "%s: unknown gfp bits %#x (known: %#x); refused", fn,
+	                gfp & ~PA_GFP_ALL_FLAGS, PA_GFP_ALL_FLAGS);
+	return NULL;
+}
+
 /* Everything but a per-CPU list hit: the zonelist walk, the slow path, failure. */
 static __attribute__((noinline)) struct pa_page *alloc_zones(struct pa_pool *pool, pa_gfp_t gfp,
                                                              unsigned order)
 {
+	if (unlikely(gfp & ~PA_GFP_ALL_FLAGS))
+		return alloc_refused(pool, gfp, "pa_alloc_pages");
 	struct alloc_ctx ac;
 	alloc_ctx_init(&ac, pool, gfp, order);
 	if (unlikely(order > pool->cfg.max_order)) {
@@ -222,10 +250,16 @@ static __attribute__((noinline)) struct pa_page *alloc_zones(struct pa_pool *poo
 	return p;
 }
 
+/*
+ * The fast path: a NULL pool costs one test; unknown gfp bits ride on the
+ * test of the flags that need the full path, which refuses them.
+ */
 struct pa_page *pa_alloc_pages(struct pa_pool *pool, pa_gfp_t gfp, unsigned int order)
 {
+	if (unlikely(!pool))
+		return NULL;
 	if (likely(order <= pool->cfg.max_order && pcp_order_enabled(pool, order) &&
-	           !(gfp & (GFP_SLOW | PA_GFP_ZERO)))) {
+	           !(gfp & (GFP_SLOW | PA_GFP_ZERO | ~PA_GFP_ALL_FLAGS)))) {
 		struct pa_page *p = pcp_alloc_local(pool, gfp, order);
 		if (likely(p))
 			return p;
@@ -242,9 +276,13 @@ unsigned pa_alloc_pages_bulk(struct pa_pool *pool, pa_gfp_t gfp, unsigned int or
 {
 	struct alloc_ctx ac;
 	unsigned got = 0;
-	alloc_ctx_init(&ac, pool, gfp, order);
-	if (nr == 0)
+	if (nr == 0 || !out)
 		return 0;
+	if (!pool)
+		return 0;
+	if (unlikely(gfp & ~PA_GFP_ALL_FLAGS))
+		return alloc_refused(pool, gfp, __func__), 0;
+	alloc_ctx_init(&ac, pool, gfp, order);
 	if (order > pool->cfg.max_order) {
 		alloc_failed(&ac);
 		return 0;
@@ -254,8 +292,8 @@ unsigned pa_alloc_pages_bulk(struct pa_pool *pool, pa_gfp_t gfp, unsigned int or
 		if (!zone_allowed(&ac, z))
 			continue;
 		pa_lock(&z->lock, SITE_ALLOC_BULK);
-		while (got < nr && zone_watermark_ok(z, order, z->wmark[PA_WMARK_LOW], ac.flags)) {
-			pa_pfn_t pfn = pageblock_rmqueue(z, order, ac.mt, ac.flags);
+		while (got < nr) {
+			pa_pfn_t pfn = zone_rmqueue(z, &ac, z->wmark[PA_WMARK_LOW], ac.flags);
 			if (pfn == PA_NIL)
 				break;
 			out[got++] = prep_block(z, pfn, &ac);
@@ -383,6 +421,8 @@ static __attribute__((noinline)) void free_zone(struct pa_pool *pool, struct pa_
 
 void pa_free_pages(struct pa_pool *pool, struct pa_page *page, unsigned int order)
 {
+	if (unlikely(!pool))
+		return;
 	pa_pfn_t pfn = page_to_pfn_checked(pool, page);
 	struct pa_zone *z = pfn != PA_PFN_INVALID ? zone_of_pfn(pool, pfn) : NULL;
 	if (unlikely(!z)) {
@@ -403,7 +443,7 @@ void pa_free_pages(struct pa_pool *pool, struct pa_page *page, unsigned int orde
 
 struct pa_page *pa_folio_head(const struct pa_pool *pool, const struct pa_page *page)
 {
-	pa_pfn_t pfn = page ? pa_page_to_pfn(pool, page) : PA_PFN_INVALID;
+	pa_pfn_t pfn = pa_page_to_pfn(pool, page);
 	struct pa_zone *z = pfn != PA_PFN_INVALID ? zone_of_pfn(pool, pfn) : NULL;
 	struct pa_page *res = NULL;
 	if (!z)
@@ -423,7 +463,7 @@ struct pa_page *pa_folio_head(const struct pa_pool *pool, const struct pa_page *
 
 int pa_folio_order(const struct pa_pool *pool, const struct pa_page *page)
 {
-	pa_pfn_t pfn = page ? pa_page_to_pfn(pool, page) : PA_PFN_INVALID;
+	pa_pfn_t pfn = pa_page_to_pfn(pool, page);
 	struct pa_zone *z = pfn != PA_PFN_INVALID ? zone_of_pfn(pool, pfn) : NULL;
 	int order = -1;
 	if (!z)

@@ -315,6 +315,21 @@ static int key_deferred_init(struct parse_ctx *p)
 {
 	return get_bool(p, &p->cfg->deferred_init);
 }
+static int key_zone_dma(struct parse_ctx *p)
+{
+	return get_bool(p, &p->cfg->zone_dma);
+}
+static int key_zones(struct parse_ctx *p)
+{
+	if (strcmp(p->val, "x86_64") == 0)
+		p->cfg->zone_layout = PA_ZONES_X86_64;
+	else if (strcmp(p->val, "flat") == 0)
+		p->cfg->zone_layout = PA_ZONES_FLAT;
+	else
+		return fail(p, "unknown layout (valid: x86_64 for DMA32 below 4G and Normal above, "
+		               "or flat for one Normal zone per node)");
+	return 0;
+}
 static int key_kcompactd(struct parse_ctx *p)
 {
 	if (strcmp(p->val, "thread") == 0)
@@ -374,6 +389,8 @@ static const struct boot_key {
 	{ "shuffle", key_shuffle },
 	{ "init_on_free", key_init_on_free },
 	{ "deferred_init", key_deferred_init },
+	{ "zone_dma", key_zone_dma },
+	{ "zones", key_zones },
 	{ "debug", key_debug },
 	{ "bad_page", key_bad_page },
 };
@@ -456,6 +473,7 @@ static int boot_derive(struct pa_boot_config *c, char *err, size_t errlen)
 		pb = min_u(pb, (unsigned)c->huge_order);
 	c->pageblock_order = pb;
 	c->section_shift = PA_SECTION_BYTES_SHIFT - c->page_shift;
+	c->chunk_order = c->section_shift > c->max_order ? c->section_shift : c->max_order;
 	if (!c->pcp_orders_set) {
 		c->pcp_orders = (1ull << (PA_COSTLY_ORDER + 1)) - 1;
 		if (c->huge_order >= 0)
@@ -492,6 +510,15 @@ static int boot_check_layout(const struct pa_boot_config *c, char *err, size_t e
 		if (c->holes[i].end > c->mem)
 			return boot_error(err, errlen, "memhole=%s: outside mem=%s",
 			                  c->holes[i].arg, c->mem_arg);
+	if (c->zone_dma && c->zone_layout == PA_ZONES_FLAT)
+		return boot_error(err, errlen,
+		                  "zone_dma=1: needs zones=x86_64 (zones=flat has no DMA)");
+	if (c->zone_dma && (PA_ZONE_DMA_BYTES >> c->page_shift) % (1ull << c->pageblock_order))
+		return boot_error(err, errlen,
+		                  "zone_dma=1: the 16 MiB of ZONE_DMA are not whole pageblocks of "
+		                  "%llu bytes (valid with pageblocks of at most 16 MiB: lower "
+		                  "pageblock_order_ceil)",
+		                  (unsigned long long)(page << c->pageblock_order));
 	if (c->movablecore_bytes >= c->mem)
 		return boot_error(err, errlen, "movablecore=%s: not below mem=%s",
 		                  c->movablecore_arg, c->mem_arg);
@@ -537,8 +564,8 @@ int pa_boot(const char *cmdline, const struct pa_platform *platform, struct pa_p
 		errlen = sizeof dummy;
 	}
 	err[0] = '\0';
-	if (!out)
-		return boot_error(err, errlen, "pa_boot: out is NULL");
+	if (!out || !cmdline)
+		return boot_error(err, errlen, "pa_boot: %s is NULL", out ? "cmdline" : "out");
 	struct pa_pool *pool = calloc(1, sizeof *pool);
 	if (!pool)
 		return boot_error(err, errlen, "pa_boot: out of memory"), -ENOMEM;
@@ -558,6 +585,8 @@ int pa_boot(const char *cmdline, const struct pa_platform *platform, struct pa_p
 		rc = zone_init_all(pool, err, errlen);
 	if (rc == 0)
 		rc = cma_init(pool, err, errlen);
+	if (rc == 0)
+		rc = deferred_init_start(pool, err, errlen);
 	if (rc == 0) {
 		atomic_store(&pool->compaction_proactiveness, pool->cfg.compaction_proactiveness);
 		rc = compaction_init(pool, err, errlen);
@@ -574,6 +603,7 @@ void pa_shutdown(struct pa_pool *pool)
 {
 	if (!pool)
 		return;
+	deferred_init_stop(pool);
 	compaction_stop(pool);
 	cma_destroy(pool);
 	zone_destroy_all(pool);
@@ -586,6 +616,8 @@ void pa_shutdown(struct pa_pool *pool)
 
 void pa_get_config(const struct pa_pool *pool, struct pa_config *out)
 {
+	if (!pool || !out)
+		return;
 	const struct pa_boot_config *c = &pool->cfg;
 	*out = (struct pa_config){
 		.page_shift = c->page_shift,

@@ -60,6 +60,7 @@ static pa_pfn_t area_place(const struct pa_pool *pool, uint64_t n)
 static void area_reserve(struct pa_pool *pool, struct pa_zone *z, pa_pfn_t s, uint64_t n)
 {
 	pa_lock(&z->lock, SITE_ADMIN);
+	zone_prepare_range(z, s, s + n);
 	for (pa_pfn_t p = s; p < s + n; p += pb_frames(pool))
 		pageblock_set_mt(pool, p, PA_MT_CMA);
 	/* Re-free every free block overlapping the area: pieces land on their pageblock's list. */
@@ -142,12 +143,14 @@ void cma_destroy(struct pa_pool *pool)
 
 unsigned pa_cma_count(const struct pa_pool *pool)
 {
-	return pool->nr_cma;
+	return pool ? pool->nr_cma : 0;
 }
 
 int pa_cma_get(struct pa_pool *pool, unsigned area, struct pa_cma_info *out)
 {
-	if (!pool || area >= pool->nr_cma)
+	if (!pool || !out)
+		return -EINVAL;
+	if (area >= pool->nr_cma)
 		return -ENOENT;
 	struct pa_cma_area *a = &pool->cma[area];
 	pthread_mutex_lock(&a->lock);

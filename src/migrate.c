@@ -38,7 +38,7 @@ int pa_owner_register(struct pa_pool *pool, const struct pa_owner_ops *ops)
 static struct pa_zone *lock_allocated(struct pa_pool *pool, const struct pa_page *page,
                                       pa_pfn_t *pfn)
 {
-	*pfn = page ? page_to_pfn_checked(pool, page) : PA_PFN_INVALID;
+	*pfn = pa_page_to_pfn(pool, page);
 	struct pa_zone *z = *pfn != PA_PFN_INVALID ? zone_of_pfn(pool, *pfn) : NULL;
 	if (!z)
 		return NULL;
@@ -53,7 +53,8 @@ static struct pa_zone *lock_allocated(struct pa_pool *pool, const struct pa_page
 int pa_set_owner(struct pa_pool *pool, struct pa_page *page, int owner, uint64_t cookie)
 {
 	pa_pfn_t pfn;
-	if (owner < 0 || owner >= (int)atomic_load_explicit(&pool->nr_owners, memory_order_acquire))
+	if (!pool || owner < 0 ||
+	    owner >= (int)atomic_load_explicit(&pool->nr_owners, memory_order_acquire))
 		return -EINVAL;
 	struct pa_zone *z = lock_allocated(pool, page, &pfn);
 	if (!z)
@@ -72,6 +73,8 @@ int pa_set_owner(struct pa_pool *pool, struct pa_page *page, int owner, uint64_t
 struct pa_page *pa_alloc_owned(struct pa_pool *pool, pa_gfp_t gfp, unsigned int order, int owner,
                                uint64_t cookie)
 {
+	if (!pool)
+		return NULL;
 	if (!(gfp & PA_GFP_MOVABLE)) {
 		platform_report(pool,
 		                "pa_alloc_owned: gfp %#x is not PA_GFP_MOVABLE: an owned folio "

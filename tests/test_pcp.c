@@ -22,12 +22,15 @@
  *   the lock's busy counters count them;
  * - batch, high_min and high_max follow Linux's formulas, high stays within
  *   its bounds, a free above high spills back to the buddy;
+ * - a refill hands out runs of consecutive frames (whole blocks cut up), and
+ *   spills of blocks freed in any order leave the buddy whole;
  * - bad frees, init_on_free and PA_GFP_ZERO hold on the fast path;
  * - bad control writes fail and change nothing.
  *
  * Sizes scale with PA_TEST_SCALE; PA_TEST_SEED replays the random runs.
  */
 #include "test.h"
+#include "helpers.h"
 
 #include "internal.h"
 
@@ -188,24 +191,10 @@ static uint64_t all_list_blocks_of_order(struct pa_pool *pool, unsigned order)
 	return n;
 }
 
-static struct pa_usage usage(struct pa_pool *pool)
-{
-	struct pa_usage u;
-	pa_get_usage(pool, &u);
-	return u;
-}
-
 static void buddyinfo(struct pa_pool *pool, char *buf, size_t len)
 {
 	int n = pa_report(pool, PA_REPORT_BUDDYINFO, 0, buf, len);
 	REQUIRE(n > 0 && (size_t)n < len);
-}
-
-static uint64_t vmstat(struct pa_pool *pool, const char *name)
-{
-	uint64_t v = 0;
-	CHECK_MSG(pa_vmstat_read(pool, name, &v) == 0, "no vmstat counter %s", name);
-	return v;
 }
 
 /* Blocks a CPU allocated and freed through its lists, per order (single-threaded reads). */
@@ -288,7 +277,7 @@ TEST(pcp_enabled_orders_are_served_from_and_freed_to_the_cpu_list)
 			struct snap s1, s2, s3;
 			char b1[BI_LEN], b2[BI_LEN], b3[BI_LEN];
 			struct pa_usage u0 = usage(pool);
-			uint64_t pg0 = vmstat(pool, "pgalloc_normal"), pf0 = vmstat(pool, "pgfree");
+			uint64_t pg0 = vmstat(pool, "pgalloc_dma32"), pf0 = vmstat(pool, "pgfree");
 			uint64_t a0 = ops_alloc(z, 0, o), f0 = ops_free(z, 0, o);
 
 			struct pa_page *p = pa_alloc_pages(pool, type_gfp[t], o);
@@ -296,7 +285,7 @@ TEST(pcp_enabled_orders_are_served_from_and_freed_to_the_cpu_list)
 			pa_pfn_t pfn = pa_page_to_pfn(pool, p);
 			CHECK_MSG(ops_alloc(z, 0, o) == a0 + 1,
 			          "order %u type %u: not served by CPU 0's list", o, t);
-			CHECK_EQ_U64(vmstat(pool, "pgalloc_normal") - pg0, 1ull << o);
+			CHECK_EQ_U64(vmstat(pool, "pgalloc_dma32") - pg0, 1ull << o);
 			snap_of(pool, z, 0, &s1);
 			struct pa_usage u1 = usage(pool);
 			CHECK_EQ_U64(u1.allocated, u0.allocated + (1ull << o));
@@ -686,7 +675,7 @@ TEST(pcp_orders_switch_on_and_off_while_four_cpus_allocate_and_free)
 			struct pa_usage u = usage(pool);
 			CHECK_EQ_U64(u.free + u.allocated + u.reserved, u.managed);
 			struct pa_pcp_info info;
-			CHECK(pa_pcp_info(pool, 0, PA_ZONE_NORMAL, (unsigned)(r >> 20) % NR, &info,
+			CHECK(pa_pcp_info(pool, 0, PA_ZONE_DMA32, (unsigned)(r >> 20) % NR, &info,
 			                  NULL) == 0);
 			CHECK_MSG(info.high >= info.high_min && info.high <= info.high_max,
 			          "during the run: high %" PRIu64 " outside [%" PRIu64 ", %" PRIu64
@@ -793,7 +782,7 @@ static void fill_lists(struct pa_pool *pool, unsigned cpu, const unsigned *order
 
 TEST(pcp_drains_give_back_every_block)
 {
-	/* Two nodes (CPUs 0-1 on node 0, 2-3 on node 1), each with Normal and Movable zones. */
+	/* Two nodes (CPUs 0-1 on node 0, 2-3 on node 1), each with DMA32 and Movable zones. */
 	struct pa_pool *pool = pcp_boot("mem=512M numa=2 movablecore=25% max_order=10 nr_cpus=4");
 	REQUIRE(pool->nr_zones == 4);
 	char fresh[BI_LEN], now[BI_LEN];
@@ -1241,11 +1230,11 @@ TEST(pcp_high_fraction_fixes_high_and_refuses_1_to_7)
 	}
 	/* 1..7 are refused and change nothing. */
 	struct pa_pcp_info before, after;
-	REQUIRE(pa_pcp_info(pool, 0, PA_ZONE_NORMAL, 0, &before, NULL) == 0);
+	REQUIRE(pa_pcp_info(pool, 0, PA_ZONE_DMA32, 0, &before, NULL) == 0);
 	for (unsigned f = 1; f < 8; f++) {
 		CHECK_EQ_U64(pcp_set_high_fraction(pool, f), -EINVAL);
 		CHECK_EQ_U64(atomic_load(&pool->pcp_high_fraction), 1000000);
-		REQUIRE(pa_pcp_info(pool, 0, PA_ZONE_NORMAL, 0, &after, NULL) == 0);
+		REQUIRE(pa_pcp_info(pool, 0, PA_ZONE_DMA32, 0, &after, NULL) == 0);
 		CHECK(!memcmp(&before, &after, sizeof before));
 	}
 	/* Through the control tree. */
@@ -1286,7 +1275,7 @@ TEST(pcp_high_stays_within_its_bounds_through_long_runs)
 	buddyinfo(pool, fresh, sizeof fresh);
 	struct pa_zone *z = cpu_zone(pool, 0, PA_GFP_MOVABLE);
 	struct pa_pcp_info info0;
-	REQUIRE(pa_pcp_info(pool, 0, PA_ZONE_NORMAL, 0, &info0, NULL) == 0);
+	REQUIRE(pa_pcp_info(pool, 0, PA_ZONE_DMA32, 0, &info0, NULL) == 0);
 	REQUIRE(info0.high_max > info0.high_min);
 	uint64_t seed = test_seed();
 	printf("  high bounds seed %" PRIu64 "\n", seed);
@@ -1345,7 +1334,7 @@ TEST(pcp_high_stays_within_its_bounds_through_long_runs)
 		check_high_bounds(pool, z, &peak);
 	}
 	struct pa_pcp_info info;
-	REQUIRE(pa_pcp_info(pool, 0, PA_ZONE_NORMAL, 0, &info, NULL) == 0);
+	REQUIRE(pa_pcp_info(pool, 0, PA_ZONE_DMA32, 0, &info, NULL) == 0);
 	CHECK_MSG(info.high == info.high_min,
 	          "after 64 idle seconds high is %" PRIu64 ", high_min %" PRIu64 " (peak %" PRIu64
 	          ")",
@@ -1367,7 +1356,7 @@ TEST(pcp_high_stays_within_its_bounds_through_long_runs)
 		}
 		if (i % 100 == 0) {
 			atomic_fetch_add(&fake_ns, 2000000000ull);
-			REQUIRE(pa_pcp_info(pool, 0, PA_ZONE_NORMAL, 0, &info, NULL) == 0);
+			REQUIRE(pa_pcp_info(pool, 0, PA_ZONE_DMA32, 0, &info, NULL) == 0);
 			CHECK(info.high == info.high_min && info.high == info.high_max);
 		}
 	}
@@ -1406,19 +1395,19 @@ TEST(pcp_decay_gives_back_what_is_above_the_lowered_high)
 	}
 	pose(0);
 	struct pa_pcp_info info;
-	REQUIRE(pa_pcp_info(pool, 0, PA_ZONE_NORMAL, 0, &info, NULL) == 0);
+	REQUIRE(pa_pcp_info(pool, 0, PA_ZONE_DMA32, 0, &info, NULL) == 0);
 	REQUIRE(info.high > info.high_min + 8 * info.batch && info.high < info.high_max);
 	REQUIRE(info.count + NR > info.high);
 	uint64_t k = info.high - info.count - 2, high0 = info.high;
 	for (uint64_t i = 0; i < k; i++)
 		pa_free_pages(pool, blk[i], 0);
-	REQUIRE(pa_pcp_info(pool, 0, PA_ZONE_NORMAL, 0, &info, NULL) == 0);
+	REQUIRE(pa_pcp_info(pool, 0, PA_ZONE_DMA32, 0, &info, NULL) == 0);
 	REQUIRE(info.count == high0 - 2 && info.high == high0);
 	atomic_fetch_add(&fake_ns, 1000000000ull);
 	struct pa_page *p =
 	        pa_alloc_pages(pool, PA_GFP_MOVABLE, 1); /* an empty list: a refill, then decay */
 	REQUIRE(p);
-	REQUIRE(pa_pcp_info(pool, 0, PA_ZONE_NORMAL, 0, &info, NULL) == 0);
+	REQUIRE(pa_pcp_info(pool, 0, PA_ZONE_DMA32, 0, &info, NULL) == 0);
 	CHECK_MSG(info.high < high0, "high %" PRIu64 " did not decay from %" PRIu64, info.high,
 	          high0);
 	CHECK_MSG(info.count <= info.high,
@@ -1447,19 +1436,19 @@ TEST(pcp_high_stays_under_high_max_after_a_high_order_refill)
 	buddyinfo(pool, fresh, sizeof fresh);
 	pose(0);
 	struct pa_pcp_info info;
-	REQUIRE(pa_pcp_info(pool, 0, PA_ZONE_NORMAL, 0, &info, NULL) == 0);
+	REQUIRE(pa_pcp_info(pool, 0, PA_ZONE_DMA32, 0, &info, NULL) == 0);
 	printf("  high_min %" PRIu64 ", high_max %" PRIu64 ", batch %" PRIu64 "\n", info.high_min,
 	       info.high_max, info.batch);
 	atomic_fetch_add(&fake_ns, 2000000000ull); /* a decay is due at this refill */
 	struct pa_page *p = pa_alloc_pages(pool, PA_GFP_MOVABLE, 10);
 	REQUIRE(p);
-	REQUIRE(pa_pcp_info(pool, 0, PA_ZONE_NORMAL, 0, &info, NULL) == 0);
+	REQUIRE(pa_pcp_info(pool, 0, PA_ZONE_DMA32, 0, &info, NULL) == 0);
 	CHECK_MSG(info.high >= info.high_min && info.high <= info.high_max,
 	          "after an order-10 refill: high %" PRIu64 " outside [%" PRIu64 ", %" PRIu64
 	          "], %" PRIu64 " frames listed",
 	          info.high, info.high_min, info.high_max, info.count);
 	pa_free_pages(pool, p, 10);
-	REQUIRE(pa_pcp_info(pool, 0, PA_ZONE_NORMAL, 0, &info, NULL) == 0);
+	REQUIRE(pa_pcp_info(pool, 0, PA_ZONE_DMA32, 0, &info, NULL) == 0);
 	CHECK(info.high >= info.high_min && info.high <= info.high_max);
 	expect_whole(pool, fresh);
 	pa_shutdown(pool);
@@ -1517,6 +1506,82 @@ TEST(pcp_free_above_high_spills_back_to_the_buddy)
 		pa_drain_all(pool);
 		free(blk);
 	}
+	expect_whole(pool, fresh);
+	pa_shutdown(pool);
+}
+
+TEST(pcp_refill_hands_out_runs_of_consecutive_frames)
+{
+	/* A refill takes whole blocks and cuts them up: the lowest frame is handed out first. */
+	struct pa_pool *pool = pcp_boot("mem=256M max_order=10 nr_cpus=2");
+	char fresh[BI_LEN];
+	buddyinfo(pool, fresh, sizeof fresh);
+	pose(0);
+	struct pa_page *first = pa_alloc_pages(pool, PA_GFP_MOVABLE, 0);
+	REQUIRE(first);
+	struct snap s;
+	snap_of(pool, cpu_zone(pool, 0, PA_GFP_MOVABLE), 0, &s);
+	uint64_t listed = s.info.count, run = 1;
+	struct pa_page **blk = malloc((listed + 1) * sizeof *blk);
+	REQUIRE(blk);
+	blk[0] = first;
+	for (uint64_t i = 1; i <= listed; i++) {
+		blk[i] = pa_alloc_pages(pool, PA_GFP_MOVABLE, 0);
+		REQUIRE(blk[i]);
+		run += pa_page_to_pfn(pool, blk[i]) == pa_page_to_pfn(pool, blk[i - 1]) + 1;
+	}
+	printf("  refill of %" PRIu64 " frames: %" PRIu64 " handed out in rising order\n",
+	       listed + 1, run);
+	CHECK_MSG(run > listed / 2, "only %" PRIu64 " of %" PRIu64 " frames follow the one before",
+	          run, listed + 1);
+	VALIDATE(pool);
+	for (uint64_t i = 0; i <= listed; i++)
+		pa_free_pages(pool, blk[i], 0);
+	free(blk);
+	expect_whole(pool, fresh);
+	pa_shutdown(pool);
+}
+
+TEST(pcp_spills_of_blocks_freed_in_any_order_merge_back_whole)
+{
+	/* Spills merge the blocks they give back among themselves first; in any order, the buddy
+	 * must end as it began. */
+	struct pa_pool *pool = pcp_boot("mem=256M max_order=10 nr_cpus=2");
+	char fresh[BI_LEN];
+	buddyinfo(pool, fresh, sizeof fresh);
+	uint64_t seed = test_seed(), r = seed;
+	printf("  seed %" PRIu64 "\n", seed);
+	uint64_t nr = scaled(20000, 2000);
+	struct pa_page **blk = malloc(nr * sizeof *blk);
+	unsigned *order = malloc(nr * sizeof *order);
+	REQUIRE(blk && order);
+	pose(1);
+	for (uint64_t i = 0; i < nr; i++) {
+		order[i] = rnd(&r) % 4 == 0 ? (unsigned)(rnd(&r) % 4) : 0;
+		blk[i] = pa_alloc_pages(pool, type_gfp[i % PA_NR_PCP_TYPES], order[i]);
+		REQUIRE(blk[i]);
+	}
+	/* Shuffled in stretches: runs rising, runs falling, and scattered frees. */
+	for (uint64_t i = 0; i + 1 < nr; i++) {
+		if (rnd(&r) % 3)
+			continue;
+		uint64_t j = i + rnd(&r) % (nr - i);
+		struct pa_page *t = blk[i];
+		unsigned to = order[i];
+		blk[i] = blk[j], order[i] = order[j];
+		blk[j] = t, order[j] = to;
+	}
+	pose(0);
+	for (uint64_t i = 0; i < nr; i++) {
+		pa_free_pages(pool, blk[i], order[i]);
+		if (i % (nr / 8) == 0)
+			VALIDATE(pool);
+	}
+	struct pa_usage u = usage(pool);
+	CHECK_EQ_U64(u.allocated, 0);
+	CHECK_EQ_U64(u.free + u.reserved, u.managed);
+	free(blk);
+	free(order);
 	expect_whole(pool, fresh);
 	pa_shutdown(pool);
 }

@@ -220,6 +220,8 @@ static int boot_pool(const struct cli *cli, struct pa_pool **pool)
 	if (ret)
 		fprintf(stderr, "pagealloc: boot \"%s\": %s\n", line,
 		        err[0] ? err : strerror(-ret));
+	else
+		pa_deferred_init_wait(*pool); /* reports show the whole pool */
 	return ret;
 }
 
