@@ -93,6 +93,7 @@ int bench_boot_time(const struct bench_opts *opt, struct pa_pool *given, FILE *o
 	uint64_t hwm_delta = 0;
 	int ret = !ms;
 	for (unsigned r = 0; !ret && r < runs; r++) {
+		bench_progress_step(r, runs);
 		/* The first boot sets the peak; later ones reuse freed memory. */
 		uint64_t before = r == 0 ? status_bytes("VmHWM") : 0;
 		ret = boot_once(opt, &s) != 0;
