@@ -6,6 +6,7 @@
 #   make test           format-check, build/ + ctest, an -O3 -DNDEBUG build (build-o3/),
 #                       then ASan+UBSan (build-asan/) and TSan (build-tsan/)
 #   make bench          build, then the allocation benchmarks
+#   make soak           the soak workload, SOAK_SECONDS each in the plain and TSan builds
 #   make install        install into $(PREFIX) (default /usr/local)
 #   make format         clang-format -i every .c/.h of ours
 #   make clean          remove the build trees
@@ -17,6 +18,8 @@ CTEST       ?= ctest
 CLANG_FORMAT ?= clang-format
 # Scale of the stress tests in the sanitizer builds (the plain build uses 1).
 SAN_SCALE   ?= 0.1
+# Length of each soak run (make soak), in seconds.
+SOAK_SECONDS ?= 20
 # Extra arguments for every configure, e.g. CMAKE_ARGS=-DCMAKE_C_COMPILER=clang
 CMAKE_ARGS  ?=
 
@@ -35,7 +38,7 @@ CHECK     = cd $(1) && $(SUBMAKE) $(CTEST) --output-on-failure --parallel $(JOBS
 
 FORMAT_DIRS := src include tools bench tests examples
 
-.PHONY: all build run test test-plain test-o3 test-asan test-tsan bench install format format-check clean
+.PHONY: all build run test test-plain test-o3 test-asan test-tsan bench soak install format format-check clean
 
 all: build
 
@@ -71,6 +74,14 @@ test-tsan:
 bench: build
 	$(PROGRAM) bench alloc-free-hot
 	$(PROGRAM) bench alloc-free-bulk
+
+# Every byte moved is checked; exits non-zero on corruption, a lost frame or
+# a failed pa_validate, and under TSan on any race it reports.
+soak: build
+	$(PROGRAM) bench soak --seconds $(SOAK_SECONDS)
+	$(call CONFIGURE,$(BUILD_TSAN)) -DPA_SANITIZE=thread -DPA_TEST_SCALE=$(SAN_SCALE)
+	$(call COMPILE,$(BUILD_TSAN))
+	TSAN_OPTIONS=halt_on_error=1 ./$(BUILD_TSAN)/pagealloc bench soak --seconds $(SOAK_SECONDS)
 
 install: build
 	$(CMAKE) -DCMAKE_INSTALL_PREFIX="$(PREFIX)" -P $(BUILD)/cmake_install.cmake

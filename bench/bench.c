@@ -118,6 +118,16 @@ static const struct bench_workload workloads[] = {
 	  "  --runs N           runs, each on a fresh pool (default 5)\n"
 	  "  default boot:      mem=1G backing=anon; kcompactd=manual is appended\n",
 	  true, bench_compact_copy },
+	{ "soak",
+	  "threads, compaction, drains, contiguous ranges and CMA at once; every byte checked",
+	  "  --seconds S    how long to run (default 10); checkpoints every 0.5 s\n"
+	  "  --threads N    allocating threads, each posing as its own CPU (default 2);\n"
+	  "                 one more runs compaction (with compaction/fail_pct), drains,\n"
+	  "                 per-CPU order switches, contiguous ranges and CMA\n"
+	  "  --seed N       random seed (default 42)\n"
+	  "  default boot:  mem=128M backing=anon cma=16M kcompactd=manual (nr_cpus=threads+1)\n"
+	  "  exits 1 on a corrupt byte, a lost frame or a failed pa_validate\n",
+	  true, bench_soak },
 	{ "boot", "time pa_boot and pa_shutdown; peak memory per frame",
 	  "  --runs N       repetitions (default 5)\n"
 	  "  default boot:  mem=64G\n",
@@ -317,6 +327,7 @@ static const struct {
 	{ "high", PA_GFP_HIGH },
 	{ "thisnode", PA_GFP_THISNODE },
 	{ "dma32", PA_GFP_DMA32 },
+	{ "dma", PA_GFP_DMA },
 	{ "nocompact", PA_GFP_NOCOMPACT },
 };
 

@@ -213,5 +213,6 @@ int bench_cma_alloc(const struct bench_opts *opt, struct pa_pool *pool, FILE *ou
 int bench_thpcompact(const struct bench_opts *opt, struct pa_pool *pool, FILE *out);
 int bench_highalloc_frag(const struct bench_opts *opt, struct pa_pool *pool, FILE *out);
 int bench_compact_copy(const struct bench_opts *opt, struct pa_pool *pool, FILE *out);
+int bench_soak(const struct bench_opts *opt, struct pa_pool *pool, FILE *out);
 
 #endif /* PA_BENCH_H */

@@ -228,6 +228,7 @@ static void churn_print_counts(struct churn *c, struct bench_out *o)
 /* The vmstat lines worth a look after a churn; names not present are skipped. */
 static const char *const vmstat_highlights[] = {
 	"nr_free_pages",
+	"pgalloc_dma",
 	"pgalloc_dma32",
 	"pgalloc_normal",
 	"pgalloc_movable",

@@ -30,7 +30,7 @@ static uint64_t cw_mix(uint64_t x)
  */
 static uint64_t cw_tag(uint64_t cookie, uint64_t frame)
 {
-	return cw_mix((cookie << 24) ^ frame);
+	return cw_mix(cookie * 0x100000001b3ull + frame);
 }
 
 static void cw_fill(const struct cw_owner *o, struct pa_page *page, uint64_t cookie,
@@ -58,9 +58,27 @@ static bool cw_check_bytes(const struct cw_owner *o, const struct pa_page *page,
 	return true;
 }
 
+void cw_pattern_fill(const struct cw_owner *o, struct pa_page *page, uint64_t tag, uint64_t frames)
+{
+	if (o->backed)
+		cw_fill(o, page, tag, frames);
+}
+
+bool cw_pattern_check(const struct cw_owner *o, const struct pa_page *page, uint64_t tag,
+                      uint64_t frames)
+{
+	return !o->backed || cw_check_bytes(o, page, tag, 0, frames);
+}
+
 /* ---------------------------------------------------------------------- */
 /* The owner                                                               */
 /* ---------------------------------------------------------------------- */
+
+/* The slot a cookie names (its low 32 bits, less one). */
+static uint64_t cw_slot_of(uint64_t cookie)
+{
+	return (cookie & 0xffffffffu) - 1;
+}
 
 static pthread_mutex_t *cw_lock(struct cw_owner *o, uint64_t slot)
 {
@@ -93,7 +111,7 @@ static enum pa_migrate_result cw_migrate(void *ctx, uint64_t cookie, struct pa_p
                                          struct pa_page *new_folio, unsigned order)
 {
 	struct cw_owner *o = ctx;
-	uint64_t slot = cookie - 1;
+	uint64_t slot = cw_slot_of(cookie);
 	(void)order;
 	if (slot >= o->cap) {
 		atomic_fetch_add_explicit(&o->refused, 1, memory_order_relaxed);
@@ -112,7 +130,7 @@ static enum pa_migrate_result cw_migrate(void *ctx, uint64_t cookie, struct pa_p
 static void cw_split(void *ctx, uint64_t cookie, struct pa_page *head, unsigned order)
 {
 	struct cw_owner *o = ctx;
-	uint64_t slot = cookie - 1;
+	uint64_t slot = cw_slot_of(cookie);
 	if (slot >= o->cap)
 		return;
 	struct pa_page **pieces = malloc(sizeof *pieces << order);
@@ -144,9 +162,11 @@ int cw_owner_init(struct cw_owner *o, struct pa_pool *pool, uint64_t cap)
 	o->words_per_frame = cfg.page_size / sizeof(uint64_t);
 	o->backed = pa_page_address(pool, pa_pfn_to_page(pool, 0)) != NULL;
 	o->f = calloc(o->cap, sizeof *o->f);
+	o->free_slots = calloc(o->cap, sizeof *o->free_slots);
 	for (unsigned i = 0; i < CW_LOCKS; i++)
 		pthread_mutex_init(&o->lock[i], NULL);
-	if (!o->f) {
+	pthread_mutex_init(&o->slots_lock, NULL);
+	if (!o->f || !o->free_slots) {
 		fprintf(stderr, "pagealloc: out of memory for a table of %" PRIu64 " folios\n",
 		        o->cap);
 		return -1;
@@ -169,9 +189,26 @@ void cw_owner_destroy(struct cw_owner *o)
 	for (uint64_t s = 0; o->f && s < o->cap; s++)
 		free(o->f[s].pieces);
 	free(o->f);
+	free(o->free_slots);
 	for (unsigned i = 0; i < CW_LOCKS; i++)
 		pthread_mutex_destroy(&o->lock[i]);
+	pthread_mutex_destroy(&o->slots_lock);
 	o->f = NULL;
+	o->free_slots = NULL;
+}
+
+/* An emptied slot, or a new one; CW_NONE when the table is full. */
+static uint64_t cw_slot_get(struct cw_owner *o)
+{
+	pthread_mutex_lock(&o->slots_lock);
+	uint64_t slot = o->nr_free ? o->free_slots[--o->nr_free] : CW_NONE;
+	pthread_mutex_unlock(&o->slots_lock);
+	if (slot == CW_NONE) {
+		slot = atomic_fetch_add(&o->next, 1);
+		if (slot >= o->cap)
+			return CW_NONE;
+	}
+	return slot;
 }
 
 uint64_t cw_alloc(struct cw_owner *o, pa_gfp_t gfp, unsigned order)
@@ -180,17 +217,21 @@ uint64_t cw_alloc(struct cw_owner *o, pa_gfp_t gfp, unsigned order)
 	struct pa_page *p = pa_alloc_pages(o->pool, g, order);
 	if (!p)
 		return CW_NONE;
-	uint64_t slot = atomic_fetch_add(&o->next, 1);
-	if (slot >= o->cap) {
+	uint64_t slot = cw_slot_get(o);
+	if (slot == CW_NONE) {
 		pa_free_pages(o->pool, p, order);
 		return CW_NONE;
 	}
-	if (o->backed)
-		cw_fill(o, p, slot + 1, 1ull << order);
 	pthread_mutex_lock(cw_lock(o, slot));
-	o->f[slot] = (struct cw_folio){ .page = p, .order = (uint8_t)order };
+	struct cw_folio *f = &o->f[slot];
+	uint32_t gen = f->gen + 1;
+	uint64_t cookie = (uint64_t)gen << 32 | (slot + 1);
+	*f = (struct cw_folio){ .page = p, .cookie = cookie, .gen = gen, .order = (uint8_t)order };
 	pthread_mutex_unlock(cw_lock(o, slot));
-	int rc = pa_set_owner(o->pool, p, o->id, slot + 1);
+	/* Not movable until pa_set_owner: nobody else looks at the bytes yet. */
+	if (o->backed)
+		cw_fill(o, p, cookie, 1ull << order);
+	int rc = pa_set_owner(o->pool, p, o->id, cookie);
 	if (rc)
 		fprintf(stderr, "pagealloc: pa_set_owner: %s (the folio stays unmovable)\n",
 		        strerror(-rc));
@@ -213,8 +254,27 @@ void cw_free(struct cw_owner *o, uint64_t slot)
 	} else if (f->page) {
 		pa_free_pages(o->pool, f->page, f->order);
 	}
-	*f = (struct cw_folio){ 0 };
+	bool held = f->page != NULL;
+	*f = (struct cw_folio){ .gen = f->gen };
 	pthread_mutex_unlock(cw_lock(o, slot));
+	if (held) {
+		pthread_mutex_lock(&o->slots_lock);
+		o->free_slots[o->nr_free++] = slot;
+		pthread_mutex_unlock(&o->slots_lock);
+	}
+}
+
+bool cw_check(struct cw_owner *o, uint64_t slot)
+{
+	bool ok = true;
+	pthread_mutex_lock(cw_lock(o, slot));
+	struct cw_folio *f = &o->f[slot];
+	for (uint64_t i = 0; o->backed && f->pieces && i < (1ull << f->order); i++)
+		ok &= cw_check_bytes(o, f->pieces[i], f->cookie, i, 1);
+	if (o->backed && f->page && !f->pieces)
+		ok = cw_check_bytes(o, f->page, f->cookie, 0, 1ull << f->order);
+	pthread_mutex_unlock(cw_lock(o, slot));
+	return ok;
 }
 
 pa_pfn_t cw_pfn(struct cw_owner *o, uint64_t slot)
@@ -252,9 +312,9 @@ uint64_t cw_verify(struct cw_owner *o, uint64_t *checked)
 			n++;
 			bool ok = true;
 			for (uint64_t i = 0; f->pieces && i < (1ull << f->order); i++)
-				ok &= cw_check_one(o, f->pieces[i], s + 1, 0, i);
+				ok &= cw_check_one(o, f->pieces[i], f->cookie, 0, i);
 			if (!f->pieces)
-				ok = cw_check_one(o, f->page, s + 1, f->order, 0);
+				ok = cw_check_one(o, f->page, f->cookie, f->order, 0);
 			bad += !ok;
 		}
 		pthread_mutex_unlock(cw_lock(o, s));

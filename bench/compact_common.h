@@ -29,11 +29,17 @@
 #define CW_NONE  UINT64_MAX /* no slot */
 #define CW_LOCKS 64         /* slot s is guarded by lock[s % CW_LOCKS] */
 
-/* One folio of the owner's table; its slot + 1 is its cookie. */
+/*
+ * One folio of the owner's table. Its cookie is the slot + 1 in the low 32
+ * bits and the slot's generation above, so that a reused slot gets a new
+ * pattern: bytes left over from the slot's last folio do not pass for its own.
+ */
 struct cw_folio {
 	struct pa_page *page;    /* the head now; NULL: the slot is empty */
 	struct pa_page **pieces; /* after a split (compaction_split_folios=1): 1 << order folios */
 	pa_pfn_t split_pfn;      /* where it was split: piece i starts out at split_pfn + i */
+	uint64_t cookie;         /* of the folio now in the slot */
+	uint32_t gen;            /* folios the slot has held; kept when it is emptied */
 	uint8_t order;           /* as allocated */
 };
 
@@ -46,6 +52,8 @@ struct cw_owner {
 	struct cw_folio *f; /* [slot] */
 	uint64_t cap;
 	_Atomic uint64_t next;           /* slots handed out */
+	pthread_mutex_t slots_lock;      /* guards the stack of emptied slots */
+	uint64_t *free_slots, nr_free;   /* emptied slots, reused first */
 	_Atomic uint64_t moved, refused; /* migrate callbacks answered OK / BUSY */
 };
 
@@ -60,8 +68,14 @@ void cw_owner_destroy(struct cw_owner *o);
  * Its slot, or CW_NONE.
  */
 uint64_t cw_alloc(struct cw_owner *o, pa_gfp_t gfp, unsigned order);
-/* Free a slot's folio (its pieces after a split); nothing for an empty slot. */
+/* Free a slot's folio (its pieces after a split); nothing for an empty slot. The slot is reused. */
 void cw_free(struct cw_owner *o, uint64_t slot);
+/*
+ * Do the bytes of a slot's folio hold its pattern? Safe while compaction
+ * moves it: the library copies before it hands the owner the new folio.
+ * True for an empty slot or a metadata-only pool.
+ */
+bool cw_check(struct cw_owner *o, uint64_t slot);
 /* The first frame of a slot's folio now; PA_PFN_INVALID when empty. */
 pa_pfn_t cw_pfn(struct cw_owner *o, uint64_t slot);
 /* Slots handed out (some may be empty). */
@@ -73,6 +87,15 @@ uint64_t cw_nr_slots(struct cw_owner *o);
  * found wrong; *checked gets the folios looked at. Nothing may run meanwhile.
  */
 uint64_t cw_verify(struct cw_owner *o, uint64_t *checked);
+
+/*
+ * The pattern, for frames the owner does not hold (unmovable pages,
+ * contiguous ranges, CMA): fill `frames` frames from page (contiguous in a
+ * backed pool) with the pattern of tag, or check them.
+ */
+void cw_pattern_fill(const struct cw_owner *o, struct pa_page *page, uint64_t tag, uint64_t frames);
+bool cw_pattern_check(const struct cw_owner *o, const struct pa_page *page, uint64_t tag,
+                      uint64_t frames);
 
 /* ---------------------------------------------------------------------- */
 /* Counters                                                                */

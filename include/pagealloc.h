@@ -10,6 +10,11 @@
  *
  * Thread safety: every function may be called from any thread at any time,
  * except pa_shutdown(), which must be the last call on a pool.
+ *
+ * Bad arguments: every function refuses a NULL pool, a NULL descriptor or a
+ * NULL output pointer, unknown gfp bits and a node below -1, with what its
+ * comment says (-EINVAL, NULL, 0, PA_PFN_INVALID, or nothing done). A
+ * descriptor must come from this pool; anything else is refused the same way.
  */
 #ifndef PAGEALLOC_H
 #define PAGEALLOC_H
@@ -35,16 +40,23 @@ typedef uint64_t pa_pfn_t;
 /* Allocation flags: Linux's gfp meanings with a PA_GFP_ prefix. */
 typedef uint32_t pa_gfp_t;
 
-#define PA_GFP_MOVABLE     (1u << 0) /* data that compaction may move */
-#define PA_GFP_RECLAIMABLE (1u << 1) /* caches the owner can drop */
-#define PA_GFP_ZERO        (1u << 2) /* zero the bytes (backed pools) */
-#define PA_GFP_COMP        (1u << 3) /* a folio: tail frames know their head */
-#define PA_GFP_NORETRY     (1u << 4) /* one light attempt, then fail */
-#define PA_GFP_NOWARN      (1u << 5) /* do not report a failure */
-#define PA_GFP_HIGH        (1u << 6) /* may dip below the min watermark; atomic reserve */
-#define PA_GFP_THISNODE    (1u << 7) /* only the preferred node */
-#define PA_GFP_DMA32       (1u << 8) /* only ZONE_DMA32 */
-#define PA_GFP_NOCOMPACT   (1u << 9) /* never compact nor drain other CPUs (no direct reclaim) */
+#define PA_GFP_MOVABLE     (1u << 0)  /* data that compaction may move */
+#define PA_GFP_RECLAIMABLE (1u << 1)  /* caches the owner can drop */
+#define PA_GFP_ZERO        (1u << 2)  /* zero the bytes (backed pools) */
+#define PA_GFP_COMP        (1u << 3)  /* a folio: tail frames know their head */
+#define PA_GFP_NORETRY     (1u << 4)  /* one light attempt, then fail */
+#define PA_GFP_NOWARN      (1u << 5)  /* do not report a failure */
+#define PA_GFP_HIGH        (1u << 6)  /* may dip below the min watermark; atomic reserve */
+#define PA_GFP_THISNODE    (1u << 7)  /* only the preferred node */
+#define PA_GFP_DMA32       (1u << 8)  /* only zones below 4 GiB: ZONE_DMA32 (and ZONE_DMA) */
+#define PA_GFP_NOCOMPACT   (1u << 9)  /* never compact nor drain other CPUs (no direct reclaim) */
+#define PA_GFP_DMA         (1u << 10) /* only zones below 16 MiB: ZONE_DMA (zone_dma=1) */
+
+/* Every flag above; a request with any other bit set is refused. */
+#define PA_GFP_ALL_FLAGS                                                                           \
+	(PA_GFP_MOVABLE | PA_GFP_RECLAIMABLE | PA_GFP_ZERO | PA_GFP_COMP | PA_GFP_NORETRY |        \
+	 PA_GFP_NOWARN | PA_GFP_HIGH | PA_GFP_THISNODE | PA_GFP_DMA32 | PA_GFP_NOCOMPACT |         \
+	 PA_GFP_DMA)
 
 /* Unmovable kernel data; may compact. */
 #define PA_GFP_KERNEL       ((pa_gfp_t)0)
@@ -62,8 +74,19 @@ enum pa_migratetype {
 	PA_MT_COUNT
 };
 
-/* Zone types, lowest first. */
-enum pa_zone_type { PA_ZONE_DMA32 = 0, PA_ZONE_NORMAL, PA_ZONE_MOVABLE, PA_ZONE_COUNT };
+/*
+ * Zone types, lowest first, as x86-64 Linux numbers them. The default
+ * layout (zones=x86_64) puts memory below 4 GiB in DMA32 and the rest in
+ * NORMAL; zone_dma=1 adds DMA for the first 16 MiB; zones=flat makes one
+ * NORMAL zone per node. MOVABLE comes from movablecore.
+ */
+enum pa_zone_type {
+	PA_ZONE_DMA = 0,
+	PA_ZONE_DMA32,
+	PA_ZONE_NORMAL,
+	PA_ZONE_MOVABLE,
+	PA_ZONE_COUNT
+};
 
 struct pa_pool;
 struct pa_page; /* opaque; at most 16 bytes per frame */
@@ -97,51 +120,73 @@ const char *pa_version(void);
  * Boot a pool from a kernel-style command line ("mem=4G numa=2 max_order=18").
  * platform may be NULL. Returns 0 and sets *out, or -errno with a message
  * naming the offending key and value in err (when err is not NULL).
+ * -EINVAL when cmdline or out is NULL.
  */
 int pa_boot(const char *cmdline, const struct pa_platform *platform, struct pa_pool **out,
             char *err, size_t errlen);
 
-/* Release the pool and everything it holds. */
+/* Release the pool and everything it holds. NULL: nothing happens. */
 void pa_shutdown(struct pa_pool *pool);
 
 /* --- Allocation -------------------------------------------------------- */
 
-/* Allocate a block of 1 << order frames; NULL on failure (counted, reported unless NOWARN). */
+/*
+ * Allocate a block of 1 << order frames; NULL on failure (counted, reported
+ * unless NOWARN). NULL for a NULL pool, and for unknown gfp bits (reported).
+ */
 struct pa_page *pa_alloc_pages(struct pa_pool *pool, pa_gfp_t gfp, unsigned int order);
 
 /*
  * Free a block. A bad free (double free, a frame never allocated, a tail
  * frame, the wrong order, a descriptor not of this pool) is reported,
- * counted as bad_page and refused; with bad_page=panic it aborts.
+ * counted as bad_page and refused; with bad_page=panic it aborts. A NULL
+ * page is such a bad free; with a NULL pool nothing happens.
  */
 void pa_free_pages(struct pa_pool *pool, struct pa_page *page, unsigned int order);
 
-/* Allocate up to nr blocks into out[]; returns how many were allocated. */
+/*
+ * Allocate up to nr blocks into out[]; returns how many were allocated.
+ * 0 for a NULL pool, a NULL out or unknown gfp bits.
+ */
 unsigned pa_alloc_pages_bulk(struct pa_pool *pool, pa_gfp_t gfp, unsigned int order, unsigned nr,
                              struct pa_page **out);
 
-/* Frame number of a descriptor; PA_PFN_INVALID if it is not one of this pool's. */
+/* Frame number of a descriptor; PA_PFN_INVALID if it is not one of this pool's (or NULL). */
 pa_pfn_t pa_page_to_pfn(const struct pa_pool *pool, const struct pa_page *page);
 
-/* Descriptor of a frame; NULL for a hole, an absent section or a pfn out of range. */
+/* Descriptor of a frame; NULL for a hole, an absent section, a pfn out of range, a NULL pool. */
 struct pa_page *pa_pfn_to_page(const struct pa_pool *pool, pa_pfn_t pfn);
 
-/* The bytes of a frame in a backed pool; NULL in a metadata-only pool. */
+/* The bytes of a frame in a backed pool; NULL in a metadata-only pool or for NULL arguments. */
 void *pa_page_address(const struct pa_pool *pool, const struct pa_page *page);
 
 /*
  * The head of the allocated block that holds page: the head of a folio
  * (PA_GFP_COMP) for any of its frames, or page itself when it heads an
- * allocated block. NULL otherwise (free frame, body of a non-folio block).
+ * allocated block. NULL otherwise (free frame, body of a non-folio block,
+ * NULL arguments).
  */
 struct pa_page *pa_folio_head(const struct pa_pool *pool, const struct pa_page *page);
 
-/* Order of the allocated block headed by page, or -1 if page heads no allocated block. */
+/* Order of the allocated block headed by page, or -1 if it heads none (or for NULL arguments). */
 int pa_folio_order(const struct pa_pool *pool, const struct pa_page *page);
 
 /*
+ * Split an allocated block of `order` (a folio or not) into 2^(order -
+ * new_order) allocated blocks of new_order, as Linux's split_folio_to_order():
+ * each piece has its own head, is freed on its own with pa_free_pages(..,
+ * new_order), and keeps the block's migratetype, folio flag, owner and
+ * cookie; a pinned block is refused, so every piece starts unpinned.
+ * 0; -EINVAL when folio is not the head of an allocated block (a tail frame,
+ * a free block, a frame of another pool), when order is not its order, or
+ * new_order >= order; -EBUSY when it is pinned or compaction is moving it.
+ * On failure nothing changes.
+ */
+int pa_split_folio(struct pa_pool *pool, struct pa_page *folio, unsigned order, unsigned new_order);
+
+/*
  * Give the blocks that this CPU's (pa_drain_local) or every CPU's
- * (pa_drain_all) per-CPU lists hold back to the buddy.
+ * (pa_drain_all) per-CPU lists hold back to the buddy. NULL: nothing happens.
  */
 void pa_drain_local(struct pa_pool *pool);
 void pa_drain_all(struct pa_pool *pool);
@@ -159,7 +204,7 @@ struct pa_pcp_info {
  * blocks is not NULL it gets the blocks held per order and PCP migratetype
  * (unmovable, movable, reclaimable): blocks[order * 3 + type] for order
  * 0..max_order, so the caller sizes it (max_order + 1) * 3.
- * 0, or -ENOENT when there is no such zone or CPU.
+ * 0, or -ENOENT when there is no such zone or CPU; -EINVAL for a NULL pool or info.
  */
 int pa_pcp_info(struct pa_pool *pool, unsigned node, enum pa_zone_type zone, unsigned cpu,
                 struct pa_pcp_info *info, uint64_t *blocks);
@@ -199,27 +244,29 @@ struct pa_owner_ops {
 	void (*split)(void *ctx, uint64_t cookie, struct pa_page *head, unsigned order);
 };
 
-/* Register an owner; returns its id (1..255) or -ENOSPC / -EINVAL. */
+/* Register an owner; returns its id (1..255), -ENOSPC, or -EINVAL (NULL pool, ops or migrate). */
 int pa_owner_register(struct pa_pool *pool, const struct pa_owner_ops *ops);
 
 /*
  * Make an allocated movable block movable by owner (an id from
  * pa_owner_register, or 0 for none) with the owner's cookie.
- * 0, or -EINVAL when page heads no allocated PA_GFP_MOVABLE block.
+ * 0, or -EINVAL when page heads no allocated PA_GFP_MOVABLE block, for an
+ * owner not registered and for a NULL pool or page.
  */
 int pa_set_owner(struct pa_pool *pool, struct pa_page *page, int owner, uint64_t cookie);
 
-/* pa_alloc_pages() and pa_set_owner() in one. */
+/* pa_alloc_pages() and pa_set_owner() in one; NULL if either refuses. */
 struct pa_page *pa_alloc_owned(struct pa_pool *pool, pa_gfp_t gfp, unsigned int order, int owner,
                                uint64_t cookie);
 
-/* The owner's cookie of an allocated block (0 if none). */
+/* The owner's cookie of an allocated block (0 if none, or for NULL arguments). */
 uint64_t pa_page_cookie(const struct pa_pool *pool, const struct pa_page *page);
 
 /*
  * Pin a folio (it is not moved while pinned) and unpin it. 0; -EINVAL when
- * page heads no allocated block (or, unpinning, is not pinned); -EOVERFLOW
- * past 255 pins; -EBUSY while compaction is moving it (try again).
+ * page heads no allocated block (or, unpinning, is not pinned) or for a
+ * NULL pool or page; -EOVERFLOW past 255 pins; -EBUSY while compaction is
+ * moving it (try again).
  */
 int pa_pin(struct pa_pool *pool, struct pa_page *page);
 int pa_unpin(struct pa_pool *pool, struct pa_page *page);
@@ -227,13 +274,15 @@ int pa_unpin(struct pa_pool *pool, struct pa_page *page);
 /*
  * Compact every zone of node (or of every node with -1) until its free
  * memory is as contiguous as moving movable folios makes it, as writing
- * /proc/sys/vm/compact_memory does. Returns the frames migrated, or -errno.
+ * /proc/sys/vm/compact_memory does. Returns the frames migrated, or -EINVAL
+ * for a NULL pool or no such node.
  */
 long pa_compact(struct pa_pool *pool, int node);
 
 /*
  * With kcompactd=manual on the boot line, run one pass of node's background
- * compactor (what its thread would do when woken). Returns frames migrated.
+ * compactor (what its thread would do when woken). Returns frames migrated;
+ * -EINVAL for a NULL pool or no such node (-1 included).
  */
 long pa_kcompactd_run(struct pa_pool *pool, int node);
 
@@ -245,7 +294,8 @@ long pa_kcompactd_run(struct pa_pool *pool, int node);
  * is PA_MT_MOVABLE or PA_MT_CMA. The range becomes a row of allocated
  * blocks (the largest aligned ones that fit): give it back with
  * pa_free_contig_range(). 0; -EINVAL for an empty range, one not inside a
- * single zone or with a hole; -EBUSY when a frame cannot be moved (unmovable,
+ * single zone or with a hole, another migratetype, unknown gfp bits or a
+ * NULL pool; -EBUSY when a frame cannot be moved (unmovable,
  * pinned, no owner) or the range is being taken already. On failure nothing
  * changes.
  */
@@ -255,12 +305,13 @@ int pa_alloc_contig_range(struct pa_pool *pool, pa_pfn_t start_pfn, pa_pfn_t end
 /*
  * Find and allocate nr_pages contiguous frames, aligned to the largest power
  * of two not above nr_pages, on node (-1: any) in the zones gfp allows.
- * The first frame's descriptor, or NULL.
+ * The first frame's descriptor, or NULL (also for a NULL pool, nr_pages 0,
+ * unknown gfp bits or no such node).
  */
 struct pa_page *pa_alloc_contig_pages(struct pa_pool *pool, uint64_t nr_pages, pa_gfp_t gfp,
                                       int node);
 
-/* Free what pa_alloc_contig_range() or pa_alloc_contig_pages() took. */
+/* Free what pa_alloc_contig_range() or pa_alloc_contig_pages() took. NULL pool: nothing. */
 void pa_free_contig_range(struct pa_pool *pool, pa_pfn_t pfn, uint64_t nr_pages);
 
 /* A CMA area (cma=SIZE[@START] on the boot line, in order). */
@@ -273,18 +324,22 @@ struct pa_cma_info {
 	uint64_t allocated_pages; /* taken by pa_cma_alloc() */
 };
 
-/* Number of CMA areas, and one area's description (0 or -ENOENT). */
+/*
+ * Number of CMA areas (0 for a NULL pool), and one area's description: 0,
+ * -ENOENT for no such area, -EINVAL for a NULL pool or out.
+ */
 unsigned pa_cma_count(const struct pa_pool *pool);
 int pa_cma_get(struct pa_pool *pool, unsigned area, struct pa_cma_info *out);
 
 /*
  * Allocate count frames from CMA area, aligned to 1 << align_order frames,
  * moving the movable folios that borrowed the area. NULL when no such range
- * can be emptied. Release with pa_cma_release().
+ * can be emptied (or for a NULL pool, no such area, count 0, align_order
+ * above max_order). Release with pa_cma_release().
  */
 struct pa_page *pa_cma_alloc(struct pa_pool *pool, unsigned area, uint64_t count,
                              unsigned align_order);
-/* 0, or -EINVAL when the frames are not a pa_cma_alloc() of this area. */
+/* 0, or -EINVAL when the frames are not a pa_cma_alloc() of this area (NULL included). */
 int pa_cma_release(struct pa_pool *pool, unsigned area, struct pa_page *page, uint64_t count);
 
 /* --- Configuration, read back ------------------------------------------ */
@@ -304,15 +359,23 @@ struct pa_config {
 	unsigned metadata_bytes_per_frame;
 };
 
-/* The derived configuration of a booted pool. */
+/* The derived configuration of a booted pool. NULL pool or out: nothing is written. */
 void pa_get_config(const struct pa_pool *pool, struct pa_config *out);
 
 /* --- Control, reports, validation --------------------------------------- */
 
-/* Write a runtime knob ("watermark_scale_factor", ...). 0 or -errno (-EINVAL, -ENOENT). */
+/*
+ * Write a runtime knob ("watermark_scale_factor", ...). 0 or -errno: -ENOENT
+ * for an unknown path, -EPERM for a read-only one, -EINVAL for a bad value
+ * or a NULL pool, path or value.
+ */
 int pa_ctl_write(struct pa_pool *pool, const char *path, const char *value);
 
-/* Read a knob or a report into buf (NUL-terminated); returns the full length or -errno. */
+/*
+ * Read a knob or a report into buf (NUL-terminated); returns the full length
+ * or -errno: -ENOENT for an unknown path, -EINVAL for a NULL pool or path, or
+ * a NULL buf with len > 0.
+ */
 int pa_ctl_read(struct pa_pool *pool, const char *path, char *buf, size_t len);
 
 /* Report formats for pa_report(). */
@@ -331,26 +394,31 @@ enum pa_report_kind {
 
 /*
  * Write a report into buf (always NUL-terminated when len > 0).
- * Returns the length the whole report needs, like snprintf, or -errno.
+ * Returns the length the whole report needs, like snprintf, or -EINVAL
+ * (NULL pool, unknown kind or flags, NULL buf with len > 0).
  */
 int pa_report(struct pa_pool *pool, enum pa_report_kind kind, unsigned flags, char *buf,
               size_t len);
 
-/* Name of a report kind ("buddyinfo"), or NULL. */
+/* Name of a report kind ("buddyinfo"), or NULL for an unknown kind. */
 const char *pa_report_name(enum pa_report_kind kind);
 
-/* Read one vmstat counter by its /proc/vmstat name; -ENOENT if unknown. */
+/* Read one vmstat counter by its /proc/vmstat name; -ENOENT if unknown, -EINVAL for NULLs. */
 int pa_vmstat_read(struct pa_pool *pool, const char *name, uint64_t *value);
 
 /*
  * Check every invariant from the raw state: free counts recomputed from the
  * lists, no two blocks overlapping, every frame in exactly one state, free +
  * allocated + reserved = managed, pageblock types agreeing with the lists.
- * 0, or -EFAULT with the first broken invariant described in err.
+ * 0, or -EFAULT with the first broken invariant described in err (which
+ * may be NULL); -EINVAL for a NULL pool.
  */
 int pa_validate(struct pa_pool *pool, char *err, size_t errlen);
 
-/* Frame accounting of the whole pool, as pa_validate() checks it. */
+/*
+ * Frame accounting of the whole pool, as pa_validate() checks it. A NULL
+ * pool gives all zeros; a NULL out is left alone.
+ */
 struct pa_usage {
 	uint64_t managed;
 	uint64_t free;      /* in the free lists */

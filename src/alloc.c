@@ -172,7 +172,7 @@ static struct pa_page *alloc_slowpath(const struct alloc_ctx *ac)
 }
 
 /* Flags that need the full path: node and zone limits, reserves. */
-#define GFP_SLOW (PA_GFP_HIGH | PA_GFP_THISNODE | PA_GFP_DMA32)
+#define GFP_SLOW (PA_GFP_HIGH | PA_GFP_THISNODE | PA_GFP_DMA32 | PA_GFP_DMA)
 
 /*
  * Linux's zone_watermark_fast() before the lists: frames on a CPU's lists are
@@ -199,10 +199,21 @@ static inline struct pa_page *pcp_alloc_local(struct pa_pool *pool, pa_gfp_t gfp
 	return pcp_alloc(z, cpu, order, gfp_migratetype(gfp), gfp);
 }
 
+/* Unknown gfp bits: refused and reported, as any misuse of the API is. */
+static __attribute__((noinline, cold)) struct pa_page *alloc_refused(struct pa_pool *pool,
+                                                                     pa_gfp_t gfp, const char *fn)
+{
+	platform_report(pool, "%s: unknown gfp bits %#x (known: %#x); refused", fn,
+	                gfp & ~PA_GFP_ALL_FLAGS, PA_GFP_ALL_FLAGS);
+	return NULL;
+}
+
 /* Everything but a per-CPU list hit: the zonelist walk, the slow path, failure. */
 static __attribute__((noinline)) struct pa_page *alloc_zones(struct pa_pool *pool, pa_gfp_t gfp,
                                                              unsigned order)
 {
+	if (unlikely(gfp & ~PA_GFP_ALL_FLAGS))
+		return alloc_refused(pool, gfp, "pa_alloc_pages");
 	struct alloc_ctx ac;
 	alloc_ctx_init(&ac, pool, gfp, order);
 	if (unlikely(order > pool->cfg.max_order)) {
@@ -222,10 +233,16 @@ static __attribute__((noinline)) struct pa_page *alloc_zones(struct pa_pool *poo
 	return p;
 }
 
+/*
+ * The fast path: a NULL pool costs one test; unknown gfp bits ride on the
+ * test of the flags that need the full path, which refuses them.
+ */
 struct pa_page *pa_alloc_pages(struct pa_pool *pool, pa_gfp_t gfp, unsigned int order)
 {
+	if (unlikely(!pool))
+		return NULL;
 	if (likely(order <= pool->cfg.max_order && pcp_order_enabled(pool, order) &&
-	           !(gfp & (GFP_SLOW | PA_GFP_ZERO)))) {
+	           !(gfp & (GFP_SLOW | PA_GFP_ZERO | ~PA_GFP_ALL_FLAGS)))) {
 		struct pa_page *p = pcp_alloc_local(pool, gfp, order);
 		if (likely(p))
 			return p;
@@ -242,9 +259,13 @@ unsigned pa_alloc_pages_bulk(struct pa_pool *pool, pa_gfp_t gfp, unsigned int or
 {
 	struct alloc_ctx ac;
 	unsigned got = 0;
-	alloc_ctx_init(&ac, pool, gfp, order);
-	if (nr == 0)
+	if (nr == 0 || !out)
 		return 0;
+	if (!pool)
+		return 0;
+	if (unlikely(gfp & ~PA_GFP_ALL_FLAGS))
+		return alloc_refused(pool, gfp, __func__), 0;
+	alloc_ctx_init(&ac, pool, gfp, order);
 	if (order > pool->cfg.max_order) {
 		alloc_failed(&ac);
 		return 0;
@@ -383,6 +404,8 @@ static __attribute__((noinline)) void free_zone(struct pa_pool *pool, struct pa_
 
 void pa_free_pages(struct pa_pool *pool, struct pa_page *page, unsigned int order)
 {
+	if (unlikely(!pool))
+		return;
 	pa_pfn_t pfn = page_to_pfn_checked(pool, page);
 	struct pa_zone *z = pfn != PA_PFN_INVALID ? zone_of_pfn(pool, pfn) : NULL;
 	if (unlikely(!z)) {
@@ -403,7 +426,7 @@ void pa_free_pages(struct pa_pool *pool, struct pa_page *page, unsigned int orde
 
 struct pa_page *pa_folio_head(const struct pa_pool *pool, const struct pa_page *page)
 {
-	pa_pfn_t pfn = page ? pa_page_to_pfn(pool, page) : PA_PFN_INVALID;
+	pa_pfn_t pfn = pa_page_to_pfn(pool, page);
 	struct pa_zone *z = pfn != PA_PFN_INVALID ? zone_of_pfn(pool, pfn) : NULL;
 	struct pa_page *res = NULL;
 	if (!z)
@@ -423,7 +446,7 @@ struct pa_page *pa_folio_head(const struct pa_pool *pool, const struct pa_page *
 
 int pa_folio_order(const struct pa_pool *pool, const struct pa_page *page)
 {
-	pa_pfn_t pfn = page ? pa_page_to_pfn(pool, page) : PA_PFN_INVALID;
+	pa_pfn_t pfn = pa_page_to_pfn(pool, page);
 	struct pa_zone *z = pfn != PA_PFN_INVALID ? zone_of_pfn(pool, pfn) : NULL;
 	int order = -1;
 	if (!z)

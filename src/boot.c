@@ -315,6 +315,21 @@ static int key_deferred_init(struct parse_ctx *p)
 {
 	return get_bool(p, &p->cfg->deferred_init);
 }
+static int key_zone_dma(struct parse_ctx *p)
+{
+	return get_bool(p, &p->cfg->zone_dma);
+}
+static int key_zones(struct parse_ctx *p)
+{
+	if (strcmp(p->val, "x86_64") == 0)
+		p->cfg->zone_layout = PA_ZONES_X86_64;
+	else if (strcmp(p->val, "flat") == 0)
+		p->cfg->zone_layout = PA_ZONES_FLAT;
+	else
+		return fail(p, "unknown layout (valid: x86_64 for DMA32 below 4G and Normal above, "
+		               "or flat for one Normal zone per node)");
+	return 0;
+}
 static int key_kcompactd(struct parse_ctx *p)
 {
 	if (strcmp(p->val, "thread") == 0)
@@ -374,6 +389,8 @@ static const struct boot_key {
 	{ "shuffle", key_shuffle },
 	{ "init_on_free", key_init_on_free },
 	{ "deferred_init", key_deferred_init },
+	{ "zone_dma", key_zone_dma },
+	{ "zones", key_zones },
 	{ "debug", key_debug },
 	{ "bad_page", key_bad_page },
 };
@@ -492,6 +509,15 @@ static int boot_check_layout(const struct pa_boot_config *c, char *err, size_t e
 		if (c->holes[i].end > c->mem)
 			return boot_error(err, errlen, "memhole=%s: outside mem=%s",
 			                  c->holes[i].arg, c->mem_arg);
+	if (c->zone_dma && c->zone_layout == PA_ZONES_FLAT)
+		return boot_error(err, errlen,
+		                  "zone_dma=1: needs zones=x86_64 (zones=flat has no DMA)");
+	if (c->zone_dma && (PA_ZONE_DMA_BYTES >> c->page_shift) % (1ull << c->pageblock_order))
+		return boot_error(err, errlen,
+		                  "zone_dma=1: the 16 MiB of ZONE_DMA are not whole pageblocks of "
+		                  "%llu bytes (valid with pageblocks of at most 16 MiB: lower "
+		                  "pageblock_order_ceil)",
+		                  (unsigned long long)(page << c->pageblock_order));
 	if (c->movablecore_bytes >= c->mem)
 		return boot_error(err, errlen, "movablecore=%s: not below mem=%s",
 		                  c->movablecore_arg, c->mem_arg);
@@ -537,8 +563,8 @@ int pa_boot(const char *cmdline, const struct pa_platform *platform, struct pa_p
 		errlen = sizeof dummy;
 	}
 	err[0] = '\0';
-	if (!out)
-		return boot_error(err, errlen, "pa_boot: out is NULL");
+	if (!out || !cmdline)
+		return boot_error(err, errlen, "pa_boot: %s is NULL", out ? "cmdline" : "out");
 	struct pa_pool *pool = calloc(1, sizeof *pool);
 	if (!pool)
 		return boot_error(err, errlen, "pa_boot: out of memory"), -ENOMEM;
@@ -586,6 +612,8 @@ void pa_shutdown(struct pa_pool *pool)
 
 void pa_get_config(const struct pa_pool *pool, struct pa_config *out)
 {
+	if (!pool || !out)
+		return;
 	const struct pa_boot_config *c = &pool->cfg;
 	*out = (struct pa_config){
 		.page_shift = c->page_shift,

@@ -142,12 +142,14 @@ void cma_destroy(struct pa_pool *pool)
 
 unsigned pa_cma_count(const struct pa_pool *pool)
 {
-	return pool->nr_cma;
+	return pool ? pool->nr_cma : 0;
 }
 
 int pa_cma_get(struct pa_pool *pool, unsigned area, struct pa_cma_info *out)
 {
-	if (!pool || area >= pool->nr_cma)
+	if (!pool || !out)
+		return -EINVAL;
+	if (area >= pool->nr_cma)
 		return -ENOENT;
 	struct pa_cma_area *a = &pool->cma[area];
 	pthread_mutex_lock(&a->lock);

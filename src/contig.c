@@ -97,7 +97,7 @@ int pa_alloc_contig_range(struct pa_pool *pool, pa_pfn_t start, pa_pfn_t end, un
                           pa_gfp_t gfp)
 {
 	(void)gfp; /* every mode moves what it can; there is no reclaim to allow or forbid */
-	if (!pool || start >= end || end > pool->nr_frames ||
+	if (!pool || start >= end || end > pool->nr_frames || (gfp & ~PA_GFP_ALL_FLAGS) ||
 	    (migratetype != PA_MT_MOVABLE && migratetype != PA_MT_CMA))
 		return -EINVAL;
 	struct pa_zone *z = zone_of_pfn(pool, start);
@@ -156,6 +156,8 @@ static void split_at(struct pa_pool *pool, pa_pfn_t edge)
 
 void pa_free_contig_range(struct pa_pool *pool, pa_pfn_t pfn, uint64_t nr_pages)
 {
+	if (!pool)
+		return;
 	split_at(pool, pfn);
 	split_at(pool, pfn + nr_pages);
 	for (pa_pfn_t p = pfn, end = pfn + nr_pages; p < end;) {
@@ -197,7 +199,8 @@ static bool zone_for(const struct pa_zone *z, pa_gfp_t gfp, int node)
 struct pa_page *pa_alloc_contig_pages(struct pa_pool *pool, uint64_t nr_pages, pa_gfp_t gfp,
                                       int node)
 {
-	if (!pool || !nr_pages || nr_pages > pool->nr_frames || node >= (int)pool->nr_nodes)
+	if (!pool || !nr_pages || nr_pages > pool->nr_frames || node < -1 ||
+	    node >= (int)pool->nr_nodes || (gfp & ~PA_GFP_ALL_FLAGS))
 		return NULL;
 	uint64_t align = 1ull << (63 - __builtin_clzll(nr_pages));
 	for (unsigned i = 0; i < pool->nr_zones; i++) {

@@ -329,6 +329,9 @@ struct pa_node {
 /* The boot configuration ("boot.c")                                       */
 /* ---------------------------------------------------------------------- */
 
+enum pa_zone_layout { PA_ZONES_X86_64, PA_ZONES_FLAT };
+#define PA_ZONE_DMA_BYTES (16ull << 20) /* ZONE_DMA with zone_dma=1, as x86-64 */
+
 enum pa_backing { PA_BACKING_NONE, PA_BACKING_ANON, PA_BACKING_FILE, PA_BACKING_HUGETLB };
 enum pa_bad_page_mode { PA_BAD_PAGE_REPORT, PA_BAD_PAGE_PANIC };
 
@@ -371,6 +374,8 @@ struct pa_boot_config {
 	bool kcompactd_manual; /* kcompactd=manual: no threads; pa_kcompactd_run() drives them */
 	unsigned compaction_proactiveness;
 	bool shuffle, init_on_free, deferred_init;
+	bool zone_dma;                   /* ZONE_DMA below 16 MiB */
+	enum pa_zone_layout zone_layout; /* zones=x86_64 or flat */
 	unsigned debug;
 	enum pa_bad_page_mode bad_page;
 
@@ -561,6 +566,8 @@ void zone_setup_watermarks(struct pa_pool *pool);
 /* Recompute the fast path's marks after the watermarks, reserve or CMA changed. Zone lock held. */
 void zone_set_pcp_mark(struct pa_zone *z);
 const char *zone_name(enum pa_zone_type type);
+/* The pfn where zone type t's address range ends; PA_PFN_INVALID for NORMAL and MOVABLE. */
+pa_pfn_t zone_type_end_pfn(const struct pa_pool *pool, enum pa_zone_type t);
 
 /* Linux's ALLOC_* flags, as far as they matter here. */
 enum alloc_flags {
@@ -584,14 +591,21 @@ bool zone_watermark_ok(const struct pa_zone *z, unsigned order, uint64_t mark, u
 
 /*
  * May an allocation with these gfp flags use zone z (node aside)? Linux's
- * gfp zone modifiers: ZONE_MOVABLE only for movable data; PA_GFP_DMA32 only
- * zones below ZONE_MOVABLE that end at or below 4 GiB.
+ * gfp zone modifiers, by address so that they mean the same in every
+ * layout: ZONE_MOVABLE only for movable data and never for a DMA request;
+ * PA_GFP_DMA32 only zones that end at or below 4 GiB, PA_GFP_DMA only
+ * zones that end at or below 16 MiB.
  */
 static inline bool zone_gfp_allows(const struct pa_zone *z, pa_gfp_t gfp)
 {
-	if (z->type == PA_ZONE_MOVABLE && (!(gfp & PA_GFP_MOVABLE) || (gfp & PA_GFP_DMA32)))
+	unsigned shift = z->pool->cfg.page_shift;
+	if (likely(!(gfp & (PA_GFP_DMA | PA_GFP_DMA32))))
+		return z->type != PA_ZONE_MOVABLE || (gfp & PA_GFP_MOVABLE);
+	if (z->type == PA_ZONE_MOVABLE)
 		return false;
-	return !(gfp & PA_GFP_DMA32) || z->end_pfn <= ((4ull << 30) >> z->pool->cfg.page_shift);
+	if (gfp & PA_GFP_DMA)
+		return z->end_pfn <= (PA_ZONE_DMA_BYTES >> shift);
+	return z->end_pfn <= ((4ull << 30) >> shift);
 }
 
 /* The zone that holds pfn, or NULL. */

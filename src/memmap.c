@@ -162,18 +162,20 @@ void memmap_destroy(struct pa_pool *pool)
 
 pa_pfn_t pa_page_to_pfn(const struct pa_pool *pool, const struct pa_page *page)
 {
+	if (!pool || !page)
+		return PA_PFN_INVALID;
 	return page_to_pfn_checked(pool, page);
 }
 
 struct pa_page *pa_pfn_to_page(const struct pa_pool *pool, pa_pfn_t pfn)
 {
-	return memmap_frame_present(pool, pfn) ? pfn_page(pool, pfn) : NULL;
+	return pool && memmap_frame_present(pool, pfn) ? pfn_page(pool, pfn) : NULL;
 }
 
 void *pa_page_address(const struct pa_pool *pool, const struct pa_page *page)
 {
 	pa_pfn_t pfn = pa_page_to_pfn(pool, page);
-	if (!pool->base || pfn == PA_PFN_INVALID)
+	if (pfn == PA_PFN_INVALID || !pool->base)
 		return NULL;
 	return pool->base + (pfn << pool->cfg.page_shift);
 }

@@ -38,7 +38,7 @@ int pa_owner_register(struct pa_pool *pool, const struct pa_owner_ops *ops)
 static struct pa_zone *lock_allocated(struct pa_pool *pool, const struct pa_page *page,
                                       pa_pfn_t *pfn)
 {
-	*pfn = page ? page_to_pfn_checked(pool, page) : PA_PFN_INVALID;
+	*pfn = pa_page_to_pfn(pool, page);
 	struct pa_zone *z = *pfn != PA_PFN_INVALID ? zone_of_pfn(pool, *pfn) : NULL;
 	if (!z)
 		return NULL;
@@ -53,7 +53,8 @@ static struct pa_zone *lock_allocated(struct pa_pool *pool, const struct pa_page
 int pa_set_owner(struct pa_pool *pool, struct pa_page *page, int owner, uint64_t cookie)
 {
 	pa_pfn_t pfn;
-	if (owner < 0 || owner >= (int)atomic_load_explicit(&pool->nr_owners, memory_order_acquire))
+	if (!pool || owner < 0 ||
+	    owner >= (int)atomic_load_explicit(&pool->nr_owners, memory_order_acquire))
 		return -EINVAL;
 	struct pa_zone *z = lock_allocated(pool, page, &pfn);
 	if (!z)
@@ -72,6 +73,8 @@ int pa_set_owner(struct pa_pool *pool, struct pa_page *page, int owner, uint64_t
 struct pa_page *pa_alloc_owned(struct pa_pool *pool, pa_gfp_t gfp, unsigned int order, int owner,
                                uint64_t cookie)
 {
+	if (!pool)
+		return NULL;
 	if (!(gfp & PA_GFP_MOVABLE)) {
 		platform_report(pool,
 		                "pa_alloc_owned: gfp %#x is not PA_GFP_MOVABLE: an owned folio "
@@ -232,6 +235,29 @@ enum pa_migrate_result migrate_folio(struct pa_zone *z, pa_pfn_t src, pa_pfn_t d
 }
 
 /*
+ * Make the allocated block at pfn (order, head fields already right) into
+ * blocks of new_order, each head a copy of the old head but for its flags
+ * (tail_flags). The old head's own state is left to the caller. Zone lock
+ * held.
+ */
+static void split_heads(struct pa_pool *pool, pa_pfn_t pfn, unsigned order, unsigned new_order,
+                        unsigned tail_flags)
+{
+	struct pa_page *head = pfn_page(pool, pfn);
+	for (uint64_t i = 1ull << new_order; i < (1ull << order); i += 1ull << new_order) {
+		struct pa_page *t = pfn_page(pool, pfn + i);
+		set_page_order(t, new_order);
+		set_page_mt(t, page_mt(head));
+		set_page_flags(t, tail_flags);
+		set_page_owner(t, page_owner(head));
+		set_page_pins(t, 0);
+		t->private = head->private;
+		__atomic_store_n(&t->state, (uint8_t)PS_ALLOC, __ATOMIC_RELEASE);
+	}
+	set_page_order(head, new_order);
+}
+
+/*
  * Split an isolated folio into order-0 folios with the same owner and
  * cookie (compaction before seed 003 did this to every large folio). The
  * owner hears of it through its split callback. Zone lock held.
@@ -241,18 +267,8 @@ void migrate_split_folio(struct pa_zone *z, pa_pfn_t pfn)
 	struct pa_pool *pool = z->pool;
 	struct pa_page *head = pfn_page(pool, pfn);
 	unsigned order = head->order;
-	for (uint64_t i = 1; i < (1ull << order); i++) {
-		struct pa_page *t = pfn_page(pool, pfn + i);
-		set_page_order(t, 0);
-		set_page_mt(t, PA_MT_MOVABLE);
-		set_page_flags(t, 0);
-		set_page_owner(t, page_owner(head));
-		set_page_pins(t, 0);
-		t->private = head->private;
-		__atomic_store_n(&t->state, (uint8_t)PS_ALLOC, __ATOMIC_RELEASE);
-	}
-	set_page_order(head, 0);
 	set_page_flags(head, page_flags(head) & ~PF_COMP);
+	split_heads(pool, pfn, order, 0, 0);
 	/* Allocations are counted per order: the folio is now 2^order order-0 ones. */
 	z->stat[PA_ZS_COMPACT_FOLIOS_SPLIT]++;
 	const struct pa_owner_ops *ops = &pool->owners[page_owner(head)];
@@ -261,4 +277,41 @@ void migrate_split_folio(struct pa_zone *z, pa_pfn_t pfn)
 		ops->split(ops->ctx, head->private, head, order);
 		pa_lock(&z->lock, SITE_ADMIN);
 	}
+}
+
+/*
+ * Why a folio cannot be split, or 0. Zone lock held. Taking the head from
+ * PS_ALLOC to PS_ISOLATED claims it: a free through a per-CPU list or a
+ * compaction scanner sees a folio that is busy while the tails are written.
+ */
+static int split_claim(struct pa_page *head, unsigned order, unsigned new_order)
+{
+	unsigned st = page_state(head);
+	if (st == PS_ISOLATED || st == PS_MIGRATING)
+		return -EBUSY;
+	if (st != PS_ALLOC || page_order(head) != order || new_order >= order)
+		return -EINVAL;
+	if (page_pins(head))
+		return -EBUSY;
+	uint8_t alloc = PS_ALLOC;
+	if (!__atomic_compare_exchange_n(&head->state, &alloc, (uint8_t)PS_ISOLATED, false,
+	                                 __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
+		return -EBUSY;
+	return 0;
+}
+
+int pa_split_folio(struct pa_pool *pool, struct pa_page *folio, unsigned order, unsigned new_order)
+{
+	pa_pfn_t pfn = pool && folio ? page_to_pfn_checked(pool, folio) : PA_PFN_INVALID;
+	struct pa_zone *z = pfn != PA_PFN_INVALID ? zone_of_pfn(pool, pfn) : NULL;
+	if (!z || order > pool->cfg.max_order)
+		return -EINVAL;
+	pa_lock(&z->lock, SITE_ADMIN);
+	int rc = split_claim(folio, order, new_order);
+	if (rc == 0) {
+		split_heads(pool, pfn, order, new_order, page_flags(folio) & PF_COMP);
+		set_page_state(folio, PS_ALLOC);
+	}
+	pa_unlock(&z->lock);
+	return rc;
 }

@@ -292,6 +292,8 @@ int pcp_set_high_fraction(struct pa_pool *pool, unsigned fraction)
 
 void pa_drain_local(struct pa_pool *pool)
 {
+	if (!pool)
+		return;
 	unsigned cpu = pool_cpu(pool);
 	for (unsigned i = 0; i < pool->nr_zones; i++)
 		pcp_drain_cpu(&pool->zones[i], cpu, UINT64_MAX);
@@ -318,7 +320,8 @@ bool pcp_drain_all_if_any(struct pa_pool *pool)
 
 void pa_drain_all(struct pa_pool *pool)
 {
-	pcp_drain_all_if_any(pool);
+	if (pool)
+		pcp_drain_all_if_any(pool);
 }
 
 void zone_fold_stats_locked(const struct pa_zone *z, uint64_t stat[PA_NR_ZONE_STATS],
@@ -356,6 +359,8 @@ void zone_fold_stats(struct pa_zone *z, uint64_t stat[PA_NR_ZONE_STATS], uint64_
 int pa_pcp_info(struct pa_pool *pool, unsigned node, enum pa_zone_type type, unsigned cpu,
                 struct pa_pcp_info *info, uint64_t *blocks)
 {
+	if (!pool || !info)
+		return -EINVAL;
 	if (node >= pool->nr_nodes || type >= PA_ZONE_COUNT || cpu >= pool->cfg.nr_cpus ||
 	    !pool->nodes[node].zones[type])
 		return -ENOENT;

@@ -285,6 +285,11 @@ static void unlock_all(struct pa_pool *pool)
 
 int pa_validate(struct pa_pool *pool, char *err, size_t errlen)
 {
+	if (!pool) {
+		if (err && errlen)
+			snprintf(err, errlen, "pa_validate: pool is NULL");
+		return -EINVAL;
+	}
 	lock_all(pool);
 	int rc = validate_locked(pool, err, errlen);
 	unlock_all(pool);
@@ -293,7 +298,11 @@ int pa_validate(struct pa_pool *pool, char *err, size_t errlen)
 
 void pa_get_usage(struct pa_pool *pool, struct pa_usage *out)
 {
+	if (!out)
+		return;
 	*out = (struct pa_usage){ 0 };
+	if (!pool)
+		return;
 	lock_all(pool);
 	for (unsigned i = 0; i < pool->nr_zones; i++) {
 		struct pa_zone *z = &pool->zones[i];

@@ -3,11 +3,13 @@
  * Nodes, zones and zonelists, watermarks and managed-page accounting.
  *
  * Layout: pfns run from 0 to mem / page_size. Memory is split evenly into
- * nodes whose boundaries are rounded to whole sections and pageblocks. When
- * memory extends past 4 GiB, the part below it is ZONE_DMA32; ZONE_MOVABLE
- * (movablecore, in whole pageblocks) is taken from the top of each node; the
- * rest is ZONE_NORMAL. Node boundaries are section and pageblock aligned,
- * zone boundaries pageblock aligned, so a pageblock belongs to one zone.
+ * nodes whose boundaries are rounded to whole sections and pageblocks. The
+ * zone types are fixed address ranges, as on x86-64 Linux: DMA below 16 MiB
+ * (zone_dma=1 only), DMA32 below 4 GiB, NORMAL above (zones=flat: NORMAL
+ * everywhere); a node holds the part of each range that falls in it. ZONE_MOVABLE
+ * (movablecore, in whole pageblocks) is taken from the top of the highest of
+ * those types that has memory. Node boundaries are section and pageblock
+ * aligned, zone boundaries pageblock aligned, so a pageblock belongs to one zone.
  */
 #include "internal.h"
 
@@ -15,7 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const char *const zone_names[PA_ZONE_COUNT] = { "DMA32", "Normal", "Movable" };
+static const char *const zone_names[PA_ZONE_COUNT] = { "DMA", "DMA32", "Normal", "Movable" };
 
 const char *zone_name(enum pa_zone_type type)
 {
@@ -34,25 +36,61 @@ static uint64_t layout_unit(const struct pa_boot_config *c)
 	return 1ull << o;
 }
 
-static pa_pfn_t dma32_end_pfn(const struct pa_pool *pool)
+/*
+ * Where zone type t ends, as a pfn (MOVABLE aside: it ends where NORMAL
+ * does). Types the layout does not have end where the one below ends. The
+ * 4 GiB line is rounded down to a pageblock, so a huge pageblock never
+ * straddles it (zone_dma=1 insists on an exact 16 MiB, see boot.c).
+ */
+pa_pfn_t zone_type_end_pfn(const struct pa_pool *pool, enum pa_zone_type t)
 {
-	return (4ull << 30) >> pool->cfg.page_shift;
+	const struct pa_boot_config *c = &pool->cfg;
+	bool x86 = c->zone_layout == PA_ZONES_X86_64;
+	pa_pfn_t dma = x86 && c->zone_dma ? PA_ZONE_DMA_BYTES >> c->page_shift : 0;
+	pa_pfn_t dma32 =
+	        x86 ? align_down((4ull << 30) >> c->page_shift, 1ull << c->pageblock_order) : 0;
+	if (dma32 < dma)
+		dma32 = dma;
+	switch (t) {
+	case PA_ZONE_DMA:
+		return dma;
+	case PA_ZONE_DMA32:
+		return dma32;
+	default:
+		return PA_PFN_INVALID;
+	}
 }
 
-/* Where DMA32 ends inside node [start, end): start when the node has none. */
-static pa_pfn_t node_dma32_split(const struct pa_pool *pool, pa_pfn_t start, pa_pfn_t end)
+static pa_pfn_t zone_type_start_pfn(const struct pa_pool *pool, enum pa_zone_type t)
 {
-	pa_pfn_t d = dma32_end_pfn(pool);
-	if (pool->nr_frames <= d || start >= d)
-		return start;
-	return end < d ? end : d;
+	return t == PA_ZONE_DMA ? 0 : zone_type_end_pfn(pool, t - 1);
+}
+
+static pa_pfn_t clamp_pfn(pa_pfn_t v, pa_pfn_t lo, pa_pfn_t hi)
+{
+	return v < lo ? lo : v > hi ? hi : v;
+}
+
+/* The highest type below MOVABLE with memory in the pool: ZONE_MOVABLE is taken from it. */
+static enum pa_zone_type movable_source(const struct pa_pool *pool)
+{
+	enum pa_zone_type t = PA_ZONE_NORMAL;
+	while (t > PA_ZONE_DMA && zone_type_start_pfn(pool, t) >= pool->nr_frames)
+		t--;
+	return t;
+}
+
+/* The part of node [start, end) in the movable source type: [*lo, end), empty when lo == end. */
+static pa_pfn_t node_source_start(const struct pa_pool *pool, pa_pfn_t start, pa_pfn_t end)
+{
+	return clamp_pfn(zone_type_start_pfn(pool, movable_source(pool)), start, end);
 }
 
 /*
  * ZONE_MOVABLE per node: movablecore spread evenly over the nodes that have
- * memory above DMA32, rounded up to whole pageblocks (Linux rounds it up to
- * whole max-order blocks; a pageblock keeps every pageblock in one zone).
- * 0 for a node with nothing above DMA32.
+ * memory of the movable source type, rounded up to whole pageblocks (Linux
+ * rounds it up to whole max-order blocks; a pageblock keeps every pageblock
+ * in one zone). 0 for a node with none of that type.
  */
 static uint64_t movable_frames(const struct pa_pool *pool, pa_pfn_t start, pa_pfn_t end)
 {
@@ -61,11 +99,11 @@ static uint64_t movable_frames(const struct pa_pool *pool, pa_pfn_t start, pa_pf
 	unsigned eligible = 0;
 	if (c->movablecore_pct)
 		total = pool->nr_frames * c->movablecore_pct / 100;
-	if (!total || node_dma32_split(pool, start, end) == end)
+	if (!total || node_source_start(pool, start, end) == end)
 		return 0;
 	for (unsigned i = 0; i < pool->nr_nodes; i++)
-		eligible += node_dma32_split(pool, pool->nodes[i].start_pfn,
-		                             pool->nodes[i].end_pfn) < pool->nodes[i].end_pfn;
+		eligible += node_source_start(pool, pool->nodes[i].start_pfn,
+		                              pool->nodes[i].end_pfn) < pool->nodes[i].end_pfn;
 	return (total / eligible + unit - 1) / unit * unit;
 }
 
@@ -73,13 +111,13 @@ static uint64_t movable_frames(const struct pa_pool *pool, pa_pfn_t start, pa_pf
 static void node_zone_spans(const struct pa_pool *pool, pa_pfn_t start, pa_pfn_t end,
                             pa_pfn_t span[PA_ZONE_COUNT][2])
 {
-	pa_pfn_t split = node_dma32_split(pool, start, end);
+	pa_pfn_t src = node_source_start(pool, start, end);
 	uint64_t movable = movable_frames(pool, start, end);
-	pa_pfn_t mstart = movable < end - split ? end - movable : split;
-	span[PA_ZONE_DMA32][0] = start;
-	span[PA_ZONE_DMA32][1] = split;
-	span[PA_ZONE_NORMAL][0] = split;
-	span[PA_ZONE_NORMAL][1] = mstart;
+	pa_pfn_t mstart = movable < end - src ? end - movable : src;
+	for (unsigned t = PA_ZONE_DMA; t < PA_ZONE_MOVABLE; t++) {
+		span[t][0] = clamp_pfn(zone_type_start_pfn(pool, t), start, mstart);
+		span[t][1] = clamp_pfn(zone_type_end_pfn(pool, t), start, mstart);
+	}
 	span[PA_ZONE_MOVABLE][0] = mstart;
 	span[PA_ZONE_MOVABLE][1] = end;
 }
@@ -164,7 +202,8 @@ static void zone_free_all(struct pa_zone *z)
 static int zone_init(struct pa_pool *pool, struct pa_zone *z, unsigned node, enum pa_zone_type type,
                      pa_pfn_t start, pa_pfn_t end)
 {
-	static const char *const lock_names[PA_ZONE_COUNT] = { "zone->lock (DMA32)",
+	static const char *const lock_names[PA_ZONE_COUNT] = { "zone->lock (DMA)",
+		                                               "zone->lock (DMA32)",
 		                                               "zone->lock (Normal)",
 		                                               "zone->lock (Movable)" };
 	z->pool = pool;
@@ -238,20 +277,22 @@ static int zone_init_cpu_zones(struct pa_pool *pool)
 	return 0;
 }
 
-/* movablecore, rounded up to whole layout units, must leave each node some ZONE_NORMAL. */
+/* movablecore, rounded up to whole pageblocks, must leave each node some of the zone it comes from. */
 static int check_movable(const struct pa_pool *pool, pa_pfn_t bounds[][2], char *err, size_t errlen)
 {
 	const struct pa_boot_config *c = &pool->cfg;
+	enum pa_zone_type src = movable_source(pool);
 	for (unsigned i = 0; i < pool->nr_nodes; i++) {
-		pa_pfn_t split = node_dma32_split(pool, bounds[i][0], bounds[i][1]);
+		pa_pfn_t lo = node_source_start(pool, bounds[i][0], bounds[i][1]);
 		uint64_t movable = movable_frames(pool, bounds[i][0], bounds[i][1]);
-		if (movable && movable >= bounds[i][1] - split) {
+		if (movable && movable >= bounds[i][1] - lo) {
 			snprintf(
 			        err, errlen,
-			        "movablecore=%s: %llu bytes of it on node %u leave no ZONE_NORMAL there "
-			        "(valid: less than the memory above 4G of each node that has any)",
+			        "movablecore=%s: %llu bytes of it on node %u leave no ZONE_%s there "
+			        "(valid: less than the %s memory of each node that has any)",
 			        c->movablecore_arg, (unsigned long long)(movable << c->page_shift),
-			        i);
+			        i, src == PA_ZONE_NORMAL ? "NORMAL" : zone_name(src),
+			        zone_name(src));
 			return -EINVAL;
 		}
 	}

@@ -11,12 +11,15 @@
 static struct {
 	const char *name;
 	test_fn fn;
+	bool may_skip;
 } tests[MAX_TESTS];
 static int nr_tests;
 static int case_failures;
+static bool case_skipped;
+static bool case_may_skip;
 static jmp_buf case_env;
 
-void test_register(const char *name, test_fn fn)
+void test_register(const char *name, test_fn fn, bool may_skip)
 {
 	if (nr_tests == MAX_TESTS) {
 		fprintf(stderr, "harness: more than %d tests in one file\n", MAX_TESTS);
@@ -24,6 +27,7 @@ void test_register(const char *name, test_fn fn)
 	}
 	tests[nr_tests].name = name;
 	tests[nr_tests].fn = fn;
+	tests[nr_tests].may_skip = may_skip;
 	nr_tests++;
 }
 
@@ -40,6 +44,21 @@ void test_fail(const char *file, int line, const char *fmt, ...)
 
 _Noreturn void test_abort_case(void)
 {
+	longjmp(case_env, 1);
+}
+
+_Noreturn void test_skip(const char *fmt, ...)
+{
+	va_list ap;
+	fprintf(stderr, "  skipped: ");
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	if (!case_may_skip) /* a skip ctest would not show: a failure */
+		test_fail(__FILE__, __LINE__, "test_skip() in a case not declared TEST_MAY_SKIP");
+	else
+		case_skipped = true;
 	longjmp(case_env, 1);
 }
 
@@ -72,26 +91,45 @@ struct pa_pool *test_boot(const char *cmdline)
 	return pool;
 }
 
+/* Is case i in this run: every case, those whose names contain a filter, or all but may-skip ones. */
+static bool selected(int i, int argc, char **argv)
+{
+	if (argc < 2)
+		return true;
+	if (strcmp(argv[1], "--no-may-skip") == 0)
+		return !tests[i].may_skip;
+	return strstr(tests[i].name, argv[1]) != NULL;
+}
+
+/* Run case i: 1 passed, 0 skipped, -1 failed. */
+static int run_case(int i)
+{
+	case_failures = 0;
+	case_skipped = false;
+	case_may_skip = tests[i].may_skip;
+	fprintf(stderr, "[ RUN  ] %s\n", tests[i].name);
+	if (setjmp(case_env) == 0)
+		tests[i].fn();
+	else if (case_failures == 0 && !case_skipped)
+		case_failures = 1;
+	const char *verdict = case_failures ? "FAIL" : case_skipped ? "SKIP" : " OK ";
+	fprintf(stderr, "[ %s ] %s\n", verdict, tests[i].name);
+	return case_failures ? -1 : case_skipped ? 0 : 1;
+}
+
 int main(int argc, char **argv)
 {
-	int passed = 0, failed = 0;
+	int passed = 0, failed = 0, skipped = 0;
 	for (int i = 0; i < nr_tests; i++) {
-		if (argc > 1 && !strstr(tests[i].name, argv[1]))
+		if (!selected(i, argc, argv))
 			continue;
-		case_failures = 0;
-		fprintf(stderr, "[ RUN  ] %s\n", tests[i].name);
-		if (setjmp(case_env) == 0)
-			tests[i].fn();
-		else if (case_failures == 0)
-			case_failures = 1;
-		if (case_failures) {
-			failed++;
-			fprintf(stderr, "[ FAIL ] %s\n", tests[i].name);
-		} else {
-			passed++;
-			fprintf(stderr, "[  OK  ] %s\n", tests[i].name);
-		}
+		int r = run_case(i);
+		passed += r > 0;
+		skipped += r == 0;
+		failed += r < 0;
 	}
-	printf("%d passed, %d failed\n", passed, failed);
-	return failed ? 1 : 0;
+	printf("%d passed, %d failed, %d skipped\n", passed, failed, skipped);
+	if (failed)
+		return 1;
+	return skipped && !passed ? TEST_SKIPPED : 0;
 }

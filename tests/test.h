@@ -6,6 +6,12 @@
  * closes with the line "N passed, N failed".
  *
  * CHECK() records a failure and goes on; REQUIRE() ends the case at once.
+ *
+ * A case that cannot run on some machines is a TEST_MAY_SKIP(name) and
+ * calls test_skip() with the reason there. ctest runs each such case on its
+ * own (CMakeLists.txt finds them in the source), with SKIP_RETURN_CODE
+ * TEST_SKIPPED, so that a skip shows as skipped, never as passed; the file's
+ * main entry runs the others (--no-may-skip).
  */
 #ifndef PA_TEST_H
 #define PA_TEST_H
@@ -19,11 +25,16 @@
 
 #include "pagealloc.h"
 
+/* The exit status of a run in which every case skipped (ctest's SKIP_RETURN_CODE). */
+#define TEST_SKIPPED 77
+
 typedef void (*test_fn)(void);
-void test_register(const char *name, test_fn fn);
+void test_register(const char *name, test_fn fn, bool may_skip);
 void test_fail(const char *file, int line, const char *fmt, ...)
         __attribute__((format(printf, 3, 4)));
 _Noreturn void test_abort_case(void);
+/* End the case as skipped, saying why (printed). Only in a TEST_MAY_SKIP case. */
+_Noreturn void test_skip(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /* Scale for sizes and iteration counts: 1 by default, smaller under sanitizers
  * (PA_TEST_SCALE=0.1), larger by flag (PA_TEST_SCALE=10). */
@@ -31,13 +42,15 @@ double test_scale(void);
 /* Seed for random tests: PA_TEST_SEED or the time; printed by the caller. */
 uint64_t test_seed(void);
 
-#define TEST(name)                                                                                 \
+#define TEST_REGISTERED(name, may_skip)                                                            \
 	static void name(void);                                                                    \
 	__attribute__((constructor)) static void name##_register(void)                             \
 	{                                                                                          \
-		test_register(#name, name);                                                        \
+		test_register(#name, name, may_skip);                                              \
 	}                                                                                          \
 	static void name(void)
+#define TEST(name)          TEST_REGISTERED(name, false)
+#define TEST_MAY_SKIP(name) TEST_REGISTERED(name, true)
 
 #define CHECK(cond)                                                                                \
 	do {                                                                                       \

@@ -29,7 +29,7 @@ assert 1 <= j["metadata_bytes_per_frame"] <= 16, j["metadata_bytes_per_frame"]
 assert 1 <= j["nr_cpus"] <= 1024
 assert len(j["nodes"]) == 1 and j["nodes"][0]["id"] == 0
 zones = j["nodes"][0]["zones"]
-assert [z["name"] for z in zones] == ["Normal"], zones
+assert [z["name"] for z in zones] == ["DMA32"], zones  # x86-64: below 4G is DMA32
 z = zones[0]
 for k in ("name", "start_pfn", "end_pfn", "managed_pages", "watermark_min",
           "watermark_low", "watermark_high"):
@@ -77,9 +77,22 @@ assert (z1[0]["start_pfn"], z1[0]["end_pfn"]) == (1 << 20, 2 << 20)
 expect_ok info_movable "info --json with movablecore exits 0" info --boot "mem=1G movablecore=256M" --json
 json_check info_movable "info --json: Movable zone at the top" '
 zones = {z["name"]: z for z in j["nodes"][0]["zones"]}
-assert set(zones) == {"Normal", "Movable"}, zones
+assert set(zones) == {"DMA32", "Movable"}, zones
 assert zones["Movable"]["start_pfn"] == (768 << 20) // 4096
 assert zones["Movable"]["end_pfn"] == (1 << 30) // 4096
+'
+
+expect_ok info_dma "info --json with zone_dma=1 exits 0" info --boot "mem=1G zone_dma=1" --json
+json_check info_dma "info --json: zone_dma=1 puts the first 16 MiB in DMA" '
+zones = j["nodes"][0]["zones"]
+assert [(z["name"], z["start_pfn"], z["end_pfn"]) for z in zones] == [
+    ("DMA", 0, 4096), ("DMA32", 4096, 262144)], zones
+'
+
+expect_ok info_flat "info --json with zones=flat exits 0" info --boot "mem=8G zones=flat" --json
+json_check info_flat "info --json: zones=flat is one Normal zone" '
+zones = j["nodes"][0]["zones"]
+assert [(z["name"], z["start_pfn"], z["end_pfn"]) for z in zones] == [("Normal", 0, 2 << 20)], zones
 '
 
 expect_ok info_64g "info --json --boot mem=64G exits 0" info --boot "mem=64G" --json
@@ -98,12 +111,12 @@ json_check buddy_json "buddyinfo --json: zones with node, zone and free per orde
 zs = j["zones"]
 assert len(zs) == 1, zs
 z = zs[0]
-assert z["node"] == 0 and z["zone"] == "Normal", z
+assert z["node"] == 0 and z["zone"] == "DMA32", z
 assert z["free"] == [0] * 10 + [16], z["free"]
 '
 
 expect_ok buddy_text "buddyinfo (text) exits 0" buddyinfo --boot "mem=64M min_free_kbytes=0"
-expected="$(printf 'Node %d, zone %8s ' 0 Normal; for o in $(seq 0 9); do printf '%6d ' 0; done; printf '%6d ' 16)"
+expected="$(printf 'Node %d, zone %8s ' 0 DMA32; for o in $(seq 0 9); do printf '%6d ' 0; done; printf '%6d ' 16)"
 if [ "$(cat "$TMP/buddy_text.out")" = "$expected" ]; then
 	pass "buddyinfo (text) is the /proc/buddyinfo line"
 else
@@ -358,6 +371,15 @@ for k in ("memcpy_mib_per_s", "compact_mib_per_s", "ratio_pct", "pages_migrated"
 '
 expect_refused cc_meta "compact-copy refuses a metadata-only pool" 'backed pool' \
 	bench compact-copy --runs 1 --boot "mem=64M"
+expect_ok soak_json "bench soak --seconds 1 --json exits 0" \
+	bench soak --seconds 1 --boot "mem=32M backing=anon cma=4M kcompactd=manual" --json
+json_check soak_json "soak --json: work done, every check clean, no frame lost" '
+assert j["operations"] > 0 and j["allocations"] > 0 and j["checks"] > 0, j
+assert j["validates"] >= 2 and j["validate_failures"] == 0, j
+assert j["corrupt"] == 0 and j["lost_frames"] == 0 and j["result"] == "ok", j
+'
+expect_refused soak_meta "soak refuses a metadata-only pool" 'backed pool' \
+	bench soak --seconds 1 --boot "mem=32M"
 
 # --- bad boot lines ---------------------------------------------------------------------
 

@@ -10,6 +10,7 @@
  * pcp_orders=none keep every free frame in the buddy lists.
  */
 #include "test.h"
+#include "helpers.h"
 
 #include "internal.h"
 
@@ -20,28 +21,6 @@
 /* ---------------------------------------------------------------------- */
 /* Helpers                                                                 */
 /* ---------------------------------------------------------------------- */
-
-static uint64_t rng_next(uint64_t *s)
-{
-	uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-	return z ^ (z >> 31);
-}
-
-static pa_pfn_t must_alloc(struct pa_pool *pool, pa_gfp_t gfp, unsigned order)
-{
-	struct pa_page *page = pa_alloc_pages(pool, gfp, order);
-	CHECK_MSG(page != NULL, "allocation of order %u (gfp %#x) failed", order, gfp);
-	if (!page)
-		test_abort_case();
-	return pa_page_to_pfn(pool, page);
-}
-
-static void free_pfn(struct pa_pool *pool, pa_pfn_t pfn, unsigned order)
-{
-	pa_free_pages(pool, pa_pfn_to_page(pool, pfn), order);
-}
 
 static uint64_t pb_of(struct pa_pool *pool, pa_pfn_t pfn)
 {
@@ -57,14 +36,6 @@ static unsigned count_pageblocks(struct pa_pool *pool, unsigned mt)
 		    pageblock_mt(pool, i << pool->cfg.pageblock_order) == mt)
 			n++;
 	return n;
-}
-
-static uint64_t vmstat(struct pa_pool *pool, const char *name)
-{
-	uint64_t v = 0;
-	int rc = pa_vmstat_read(pool, name, &v);
-	CHECK_MSG(rc == 0, "pa_vmstat_read(\"%s\") = %d", name, rc);
-	return v;
 }
 
 /* Frames on the free lists inside pageblock pb, and check they are all on list mt. */

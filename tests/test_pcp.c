@@ -288,7 +288,7 @@ TEST(pcp_enabled_orders_are_served_from_and_freed_to_the_cpu_list)
 			struct snap s1, s2, s3;
 			char b1[BI_LEN], b2[BI_LEN], b3[BI_LEN];
 			struct pa_usage u0 = usage(pool);
-			uint64_t pg0 = vmstat(pool, "pgalloc_normal"), pf0 = vmstat(pool, "pgfree");
+			uint64_t pg0 = vmstat(pool, "pgalloc_dma32"), pf0 = vmstat(pool, "pgfree");
 			uint64_t a0 = ops_alloc(z, 0, o), f0 = ops_free(z, 0, o);
 
 			struct pa_page *p = pa_alloc_pages(pool, type_gfp[t], o);
@@ -296,7 +296,7 @@ TEST(pcp_enabled_orders_are_served_from_and_freed_to_the_cpu_list)
 			pa_pfn_t pfn = pa_page_to_pfn(pool, p);
 			CHECK_MSG(ops_alloc(z, 0, o) == a0 + 1,
 			          "order %u type %u: not served by CPU 0's list", o, t);
-			CHECK_EQ_U64(vmstat(pool, "pgalloc_normal") - pg0, 1ull << o);
+			CHECK_EQ_U64(vmstat(pool, "pgalloc_dma32") - pg0, 1ull << o);
 			snap_of(pool, z, 0, &s1);
 			struct pa_usage u1 = usage(pool);
 			CHECK_EQ_U64(u1.allocated, u0.allocated + (1ull << o));
@@ -686,7 +686,7 @@ TEST(pcp_orders_switch_on_and_off_while_four_cpus_allocate_and_free)
 			struct pa_usage u = usage(pool);
 			CHECK_EQ_U64(u.free + u.allocated + u.reserved, u.managed);
 			struct pa_pcp_info info;
-			CHECK(pa_pcp_info(pool, 0, PA_ZONE_NORMAL, (unsigned)(r >> 20) % NR, &info,
+			CHECK(pa_pcp_info(pool, 0, PA_ZONE_DMA32, (unsigned)(r >> 20) % NR, &info,
 			                  NULL) == 0);
 			CHECK_MSG(info.high >= info.high_min && info.high <= info.high_max,
 			          "during the run: high %" PRIu64 " outside [%" PRIu64 ", %" PRIu64
@@ -793,7 +793,7 @@ static void fill_lists(struct pa_pool *pool, unsigned cpu, const unsigned *order
 
 TEST(pcp_drains_give_back_every_block)
 {
-	/* Two nodes (CPUs 0-1 on node 0, 2-3 on node 1), each with Normal and Movable zones. */
+	/* Two nodes (CPUs 0-1 on node 0, 2-3 on node 1), each with DMA32 and Movable zones. */
 	struct pa_pool *pool = pcp_boot("mem=512M numa=2 movablecore=25% max_order=10 nr_cpus=4");
 	REQUIRE(pool->nr_zones == 4);
 	char fresh[BI_LEN], now[BI_LEN];
@@ -1241,11 +1241,11 @@ TEST(pcp_high_fraction_fixes_high_and_refuses_1_to_7)
 	}
 	/* 1..7 are refused and change nothing. */
 	struct pa_pcp_info before, after;
-	REQUIRE(pa_pcp_info(pool, 0, PA_ZONE_NORMAL, 0, &before, NULL) == 0);
+	REQUIRE(pa_pcp_info(pool, 0, PA_ZONE_DMA32, 0, &before, NULL) == 0);
 	for (unsigned f = 1; f < 8; f++) {
 		CHECK_EQ_U64(pcp_set_high_fraction(pool, f), -EINVAL);
 		CHECK_EQ_U64(atomic_load(&pool->pcp_high_fraction), 1000000);
-		REQUIRE(pa_pcp_info(pool, 0, PA_ZONE_NORMAL, 0, &after, NULL) == 0);
+		REQUIRE(pa_pcp_info(pool, 0, PA_ZONE_DMA32, 0, &after, NULL) == 0);
 		CHECK(!memcmp(&before, &after, sizeof before));
 	}
 	/* Through the control tree. */
@@ -1286,7 +1286,7 @@ TEST(pcp_high_stays_within_its_bounds_through_long_runs)
 	buddyinfo(pool, fresh, sizeof fresh);
 	struct pa_zone *z = cpu_zone(pool, 0, PA_GFP_MOVABLE);
 	struct pa_pcp_info info0;
-	REQUIRE(pa_pcp_info(pool, 0, PA_ZONE_NORMAL, 0, &info0, NULL) == 0);
+	REQUIRE(pa_pcp_info(pool, 0, PA_ZONE_DMA32, 0, &info0, NULL) == 0);
 	REQUIRE(info0.high_max > info0.high_min);
 	uint64_t seed = test_seed();
 	printf("  high bounds seed %" PRIu64 "\n", seed);
@@ -1345,7 +1345,7 @@ TEST(pcp_high_stays_within_its_bounds_through_long_runs)
 		check_high_bounds(pool, z, &peak);
 	}
 	struct pa_pcp_info info;
-	REQUIRE(pa_pcp_info(pool, 0, PA_ZONE_NORMAL, 0, &info, NULL) == 0);
+	REQUIRE(pa_pcp_info(pool, 0, PA_ZONE_DMA32, 0, &info, NULL) == 0);
 	CHECK_MSG(info.high == info.high_min,
 	          "after 64 idle seconds high is %" PRIu64 ", high_min %" PRIu64 " (peak %" PRIu64
 	          ")",
@@ -1367,7 +1367,7 @@ TEST(pcp_high_stays_within_its_bounds_through_long_runs)
 		}
 		if (i % 100 == 0) {
 			atomic_fetch_add(&fake_ns, 2000000000ull);
-			REQUIRE(pa_pcp_info(pool, 0, PA_ZONE_NORMAL, 0, &info, NULL) == 0);
+			REQUIRE(pa_pcp_info(pool, 0, PA_ZONE_DMA32, 0, &info, NULL) == 0);
 			CHECK(info.high == info.high_min && info.high == info.high_max);
 		}
 	}
@@ -1406,19 +1406,19 @@ TEST(pcp_decay_gives_back_what_is_above_the_lowered_high)
 	}
 	pose(0);
 	struct pa_pcp_info info;
-	REQUIRE(pa_pcp_info(pool, 0, PA_ZONE_NORMAL, 0, &info, NULL) == 0);
+	REQUIRE(pa_pcp_info(pool, 0, PA_ZONE_DMA32, 0, &info, NULL) == 0);
 	REQUIRE(info.high > info.high_min + 8 * info.batch && info.high < info.high_max);
 	REQUIRE(info.count + NR > info.high);
 	uint64_t k = info.high - info.count - 2, high0 = info.high;
 	for (uint64_t i = 0; i < k; i++)
 		pa_free_pages(pool, blk[i], 0);
-	REQUIRE(pa_pcp_info(pool, 0, PA_ZONE_NORMAL, 0, &info, NULL) == 0);
+	REQUIRE(pa_pcp_info(pool, 0, PA_ZONE_DMA32, 0, &info, NULL) == 0);
 	REQUIRE(info.count == high0 - 2 && info.high == high0);
 	atomic_fetch_add(&fake_ns, 1000000000ull);
 	struct pa_page *p =
 	        pa_alloc_pages(pool, PA_GFP_MOVABLE, 1); /* an empty list: a refill, then decay */
 	REQUIRE(p);
-	REQUIRE(pa_pcp_info(pool, 0, PA_ZONE_NORMAL, 0, &info, NULL) == 0);
+	REQUIRE(pa_pcp_info(pool, 0, PA_ZONE_DMA32, 0, &info, NULL) == 0);
 	CHECK_MSG(info.high < high0, "high %" PRIu64 " did not decay from %" PRIu64, info.high,
 	          high0);
 	CHECK_MSG(info.count <= info.high,
@@ -1447,19 +1447,19 @@ TEST(pcp_high_stays_under_high_max_after_a_high_order_refill)
 	buddyinfo(pool, fresh, sizeof fresh);
 	pose(0);
 	struct pa_pcp_info info;
-	REQUIRE(pa_pcp_info(pool, 0, PA_ZONE_NORMAL, 0, &info, NULL) == 0);
+	REQUIRE(pa_pcp_info(pool, 0, PA_ZONE_DMA32, 0, &info, NULL) == 0);
 	printf("  high_min %" PRIu64 ", high_max %" PRIu64 ", batch %" PRIu64 "\n", info.high_min,
 	       info.high_max, info.batch);
 	atomic_fetch_add(&fake_ns, 2000000000ull); /* a decay is due at this refill */
 	struct pa_page *p = pa_alloc_pages(pool, PA_GFP_MOVABLE, 10);
 	REQUIRE(p);
-	REQUIRE(pa_pcp_info(pool, 0, PA_ZONE_NORMAL, 0, &info, NULL) == 0);
+	REQUIRE(pa_pcp_info(pool, 0, PA_ZONE_DMA32, 0, &info, NULL) == 0);
 	CHECK_MSG(info.high >= info.high_min && info.high <= info.high_max,
 	          "after an order-10 refill: high %" PRIu64 " outside [%" PRIu64 ", %" PRIu64
 	          "], %" PRIu64 " frames listed",
 	          info.high, info.high_min, info.high_max, info.count);
 	pa_free_pages(pool, p, 10);
-	REQUIRE(pa_pcp_info(pool, 0, PA_ZONE_NORMAL, 0, &info, NULL) == 0);
+	REQUIRE(pa_pcp_info(pool, 0, PA_ZONE_DMA32, 0, &info, NULL) == 0);
 	CHECK(info.high >= info.high_min && info.high <= info.high_max);
 	expect_whole(pool, fresh);
 	pa_shutdown(pool);

@@ -150,7 +150,7 @@ TEST(stats_buddyinfo_exact_format_fresh_pool)
 	uint64_t counts[11] = { 0 };
 	counts[10] = 16; /* 64M / 4M */
 	char expect[512] = "";
-	buddy_line(expect, sizeof expect, 0, "Normal", counts, 10);
+	buddy_line(expect, sizeof expect, 0, "DMA32", counts, 10);
 	char *got = report_alloc(pool, PA_REPORT_BUDDYINFO, 0);
 	CHECK_MSG(!strcmp(got, expect), "buddyinfo:\n%s\nexpected:\n%s", got, expect);
 	free(got);
@@ -195,7 +195,7 @@ TEST(stats_buddyinfo_follows_allocations)
 		counts[o] = 1;
 	counts[10] = 3;
 	char expect[512] = "";
-	buddy_line(expect, sizeof expect, 0, "Normal", counts, 10);
+	buddy_line(expect, sizeof expect, 0, "DMA32", counts, 10);
 	char *got = report_alloc(pool, PA_REPORT_BUDDYINFO, 0);
 	CHECK_MSG(!strcmp(got, expect), "buddyinfo:\n%s\nexpected:\n%s", got, expect);
 	free(got);
@@ -204,7 +204,7 @@ TEST(stats_buddyinfo_follows_allocations)
 	for (int o = 0; o < 10; o++)
 		counts[o] = 0;
 	expect[0] = '\0';
-	buddy_line(expect, sizeof expect, 0, "Normal", counts, 10);
+	buddy_line(expect, sizeof expect, 0, "DMA32", counts, 10);
 	got = report_alloc(pool, PA_REPORT_BUDDYINFO, 0);
 	CHECK_MSG(!strcmp(got, expect), "buddyinfo:\n%s\nexpected:\n%s", got, expect);
 	free(got);
@@ -260,13 +260,13 @@ TEST(stats_pagetypeinfo_format)
 	CHECK_MSG(strstr(t, hdr) != NULL, "no free pages header line \"%s\" in\n%s", hdr, t);
 	/* Fresh: every block is Movable. */
 	char row[256] = "";
-	append(row, sizeof row, "Node %4d, zone %8s, type %12s ", 0, "Normal", "Movable");
+	append(row, sizeof row, "Node %4d, zone %8s, type %12s ", 0, "DMA32", "Movable");
 	for (int o = 0; o < 10; o++)
 		append(row, sizeof row, "%6lu ", 0ul);
 	append(row, sizeof row, "%6lu \n", 16ul);
 	CHECK_MSG(strstr(t, row) != NULL, "no row \"%s\" in\n%s", row, t);
 	char unmov[256] = "";
-	append(unmov, sizeof unmov, "Node %4d, zone %8s, type %12s ", 0, "Normal", "Unmovable");
+	append(unmov, sizeof unmov, "Node %4d, zone %8s, type %12s ", 0, "DMA32", "Unmovable");
 	CHECK(strstr(t, unmov) != NULL);
 	/* The block count table. */
 	char bhdr[256] = "";
@@ -278,7 +278,7 @@ TEST(stats_pagetypeinfo_format)
 	append(bhdr, sizeof bhdr, "\n");
 	CHECK_MSG(strstr(t, bhdr) != NULL, "no block count header \"%s\" in\n%s", bhdr, t);
 	char brow[256] = "";
-	append(brow, sizeof brow, "Node %d, zone %8s ", 0, "Normal");
+	append(brow, sizeof brow, "Node %d, zone %8s ", 0, "DMA32");
 	uint64_t nblocks[6] = { 0, 32, 0, 0, 0, 0 };
 	for (int i = 0; i < 6; i++)
 		append(brow, sizeof brow, "%12lu ", (unsigned long)nblocks[i]);
@@ -294,11 +294,11 @@ TEST(stats_pagetypeinfo_counts_unmovable_blocks)
 	struct pa_page *p = pa_alloc_pages(pool, PA_GFP_KERNEL, 0);
 	REQUIRE(p);
 	char *t = report_alloc(pool, PA_REPORT_PAGETYPEINFO, 0);
-	char *row = strstr(t, "Node 0, zone   Normal ");
+	char *row = strstr(t, "Node 0, zone    DMA32 ");
 	/* Skip the free-page rows ("Node    0, ..."): the block row uses "Node %d". */
 	REQUIRE(row);
 	unsigned long n[6];
-	int got = sscanf(row + strlen("Node 0, zone   Normal "), "%lu %lu %lu %lu %lu %lu", &n[0],
+	int got = sscanf(row + strlen("Node 0, zone    DMA32 "), "%lu %lu %lu %lu %lu %lu", &n[0],
 	                 &n[1], &n[2], &n[3], &n[4], &n[5]);
 	CHECK_EQ_U64(got, 6);
 	/* An unmovable request claims a whole pageblock (or two: a 4M block holds two). */
@@ -316,7 +316,7 @@ TEST(stats_pagetypeinfo_caps_counts_at_100000)
 	struct pa_pool *pool = test_boot("mem=512M max_order=0");
 	char *t = report_alloc(pool, PA_REPORT_PAGETYPEINFO, 0);
 	char row[256] = "";
-	append(row, sizeof row, "Node %4d, zone %8s, type %12s >%6lu \n", 0, "Normal", "Movable",
+	append(row, sizeof row, "Node %4d, zone %8s, type %12s >%6lu \n", 0, "DMA32", "Movable",
 	       100000ul);
 	CHECK_MSG(strstr(t, row) != NULL, "no row \"%s\" in\n%.1500s", row, t);
 	CHECK(strstr(t, "Page block order: 0\nPages per block:  1\n") == t);
@@ -359,7 +359,7 @@ TEST(stats_vmstat_lines_are_name_value)
 		lines++;
 	}
 	CHECK(lines >= 4);
-	static const char *const names[] = { "pgfree", "bad_page", "pgalloc_normal",
+	static const char *const names[] = { "pgfree", "bad_page", "pgalloc_dma32",
 		                             "nr_free_pages" };
 	for (size_t i = 0; i < 4; i++)
 		CHECK_MSG(vmstat_text_value(t, names[i]) >= 0, "vmstat has no \"%s\" line",
@@ -376,13 +376,13 @@ TEST(stats_vmstat_counts_pages_allocated_and_freed)
 	struct pa_pool *pool = test_boot("mem=64M min_free_kbytes=0");
 	uint64_t managed = (64 * MiB) >> 12;
 	CHECK_EQ_U64(vmstat(pool, "nr_free_pages"), managed);
-	uint64_t a0 = vmstat(pool, "pgalloc_normal"), f0 = vmstat(pool, "pgfree");
+	uint64_t a0 = vmstat(pool, "pgalloc_dma32"), f0 = vmstat(pool, "pgfree");
 	struct pa_page *p3 = pa_alloc_pages(pool, PA_GFP_KERNEL, 3);
 	struct pa_page *p0[5];
 	for (int i = 0; i < 5; i++)
 		p0[i] = pa_alloc_pages(pool, PA_GFP_MOVABLE, 0);
 	REQUIRE(p3 && p0[4]);
-	CHECK_EQ_U64(vmstat(pool, "pgalloc_normal") - a0, 8 + 5);
+	CHECK_EQ_U64(vmstat(pool, "pgalloc_dma32") - a0, 8 + 5);
 	/* nr_free_pages counts the buddy only: frames on the per-CPU lists are out of it (as
 	 * Linux's NR_FREE_PAGES), and pa_get_usage counts them as reserved. */
 	struct pa_usage u;
@@ -398,7 +398,7 @@ TEST(stats_vmstat_counts_pages_allocated_and_freed)
 	CHECK_EQ_U64(vmstat(pool, "nr_free_pages"), managed);
 	/* The text agrees with pa_vmstat_read. */
 	char *t = report_alloc(pool, PA_REPORT_VMSTAT, 0);
-	static const char *const names[] = { "pgfree", "bad_page", "pgalloc_normal",
+	static const char *const names[] = { "pgfree", "bad_page", "pgalloc_dma32",
 		                             "nr_free_pages" };
 	for (size_t i = 0; i < 4; i++)
 		CHECK_EQ_U64(vmstat_text_value(t, names[i]), vmstat(pool, names[i]));
@@ -533,7 +533,7 @@ TEST(stats_unusable_index_format_and_values)
 {
 	struct pa_pool *pool = test_boot("mem=16M min_free_kbytes=0 max_order=10");
 	char expect[512] = "";
-	append(expect, sizeof expect, "Node %d, zone %8s ", 0, "Normal");
+	append(expect, sizeof expect, "Node %d, zone %8s ", 0, "DMA32");
 	for (int o = 0; o <= 10; o++)
 		append(expect, sizeof expect, "%d.%03d ", 0, 0);
 	append(expect, sizeof expect, "\n");
@@ -546,7 +546,7 @@ TEST(stats_unusable_index_format_and_values)
 	uint64_t nk;
 	pool = fragmented_pool(&kept, &nk);
 	expect[0] = '\0';
-	append(expect, sizeof expect, "Node %d, zone %8s ", 0, "Normal");
+	append(expect, sizeof expect, "Node %d, zone %8s ", 0, "DMA32");
 	append(expect, sizeof expect, "%d.%03d ", 0, 0);
 	for (int o = 1; o <= 10; o++)
 		append(expect, sizeof expect, "%d.%03d ", 1, 0);
@@ -577,7 +577,7 @@ TEST(stats_extfrag_index_format_and_values)
 {
 	struct pa_pool *pool = test_boot("mem=16M min_free_kbytes=0 max_order=10");
 	char expect[512] = "";
-	append(expect, sizeof expect, "Node %d, zone %8s ", 0, "Normal");
+	append(expect, sizeof expect, "Node %d, zone %8s ", 0, "DMA32");
 	for (int o = 0; o <= 10; o++)
 		append(expect, sizeof expect, "%2d.%03d ", -1, 0);
 	append(expect, sizeof expect, "\n");
@@ -590,7 +590,7 @@ TEST(stats_extfrag_index_format_and_values)
 	uint64_t nk;
 	pool = fragmented_pool(&kept, &nk);
 	expect[0] = '\0';
-	append(expect, sizeof expect, "Node %d, zone %8s ", 0, "Normal");
+	append(expect, sizeof expect, "Node %d, zone %8s ", 0, "DMA32");
 	for (unsigned o = 0; o <= 10; o++) {
 		int idx = frag_index(o, 2048, 2048, o == 0 ? 2048 : 0);
 		append(expect, sizeof expect, "%2d.%03d ", idx / 1000,

@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Zones and nodes: DMA32 below 4 GiB when memory extends past it, NORMAL
- * above, MOVABLE from movablecore at the top of each node; nodes split memory
+ * Zones and nodes: x86-64's layout (DMA32 below 4 GiB whether or not memory
+ * extends past it, NORMAL above, DMA for the first 16 MiB with zone_dma=1),
+ * one NORMAL zone per node with zones=flat, MOVABLE from movablecore at the
+ * top of each node; nodes split memory
  * evenly at 128 MiB boundaries; gfp zone modifiers pick the right zones;
  * watermarks follow Linux's formulas and the watermark check includes the
  * order and lets PA_GFP_HIGH dip below min.
@@ -39,6 +41,14 @@ static char *report_alloc(struct pa_pool *pool, enum pa_report_kind kind, unsign
 	CHECK_EQ_U64(m, n);
 	CHECK_EQ_U64(strlen(buf), n);
 	return buf;
+}
+
+static uint64_t vmstat(struct pa_pool *pool, const char *name)
+{
+	uint64_t v = 0;
+	int rc = pa_vmstat_read(pool, name, &v);
+	CHECK_MSG(rc == 0, "pa_vmstat_read(\"%s\") = %d", name, rc);
+	return v;
 }
 
 /* Zones of the info JSON, in the order the nodes and zones appear. */
@@ -175,7 +185,7 @@ static uint64_t blocks_at_or_above(struct pa_pool *pool, unsigned order, unsigne
 
 /* --- Layout ------------------------------------------------------------------- */
 
-TEST(zone_only_normal_below_4g)
+TEST(zone_below_4g_is_all_dma32)
 {
 	struct pa_pool *pool = test_boot("mem=1G");
 	struct layout l;
@@ -183,20 +193,78 @@ TEST(zone_only_normal_below_4g)
 	CHECK_EQ_U64(l.nr_nodes, 1);
 	CHECK_EQ_U64(l.node_id[0], 0);
 	CHECK_EQ_U64(l.nr, 1);
-	CHECK_ZONE(&l, 0, "Normal", 0, pfn_of(GiB));
+	CHECK_ZONE(&l, 0, "DMA32", 0, pfn_of(GiB));
 	CHECK_EQ_U64(l.z[0].managed, pfn_of(GiB));
 	pa_shutdown(pool);
 }
 
-TEST(zone_exactly_4g_is_all_normal)
+TEST(zone_exactly_4g_is_all_dma32)
 {
 	struct pa_pool *pool = test_boot("mem=4G");
 	struct layout l;
 	get_layout(pool, &l);
 	CHECK_EQ_U64(l.nr, 1);
-	CHECK_ZONE(&l, 0, "Normal", 0, pfn_of(4 * GiB));
-	CHECK_EQ_U64(count_zones(&l, "DMA32"), 0);
+	CHECK_ZONE(&l, 0, "DMA32", 0, pfn_of(4 * GiB));
+	CHECK_EQ_U64(count_zones(&l, "Normal"), 0);
+	CHECK_EQ_U64(count_zones(&l, "DMA"), 0);
 	pa_shutdown(pool);
+}
+
+TEST(zone_dma_is_the_first_16m_with_zone_dma)
+{
+	static const char *const lines[] = { "mem=1G zone_dma=1", "mem=8G zone_dma=1 numa=2" };
+	for (size_t i = 0; i < 2; i++) {
+		struct pa_pool *pool = test_boot(lines[i]);
+		struct layout l;
+		get_layout(pool, &l);
+		CHECK_ZONE(&l, 0, "DMA", 0, pfn_of(16 * MiB));
+		CHECK_ZONE(&l, 0, "DMA32", pfn_of(16 * MiB), l.z[1].end);
+		CHECK_EQ_U64(count_zones(&l, "DMA"), 1); /* node 0 only */
+		pa_shutdown(pool);
+	}
+	struct pa_pool *pool = test_boot("mem=16M zone_dma=1");
+	struct layout l;
+	get_layout(pool, &l);
+	CHECK_EQ_U64(l.nr, 1);
+	CHECK_ZONE(&l, 0, "DMA", 0, pfn_of(16 * MiB));
+	pa_shutdown(pool);
+}
+
+TEST(zone_flat_is_one_normal_zone_per_node)
+{
+	struct pa_pool *pool = test_boot("mem=8G numa=2 zones=flat");
+	struct layout l;
+	get_layout(pool, &l);
+	CHECK_EQ_U64(l.nr, 2);
+	CHECK_ZONE(&l, 0, "Normal", 0, pfn_of(4 * GiB));
+	CHECK_ZONE(&l, 1, "Normal", pfn_of(4 * GiB), pfn_of(8 * GiB));
+	pa_shutdown(pool);
+	pool = test_boot("mem=1G zones=flat movablecore=256M");
+	get_layout(pool, &l);
+	CHECK_EQ_U64(l.nr, 2);
+	CHECK_ZONE(&l, 0, "Normal", 0, pfn_of(768 * MiB));
+	CHECK_ZONE(&l, 0, "Movable", pfn_of(768 * MiB), pfn_of(GiB));
+	pa_shutdown(pool);
+}
+
+TEST(zone_layout_keys_refuse_bad_values)
+{
+	static const struct {
+		const char *line, *needle;
+	} cases[] = {
+		{ "zones=x86", "zones=x86: unknown layout" },
+		{ "zone_dma=2", "zone_dma=2: out of range" },
+		{ "zone_dma=1 zones=flat", "zone_dma=1: needs zones=x86_64" },
+		{ "zone_dma=1 page_shift=16", "zone_dma=1: the 16 MiB of ZONE_DMA are not whole" },
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		struct pa_pool *pool = NULL;
+		char err[256] = "";
+		CHECK_EQ_U64(pa_boot(cases[i].line, NULL, &pool, err, sizeof err), -EINVAL);
+		CHECK_MSG(strstr(err, cases[i].needle) != NULL, "%s: error \"%s\" lacks \"%s\"",
+		          cases[i].line, err, cases[i].needle);
+		CHECK(pool == NULL);
+	}
 }
 
 TEST(zone_dma32_below_4g_normal_above)
@@ -222,7 +290,7 @@ TEST(zone_dma32_with_16k_pages)
 
 TEST(zone_numa_splits_memory_evenly)
 {
-	struct pa_pool *pool = test_boot("mem=4G numa=4");
+	struct pa_pool *pool = test_boot("mem=4G numa=4 zones=flat");
 	struct layout l;
 	get_layout(pool, &l);
 	CHECK_EQ_U64(l.nr_nodes, 4);
@@ -296,7 +364,7 @@ TEST(zone_movablecore_takes_the_top)
 		struct layout l;
 		get_layout(pool, &l);
 		CHECK_EQ_U64(l.nr, 2);
-		CHECK_ZONE(&l, 0, "Normal", 0, pfn_of(768 * MiB));
+		CHECK_ZONE(&l, 0, "DMA32", 0, pfn_of(768 * MiB));
 		CHECK_ZONE(&l, 0, "Movable", pfn_of(768 * MiB), pfn_of(GiB));
 		pa_shutdown(pool);
 	}
@@ -322,7 +390,7 @@ TEST(zone_movablecore_from_the_top_of_each_node)
 	uint64_t movable = 0;
 	for (int n = 0; n < 2; n++) {
 		const struct zinfo *m = find_zone(&l, n, "Movable");
-		const struct zinfo *z = find_zone(&l, n, "Normal");
+		const struct zinfo *z = find_zone(&l, n, "DMA32");
 		CHECK_MSG(m != NULL, "node %d has no Movable zone", n);
 		if (!m)
 			continue;
@@ -382,7 +450,7 @@ TEST(zone_gfp_dma32_stays_below_4g)
 TEST(zone_gfp_dma32_uses_low_zones_without_dma32)
 {
 	/* No DMA32 zone: every zone ends at or below 4 GiB and serves PA_GFP_DMA32. */
-	struct pa_pool *pool = test_boot("mem=1G");
+	struct pa_pool *pool = test_boot("mem=1G zones=flat");
 	struct pa_page *p = pa_alloc_pages(pool, PA_GFP_DMA32, 3);
 	CHECK(p != NULL);
 	if (p)
@@ -397,6 +465,40 @@ TEST(zone_gfp_dma32_uses_low_zones_without_dma32)
 		pa_free_pages(pool, p, 0);
 	}
 	VALIDATE(pool);
+	pa_shutdown(pool);
+}
+
+TEST(zone_gfp_dma_stays_below_16m)
+{
+	struct pa_pool *pool = test_boot("mem=1G zone_dma=1 min_free_kbytes=0");
+	uint64_t limit = pfn_of(16 * MiB), got = 0;
+	struct pa_page *k = pa_alloc_pages(pool, PA_GFP_KERNEL, 0);
+	REQUIRE(k);
+	CHECK_MSG(pfn_at(pool, k) >= limit, "a plain allocation came from DMA (pfn %" PRIu64 ")",
+	          pfn_at(pool, k));
+	pa_free_pages(pool, k, 0);
+	/* ZONE_DMA serves PA_GFP_DMA until it is empty, and nothing else does. */
+	struct pa_page **p = malloc(limit * sizeof *p);
+	REQUIRE(p);
+	for (; got < limit; got++) {
+		p[got] = pa_alloc_pages(pool, PA_GFP_DMA | PA_GFP_NOWARN | PA_GFP_NOCOMPACT, 0);
+		if (!p[got])
+			break;
+		CHECK_MSG(pfn_at(pool, p[got]) < limit, "PA_GFP_DMA gave pfn %" PRIu64,
+		          pfn_at(pool, p[got]));
+	}
+	CHECK_EQ_U64(got, limit);
+	CHECK_EQ_U64(vmstat(pool, "pgalloc_dma"), limit);
+	CHECK(pa_alloc_pages(pool, PA_GFP_DMA | PA_GFP_MOVABLE | PA_GFP_NOWARN, 0) == NULL);
+	for (uint64_t i = 0; i < got; i++)
+		pa_free_pages(pool, p[i], 0);
+	free(p);
+	VALIDATE(pool);
+	pa_shutdown(pool);
+	/* Without ZONE_DMA no zone ends below 16 MiB: PA_GFP_DMA fails, counted. */
+	pool = test_boot("mem=1G");
+	CHECK(pa_alloc_pages(pool, PA_GFP_DMA | PA_GFP_NOWARN, 0) == NULL);
+	CHECK_EQ_U64(vmstat(pool, "pgalloc_fail"), 1);
 	pa_shutdown(pool);
 }
 
