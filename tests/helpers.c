@@ -64,14 +64,15 @@ void expect_all_free(struct pa_pool *pool)
 	VALIDATE(pool);
 }
 
-void expect_as_fresh(struct pa_pool *pool, const char *cmdline)
+void expect_as_fresh_after(struct pa_pool *pool, const char *cmdline, const char *step)
 {
 	expect_all_free(pool);
 	struct pa_pool *fresh = test_boot(cmdline);
 	char *want = report(fresh, PA_REPORT_BUDDYINFO, 0);
 	char *got = report(pool, PA_REPORT_BUDDYINFO, 0);
-	CHECK_MSG(strcmp(want, got) == 0, "not fully merged (%s):\n got:  %s want: %s", cmdline,
-	          got, want);
+	CHECK_MSG(strcmp(want, got) == 0,
+	          "[%s] after %s, not merged as at boot:\n got:  %s want: %s", cmdline, step, got,
+	          want);
 	free(want);
 	free(got);
 	pa_shutdown(fresh);

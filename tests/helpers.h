@@ -28,8 +28,12 @@ int64_t json_blocks(struct pa_pool *pool, const char *type);
 /* Drained, valid, and every frame free. */
 void expect_all_free(struct pa_pool *pool);
 
-/* expect_all_free, and merged as in a pool freshly booted from cmdline (buddyinfo alike). */
-void expect_as_fresh(struct pa_pool *pool, const char *cmdline);
+/*
+ * expect_all_free, and merged as in a pool freshly booted from cmdline
+ * (buddyinfo alike); a failure names the step after which it was checked.
+ */
+void expect_as_fresh_after(struct pa_pool *pool, const char *cmdline, const char *step);
+#define expect_as_fresh(pool, cmdline) expect_as_fresh_after(pool, cmdline, "the case")
 
 /* Allocate or end the case; the block's first pfn, CHECKed aligned to its order. */
 pa_pfn_t must_alloc(struct pa_pool *pool, pa_gfp_t gfp, unsigned order);

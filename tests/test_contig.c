@@ -26,6 +26,7 @@
 
 #include "internal.h"
 #include "owner.h"
+#include "helpers.h"
 
 #include <pthread.h>
 #include <stdatomic.h>
@@ -35,58 +36,6 @@
 /* ---------------------------------------------------------------------- */
 /* Helpers                                                                 */
 /* ---------------------------------------------------------------------- */
-
-static struct pa_usage usage(struct pa_pool *pool)
-{
-	struct pa_usage u;
-	pa_get_usage(pool, &u);
-	CHECK_MSG(u.managed == u.free + u.allocated + u.reserved,
-	          "managed %" PRIu64 " != free %" PRIu64 " + allocated %" PRIu64
-	          " + reserved %" PRIu64,
-	          u.managed, u.free, u.allocated, u.reserved);
-	return u;
-}
-
-static char *report(struct pa_pool *pool, enum pa_report_kind kind)
-{
-	char one[1];
-	int n = pa_report(pool, kind, 0, one, sizeof one);
-	REQUIRE(n >= 0);
-	char *buf = malloc((size_t)n + 1);
-	REQUIRE(buf);
-	REQUIRE(pa_report(pool, kind, 0, buf, (size_t)n + 1) == n);
-	return buf;
-}
-
-/* Everything free, validated, and merged as in a freshly booted pool. */
-static void expect_as_fresh(struct pa_pool *pool, const char *cmdline)
-{
-	pa_drain_all(pool);
-	VALIDATE(pool);
-	struct pa_usage u = usage(pool);
-	CHECK_EQ_U64(u.allocated, 0);
-	CHECK_EQ_U64(u.reserved, 0);
-	CHECK_EQ_U64(u.free, u.managed);
-	struct pa_pool *fresh = test_boot(cmdline);
-	char *want = report(fresh, PA_REPORT_BUDDYINFO);
-	char *got = report(pool, PA_REPORT_BUDDYINFO);
-	CHECK_MSG(strcmp(want, got) == 0, "not fully merged (%s):\n got:  %s want: %s", cmdline,
-	          got, want);
-	free(want);
-	free(got);
-	pa_shutdown(fresh);
-}
-
-/* The order of the largest aligned block at p that fits below e (contig.c's rule). */
-static unsigned fit_order(const struct pa_pool *pool, pa_pfn_t p, pa_pfn_t e)
-{
-	unsigned o = p ? (unsigned)__builtin_ctzll(p) : pool->cfg.max_order;
-	if (o > pool->cfg.max_order)
-		o = pool->cfg.max_order;
-	while (p + (1ull << o) > e)
-		o--;
-	return o;
-}
 
 /* The first frame of the block [p, p + 2^o) after its head that is not a body frame; PA_NIL if none. */
 static pa_pfn_t body_stray(const struct pa_pool *pool, pa_pfn_t p, unsigned o)
@@ -139,15 +88,6 @@ static long slot_at(struct towner *o, pa_pfn_t pfn)
 	return r;
 }
 
-static pa_pfn_t *snapshot_pfns(struct towner *o)
-{
-	pa_pfn_t *s = malloc((o->nr ? o->nr : 1) * sizeof *s);
-	REQUIRE(s);
-	for (size_t i = 0; i < o->nr; i++)
-		s[i] = to_pfn(o, i);
-	return s;
-}
-
 static bool overlaps(pa_pfn_t pfn, unsigned order, pa_pfn_t s, pa_pfn_t e)
 {
 	return pfn != PA_PFN_INVALID && pfn < e && pfn + (1ull << order) > s;
@@ -188,8 +128,8 @@ static void snap_take(struct snap *s, struct pa_pool *pool, struct towner *o)
 {
 	pa_drain_all(pool);
 	s->u = usage(pool);
-	s->buddy = report(pool, PA_REPORT_BUDDYINFO);
-	s->types = report(pool, PA_REPORT_PAGETYPEINFO);
+	s->buddy = report(pool, PA_REPORT_BUDDYINFO, 0);
+	s->types = report(pool, PA_REPORT_PAGETYPEINFO, 0);
 	s->pfns = o ? snapshot_pfns(o) : NULL;
 	s->moves = o ? total_moves(o) : 0;
 }
@@ -205,8 +145,8 @@ static void snap_expect_same(struct snap *s, struct pa_pool *pool, struct towner
 	          "%s: usage changed: free %" PRIu64 " -> %" PRIu64 ", allocated %" PRIu64
 	          " -> %" PRIu64,
 	          what, s->u.free, u.free, s->u.allocated, u.allocated);
-	char *buddy = report(pool, PA_REPORT_BUDDYINFO),
-	     *types = report(pool, PA_REPORT_PAGETYPEINFO);
+	char *buddy = report(pool, PA_REPORT_BUDDYINFO, 0),
+	     *types = report(pool, PA_REPORT_PAGETYPEINFO, 0);
 	CHECK_MSG(strcmp(buddy, s->buddy) == 0, "%s: buddyinfo changed:\n was: %s now: %s", what,
 	          s->buddy, buddy);
 	CHECK_MSG(strcmp(types, s->types) == 0, "%s: pagetypeinfo changed", what);
