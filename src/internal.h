@@ -673,6 +673,14 @@ void pageblock_set_mt(struct pa_pool *pool, pa_pfn_t pfn, unsigned mt);
 void pageblock_set_mt_range(struct pa_pool *pool, pa_pfn_t pfn, unsigned order, unsigned mt);
 /* Move the free blocks of the pageblock holding pfn to the mt list; returns frames moved. */
 uint64_t pageblock_move_free(struct pa_zone *zone, pa_pfn_t pfn, unsigned mt);
+/*
+ * The list a request of type mt takes from before any fallback: CMA first
+ * while it holds over half the zone's free memory (Linux's balance rule),
+ * then its own type, then CMA if it may borrow. -1 if none has a block of
+ * order or larger; else the type, with the smallest such order in *found.
+ */
+int pageblock_own_list(const struct pa_zone *zone, unsigned order, unsigned mt,
+                       unsigned alloc_flags, unsigned *found);
 /* Take a block of order for type mt: its own lists first, then the fallback policy. */
 pa_pfn_t pageblock_rmqueue(struct pa_zone *zone, unsigned order, unsigned mt, unsigned alloc_flags);
 /* Allocate from another type's pageblocks by Linux's claim/steal rules; PA_NIL if none. */
@@ -735,7 +743,8 @@ static inline bool pcp_order_enabled(const struct pa_pool *pool, unsigned order)
  */
 struct pa_page *pcp_refill_unlock(struct pa_zone *zone, struct pa_pcp *pcp, unsigned order,
                                   unsigned mt, pa_gfp_t gfp);
-bool pcp_spill_unlock(struct pa_zone *zone, struct pa_pcp *pcp);
+/* Spill from list `list` (pcp_index) on, where the overflowing free went. */
+bool pcp_spill_unlock(struct pa_zone *zone, struct pa_pcp *pcp, unsigned list);
 bool pcp_free_wipe_unlock(struct pa_zone *zone, struct pa_pcp *pcp, pa_pfn_t pfn, unsigned order);
 
 static inline pa_pfn_t pcp_pop(struct pa_pool *pool, struct pa_pcp *pcp, unsigned order,
@@ -826,13 +835,14 @@ static inline bool pcp_free(struct pa_zone *z, unsigned cpu, pa_pfn_t pfn, unsig
 	}
 	if (unlikely(pool->cfg.init_on_free))
 		return pcp_free_wipe_unlock(z, pcp, pfn, order);
-	pcp_push(pool, pcp, pfn, order, mt < PA_NR_PCP_TYPES ? mt : PA_MT_MOVABLE);
+	unsigned type = mt < PA_NR_PCP_TYPES ? mt : PA_MT_MOVABLE;
+	pcp_push(pool, pcp, pfn, order, type);
 	pcp->ops[2 * order + 1]++;
 	pcp->alloc_factor >>= 1;
 	if (pcp->free_count < (pcp->batch << 5))
 		pcp->free_count += 1u << order;
 	if (unlikely(pcp->count >= pcp->high))
-		return pcp_spill_unlock(z, pcp);
+		return pcp_spill_unlock(z, pcp, pcp_index(order, type));
 	pa_spin_unlock(&pcp->lock);
 	return true;
 }

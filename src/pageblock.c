@@ -163,25 +163,42 @@ pa_pfn_t pageblock_rmqueue_fallback(struct pa_zone *z, unsigned order, unsigned 
 	return pfn != PA_NIL ? pfn : rmqueue_steal(z, order, mt);
 }
 
-pa_pfn_t pageblock_rmqueue(struct pa_zone *z, unsigned order, unsigned mt, unsigned alloc_flags)
+int pageblock_own_list(const struct pa_zone *z, unsigned order, unsigned mt, unsigned alloc_flags,
+                       unsigned *found)
 {
-	pa_pfn_t pfn;
-	if (alloc_flags & ALLOC_HIGHATOMIC) {
-		pfn = buddy_take_smallest(z, order, PA_MT_HIGHATOMIC);
-		if (pfn != PA_NIL)
-			return pfn;
-	}
 	/* Linux's balance rule: borrow CMA first while it holds over half the zone's free memory. */
 	bool cma = (alloc_flags & ALLOC_CMA) && z->cma_pages;
-	if (cma && zone_free_cma(z) > zone_nr_free(z) / 2) {
-		pfn = buddy_take_smallest(z, order, PA_MT_CMA);
+	int o;
+	if (cma && zone_free_cma(z) > zone_nr_free(z) / 2 &&
+	    (o = buddy_first_order(z, order, PA_MT_CMA)) >= 0) {
+		*found = (unsigned)o;
+		return PA_MT_CMA;
+	}
+	if ((o = buddy_first_order(z, order, mt)) >= 0) {
+		*found = (unsigned)o;
+		return (int)mt;
+	}
+	if (cma && (o = buddy_first_order(z, order, PA_MT_CMA)) >= 0) {
+		*found = (unsigned)o;
+		return PA_MT_CMA;
+	}
+	return -1;
+}
+
+pa_pfn_t pageblock_rmqueue(struct pa_zone *z, unsigned order, unsigned mt, unsigned alloc_flags)
+{
+	if (alloc_flags & ALLOC_HIGHATOMIC) {
+		pa_pfn_t pfn = buddy_take_smallest(z, order, PA_MT_HIGHATOMIC);
 		if (pfn != PA_NIL)
 			return pfn;
 	}
-	pfn = buddy_take_smallest(z, order, mt);
-	if (pfn == PA_NIL && cma)
-		pfn = buddy_take_smallest(z, order, PA_MT_CMA);
-	return pfn != PA_NIL ? pfn : pageblock_rmqueue_fallback(z, order, mt);
+	unsigned found;
+	int type = pageblock_own_list(z, order, mt, alloc_flags, &found);
+	if (type < 0)
+		return pageblock_rmqueue_fallback(z, order, mt);
+	pa_pfn_t pfn = buddy_list_first(z, found, (unsigned)type);
+	buddy_take_block(z, pfn, order, found);
+	return pfn;
 }
 
 /*
