@@ -128,6 +128,14 @@ int pa_boot(const char *cmdline, const struct pa_platform *platform, struct pa_p
 /* Release the pool and everything it holds. NULL: nothing happens. */
 void pa_shutdown(struct pa_pool *pool);
 
+/*
+ * Wait until deferred frame init (deferred_init=1, the default) has put
+ * every frame of the pool into the buddy and the watermarks were set from
+ * the full size. Returns at once with deferred_init=0 or when it is done.
+ * Allocations need not wait: one that runs short initialises more itself.
+ */
+void pa_deferred_init_wait(struct pa_pool *pool);
+
 /* --- Allocation -------------------------------------------------------- */
 
 /*

@@ -389,6 +389,8 @@ static bool compact_cc_init(struct compact_control *cc, struct pa_zone *z, int o
 	for (unsigned o = 0; o <= z->pool->cfg.max_order; o++)
 		cc->captured[o] = PA_NIL;
 	pa_lock(&z->lock, SITE_ADMIN);
+	/* The scanners read descriptors: untouched memory gets them written first. */
+	zone_prepare_range(z, z->start_pfn, z->init_pfn);
 	cc->migrate_pfn = whole_zone ? z->start_pfn : z->compact_cached_migrate_pfn;
 	cc->free_pfn = whole_zone ? z->end_pfn : z->compact_cached_free_pfn;
 	if (cc->migrate_pfn >= cc->free_pfn) { /* a pass ended: start over, forget skip hints */

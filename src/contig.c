@@ -104,6 +104,7 @@ int pa_alloc_contig_range(struct pa_pool *pool, pa_pfn_t start, pa_pfn_t end, un
 	if (!z || end > z->end_pfn || !range_present(pool, start, end))
 		return -EINVAL;
 	pa_lock(&z->lock, SITE_ADMIN);
+	zone_prepare_range(z, start, end);
 	bool movable = range_movable(pool, start, end, migratetype == PA_MT_CMA);
 	pa_unlock(&z->lock);
 	if (!movable)
@@ -173,7 +174,13 @@ void pa_free_contig_range(struct pa_pool *pool, pa_pfn_t pfn, uint64_t nr_pages)
  */
 static bool range_movable(const struct pa_pool *pool, pa_pfn_t start, pa_pfn_t end, bool cma)
 {
+	const struct pa_zone *z = zone_of_pfn(pool, start);
+	uint64_t chunk = 1ull << pool->cfg.chunk_order;
 	for (pa_pfn_t p = start; p < end;) {
+		if (zone_pfn_pending(z, p)) { /* free once initialised or written */
+			p = (p & ~(chunk - 1)) + chunk;
+			continue;
+		}
 		pa_pfn_t head = memmap_block_head(pool, p);
 		if (head == PA_NIL)
 			return false; /* no memory */

@@ -67,6 +67,7 @@ static uint64_t free_in_pageblock(struct pa_pool *pool, uint64_t pb, unsigned mt
  */
 static void check_lists_match_pageblock_types(struct pa_pool *pool)
 {
+	test_touch_all(pool); /* the descriptors of untouched memory, written */
 	unsigned max_order = pool->cfg.max_order, pbo = pool->cfg.pageblock_order;
 	for (unsigned z = 0; z < pool->nr_zones; z++) {
 		struct pa_zone *zone = &pool->zones[z];
