@@ -303,9 +303,12 @@ long pa_kcompactd_run(struct pa_pool *pool, int node);
  * blocks (the largest aligned ones that fit): give it back with
  * pa_free_contig_range(). 0; -EINVAL for an empty range, one not inside a
  * single zone or with a hole, another migratetype, unknown gfp bits or a
- * NULL pool; -EBUSY when a frame cannot be moved (unmovable,
- * pinned, no owner) or the range is being taken already. On failure nothing
- * changes.
+ * NULL pool; -EBUSY when a frame cannot be moved (unmovable, pinned, no
+ * owner, refused by its owner) or the range is being taken already;
+ * -ENOMEM. On failure nothing changes: every pageblock keeps its type and
+ * the free memory is what it was. Only what an attempt must do stays done:
+ * the per-CPU lists are drained, and a folio that was moved out before
+ * another refused stays where it went (its owner was told).
  */
 int pa_alloc_contig_range(struct pa_pool *pool, pa_pfn_t start_pfn, pa_pfn_t end_pfn,
                           unsigned migratetype, pa_gfp_t gfp);

@@ -834,6 +834,25 @@ static void *big_alloc_main(void *arg)
 	return NULL;
 }
 
+/*
+ * A background compactor may be in the middle of a pass, holding the frames
+ * it captured, when the workers are done: with proactive compaction off it
+ * has nothing more to start, so wait (boundedly) until it lets go.
+ */
+static void quiesce_background_compactor(struct pa_pool *pool)
+{
+	REQUIRE(pa_ctl_write(pool, "compaction_proactiveness", "0") == 0);
+	for (int i = 0; i < 3000; i++) {
+		pa_drain_all(pool);
+		struct pa_usage u;
+		pa_get_usage(pool, &u);
+		if (u.free == u.managed)
+			return;
+		struct timespec ts = { 0, 10 * 1000 * 1000 };
+		nanosleep(&ts, NULL);
+	}
+}
+
 static void run_stress(const char *cmdline, unsigned fail_pct)
 {
 	enum { NR_WORKERS = 3 };
@@ -902,6 +921,7 @@ static void run_stress(const char *cmdline, unsigned fail_pct)
 	}
 	to_expect_clean(&o);
 	CHECK_EQ_U64(vmstat(pool, "bad_page"), 0);
+	quiesce_background_compactor(pool);
 	expect_all_free(pool);
 	pa_shutdown(pool);
 	to_destroy(&o);
