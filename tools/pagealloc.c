@@ -12,6 +12,7 @@
 
 #include "bench.h"
 #include "cli.h"
+#include "replay.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -87,6 +88,9 @@ static void usage(FILE *f)
 		snprintf(head, sizeof head, "%s %s", commands[i].name, commands[i].args);
 		fprintf(f, "  %-22s %s\n", head, commands[i].help);
 	}
+	fprintf(f, "  %-22s %s\n", "replay PATH [options]",
+	        "replay a kernel ftrace trace beside its snapshots (replay --help)");
+	fprintf(f, "  %-22s %s\n", "compare A.json B.json", "replays' JSON side by side");
 	fprintf(f, "\noptions:\n"
 	           "  --boot \"CMDLINE\"  boot line, e.g. \"mem=4G numa=2 max_order=18\" "
 	           "(default: all defaults)\n"
@@ -354,6 +358,11 @@ int main(int argc, char **argv)
 		usage(stdout);
 		return 0;
 	}
+	/* Commands with options of their own. */
+	if (strcmp(argv[1], "replay") == 0)
+		return replay_main(argc - 1, argv + 1);
+	if (strcmp(argv[1], "compare") == 0)
+		return compare_main(argc - 1, argv + 1);
 	struct cli cli = { .cmd = find_command(argv[1]) };
 	if (!cli.cmd) {
 		fprintf(stderr, "pagealloc: unknown command '%s' (see pagealloc --help)\n",
