@@ -4,7 +4,8 @@
 #   make / make build   configure build/ (Release: -O2 -g) and build
 #   make run            build, then replay the shipped kernel trace excerpt beside the
 #                       kernel's own snapshots, and draw the memory map
-#   make test           build/ + ctest, then ASan+UBSan (build-asan/) and TSan (build-tsan/)
+#   make test           format-check, build/ + ctest, an -O3 -DNDEBUG build (build-o3/),
+#                       then ASan+UBSan (build-asan/) and TSan (build-tsan/)
 #   make bench          build, then the allocation benchmarks
 #   make fuzz           build the libFuzzer targets with clang (build-fuzz/) and run each
 #                       for FUZZ_SECONDS (60); new inputs go to build-fuzz/corpus/, crashes
@@ -32,6 +33,7 @@ CMAKE_ARGS  ?=
 BUILD      := build
 BUILD_ASAN := build-asan
 BUILD_TSAN := build-tsan
+BUILD_O3   := build-o3
 BUILD_FUZZ := build-fuzz
 FUZZ_TARGETS = $(patsubst tests/fuzz/fuzz_%.c,%,$(wildcard tests/fuzz/fuzz_*.c))
 PROGRAM    := ./$(BUILD)/pagealloc
@@ -45,7 +47,8 @@ CHECK     = cd $(1) && $(SUBMAKE) $(CTEST) --output-on-failure --parallel $(JOBS
 
 FORMAT_DIRS := src include tools bench tests examples
 
-.PHONY: all build run test test-plain test-asan test-tsan bench soak fuzz install format format-check clean
+.PHONY: all build run test test-plain test-o3 test-asan test-tsan bench soak fuzz install format \
+	format-check clean
 
 all: build
 
@@ -61,10 +64,16 @@ run: build
 		--svg $(BUILD)/replay-fragmentation.svg
 
 # Each step stops make on failure, so make test exits non-zero if any fails.
-test: test-plain test-asan test-tsan
+test: format-check test-plain test-o3 test-asan test-tsan
 
 test-plain: build
 	$(call CHECK,$(BUILD))
+
+# Everything (library, program, tests) at -O3 -DNDEBUG with -Werror: the
+# warnings a parent project's release flags would otherwise turn into errors.
+test-o3:
+	$(call CONFIGURE,$(BUILD_O3)) "-DCMAKE_C_FLAGS_RELEASE=-O3 -DNDEBUG"
+	$(call COMPILE,$(BUILD_O3))
 
 test-asan:
 	$(call CONFIGURE,$(BUILD_ASAN)) -DPA_SANITIZE=address -DPA_TEST_SCALE=$(SAN_SCALE)
@@ -104,7 +113,7 @@ fuzz:
 	done
 
 install: build
-	$(CMAKE) --install $(BUILD) --prefix "$(PREFIX)"
+	$(CMAKE) -DCMAKE_INSTALL_PREFIX="$(PREFIX)" -P $(BUILD)/cmake_install.cmake
 
 format:
 	find $(FORMAT_DIRS) -name '*.[ch]' -print0 2>/dev/null | xargs -0 -r $(CLANG_FORMAT) -i
@@ -114,4 +123,4 @@ format-check:
 		xargs -0 -r $(CLANG_FORMAT) --dry-run --Werror
 
 clean:
-	rm -rf $(BUILD) $(BUILD_ASAN) $(BUILD_TSAN) $(BUILD_FUZZ)
+	rm -rf $(BUILD) $(BUILD_ASAN) $(BUILD_TSAN) $(BUILD_O3) $(BUILD_FUZZ)
