@@ -413,7 +413,7 @@ static __attribute__((noinline)) void free_zone(struct pa_pool *pool, struct pa_
 	}
 	if (unlikely(pool->cfg.init_on_free) && pool->base)
 		wipe_block(z, pfn, order);
-	buddy_free_block(z, pfn, order, pageblock_mt(pool, pfn));
+	pageblock_free_block(z, pfn, order);
 	z->stat[PA_ZS_PGFREE] += 1ull << order;
 	z->stat[PA_ZS_FREE_CALLS]++;
 	pa_unlock(&z->lock);

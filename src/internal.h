@@ -741,6 +741,11 @@ static inline unsigned pageblock_base_mt(const struct pa_pool *pool, pa_pfn_t pf
 void pageblock_set_mt(struct pa_pool *pool, pa_pfn_t pfn, unsigned mt);
 /* Set the type of every pageblock of a block of order >= pageblock_order. */
 void pageblock_set_mt_range(struct pa_pool *pool, pa_pfn_t pfn, unsigned order, unsigned mt);
+/* The first pageblock under the block [pfn, pfn + 2^order) not of type mt, or PA_NIL. */
+pa_pfn_t pageblock_first_other(const struct pa_pool *pool, pa_pfn_t pfn, unsigned order,
+                               unsigned mt);
+/* Free a block onto the lists of its pageblocks' types, split where they differ. */
+void pageblock_free_block(struct pa_zone *zone, pa_pfn_t pfn, unsigned order);
 /* Move the free blocks of the pageblock holding pfn to the mt list; returns frames moved. */
 uint64_t pageblock_move_free(struct pa_zone *zone, pa_pfn_t pfn, unsigned mt);
 /*

@@ -31,17 +31,6 @@ __attribute__((format(printf, 3, 4))) static int vfail(struct vctx *v, const str
 	return -EFAULT;
 }
 
-/* Every pageblock under a free block must have the type of the list the block is on. */
-static bool block_types_agree(const struct pa_pool *pool, pa_pfn_t pfn, unsigned order, unsigned mt)
-{
-	unsigned pb = pool->cfg.pageblock_order;
-	uint64_t n = order > pb ? 1ull << (order - pb) : 1;
-	for (uint64_t i = 0; i < n; i++)
-		if (pageblock_mt(pool, pfn + (i << pb)) != mt)
-			return false;
-	return true;
-}
-
 /* Walk one free list; count its blocks into *count. */
 static int check_list(struct vctx *v, struct pa_zone *z, unsigned order, unsigned mt,
                       uint64_t *count)
@@ -62,12 +51,15 @@ static int check_list(struct vctx *v, struct pa_zone *z, unsigned order, unsigne
 			             "list (order %u, %s): pfn %u says state %u order %u type %u",
 			             order, pa_migratetype_names[mt], pfn, page_state(p), p->order,
 			             p->mt);
-		if (!block_types_agree(pool, pfn, order, mt))
+		/* Every pageblock under a free block has the type of the list it is on. */
+		pa_pfn_t other = pageblock_first_other(pool, pfn, order, mt);
+		if (other != PA_NIL)
 			return vfail(v, z,
-			             "free block at pfn %u (order %u) on the %s list lies in a "
-			             "pageblock of type %s",
+			             "free block at pfn %u (order %u) on the %s list covers the "
+			             "pageblock at pfn %llu of type %s",
 			             pfn, order, pa_migratetype_names[mt],
-			             pa_migratetype_names[pageblock_mt(pool, pfn)]);
+			             (unsigned long long)other,
+			             pa_migratetype_names[pageblock_mt(pool, other)]);
 		if (++n > limit)
 			return vfail(v, z, "list (order %u, %s) loops", order,
 			             pa_migratetype_names[mt]);

@@ -578,3 +578,23 @@ TEST(pageblock_highatomic_reserve_is_capped_near_one_percent_of_the_zone)
 	check_lists_match_pageblock_types(pool);
 	pa_shutdown(pool);
 }
+
+/*
+ * A free block over pageblocks of two types is reported with the pageblock
+ * that disagrees and that pageblock's type, not the head's.
+ */
+TEST(pageblock_validate_names_the_pageblock_that_disagrees_and_its_type)
+{
+	struct pa_pool *pool = test_boot(EXACT "mem=64M max_order=10");
+	pa_pfn_t head = 2048; /* a free order-10 block of two Movable pageblocks */
+	REQUIRE(page_state(pfn_page(pool, head)) == PS_FREE &&
+	        page_order(pfn_page(pool, head)) == 10);
+	pageblock_set_mt(pool, head + PB, PA_MT_UNMOVABLE);
+	char err[512] = "";
+	CHECK(pa_validate(pool, err, sizeof err) == -EFAULT);
+	CHECK_MSG(strstr(err, "on the Movable list") && strstr(err, "pfn 2560 of type Unmovable"),
+	          "validate said: %s", err);
+	pageblock_set_mt(pool, head + PB, PA_MT_MOVABLE);
+	VALIDATE(pool);
+	pa_shutdown(pool);
+}
