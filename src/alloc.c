@@ -27,6 +27,7 @@ struct alloc_ctx {
 	unsigned order;
 	unsigned mt;
 	unsigned flags;
+	enum pa_zone_type highest;  /* the highest zone type it may use: picks the lowmem reserve */
 	const struct pa_node *node; /* preferred node: the calling CPU's */
 };
 
@@ -44,6 +45,7 @@ static void alloc_ctx_init(struct alloc_ctx *ac, struct pa_pool *pool, pa_gfp_t 
 	ac->gfp = gfp;
 	ac->order = order;
 	ac->mt = gfp_migratetype(gfp);
+	ac->highest = gfp_highest_zone(gfp);
 	ac->flags = ALLOC_WMARK_LOW | ((gfp & PA_GFP_MOVABLE) ? ALLOC_CMA : 0);
 	if (gfp & PA_GFP_HIGH)
 		ac->flags |= ALLOC_MIN_RESERVE | (order > 0 ? ALLOC_HIGHATOMIC : 0);
@@ -85,7 +87,8 @@ static struct pa_page *get_page_from_freelist(const struct alloc_ctx *ac, unsign
 			continue;
 		pa_lock(&z->lock, SITE_ALLOC);
 		struct pa_page *p = NULL;
-		if (zone_watermark_ok(z, ac->order, z->wmark[flags & ALLOC_WMARK_MASK], flags)) {
+		uint64_t mark = z->wmark[flags & ALLOC_WMARK_MASK] + z->lowmem_reserve[ac->highest];
+		if (zone_watermark_ok(z, ac->order, mark, flags)) {
 			pa_pfn_t pfn = pageblock_rmqueue(z, ac->order, ac->mt, flags);
 			if (pfn != PA_NIL) {
 				p = prep_block(z, pfn, ac);
@@ -275,7 +278,8 @@ unsigned pa_alloc_pages_bulk(struct pa_pool *pool, pa_gfp_t gfp, unsigned int or
 		if (!zone_allowed(&ac, z))
 			continue;
 		pa_lock(&z->lock, SITE_ALLOC_BULK);
-		while (got < nr && zone_watermark_ok(z, order, z->wmark[PA_WMARK_LOW], ac.flags)) {
+		uint64_t mark = z->wmark[PA_WMARK_LOW] + z->lowmem_reserve[ac.highest];
+		while (got < nr && zone_watermark_ok(z, order, mark, ac.flags)) {
 			pa_pfn_t pfn = pageblock_rmqueue(z, order, ac.mt, ac.flags);
 			if (pfn == PA_NIL)
 				break;
