@@ -58,6 +58,23 @@ static bool zone_allowed(const struct alloc_ctx *ac, const struct pa_zone *z)
 	       (!(ac->gfp & PA_GFP_THISNODE) || z->node == ac->node->id);
 }
 
+/*
+ * Linux's zone_statistics() for an allocation that left its node: numa_miss
+ * on the zone that served it, numa_foreign on the zone it preferred (the
+ * first its zonelist allows; not locked here, so an atomic).
+ */
+static __attribute__((noinline)) void count_numa_miss(struct pa_zone *z, const struct alloc_ctx *ac)
+{
+	z->stat[PA_ZS_NUMA_MISS]++;
+	for (unsigned i = 0; i < ac->node->nr_zonelist; i++) {
+		struct pa_zone *pref = ac->node->zonelist[i];
+		if (zone_allowed(ac, pref)) {
+			atomic_fetch_add_explicit(&pref->numa_foreign, 1, memory_order_relaxed);
+			return;
+		}
+	}
+}
+
 /* Turn a block taken off the lists into an allocated block, and count it. Zone lock held. */
 static struct pa_page *prep_block(struct pa_zone *z, pa_pfn_t pfn, const struct alloc_ctx *ac)
 {
@@ -66,6 +83,8 @@ static struct pa_page *prep_block(struct pa_zone *z, pa_pfn_t pfn, const struct 
 	z->stat[PA_ZS_PGALLOC] += 1ull << ac->order;
 	z->stat[PA_ZS_ALLOC_SUCCESS]++;
 	z->alloc_order[ac->order]++;
+	if (unlikely(z->node != ac->node->id))
+		count_numa_miss(z, ac);
 	return p;
 }
 

@@ -233,7 +233,8 @@ void platform_spin_lock(struct pa_pool *pool, struct pa_spin *s, enum pa_lock_si
 	X(COMPACT_DAEMON_FREE_SCANNED, "compact_daemon_free_scanned")                              \
 	X(PGMIGRATE_SUCCESS, "pgmigrate_success")                                                  \
 	X(PGMIGRATE_FAIL, "pgmigrate_fail")                                                        \
-	X(COMPACT_FOLIOS_SPLIT, "compact_folios_split")
+	X(COMPACT_FOLIOS_SPLIT, "compact_folios_split")                                            \
+	X(NUMA_MISS, "numa_miss") /* allocations here that preferred another node */
 
 enum pa_zone_stat {
 #define X(id, name) PA_ZS_##id,
@@ -295,7 +296,8 @@ struct pa_zone {
 	        reserved_pages; /* managed frames held by the pool itself, neither free nor allocated */
 	uint64_t cma_pages;     /* frames in CMA pageblocks */
 	uint64_t stat[PA_NR_ZONE_STATS];
-	uint64_t *alloc_order; /* [order]: successful allocations per order */
+	uint64_t *alloc_order;         /* [order]: successful allocations per order */
+	_Atomic uint64_t numa_foreign; /* allocations that preferred this zone and went elsewhere */
 
 	struct pa_pcp *pcp; /* [cpu] */
 

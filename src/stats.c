@@ -524,7 +524,7 @@ static int report_pagetypeinfo(struct pa_pool *pool, struct sbuf *sb)
 
 /* Counters folded over the zones, each zone's read under its lock. */
 struct vm_snap {
-	uint64_t free_pages, free_cma, isolated;
+	uint64_t free_pages, free_cma, isolated, numa_foreign;
 	uint64_t pgalloc[PA_ZONE_COUNT]; /* PA_ZS_PGALLOC by zone type */
 	uint64_t zstat[PA_NR_ZONE_STATS];
 	uint64_t *alloc_order;     /* [order] */
@@ -543,6 +543,7 @@ static void vm_snap_zone_locked(struct pa_zone *zone, struct vm_snap *s)
 	pa_lock(&zone->lock, SITE_ADMIN);
 	s->free_pages += zone_nr_free(zone);
 	s->free_cma += zone_free_cma(zone);
+	s->numa_foreign += atomic_load_explicit(&zone->numa_foreign, memory_order_relaxed);
 	for (unsigned o = 0; o < nr_orders(zone->pool); o++)
 		s->folios_migrated[o] += zone->folios_migrated[o];
 	pa_unlock(&zone->lock);
@@ -584,9 +585,11 @@ enum vm_src {
 	VM_FREE,     /* frames on the free lists */
 	VM_FREE_CMA, /* of them, on the CMA lists */
 	VM_ISOLATED, /* frames compaction holds isolated */
-	VM_PGALLOC,  /* pgalloc_<zone type>, one line per type of the layout */
-	VM_ZONE,     /* a zone counter (PA_ZONE_STATS), folded */
-	VM_POOL,     /* a pool counter (PA_POOL_STATS) */
+	VM_NUMA_HIT, /* allocations on the preferred node: all but numa_miss */
+	VM_NUMA_FOREIGN,
+	VM_PGALLOC, /* pgalloc_<zone type>, one line per type of the layout */
+	VM_ZONE,    /* a zone counter (PA_ZONE_STATS), folded */
+	VM_POOL,    /* a pool counter (PA_POOL_STATS) */
 };
 
 struct vm_item {
@@ -603,6 +606,11 @@ struct vm_item {
 static const struct vm_item vm_linux[] = {
 	{ "nr_free_pages", VM_FREE, 0 },
 	{ "nr_free_cma", VM_FREE_CMA, 0 },
+	{ "numa_hit", VM_NUMA_HIT, 0 },
+	{ "numa_miss", VM_ZONE, PA_ZS_NUMA_MISS },
+	{ "numa_foreign", VM_NUMA_FOREIGN, 0 },
+	{ "numa_local", VM_NUMA_HIT, 0 },           /* the preferred node is the CPU's own */
+	{ "numa_other", VM_ZONE, PA_ZS_NUMA_MISS }, /* likewise */
 	{ "nr_isolated_anon", VM_ISOLATED, 0 },
 	{ "pgalloc_", VM_PGALLOC, 0 },
 	{ "pgfree", VM_ZONE, PA_ZS_PGFREE },
@@ -661,6 +669,13 @@ static void vm_visit_linux(struct pa_pool *pool, const struct vm_snap *s, vm_vis
 			break;
 		case VM_ISOLATED:
 			fn(ctx, it->name, s->isolated);
+			break;
+		case VM_NUMA_HIT:
+			fn(ctx, it->name,
+			   s->zstat[PA_ZS_ALLOC_SUCCESS] - s->zstat[PA_ZS_NUMA_MISS]);
+			break;
+		case VM_NUMA_FOREIGN:
+			fn(ctx, it->name, s->numa_foreign);
 			break;
 		case VM_PGALLOC:
 			vm_visit_zone_types(pool, s, fn, ctx);
@@ -809,7 +824,8 @@ static const char *const pcp_type_names[PA_NR_PCP_TYPES] = { "unmovable", "movab
 struct zi_zone {
 	uint64_t free, boost, min, low, high, spanned, present, managed, cma;
 	uint64_t protection[PA_ZONE_COUNT];
-	uint64_t free_cma, threshold, node_unreclaimable, start_pfn;
+	uint64_t free_cma, numa_hit, numa_miss, numa_foreign, threshold, node_unreclaimable,
+	        start_pfn;
 	uint64_t stat[PA_NR_ZONE_STATS];
 };
 
@@ -841,6 +857,11 @@ static const struct zi_row zi_head_rows[] = {
 static const struct zi_row zi_stat_rows[] = {
 	ZI_ROW("nr_free_pages", NULL, free),
 	ZI_ROW("nr_free_cma", NULL, free_cma),
+	ZI_ROW("numa_hit", NULL, numa_hit),
+	ZI_ROW("numa_miss", NULL, numa_miss),
+	ZI_ROW("numa_foreign", NULL, numa_foreign),
+	ZI_ROW("numa_local", NULL, numa_hit),  /* the preferred node is the CPU's own */
+	ZI_ROW("numa_other", NULL, numa_miss), /* likewise */
 };
 
 static const struct zi_row zi_tail_rows[] = {
@@ -909,6 +930,9 @@ static void snap_zoneinfo(struct pa_pool *pool, struct pa_zone *zone, struct zi_
 	memcpy(zi->protection, zone->lowmem_reserve, sizeof zi->protection);
 	pa_unlock(&zone->lock);
 	zi->threshold = zi_threshold(pool, zi->managed);
+	zi->numa_miss = zi->stat[PA_ZS_NUMA_MISS];
+	zi->numa_hit = zi->stat[PA_ZS_ALLOC_SUCCESS] - zi->numa_miss;
+	zi->numa_foreign = atomic_load_explicit(&zone->numa_foreign, memory_order_relaxed);
 }
 
 static void zi_value(struct sbuf *sb, const char *key, const char *text, uint64_t v)
@@ -964,7 +988,8 @@ static void zi_stats(struct sbuf *sb, const struct zi_zone *zi)
 	for (size_t i = 0; i < sizeof zi_stat_rows / sizeof zi_stat_rows[0]; i++)
 		zi_value(sb, zi_stat_rows[i].key, NULL, zi_field(zi, zi_stat_rows[i].off));
 	for (unsigned k = 0; k < PA_NR_ZONE_STATS; k++)
-		zi_value(sb, pa_zone_stat_names[k], NULL, zi->stat[k]);
+		if (k != PA_ZS_NUMA_MISS) /* a row above */
+			zi_value(sb, pa_zone_stat_names[k], NULL, zi->stat[k]);
 	if (sb->json)
 		js_close(sb, '}');
 }
