@@ -2,7 +2,8 @@
 # A thin wrapper over CMake. The real build is CMakeLists.txt.
 #
 #   make / make build   configure build/ (Release: -O2 -g) and build
-#   make run            build, then run the default workload (a short churn on a 1 GiB pool)
+#   make run            build, then replay the shipped kernel trace excerpt beside the
+#                       kernel's own snapshots, and draw the memory map
 #   make test           build/ + ctest, then ASan+UBSan (build-asan/) and TSan (build-tsan/)
 #   make bench          build, then the allocation benchmarks
 #   make soak           the soak workload, SOAK_SECONDS each in the plain and TSan builds
@@ -44,8 +45,12 @@ build:
 	$(call CONFIGURE,$(BUILD))
 	$(call COMPILE,$(BUILD))
 
+# A Linux 6.1 recording around a compact_memory and a THP burst (docs/replay.md).
+REPLAY_SAMPLE := examples/replay/linux-6.1-compact
+
 run: build
-	$(PROGRAM) bench churn
+	$(PROGRAM) replay $(REPLAY_SAMPLE) --map $(BUILD)/replay-map.svg \
+		--svg $(BUILD)/replay-fragmentation.svg
 
 # Each step stops make on failure, so make test exits non-zero if any fails.
 test: test-plain test-asan test-tsan

@@ -122,6 +122,14 @@ int pa_boot(const char *cmdline, const struct pa_platform *platform, struct pa_p
 /* Release the pool and everything it holds. NULL: nothing happens. */
 void pa_shutdown(struct pa_pool *pool);
 
+/*
+ * Wait until deferred frame init (deferred_init=1, the default) has put
+ * every frame of the pool into the buddy and the watermarks were set from
+ * the full size. Returns at once with deferred_init=0 or when it is done.
+ * Allocations need not wait: one that runs short initialises more itself.
+ */
+void pa_deferred_init_wait(struct pa_pool *pool);
+
 /* --- Allocation -------------------------------------------------------- */
 
 /*
@@ -289,9 +297,12 @@ long pa_kcompactd_run(struct pa_pool *pool, int node);
  * blocks (the largest aligned ones that fit): give it back with
  * pa_free_contig_range(). 0; -EINVAL for an empty range, one not inside a
  * single zone or with a hole, another migratetype, unknown gfp bits or a
- * NULL pool; -EBUSY when a frame cannot be moved (unmovable,
- * pinned, no owner) or the range is being taken already. On failure nothing
- * changes.
+ * NULL pool; -EBUSY when a frame cannot be moved (unmovable, pinned, no
+ * owner, refused by its owner) or the range is being taken already;
+ * -ENOMEM. On failure nothing changes: every pageblock keeps its type and
+ * the free memory is what it was. Only what an attempt must do stays done:
+ * the per-CPU lists are drained, and a folio that was moved out before
+ * another refused stays where it went (its owner was told).
  */
 int pa_alloc_contig_range(struct pa_pool *pool, pa_pfn_t start_pfn, pa_pfn_t end_pfn,
                           unsigned migratetype, pa_gfp_t gfp);

@@ -473,6 +473,7 @@ static int boot_derive(struct pa_boot_config *c, char *err, size_t errlen)
 		pb = min_u(pb, (unsigned)c->huge_order);
 	c->pageblock_order = pb;
 	c->section_shift = PA_SECTION_BYTES_SHIFT - c->page_shift;
+	c->chunk_order = c->section_shift > c->max_order ? c->section_shift : c->max_order;
 	if (!c->pcp_orders_set) {
 		c->pcp_orders = (1ull << (PA_COSTLY_ORDER + 1)) - 1;
 		if (c->huge_order >= 0)
@@ -584,6 +585,8 @@ int pa_boot(const char *cmdline, const struct pa_platform *platform, struct pa_p
 		rc = zone_init_all(pool, err, errlen);
 	if (rc == 0)
 		rc = cma_init(pool, err, errlen);
+	if (rc == 0)
+		rc = deferred_init_start(pool, err, errlen);
 	if (rc == 0) {
 		atomic_store(&pool->compaction_proactiveness, pool->cfg.compaction_proactiveness);
 		rc = compaction_init(pool, err, errlen);
@@ -600,6 +603,7 @@ void pa_shutdown(struct pa_pool *pool)
 {
 	if (!pool)
 		return;
+	deferred_init_stop(pool);
 	compaction_stop(pool);
 	cma_destroy(pool);
 	zone_destroy_all(pool);

@@ -23,6 +23,12 @@ static inline void count_add(struct pa_zone *z, unsigned order, unsigned mt, uin
 	z->nr_free_mt[order * PA_MT_COUNT + mt] += n;
 }
 
+/* The list that untouched chunks stand behind: max order, MOVABLE (as every pageblock starts). */
+static inline bool untouched_list(const struct pa_zone *z, unsigned order, unsigned mt)
+{
+	return order == z->pool->cfg.max_order && mt == PA_MT_MOVABLE;
+}
+
 /* Link a free block at the head of its list: the most recently freed is the cache-hottest. */
 static inline __attribute__((always_inline)) void list_link(struct pa_zone *z, pa_pfn_t pfn,
                                                             unsigned order, unsigned mt)
@@ -56,7 +62,7 @@ static inline __attribute__((always_inline)) void list_unlink(struct pa_zone *z,
 		*head = p->lru.next;
 	if (p->lru.next != PA_NIL)
 		pfn_page(pool, p->lru.next)->lru.prev = p->lru.prev;
-	if (*head == PA_NIL)
+	if (*head == PA_NIL && !(unlikely(z->nr_untouched) && untouched_list(z, order, mt)))
 		z->nonempty[mt] &= ~(1ull << order);
 	count_add(z, order, mt, UINT64_MAX); /* minus one */
 }
@@ -143,13 +149,54 @@ pa_pfn_t buddy_take_smallest(struct pa_zone *z, unsigned order, unsigned mt)
 	int o = buddy_first_order(z, order, mt);
 	if (o < 0)
 		return PA_NIL;
-	pa_pfn_t pfn = *list_head(z, (unsigned)o, mt);
+	pa_pfn_t pfn = buddy_list_first(z, (unsigned)o, mt);
 	buddy_take_block(z, pfn, order, (unsigned)o);
 	return pfn;
 }
 
-/* The head of the (order, mt) list, PA_NIL if empty. */
 pa_pfn_t buddy_list_first(struct pa_zone *z, unsigned order, unsigned mt)
 {
-	return *list_head(z, order, mt);
+	pa_pfn_t pfn = *list_head(z, order, mt);
+	if (unlikely(pfn == PA_NIL) && z->nr_untouched && untouched_list(z, order, mt)) {
+		buddy_materialise(z, zone_untouched_pop(z));
+		pfn = *list_head(z, order, mt);
+	}
+	return pfn;
+}
+
+pa_pfn_t buddy_list_peek(const struct pa_zone *z, unsigned order, unsigned mt)
+{
+	return z->list_head[order * PA_MT_COUNT + mt];
+}
+
+static uint64_t chunk_blocks(const struct pa_zone *z)
+{
+	return 1ull << (z->pool->cfg.chunk_order - z->pool->cfg.max_order);
+}
+
+void buddy_add_untouched(struct pa_zone *z, pa_pfn_t chunk)
+{
+	unsigned mo = z->pool->cfg.max_order;
+	uint64_t i = (chunk - z->chunk_base) >> z->pool->cfg.chunk_order;
+	z->untouched[i / 64] |= 1ull << (i % 64);
+	if (i / 64 > z->untouched_hint || !z->nr_untouched)
+		z->untouched_hint = i / 64;
+	z->nr_untouched++;
+	count_add(z, mo, PA_MT_MOVABLE, chunk_blocks(z));
+	z->nonempty[PA_MT_MOVABLE] |= 1ull << mo;
+	z->free_pages += 1ull << z->pool->cfg.chunk_order;
+}
+
+/*
+ * The blocks were counted when the chunk was added: uncount them, then link
+ * them in address order, so that the list hands out the highest first, as
+ * it would had every block been freed at boot.
+ */
+void buddy_materialise(struct pa_zone *z, pa_pfn_t chunk)
+{
+	unsigned mo = z->pool->cfg.max_order;
+	uint64_t n = chunk_blocks(z);
+	count_add(z, mo, PA_MT_MOVABLE, 0 - n);
+	for (uint64_t b = 0; b < n; b++)
+		list_link(z, chunk + (b << mo), mo, PA_MT_MOVABLE);
 }

@@ -39,6 +39,35 @@ void pageblock_set_mt_range(struct pa_pool *pool, pa_pfn_t pfn, unsigned order, 
 		pageblock_set_mt(pool, pfn + (i << pb), mt);
 }
 
+pa_pfn_t pageblock_first_other(const struct pa_pool *pool, pa_pfn_t pfn, unsigned order,
+                               unsigned mt)
+{
+	unsigned pb = pool->cfg.pageblock_order;
+	uint64_t n = order > pb ? 1ull << (order - pb) : 1;
+	for (uint64_t i = 0; i < n; i++)
+		if (pageblock_mt(pool, pfn + (i << pb)) != mt)
+			return pfn + (i << pb);
+	return PA_NIL;
+}
+
+/*
+ * A block wider than a pageblock can span types: its pageblocks were retyped
+ * or isolated while it sat on a CPU's list or was allocated. Freed whole, it
+ * would sit on one type's list over pageblocks of another; so it goes back a
+ * pageblock at a time, each piece by its own pageblock's type.
+ */
+void pageblock_free_block(struct pa_zone *z, pa_pfn_t pfn, unsigned order)
+{
+	struct pa_pool *pool = z->pool;
+	unsigned pb = pool->cfg.pageblock_order, mt = pageblock_mt(pool, pfn);
+	if (likely(order <= pb) || pageblock_first_other(pool, pfn, order, mt) == PA_NIL) {
+		buddy_free_block(z, pfn, order, mt);
+		return;
+	}
+	for (pa_pfn_t p = pfn; p < pfn + (1ull << order); p += 1ull << pb)
+		buddy_free_block(z, p, pb, pageblock_mt(pool, p));
+}
+
 /* Free and movable-allocated frames of a pageblock, and optionally move its free blocks. */
 struct pb_census {
 	uint64_t free, movable;
@@ -163,25 +192,42 @@ pa_pfn_t pageblock_rmqueue_fallback(struct pa_zone *z, unsigned order, unsigned 
 	return pfn != PA_NIL ? pfn : rmqueue_steal(z, order, mt);
 }
 
-pa_pfn_t pageblock_rmqueue(struct pa_zone *z, unsigned order, unsigned mt, unsigned alloc_flags)
+int pageblock_own_list(const struct pa_zone *z, unsigned order, unsigned mt, unsigned alloc_flags,
+                       unsigned *found)
 {
-	pa_pfn_t pfn;
-	if (alloc_flags & ALLOC_HIGHATOMIC) {
-		pfn = buddy_take_smallest(z, order, PA_MT_HIGHATOMIC);
-		if (pfn != PA_NIL)
-			return pfn;
-	}
 	/* Linux's balance rule: borrow CMA first while it holds over half the zone's free memory. */
 	bool cma = (alloc_flags & ALLOC_CMA) && z->cma_pages;
-	if (cma && zone_free_cma(z) > zone_nr_free(z) / 2) {
-		pfn = buddy_take_smallest(z, order, PA_MT_CMA);
+	int o;
+	if (cma && zone_free_cma(z) > zone_nr_free(z) / 2 &&
+	    (o = buddy_first_order(z, order, PA_MT_CMA)) >= 0) {
+		*found = (unsigned)o;
+		return PA_MT_CMA;
+	}
+	if ((o = buddy_first_order(z, order, mt)) >= 0) {
+		*found = (unsigned)o;
+		return (int)mt;
+	}
+	if (cma && (o = buddy_first_order(z, order, PA_MT_CMA)) >= 0) {
+		*found = (unsigned)o;
+		return PA_MT_CMA;
+	}
+	return -1;
+}
+
+pa_pfn_t pageblock_rmqueue(struct pa_zone *z, unsigned order, unsigned mt, unsigned alloc_flags)
+{
+	if (alloc_flags & ALLOC_HIGHATOMIC) {
+		pa_pfn_t pfn = buddy_take_smallest(z, order, PA_MT_HIGHATOMIC);
 		if (pfn != PA_NIL)
 			return pfn;
 	}
-	pfn = buddy_take_smallest(z, order, mt);
-	if (pfn == PA_NIL && cma)
-		pfn = buddy_take_smallest(z, order, PA_MT_CMA);
-	return pfn != PA_NIL ? pfn : pageblock_rmqueue_fallback(z, order, mt);
+	unsigned found;
+	int type = pageblock_own_list(z, order, mt, alloc_flags, &found);
+	if (type < 0)
+		return pageblock_rmqueue_fallback(z, order, mt);
+	pa_pfn_t pfn = buddy_list_first(z, found, (unsigned)type);
+	buddy_take_block(z, pfn, order, found);
+	return pfn;
 }
 
 /*

@@ -23,7 +23,9 @@
 
 #define PCP_BATCH_SCALE_MAX   5 /* frees in a row scale the spill up to batch << 5 (pcp_free) */
 #define PCP_DECAY_INTERVAL_NS 1000000000ull
-#define PCP_MIN_HIGH_FRACTION 8 /* as Linux's MIN_PERCPU_PAGELIST_HIGH_FRACTION */
+#define PCP_MIN_HIGH_FRACTION 8   /* as Linux's MIN_PERCPU_PAGELIST_HIGH_FRACTION */
+#define PCP_REFILL_BLOCKS     32  /* whole blocks one refill takes at most */
+#define PCP_SPILL_BLOCKS      256 /* blocks a spill merges and gives back per zone-lock hold */
 
 static unsigned nr_lists(const struct pa_pool *pool)
 {
@@ -130,7 +132,7 @@ static unsigned refill_count(struct pa_pcp *pcp, unsigned order)
 }
 
 static void pcp_spill(struct pa_zone *z, struct pa_pcp *pcp, uint64_t frames, uint64_t order_mask,
-                      enum pa_lock_site site);
+                      unsigned first, enum pa_lock_site site);
 
 /*
  * Once a second at most (Linux's decay_pcp_high): let high fall back toward
@@ -150,20 +152,81 @@ static void pcp_decay(struct pa_zone *z, struct pa_pcp *pcp)
 	h = h < pcp->high_min ? pcp->high_min : h > pcp->high_max ? pcp->high_max : h;
 	pcp->high = (uint32_t)h;
 	if (pcp->count > pcp->high)
-		pcp_spill(z, pcp, pcp->count - pcp->high, UINT64_MAX, SITE_PCP_SPILL);
+		pcp_spill(z, pcp, pcp->count - pcp->high, UINT64_MAX, pcp->spill_next,
+		          SITE_PCP_SPILL);
+}
+
+/* A whole block a refill takes or a spill gives back. */
+struct pcp_block {
+	uint32_t pfn; /* as the lists link them */
+	uint32_t order;
+};
+
+/*
+ * Take a whole free block for up to n blocks of `order`, as that many
+ * smallest-fit takes would use it: the smallest block of the request's own
+ * lists if n fill it, else one split to what n fill, never above a
+ * pageblock. It leaves the buddy as one PS_PCP head that scanners step
+ * over, to be cut up once the zone lock is dropped. Returns how many blocks
+ * of order it holds, 0 if the own lists are empty or the watermark is near
+ * (then blocks go one by one: the fallback policy, the last frames). Zone
+ * lock held.
+ */
+static unsigned refill_take_whole(struct pa_zone *z, unsigned order, unsigned mt, unsigned flags,
+                                  unsigned n, struct pcp_block *out)
+{
+	unsigned pb = z->pool->cfg.pageblock_order, cap = pb > order ? pb : order, found;
+	int type = pageblock_own_list(z, order, mt, flags, &found);
+	if (type < 0)
+		return 0;
+	unsigned fill = order + 31 - (unsigned)__builtin_clz(n); /* the largest n fill */
+	unsigned take = found < fill ? found : fill;
+	take = take < cap ? take : cap;
+	if (!zone_watermark_ok(z, 0, z->wmark[PA_WMARK_LOW] + (1ull << take) - 1, flags))
+		return 0;
+	pa_pfn_t pfn = buddy_list_first(z, found, (unsigned)type);
+	buddy_take_block(z, pfn, take, found);
+	struct pa_page *p = pfn_page(z->pool, pfn);
+	set_page_order(p, take);
+	set_page_state(p, PS_PCP);
+	*out = (struct pcp_block){ (uint32_t)pfn, take };
+	return 1u << (take - order);
+}
+
+/* Cut a block taken whole into blocks of order, the lowest on top. List lock held. */
+static void refill_cut(struct pa_pool *pool, struct pa_pcp *pcp, struct pcp_block b, unsigned order,
+                       unsigned mt)
+{
+	for (uint64_t i = 1ull << (b.order - order); i-- > 0;) {
+		pa_pfn_t pfn = b.pfn + (i << order);
+		set_page_order(pfn_page(pool, pfn), order);
+		pcp_push(pool, pcp, pfn, order, mt);
+	}
 }
 
 /*
- * Fill the list from the buddy under one zone-lock hold. A refill raises
- * high by a batch while the zone is above its high watermark (Linux 6.7).
+ * Fill the list from the buddy under one zone-lock hold, mostly as whole
+ * blocks cut up after the lock is dropped, so that two CPUs refilling share
+ * the lock for a few list operations each. A refill raises high by a batch
+ * while the zone is above its high watermark (Linux 6.7).
  */
 static void pcp_refill(struct pa_zone *z, struct pa_pcp *pcp, unsigned order, unsigned mt)
 {
 	struct pa_pool *pool = z->pool;
 	unsigned n = refill_count(pcp, order);
+	unsigned flags = ALLOC_WMARK_LOW | (mt == PA_MT_MOVABLE ? ALLOC_CMA : 0);
+	struct pcp_block whole[PCP_REFILL_BLOCKS];
 	pa_lock(&z->lock, SITE_PCP_REFILL);
-	for (unsigned i = 0; i < n; i++) {
-		unsigned flags = ALLOC_WMARK_LOW | (mt == PA_MT_MOVABLE ? ALLOC_CMA : 0);
+	unsigned nb = 0;
+	while (n) {
+		unsigned got = n > 1 && nb < PCP_REFILL_BLOCKS ?
+		                       refill_take_whole(z, order, mt, flags, n, &whole[nb]) :
+		                       0;
+		if (got) {
+			nb++;
+			n -= got;
+			continue;
+		}
 		if (!zone_watermark_ok(z, order, z->wmark[PA_WMARK_LOW], flags))
 			break;
 		pa_pfn_t pfn = pageblock_rmqueue(z, order, mt, flags);
@@ -171,9 +234,12 @@ static void pcp_refill(struct pa_zone *z, struct pa_pcp *pcp, unsigned order, un
 			break;
 		set_page_order(pfn_page(pool, pfn), order);
 		pcp_push(pool, pcp, pfn, order, mt);
+		n--;
 	}
 	bool roomy = zone_nr_free(z) > z->wmark[PA_WMARK_HIGH];
 	pa_unlock(&z->lock);
+	while (nb--)
+		refill_cut(pool, pcp, whole[nb], order, mt);
 	if (roomy && pcp->high < pcp->high_max) {
 		uint32_t h = pcp->high + pcp->batch;
 		pcp->high = h > pcp->high_max ? pcp->high_max : h;
@@ -181,30 +247,128 @@ static void pcp_refill(struct pa_zone *z, struct pa_pcp *pcp, unsigned order, un
 	pcp_decay(z, pcp);
 }
 
-/* Free `frames` frames (at least) from the lists back to the buddy, lists round-robin. */
-/*
- * Give `frames` frames (at least) back to the buddy under one zone-lock
- * hold, emptying one list after another from where the last spill stopped,
- * as Linux's free_pcppages_bulk() does.
- */
-static void pcp_spill(struct pa_zone *z, struct pa_pcp *pcp, uint64_t frames, uint64_t order_mask,
-                      enum pa_lock_site site)
+/* Pop blocks off the lists from *idx on until `frames` frames or `max` blocks; adds to *freed. */
+static unsigned spill_take(struct pa_pool *pool, struct pa_pcp *pcp, uint64_t frames,
+                           uint64_t order_mask, unsigned *idx, unsigned *seen, uint64_t *freed,
+                           struct pcp_block *out, unsigned max)
 {
-	struct pa_pool *pool = z->pool;
-	unsigned lists = nr_lists(pool), idx = pcp->spill_next % lists;
-	uint64_t freed = 0;
-	pa_lock(&z->lock, site);
-	for (unsigned seen = 0; freed < frames && seen < lists; seen++, idx = (idx + 1) % lists) {
-		unsigned order = idx / PA_NR_PCP_TYPES, type = idx % PA_NR_PCP_TYPES;
+	unsigned lists = nr_lists(pool), n = 0;
+	for (; *freed < frames && *seen < lists && n < max; ++*seen, *idx = (*idx + 1) % lists) {
+		unsigned order = *idx / PA_NR_PCP_TYPES, type = *idx % PA_NR_PCP_TYPES;
 		if (!((order_mask >> order) & 1))
 			continue;
-		for (pa_pfn_t pfn;
-		     freed < frames && (pfn = pcp_pop(pool, pcp, order, type)) != PA_NIL;) {
-			buddy_free_block(z, pfn, order, pageblock_mt(pool, pfn));
-			freed += 1ull << order;
+		for (pa_pfn_t pfn; *freed < frames && n < max &&
+		                   (pfn = pcp_pop(pool, pcp, order, type)) != PA_NIL;) {
+			out[n++] = (struct pcp_block){ (uint32_t)pfn, order };
+			*freed += 1ull << order;
 		}
+		if (n == max)
+			break; /* the list may hold more: come back to it */
 	}
-	pa_unlock(&z->lock);
+	return n;
+}
+
+static void blocks_reverse(struct pcp_block *b, unsigned n)
+{
+	for (unsigned i = 0, j = n - 1; n && i < j; i++, j--) {
+		struct pcp_block t = b[i];
+		b[i] = b[j];
+		b[j] = t;
+	}
+}
+
+/* Merge the sorted runs a[0, na) and a[na, na + nb) in place, through tmp. */
+static void blocks_merge(struct pcp_block *a, unsigned na, unsigned nb, struct pcp_block *tmp)
+{
+	memcpy(tmp, a, na * sizeof *a);
+	unsigned i = 0, j = na, k = 0;
+	while (i < na && j < na + nb)
+		a[k++] = tmp[i].pfn < a[j].pfn ? tmp[i++] : a[j++];
+	while (i < na)
+		a[k++] = tmp[i++];
+}
+
+/*
+ * By pfn, as a natural merge sort: a list is a stack, so what a spill takes
+ * is a few runs of blocks freed in rising order, each come off falling.
+ */
+static void spill_sort(struct pcp_block *b, unsigned n)
+{
+	struct pcp_block tmp[PCP_SPILL_BLOCKS];
+	uint16_t run[PCP_SPILL_BLOCKS + 1];
+	unsigned nr = 0;
+	for (unsigned i = 0, j; i < n; i = j) {
+		bool down = i + 1 < n && b[i + 1].pfn < b[i].pfn;
+		for (j = i + 1; j < n && (b[j].pfn < b[j - 1].pfn) == down; j++)
+			;
+		if (down)
+			blocks_reverse(b + i, j - i);
+		run[nr++] = (uint16_t)i;
+	}
+	run[nr] = (uint16_t)n;
+	while (nr > 1) {
+		unsigned k = 0;
+		for (unsigned r = 0; r < nr; r += 2, k++) {
+			if (r + 1 < nr)
+				blocks_merge(b + run[r], run[r + 1] - run[r],
+				             run[r + 2] - run[r + 1], tmp);
+			run[k] = run[r];
+		}
+		run[k] = (uint16_t)n;
+		nr = k;
+	}
+}
+
+/*
+ * Merge the popped blocks with each other, up to a pageblock, before the
+ * buddy sees them: they are this CPU's, so no lock but the list lock is
+ * needed, and the zone lock is then held for a few merged blocks. Sorted by
+ * pfn, two buddies meet on top of a stack. The buddy ends where it would
+ * have ended freeing them one by one. Returns the blocks left. List lock held.
+ */
+static unsigned spill_merge(struct pa_pool *pool, struct pcp_block *b, unsigned n)
+{
+	unsigned top = 0, pb = pool->cfg.pageblock_order;
+	spill_sort(b, n);
+	for (unsigned i = 0; i < n; i++) {
+		struct pcp_block c = b[i];
+		while (top && c.order < pb && b[top - 1].order == c.order &&
+		       b[top - 1].pfn + (1ull << c.order) == c.pfn &&
+		       !(b[top - 1].pfn & ((2ull << c.order) - 1))) {
+			set_page_state(pfn_page(pool, c.pfn), PS_BODY);
+			c = b[--top];
+			c.order++;
+		}
+		b[top++] = c;
+	}
+	for (unsigned i = 0; i < top; i++)
+		set_page_order(pfn_page(pool, b[i].pfn), b[i].order);
+	return top;
+}
+
+/*
+ * Give `frames` frames (at least) back to the buddy, emptying one list after
+ * another from list `first` on, as Linux's free_pcppages_bulk() does. A free
+ * that overflows starts at the list it freed to: that list holds what the
+ * CPU does not reuse, and a spill of a large order then gives back its own
+ * blocks instead of walking every smaller list for frames. Blocks go in
+ * rounds of PCP_SPILL_BLOCKS, merged among themselves first.
+ */
+static void pcp_spill(struct pa_zone *z, struct pa_pcp *pcp, uint64_t frames, uint64_t order_mask,
+                      unsigned first, enum pa_lock_site site)
+{
+	struct pa_pool *pool = z->pool;
+	unsigned idx = first % nr_lists(pool), seen = 0, n;
+	uint64_t freed = 0;
+	struct pcp_block b[PCP_SPILL_BLOCKS];
+	while ((n = spill_take(pool, pcp, frames, order_mask, &idx, &seen, &freed, b,
+	                       PCP_SPILL_BLOCKS))) {
+		n = spill_merge(pool, b, n);
+		pa_lock(&z->lock, site);
+		for (unsigned i = 0; i < n; i++)
+			pageblock_free_block(z, b[i].pfn, b[i].order);
+		pa_unlock(&z->lock);
+	}
 	pcp->spill_next = idx;
 }
 
@@ -229,9 +393,9 @@ static uint64_t spill_frames(const struct pa_pcp *pcp)
 	return n < lo ? lo : n > hi ? hi : n;
 }
 
-bool pcp_spill_unlock(struct pa_zone *z, struct pa_pcp *pcp)
+bool pcp_spill_unlock(struct pa_zone *z, struct pa_pcp *pcp, unsigned list)
 {
-	pcp_spill(z, pcp, spill_frames(pcp), UINT64_MAX, SITE_PCP_SPILL);
+	pcp_spill(z, pcp, spill_frames(pcp), UINT64_MAX, list, SITE_PCP_SPILL);
 	pa_spin_unlock(&pcp->lock);
 	return true;
 }
@@ -244,10 +408,11 @@ bool pcp_free_wipe_unlock(struct pa_zone *z, struct pa_pcp *pcp, pa_pfn_t pfn, u
 	if (pool->base)
 		memset(pool->base + (pfn << pool->cfg.page_shift), 0,
 		       (size_t)1 << (pool->cfg.page_shift + order));
-	pcp_push(pool, pcp, pfn, order, mt < PA_NR_PCP_TYPES ? mt : PA_MT_MOVABLE);
+	unsigned type = mt < PA_NR_PCP_TYPES ? mt : PA_MT_MOVABLE;
+	pcp_push(pool, pcp, pfn, order, type);
 	pcp->ops[2 * order + 1]++;
 	if (pcp->count >= pcp->high)
-		return pcp_spill_unlock(z, pcp);
+		return pcp_spill_unlock(z, pcp, pcp_index(order, type));
 	pa_spin_unlock(&pcp->lock);
 	return true;
 }
@@ -257,7 +422,7 @@ void pcp_drain_cpu(struct pa_zone *z, unsigned cpu, uint64_t order_mask)
 	struct pa_pcp *pcp = &z->pcp[cpu];
 	platform_spin_lock(z->pool, &pcp->lock, SITE_DRAIN);
 	if (pcp->count)
-		pcp_spill(z, pcp, UINT64_MAX, order_mask, SITE_DRAIN);
+		pcp_spill(z, pcp, UINT64_MAX, order_mask, 0, SITE_DRAIN);
 	pa_spin_unlock(&pcp->lock);
 }
 
@@ -310,7 +475,7 @@ bool pcp_drain_all_if_any(struct pa_pool *pool)
 			platform_spin_lock(pool, &pcp->lock, SITE_DRAIN);
 			bool held = pcp->count != 0;
 			if (held)
-				pcp_spill(z, pcp, UINT64_MAX, UINT64_MAX, SITE_DRAIN);
+				pcp_spill(z, pcp, UINT64_MAX, UINT64_MAX, 0, SITE_DRAIN);
 			pa_spin_unlock(&pcp->lock);
 			any |= held;
 		}

@@ -468,6 +468,57 @@ static inline void to_free_all(struct towner *o)
 		to_free(o, i);
 }
 
+/* Owned folios of `order` until the pool is full (no compaction while filling). */
+static inline size_t fill_owned(struct towner *o, unsigned order)
+{
+	size_t n = 0;
+	while (to_alloc(o, PA_GFP_COMP | PA_GFP_NOCOMPACT, order) >= 0)
+		n++;
+	return n;
+}
+
+/*
+ * Free the live unsplit folios whose pfn >> shift is odd (holes of order
+ * `shift` or the folio's); returns the frames freed. Each is looked at
+ * under the lock: a background compactor may be moving it.
+ */
+static inline uint64_t free_odd_at(struct towner *o, unsigned shift)
+{
+	uint64_t frames = 0;
+	for (size_t i = 0; i < o->nr; i++) {
+		pthread_mutex_lock(&o->lock);
+		struct tfolio *f = &o->f[i];
+		bool odd = f->live && !f->split &&
+		           (pa_page_to_pfn(o->pool, f->page) >> shift) % 2 == 1;
+		frames += odd ? 1ull << f->order : 0;
+		pthread_mutex_unlock(&o->lock);
+		if (odd)
+			to_free(o, i);
+	}
+	return frames;
+}
+
+/* The current pfn of every slot (PA_PFN_INVALID when not live); free() it. */
+static inline pa_pfn_t *snapshot_pfns(struct towner *o)
+{
+	pa_pfn_t *s = malloc((o->nr ? o->nr : 1) * sizeof *s);
+	REQUIRE(s);
+	for (size_t i = 0; i < o->nr; i++)
+		s[i] = to_pfn(o, i);
+	return s;
+}
+
+/* Live folios with a frame in [s, e). */
+static inline size_t folios_in(struct towner *o, pa_pfn_t s, pa_pfn_t e)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < o->nr; i++) {
+		pa_pfn_t p = to_pfn(o, i);
+		n += p != PA_PFN_INVALID && p < e && p + (1ull << o->f[i].order) > s;
+	}
+	return n;
+}
+
 /* No callback found anything wrong. */
 #define to_expect_clean(o)                                                                         \
 	do {                                                                                       \

@@ -10,6 +10,7 @@
 #define _POSIX_C_SOURCE 200809L /* getpid, unlink */
 #endif
 #include "test.h"
+#include "helpers.h"
 
 #include "internal.h"
 
@@ -20,50 +21,6 @@
 /* ---------------------------------------------------------------------- */
 /* Helpers                                                                 */
 /* ---------------------------------------------------------------------- */
-
-static pa_pfn_t must_alloc(struct pa_pool *pool, pa_gfp_t gfp, unsigned order)
-{
-	struct pa_page *page = pa_alloc_pages(pool, gfp, order);
-	CHECK_MSG(page != NULL, "allocation of order %u (gfp %#x) failed", order, gfp);
-	if (!page)
-		test_abort_case();
-	pa_pfn_t pfn = pa_page_to_pfn(pool, page);
-	CHECK_MSG(pfn % (1ull << order) == 0, "order-%u block at pfn %" PRIu64 " is not aligned",
-	          order, pfn);
-	return pfn;
-}
-
-static void free_pfn(struct pa_pool *pool, pa_pfn_t pfn, unsigned order)
-{
-	pa_free_pages(pool, pa_pfn_to_page(pool, pfn), order);
-}
-
-static uint64_t vmstat(struct pa_pool *pool, const char *name)
-{
-	uint64_t v = 0;
-	int rc = pa_vmstat_read(pool, name, &v);
-	CHECK_MSG(rc == 0, "pa_vmstat_read(\"%s\") = %d", name, rc);
-	return v;
-}
-
-static struct pa_usage usage(struct pa_pool *pool)
-{
-	struct pa_usage u;
-	pa_get_usage(pool, &u);
-	CHECK_MSG(u.managed == u.free + u.allocated + u.reserved,
-	          "managed %" PRIu64 " != free %" PRIu64 " + allocated %" PRIu64
-	          " + reserved %" PRIu64,
-	          u.managed, u.free, u.allocated, u.reserved);
-	return u;
-}
-
-static struct pa_zone *zone_of_type(struct pa_pool *pool, enum pa_zone_type type)
-{
-	for (unsigned z = 0; z < pool->nr_zones; z++)
-		if (pool->zones[z].type == type)
-			return &pool->zones[z];
-	return NULL;
-}
 
 static bool in_zone(const struct pa_zone *z, pa_pfn_t pfn, unsigned order)
 {

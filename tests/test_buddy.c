@@ -16,6 +16,7 @@
 #define _POSIX_C_SOURCE 200809L /* clock_gettime */
 #endif
 #include "test.h"
+#include "helpers.h"
 
 #include "internal.h"
 
@@ -26,14 +27,6 @@
 /* ---------------------------------------------------------------------- */
 /* Helpers                                                                 */
 /* ---------------------------------------------------------------------- */
-
-static uint64_t rng_next(uint64_t *s)
-{
-	uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-	return z ^ (z >> 31);
-}
 
 static struct pa_config config_of(struct pa_pool *pool)
 {
@@ -47,38 +40,12 @@ static pa_pfn_t pfn_of(struct pa_pool *pool, struct pa_page *page)
 	return pa_page_to_pfn(pool, page);
 }
 
-/* Allocate or end the case. */
-static pa_pfn_t must_alloc(struct pa_pool *pool, pa_gfp_t gfp, unsigned order)
-{
-	struct pa_page *page = pa_alloc_pages(pool, gfp, order);
-	CHECK_MSG(page != NULL, "allocation of order %u (gfp %#x) failed", order, gfp);
-	if (!page)
-		test_abort_case();
-	pa_pfn_t pfn = pfn_of(pool, page);
-	CHECK_MSG(pfn % (1ull << order) == 0, "order-%u block at pfn %" PRIu64 " is not aligned",
-	          order, pfn);
-	return pfn;
-}
-
-static void free_pfn(struct pa_pool *pool, pa_pfn_t pfn, unsigned order)
-{
-	pa_free_pages(pool, pa_pfn_to_page(pool, pfn), order);
-}
-
 static uint64_t nr_free_total(struct pa_pool *pool, unsigned order)
 {
 	uint64_t n = 0;
 	for (unsigned z = 0; z < pool->nr_zones; z++)
 		n += pool->zones[z].nr_free[order];
 	return n;
-}
-
-static struct pa_zone *zone_of_type(struct pa_pool *pool, enum pa_zone_type type)
-{
-	for (unsigned z = 0; z < pool->nr_zones; z++)
-		if (pool->zones[z].type == type)
-			return &pool->zones[z];
-	return NULL;
 }
 
 /* Largest order o <= max with pfn aligned to 2^o and pfn + 2^o <= end. */
@@ -98,6 +65,7 @@ static unsigned greedy_order(pa_pfn_t pfn, pa_pfn_t end, unsigned max_order)
  */
 static void check_full_merge(struct pa_pool *pool)
 {
+	test_touch_all(pool); /* the descriptors of untouched memory, written */
 	struct pa_config cfg = config_of(pool);
 	struct pa_usage usage;
 	pa_get_usage(pool, &usage);

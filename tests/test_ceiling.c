@@ -23,6 +23,7 @@
 
 #include "internal.h"
 #include "owner.h"
+#include "helpers.h"
 
 #define QUIET "kcompactd=manual pcp_orders=none min_free_kbytes=0 "
 
@@ -40,43 +41,6 @@ static char cur[256]; /* the boot line of the configuration under test */
 /* Helpers                                                                 */
 /* ---------------------------------------------------------------------- */
 
-static struct pa_usage usage(struct pa_pool *pool)
-{
-	struct pa_usage u;
-	pa_get_usage(pool, &u);
-	CCHECK(u.managed == u.free + u.allocated + u.reserved);
-	return u;
-}
-
-static char *report(struct pa_pool *pool, enum pa_report_kind kind)
-{
-	char one[1];
-	int n = pa_report(pool, kind, 0, one, sizeof one);
-	REQUIRE(n >= 0);
-	char *buf = malloc((size_t)n + 1);
-	REQUIRE(buf);
-	REQUIRE(pa_report(pool, kind, 0, buf, (size_t)n + 1) == n);
-	return buf;
-}
-
-static void expect_as_fresh(struct pa_pool *pool, const char *step)
-{
-	pa_drain_all(pool);
-	VALIDATE(pool);
-	struct pa_usage u = usage(pool);
-	CCHECK_EQ(u.allocated, 0);
-	CCHECK_EQ(u.free, u.managed);
-	struct pa_pool *fresh = test_boot(cur);
-	char *want = report(fresh, PA_REPORT_BUDDYINFO);
-	char *got = report(pool, PA_REPORT_BUDDYINFO);
-	CHECK_MSG(strcmp(want, got) == 0,
-	          "[%s] after %s, not merged as at boot:\n got:  %s want: %s", cur, step, got,
-	          want);
-	free(want);
-	free(got);
-	pa_shutdown(fresh);
-}
-
 static uint64_t free_on(struct pa_pool *pool, unsigned mt)
 {
 	uint64_t n = 0;
@@ -88,16 +52,6 @@ static uint64_t free_on(struct pa_pool *pool, unsigned mt)
 		pa_unlock(&z->lock);
 	}
 	return n;
-}
-
-static unsigned fit_order(const struct pa_pool *pool, pa_pfn_t p, pa_pfn_t e)
-{
-	unsigned o = p ? (unsigned)__builtin_ctzll(p) : pool->cfg.max_order;
-	if (o > pool->cfg.max_order)
-		o = pool->cfg.max_order;
-	while (p + (1ull << o) > e)
-		o--;
-	return o;
 }
 
 static void expect_range_blocks(struct pa_pool *pool, pa_pfn_t s, pa_pfn_t e, unsigned mt)
@@ -124,16 +78,6 @@ static void expect_range_blocks(struct pa_pool *pool, pa_pfn_t s, pa_pfn_t e, un
 	}
 }
 
-static size_t folios_in(struct towner *o, pa_pfn_t s, pa_pfn_t e)
-{
-	size_t n = 0;
-	for (size_t i = 0; i < o->nr; i++) {
-		pa_pfn_t p = to_pfn(o, i);
-		n += p != PA_PFN_INVALID && p < e && p + (1ull << o->f[i].order) > s;
-	}
-	return n;
-}
-
 /* ---------------------------------------------------------------------- */
 /* The steps                                                               */
 /* ---------------------------------------------------------------------- */
@@ -155,7 +99,7 @@ static void step_every_order(struct pa_pool *pool)
 		}
 	}
 	VALIDATE(pool);
-	expect_as_fresh(pool, "a block of every order");
+	expect_as_fresh_after(pool, cur, "a block of every order");
 }
 
 /*
@@ -198,7 +142,7 @@ static void step_claim_granularity(struct pa_pool *pool, const struct pa_cma_inf
 		if (by_pfn[f])
 			pa_free_pages(pool, by_pfn[f], 0);
 	free(by_pfn);
-	expect_as_fresh(pool, "a claimed pageblock");
+	expect_as_fresh_after(pool, cur, "a claimed pageblock");
 }
 
 /*
@@ -306,7 +250,7 @@ static void step_movable_work(struct pa_pool *pool, const struct pa_cma_info *ci
 	if (h)
 		pa_free_pages(pool, h, huge);
 	to_free_all(o);
-	expect_as_fresh(pool, "compaction, contiguous and CMA allocations");
+	expect_as_fresh_after(pool, cur, "compaction, contiguous and CMA allocations");
 }
 
 /* Isolation covers exactly the pageblocks the range touches; undone, the pool is as at boot. */
@@ -335,7 +279,7 @@ static void step_isolation_granularity(struct pa_pool *pool, const struct pa_cma
 	isolation_undo(z, s, e);
 	CCHECK_EQ(pageblock_mt(pool, ci->start_pfn), PA_MT_CMA);
 	CCHECK_EQ(free_on(pool, PA_MT_ISOLATE), 0);
-	expect_as_fresh(pool, "isolating and undoing");
+	expect_as_fresh_after(pool, cur, "isolating and undoing");
 }
 
 /* ---------------------------------------------------------------------- */

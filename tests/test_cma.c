@@ -25,6 +25,7 @@
 #include "internal.h"
 #include "minijson.h"
 #include "owner.h"
+#include "helpers.h"
 
 #define QUIET "kcompactd=manual pcp_orders=none min_free_kbytes=0 "
 #define MiB   (1ull << 20)
@@ -32,53 +33,6 @@
 /* ---------------------------------------------------------------------- */
 /* Helpers                                                                 */
 /* ---------------------------------------------------------------------- */
-
-static struct pa_usage usage(struct pa_pool *pool)
-{
-	struct pa_usage u;
-	pa_get_usage(pool, &u);
-	CHECK_MSG(u.managed == u.free + u.allocated + u.reserved,
-	          "managed %" PRIu64 " != free %" PRIu64 " + allocated %" PRIu64
-	          " + reserved %" PRIu64,
-	          u.managed, u.free, u.allocated, u.reserved);
-	return u;
-}
-
-static char *report(struct pa_pool *pool, enum pa_report_kind kind, unsigned flags)
-{
-	char one[1];
-	int n = pa_report(pool, kind, flags, one, sizeof one);
-	REQUIRE(n >= 0);
-	char *buf = malloc((size_t)n + 1);
-	REQUIRE(buf);
-	REQUIRE(pa_report(pool, kind, flags, buf, (size_t)n + 1) == n);
-	return buf;
-}
-
-static uint64_t vmstat(struct pa_pool *pool, const char *name)
-{
-	uint64_t v = 0;
-	CHECK_MSG(pa_vmstat_read(pool, name, &v) == 0, "vmstat %s", name);
-	return v;
-}
-
-static void expect_as_fresh(struct pa_pool *pool, const char *cmdline)
-{
-	pa_drain_all(pool);
-	VALIDATE(pool);
-	struct pa_usage u = usage(pool);
-	CHECK_EQ_U64(u.allocated, 0);
-	CHECK_EQ_U64(u.reserved, 0);
-	CHECK_EQ_U64(u.free, u.managed);
-	struct pa_pool *fresh = test_boot(cmdline);
-	char *want = report(fresh, PA_REPORT_BUDDYINFO, 0);
-	char *got = report(pool, PA_REPORT_BUDDYINFO, 0);
-	CHECK_MSG(strcmp(want, got) == 0, "not fully merged (%s):\n got:  %s want: %s", cmdline,
-	          got, want);
-	free(want);
-	free(got);
-	pa_shutdown(fresh);
-}
 
 static struct pa_cma_info cma(struct pa_pool *pool, unsigned area)
 {
@@ -91,27 +45,6 @@ static struct pa_cma_info cma(struct pa_pool *pool, unsigned area)
 static bool in_area(const struct pa_cma_info *ci, pa_pfn_t pfn)
 {
 	return pfn >= ci->start_pfn && pfn < ci->start_pfn + ci->nr_pages;
-}
-
-/* Pageblocks of a type as pagetypeinfo --json counts them, summed over zones. */
-static int64_t json_blocks(struct pa_pool *pool, const char *type)
-{
-	char *txt = report(pool, PA_REPORT_PAGETYPEINFO, PA_REPORT_JSON);
-	char err[128] = "";
-	struct jv *root = jparse(txt, err, sizeof err);
-	free(txt);
-	CHECK_MSG(root, "pagetypeinfo json: %s", err);
-	if (!root)
-		return -1;
-	int64_t n = 0;
-	struct jv *nodes = jget(root, "nodes");
-	for (size_t i = 0; nodes && i < nodes->n; i++) {
-		struct jv *zones = jget(jat(nodes, i), "zones");
-		for (size_t j = 0; zones && j < zones->n; j++)
-			n += jint(jget(jat(zones, j), "blocks"), type, 0);
-	}
-	jfree(root);
-	return n;
 }
 
 /* Free frames on the CMA lists of every zone, and all free frames. */
@@ -494,16 +427,6 @@ static void expect_cma_blocks(struct pa_pool *pool, pa_pfn_t s, uint64_t n)
 			          s, e, p, pa_folio_order(pool, pg), page_mt(pg), o);
 		p += 1ull << o;
 	}
-}
-
-static size_t folios_in(struct towner *o, pa_pfn_t s, pa_pfn_t e)
-{
-	size_t n = 0;
-	for (size_t i = 0; i < o->nr; i++) {
-		pa_pfn_t p = to_pfn(o, i);
-		n += p != PA_PFN_INVALID && p < e && p + (1ull << o->f[i].order) > s;
-	}
-	return n;
 }
 
 static void fill_with_borrowers(struct towner *o, unsigned free_pct, uint64_t seed)

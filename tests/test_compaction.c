@@ -21,6 +21,7 @@
 
 #include "internal.h"
 #include "owner.h"
+#include "helpers.h"
 
 #include <time.h>
 
@@ -29,37 +30,6 @@
 /* ---------------------------------------------------------------------- */
 /* Helpers                                                                 */
 /* ---------------------------------------------------------------------- */
-
-static uint64_t vmstat(struct pa_pool *pool, const char *name)
-{
-	uint64_t v = 0;
-	int rc = pa_vmstat_read(pool, name, &v);
-	CHECK_MSG(rc == 0, "pa_vmstat_read(\"%s\") = %d", name, rc);
-	return v;
-}
-
-static struct pa_usage usage(struct pa_pool *pool)
-{
-	struct pa_usage u;
-	pa_get_usage(pool, &u);
-	CHECK_MSG(u.managed == u.free + u.allocated + u.reserved,
-	          "managed %" PRIu64 " != free %" PRIu64 " + allocated %" PRIu64
-	          " + reserved %" PRIu64,
-	          u.managed, u.free, u.allocated, u.reserved);
-	return u;
-}
-
-static uint64_t free_frames_from(struct pa_pool *pool, unsigned order)
-{
-	uint64_t n = 0;
-	for (unsigned z = 0; z < pool->nr_zones; z++) {
-		pa_lock(&pool->zones[z].lock, SITE_ADMIN);
-		for (unsigned o = order; o <= pool->cfg.max_order; o++)
-			n += pool->zones[z].nr_free[o] << o;
-		pa_unlock(&pool->zones[z].lock);
-	}
-	return n;
-}
 
 static uint64_t folios_migrated(struct pa_pool *pool, unsigned order)
 {
@@ -70,50 +40,6 @@ static uint64_t folios_migrated(struct pa_pool *pool, unsigned order)
 		pa_unlock(&pool->zones[z].lock);
 	}
 	return n;
-}
-
-static void expect_all_free(struct pa_pool *pool)
-{
-	pa_drain_all(pool);
-	struct pa_usage u = usage(pool);
-	CHECK_EQ_U64(u.allocated, 0);
-	CHECK_EQ_U64(u.reserved, 0);
-	CHECK_EQ_U64(u.free, u.managed);
-	VALIDATE(pool);
-}
-
-static size_t fill_owned(struct towner *o, unsigned order)
-{
-	size_t n = 0;
-	while (to_alloc(o, PA_GFP_COMP | PA_GFP_NOCOMPACT, order) >= 0)
-		n++;
-	return n;
-}
-
-/* Free the live owned folios whose pfn >> shift is odd. */
-static uint64_t free_odd_at(struct towner *o, unsigned shift)
-{
-	uint64_t frames = 0;
-	for (size_t i = 0; i < o->nr; i++) {
-		pthread_mutex_lock(&o->lock); /* a background compactor may be moving it */
-		struct tfolio *f = &o->f[i];
-		bool odd = f->live && !f->split &&
-		           (pa_page_to_pfn(o->pool, f->page) >> shift) % 2 == 1;
-		frames += odd ? 1ull << f->order : 0;
-		pthread_mutex_unlock(&o->lock);
-		if (odd)
-			to_free(o, i);
-	}
-	return frames;
-}
-
-static pa_pfn_t *snapshot_pfns(struct towner *o)
-{
-	pa_pfn_t *s = malloc((o->nr ? o->nr : 1) * sizeof *s);
-	REQUIRE(s);
-	for (size_t i = 0; i < o->nr; i++)
-		s[i] = to_pfn(o, i);
-	return s;
 }
 
 static double seconds_since(const struct timespec *t0)

@@ -26,6 +26,7 @@
 
 #include "internal.h"
 #include "owner.h"
+#include "helpers.h"
 
 #include <pthread.h>
 #include <stdatomic.h>
@@ -35,58 +36,6 @@
 /* ---------------------------------------------------------------------- */
 /* Helpers                                                                 */
 /* ---------------------------------------------------------------------- */
-
-static struct pa_usage usage(struct pa_pool *pool)
-{
-	struct pa_usage u;
-	pa_get_usage(pool, &u);
-	CHECK_MSG(u.managed == u.free + u.allocated + u.reserved,
-	          "managed %" PRIu64 " != free %" PRIu64 " + allocated %" PRIu64
-	          " + reserved %" PRIu64,
-	          u.managed, u.free, u.allocated, u.reserved);
-	return u;
-}
-
-static char *report(struct pa_pool *pool, enum pa_report_kind kind)
-{
-	char one[1];
-	int n = pa_report(pool, kind, 0, one, sizeof one);
-	REQUIRE(n >= 0);
-	char *buf = malloc((size_t)n + 1);
-	REQUIRE(buf);
-	REQUIRE(pa_report(pool, kind, 0, buf, (size_t)n + 1) == n);
-	return buf;
-}
-
-/* Everything free, validated, and merged as in a freshly booted pool. */
-static void expect_as_fresh(struct pa_pool *pool, const char *cmdline)
-{
-	pa_drain_all(pool);
-	VALIDATE(pool);
-	struct pa_usage u = usage(pool);
-	CHECK_EQ_U64(u.allocated, 0);
-	CHECK_EQ_U64(u.reserved, 0);
-	CHECK_EQ_U64(u.free, u.managed);
-	struct pa_pool *fresh = test_boot(cmdline);
-	char *want = report(fresh, PA_REPORT_BUDDYINFO);
-	char *got = report(pool, PA_REPORT_BUDDYINFO);
-	CHECK_MSG(strcmp(want, got) == 0, "not fully merged (%s):\n got:  %s want: %s", cmdline,
-	          got, want);
-	free(want);
-	free(got);
-	pa_shutdown(fresh);
-}
-
-/* The order of the largest aligned block at p that fits below e (contig.c's rule). */
-static unsigned fit_order(const struct pa_pool *pool, pa_pfn_t p, pa_pfn_t e)
-{
-	unsigned o = p ? (unsigned)__builtin_ctzll(p) : pool->cfg.max_order;
-	if (o > pool->cfg.max_order)
-		o = pool->cfg.max_order;
-	while (p + (1ull << o) > e)
-		o--;
-	return o;
-}
 
 /* The first frame of the block [p, p + 2^o) after its head that is not a body frame; PA_NIL if none. */
 static pa_pfn_t body_stray(const struct pa_pool *pool, pa_pfn_t p, unsigned o)
@@ -139,15 +88,6 @@ static long slot_at(struct towner *o, pa_pfn_t pfn)
 	return r;
 }
 
-static pa_pfn_t *snapshot_pfns(struct towner *o)
-{
-	pa_pfn_t *s = malloc((o->nr ? o->nr : 1) * sizeof *s);
-	REQUIRE(s);
-	for (size_t i = 0; i < o->nr; i++)
-		s[i] = to_pfn(o, i);
-	return s;
-}
-
 static bool overlaps(pa_pfn_t pfn, unsigned order, pa_pfn_t s, pa_pfn_t e)
 {
 	return pfn != PA_PFN_INVALID && pfn < e && pfn + (1ull << order) > s;
@@ -188,8 +128,8 @@ static void snap_take(struct snap *s, struct pa_pool *pool, struct towner *o)
 {
 	pa_drain_all(pool);
 	s->u = usage(pool);
-	s->buddy = report(pool, PA_REPORT_BUDDYINFO);
-	s->types = report(pool, PA_REPORT_PAGETYPEINFO);
+	s->buddy = report(pool, PA_REPORT_BUDDYINFO, 0);
+	s->types = report(pool, PA_REPORT_PAGETYPEINFO, 0);
 	s->pfns = o ? snapshot_pfns(o) : NULL;
 	s->moves = o ? total_moves(o) : 0;
 }
@@ -205,8 +145,8 @@ static void snap_expect_same(struct snap *s, struct pa_pool *pool, struct towner
 	          "%s: usage changed: free %" PRIu64 " -> %" PRIu64 ", allocated %" PRIu64
 	          " -> %" PRIu64,
 	          what, s->u.free, u.free, s->u.allocated, u.allocated);
-	char *buddy = report(pool, PA_REPORT_BUDDYINFO),
-	     *types = report(pool, PA_REPORT_PAGETYPEINFO);
+	char *buddy = report(pool, PA_REPORT_BUDDYINFO, 0),
+	     *types = report(pool, PA_REPORT_PAGETYPEINFO, 0);
 	CHECK_MSG(strcmp(buddy, s->buddy) == 0, "%s: buddyinfo changed:\n was: %s now: %s", what,
 	          s->buddy, buddy);
 	CHECK_MSG(strcmp(types, s->types) == 0, "%s: pagetypeinfo changed", what);
@@ -568,6 +508,131 @@ TEST(contig_range_being_taken_already_is_ebusy_and_changes_nothing)
 	expect_as_fresh(pool, cmd);
 	pa_shutdown(pool);
 	to_destroy(&o);
+}
+
+/* A copy of every pageblock's bits, to compare types exactly. */
+static uint8_t *pb_bits_copy(const struct pa_pool *pool)
+{
+	size_t n = (size_t)(pool->nr_frames >> pool->cfg.pageblock_order) + 1;
+	uint8_t *b = malloc(n);
+	REQUIRE(b);
+	memcpy(b, pool->pb_bits, n);
+	return b;
+}
+
+static void expect_pb_bits(const struct pa_pool *pool, const uint8_t *was, const char *what)
+{
+	size_t n = (size_t)(pool->nr_frames >> pool->cfg.pageblock_order) + 1;
+	for (size_t i = 0; i < n; i++)
+		if (pool->pb_bits[i] != was[i]) {
+			test_fail(__FILE__, __LINE__,
+			          "%s: pageblock at pfn %" PRIu64 " changed from type %s to %s",
+			          what, (uint64_t)i << pool->cfg.pageblock_order,
+			          pa_migratetype_names[was[i] & PB_MT_MASK],
+			          pa_migratetype_names[pool->pb_bits[i] & PB_MT_MASK]);
+			return;
+		}
+}
+
+/*
+ * A range over free Unmovable pageblocks that fails after they were retyped
+ * (an owner that will not let its folio go; a pageblock another allocation
+ * holds isolated) gives every pageblock its type back.
+ */
+TEST(contig_range_that_fails_after_retyping_restores_every_pageblock_type)
+{
+	const char *cmd = QUIET "mem=64M max_order=10";
+	struct pa_pool *pool = test_boot(cmd);
+	REQUIRE(pool->cfg.pageblock_order == 9);
+	struct towner o;
+	to_init(&o, pool, 64);
+	/* One kernel page claims an order-10 block (two pageblocks) for Unmovable... */
+	struct pa_page *k = pa_alloc_pages(pool, PA_GFP_KERNEL, 0);
+	REQUIRE(k);
+	pa_pfn_t ub = pa_page_to_pfn(pool, k) & ~1023ull;
+	pa_free_pages(pool, k, 0);
+	REQUIRE(pageblock_mt(pool, ub) == PA_MT_UNMOVABLE);
+	/* ...and owned order-9 folios fill every other pageblock. */
+	for (unsigned i = 0; i < 30; i++)
+		REQUIRE(to_alloc(&o, PA_GFP_NOCOMPACT, 9) >= 0);
+	REQUIRE(pageblock_mt(pool, ub) == PA_MT_UNMOVABLE);
+	pa_pfn_t s = ub ? ub - 512 : ub, e = ub ? ub + 1024 : ub + 1536;
+	o.answer = TO_BUSY;
+	struct snap sn;
+	snap_take(&sn, pool, &o);
+	uint8_t *was = pb_bits_copy(pool);
+	int rc = pa_alloc_contig_range(pool, s, e, PA_MT_MOVABLE, 0);
+	CHECK_MSG(rc == -EBUSY, "a range with a folio its owner keeps: %d", rc);
+	expect_pb_bits(pool, was, "a folio its owner keeps");
+	o.answer = TO_OK;
+	/* A pageblock of the range held isolated by another allocation. */
+	struct pa_zone *z = zone_of_pfn(pool, s);
+	REQUIRE(isolation_start(z, e - 1, e) == 0);
+	rc = pa_alloc_contig_range(pool, ub, e, PA_MT_MOVABLE, 0);
+	CHECK_MSG(rc == -EBUSY, "a range with an isolated pageblock: %d", rc);
+	isolation_undo(z, e - 1, e);
+	expect_pb_bits(pool, was, "an isolated pageblock");
+	free(was);
+	snap_expect_same(&sn, pool, NULL, "failed ranges over Unmovable pageblocks");
+	to_free_all(&o);
+	expect_as_fresh(pool, cmd);
+	pa_shutdown(pool);
+	to_destroy(&o);
+}
+
+/* --- A block wider than a pageblock on a CPU's list --------------------- */
+
+static _Thread_local unsigned posed_cpu;
+
+static unsigned posed_cpu_id(void *ctx)
+{
+	(void)ctx;
+	return posed_cpu;
+}
+
+/*
+ * A range that lies in a free order-7 block on CPU 2's list (pageblocks of
+ * order 5) is free: it is taken, and the pool validates before and after.
+ */
+TEST(contig_range_inside_a_wide_block_on_a_cpu_list_is_taken)
+{
+	const char *cmd = "mem=16M max_order=7 pageblock_order_ceil=5 cma=1M nr_cpus=3";
+	struct pa_platform plat = { .cpu_id = posed_cpu_id };
+	struct pa_pool *pool = NULL;
+	char err[256] = "";
+	REQUIRE(pa_boot(cmd, &plat, &pool, err, sizeof err) == 0);
+	posed_cpu = 2;
+	REQUIRE(pa_ctl_write(pool, "pcp/orders/7/enabled", "1") == 0);
+	struct pa_page *small[10];
+	small[0] = pa_alloc_pages(pool, PA_GFP_KERNEL, 1);
+	for (unsigned i = 1; i < 10; i++)
+		small[i] = pa_alloc_pages(pool, PA_GFP_KERNEL, 0);
+	struct pa_page *big = pa_alloc_pages(pool, PA_GFP_KERNEL, 7);
+	REQUIRE(big && small[0] && small[9]);
+	/* The refill left another order-7 block on CPU 2's list. */
+	struct pa_zone *z = zone_of_pfn(pool, pa_page_to_pfn(pool, big));
+	pa_pfn_t wide = z->pcp[2].head[pcp_index(7, PA_MT_UNMOVABLE)];
+	REQUIRE(wide != PA_NIL);
+	pa_pfn_t s = wide + 43, e = wide + 107;
+	VALIDATE(pool);
+	uint64_t allocated = usage(pool).allocated;
+	int rc = pa_alloc_contig_range(pool, s, e, PA_MT_MOVABLE, 0);
+	CHECK_MSG(rc == 0, "a free range inside a block on a CPU's list: %d", rc);
+	VALIDATE(pool);
+	if (rc == 0) {
+		CHECK_EQ_U64(usage(pool).allocated, allocated + (e - s));
+		pa_free_contig_range(pool, s, e - s);
+		VALIDATE(pool);
+	}
+	CHECK_EQ_U64(usage(pool).allocated, allocated);
+	pa_free_pages(pool, big, 7);
+	pa_free_pages(pool, small[0], 1);
+	for (unsigned i = 1; i < 10; i++)
+		pa_free_pages(pool, small[i], 0);
+	pa_drain_all(pool);
+	VALIDATE(pool);
+	CHECK_EQ_U64(usage(pool).allocated, 0);
+	pa_shutdown(pool);
 }
 
 static void expect_einval(struct pa_pool *pool, struct towner *o, pa_pfn_t s, pa_pfn_t e,

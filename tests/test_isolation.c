@@ -14,6 +14,7 @@
  * passes at every step.
  */
 #include "test.h"
+#include "helpers.h"
 
 #include "internal.h"
 #include "minijson.h"
@@ -23,28 +24,6 @@
 /* ---------------------------------------------------------------------- */
 /* Helpers                                                                 */
 /* ---------------------------------------------------------------------- */
-
-static struct pa_usage usage(struct pa_pool *pool)
-{
-	struct pa_usage u;
-	pa_get_usage(pool, &u);
-	CHECK_MSG(u.managed == u.free + u.allocated + u.reserved,
-	          "managed %" PRIu64 " != free %" PRIu64 " + allocated %" PRIu64
-	          " + reserved %" PRIu64,
-	          u.managed, u.free, u.allocated, u.reserved);
-	return u;
-}
-
-static char *report(struct pa_pool *pool, enum pa_report_kind kind, unsigned flags)
-{
-	char one[1];
-	int n = pa_report(pool, kind, flags, one, sizeof one);
-	REQUIRE(n >= 0);
-	char *buf = malloc((size_t)n + 1);
-	REQUIRE(buf);
-	REQUIRE(pa_report(pool, kind, flags, buf, (size_t)n + 1) == n);
-	return buf;
-}
 
 static uint64_t pbf(const struct pa_pool *pool)
 {
@@ -113,49 +92,6 @@ static uint64_t pcp_frames(struct pa_pool *pool)
 			                NULL) == 0)
 				n += info.count;
 		}
-	return n;
-}
-
-/*
- * Everything free, validated, and the free lists exactly as a freshly booted
- * pool of the same command line has them: nothing left unmerged.
- */
-static void expect_as_fresh(struct pa_pool *pool, const char *cmdline)
-{
-	pa_drain_all(pool);
-	VALIDATE(pool);
-	struct pa_usage u = usage(pool);
-	CHECK_EQ_U64(u.allocated, 0);
-	CHECK_EQ_U64(u.reserved, 0);
-	CHECK_EQ_U64(u.free, u.managed);
-	struct pa_pool *fresh = test_boot(cmdline);
-	char *want = report(fresh, PA_REPORT_BUDDYINFO, 0);
-	char *got = report(pool, PA_REPORT_BUDDYINFO, 0);
-	CHECK_MSG(strcmp(want, got) == 0, "not fully merged (%s):\n got:  %s want: %s", cmdline,
-	          got, want);
-	free(want);
-	free(got);
-	pa_shutdown(fresh);
-}
-
-/* Pageblocks of each type as pagetypeinfo --json counts them. */
-static int64_t json_blocks(struct pa_pool *pool, const char *type)
-{
-	char *txt = report(pool, PA_REPORT_PAGETYPEINFO, PA_REPORT_JSON);
-	char err[128] = "";
-	struct jv *root = jparse(txt, err, sizeof err);
-	free(txt);
-	CHECK_MSG(root, "pagetypeinfo json: %s", err);
-	if (!root)
-		return -1;
-	int64_t n = 0;
-	struct jv *nodes = jget(root, "nodes");
-	for (size_t i = 0; nodes && i < nodes->n; i++) {
-		struct jv *zones = jget(jat(nodes, i), "zones");
-		for (size_t j = 0; zones && j < zones->n; j++)
-			n += jint(jget(jat(zones, j), "blocks"), type, 0);
-	}
-	jfree(root);
 	return n;
 }
 
@@ -410,13 +346,6 @@ TEST(isolation_frees_into_isolated_blocks_stay_isolated_off_the_pcp_lists)
 /* ---------------------------------------------------------------------- */
 /* Every CPU's lists are drained                                           */
 /* ---------------------------------------------------------------------- */
-
-static __thread unsigned fake_cpu;
-static unsigned fake_cpu_id(void *ctx)
-{
-	(void)ctx;
-	return fake_cpu;
-}
 
 TEST(isolation_drains_every_cpus_per_cpu_lists)
 {

@@ -20,6 +20,7 @@
 
 #include "internal.h"
 #include "owner.h"
+#include "helpers.h"
 
 #include <pthread.h>
 #include <time.h>
@@ -30,47 +31,6 @@
 /* ---------------------------------------------------------------------- */
 /* Helpers                                                                 */
 /* ---------------------------------------------------------------------- */
-
-static uint64_t vmstat(struct pa_pool *pool, const char *name)
-{
-	uint64_t v = 0;
-	int rc = pa_vmstat_read(pool, name, &v);
-	CHECK_MSG(rc == 0, "pa_vmstat_read(\"%s\") = %d", name, rc);
-	return v;
-}
-
-static struct pa_usage usage(struct pa_pool *pool)
-{
-	struct pa_usage u;
-	pa_get_usage(pool, &u);
-	CHECK_MSG(u.managed == u.free + u.allocated + u.reserved,
-	          "managed %" PRIu64 " != free %" PRIu64 " + allocated %" PRIu64
-	          " + reserved %" PRIu64,
-	          u.managed, u.free, u.allocated, u.reserved);
-	return u;
-}
-
-/* Free frames in blocks of at least `order`, over every zone. */
-static uint64_t free_frames_from(struct pa_pool *pool, unsigned order)
-{
-	uint64_t n = 0;
-	for (unsigned z = 0; z < pool->nr_zones; z++) {
-		pa_lock(&pool->zones[z].lock, SITE_ADMIN);
-		for (unsigned o = order; o <= pool->cfg.max_order; o++)
-			n += pool->zones[z].nr_free[o] << o;
-		pa_unlock(&pool->zones[z].lock);
-	}
-	return n;
-}
-
-/* Owned folios of `order` until the pool is full (no compaction while filling). */
-static size_t fill_owned(struct towner *o, unsigned order)
-{
-	size_t n = 0;
-	while (to_alloc(o, PA_GFP_COMP | PA_GFP_NOCOMPACT, order) >= 0)
-		n++;
-	return n;
-}
 
 /* Fill with a mix of orders 0..4 (largest first when memory runs short). */
 static size_t fill_owned_mixed(struct towner *o)
@@ -102,20 +62,6 @@ static uint64_t free_odd(struct towner *o)
 	return frames;
 }
 
-/* Free the owned folios whose pfn >> shift is odd (holes of order `shift` or the folio's). */
-static uint64_t free_odd_at(struct towner *o, unsigned shift)
-{
-	uint64_t frames = 0;
-	for (size_t i = 0; i < o->nr; i++) {
-		struct tfolio *f = &o->f[i];
-		if (f->live && (pa_page_to_pfn(o->pool, f->page) >> shift) % 2 == 1) {
-			frames += 1ull << f->order;
-			to_free(o, i);
-		}
-	}
-	return frames;
-}
-
 /* Free about pct % of the live owned folios, chosen by a hash of the slot. */
 static uint64_t free_some(struct towner *o, unsigned pct, uint64_t salt)
 {
@@ -128,32 +74,12 @@ static uint64_t free_some(struct towner *o, unsigned pct, uint64_t salt)
 	return frames;
 }
 
-/* The current pfn of every slot (PA_PFN_INVALID when not live). */
-static pa_pfn_t *snapshot_pfns(struct towner *o)
-{
-	pa_pfn_t *s = malloc((o->nr ? o->nr : 1) * sizeof *s);
-	REQUIRE(s);
-	for (size_t i = 0; i < o->nr; i++)
-		s[i] = to_pfn(o, i);
-	return s;
-}
-
 static size_t count_moved(struct towner *o, const pa_pfn_t *before)
 {
 	size_t moved = 0;
 	for (size_t i = 0; i < o->nr; i++)
 		moved += o->f[i].live && to_pfn(o, i) != before[i];
 	return moved;
-}
-
-static void expect_all_free(struct pa_pool *pool)
-{
-	pa_drain_all(pool);
-	struct pa_usage u = usage(pool);
-	CHECK_EQ_U64(u.allocated, 0);
-	CHECK_EQ_U64(u.reserved, 0);
-	CHECK_EQ_U64(u.free, u.managed);
-	VALIDATE(pool);
 }
 
 static enum pa_migrate_result never_called(void *ctx, uint64_t cookie, struct pa_page *o,
@@ -908,6 +834,25 @@ static void *big_alloc_main(void *arg)
 	return NULL;
 }
 
+/*
+ * A background compactor may be in the middle of a pass, holding the frames
+ * it captured, when the workers are done: with proactive compaction off it
+ * has nothing more to start, so wait (boundedly) until it lets go.
+ */
+static void quiesce_background_compactor(struct pa_pool *pool)
+{
+	REQUIRE(pa_ctl_write(pool, "compaction_proactiveness", "0") == 0);
+	for (int i = 0; i < 3000; i++) {
+		pa_drain_all(pool);
+		struct pa_usage u;
+		pa_get_usage(pool, &u);
+		if (u.free == u.managed)
+			return;
+		struct timespec ts = { 0, 10 * 1000 * 1000 };
+		nanosleep(&ts, NULL);
+	}
+}
+
 static void run_stress(const char *cmdline, unsigned fail_pct)
 {
 	enum { NR_WORKERS = 3 };
@@ -976,6 +921,7 @@ static void run_stress(const char *cmdline, unsigned fail_pct)
 	}
 	to_expect_clean(&o);
 	CHECK_EQ_U64(vmstat(pool, "bad_page"), 0);
+	quiesce_background_compactor(pool);
 	expect_all_free(pool);
 	pa_shutdown(pool);
 	to_destroy(&o);

@@ -10,6 +10,7 @@
  * pcp_orders=none keep every free frame in the buddy lists.
  */
 #include "test.h"
+#include "helpers.h"
 
 #include "internal.h"
 
@@ -20,28 +21,6 @@
 /* ---------------------------------------------------------------------- */
 /* Helpers                                                                 */
 /* ---------------------------------------------------------------------- */
-
-static uint64_t rng_next(uint64_t *s)
-{
-	uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-	return z ^ (z >> 31);
-}
-
-static pa_pfn_t must_alloc(struct pa_pool *pool, pa_gfp_t gfp, unsigned order)
-{
-	struct pa_page *page = pa_alloc_pages(pool, gfp, order);
-	CHECK_MSG(page != NULL, "allocation of order %u (gfp %#x) failed", order, gfp);
-	if (!page)
-		test_abort_case();
-	return pa_page_to_pfn(pool, page);
-}
-
-static void free_pfn(struct pa_pool *pool, pa_pfn_t pfn, unsigned order)
-{
-	pa_free_pages(pool, pa_pfn_to_page(pool, pfn), order);
-}
 
 static uint64_t pb_of(struct pa_pool *pool, pa_pfn_t pfn)
 {
@@ -57,14 +36,6 @@ static unsigned count_pageblocks(struct pa_pool *pool, unsigned mt)
 		    pageblock_mt(pool, i << pool->cfg.pageblock_order) == mt)
 			n++;
 	return n;
-}
-
-static uint64_t vmstat(struct pa_pool *pool, const char *name)
-{
-	uint64_t v = 0;
-	int rc = pa_vmstat_read(pool, name, &v);
-	CHECK_MSG(rc == 0, "pa_vmstat_read(\"%s\") = %d", name, rc);
-	return v;
 }
 
 /* Frames on the free lists inside pageblock pb, and check they are all on list mt. */
@@ -96,6 +67,7 @@ static uint64_t free_in_pageblock(struct pa_pool *pool, uint64_t pb, unsigned mt
  */
 static void check_lists_match_pageblock_types(struct pa_pool *pool)
 {
+	test_touch_all(pool); /* the descriptors of untouched memory, written */
 	unsigned max_order = pool->cfg.max_order, pbo = pool->cfg.pageblock_order;
 	for (unsigned z = 0; z < pool->nr_zones; z++) {
 		struct pa_zone *zone = &pool->zones[z];
@@ -604,5 +576,25 @@ TEST(pageblock_highatomic_reserve_is_capped_near_one_percent_of_the_zone)
 	CHECK_MSG((uint64_t)n * PB <= managed / 100 + 2 * PB,
 	          "reserve %u frames is over 1%% of %" PRIu64 " + a pageblock", n * PB, managed);
 	check_lists_match_pageblock_types(pool);
+	pa_shutdown(pool);
+}
+
+/*
+ * A free block over pageblocks of two types is reported with the pageblock
+ * that disagrees and that pageblock's type, not the head's.
+ */
+TEST(pageblock_validate_names_the_pageblock_that_disagrees_and_its_type)
+{
+	struct pa_pool *pool = test_boot(EXACT "mem=64M max_order=10");
+	pa_pfn_t head = 2048; /* a free order-10 block of two Movable pageblocks */
+	REQUIRE(page_state(pfn_page(pool, head)) == PS_FREE &&
+	        page_order(pfn_page(pool, head)) == 10);
+	pageblock_set_mt(pool, head + PB, PA_MT_UNMOVABLE);
+	char err[512] = "";
+	CHECK(pa_validate(pool, err, sizeof err) == -EFAULT);
+	CHECK_MSG(strstr(err, "on the Movable list") && strstr(err, "pfn 2560 of type Unmovable"),
+	          "validate said: %s", err);
+	pageblock_set_mt(pool, head + PB, PA_MT_MOVABLE);
+	VALIDATE(pool);
 	pa_shutdown(pool);
 }

@@ -22,12 +22,15 @@
  *   the lock's busy counters count them;
  * - batch, high_min and high_max follow Linux's formulas, high stays within
  *   its bounds, a free above high spills back to the buddy;
+ * - a refill hands out runs of consecutive frames (whole blocks cut up), and
+ *   spills of blocks freed in any order leave the buddy whole;
  * - bad frees, init_on_free and PA_GFP_ZERO hold on the fast path;
  * - bad control writes fail and change nothing.
  *
  * Sizes scale with PA_TEST_SCALE; PA_TEST_SEED replays the random runs.
  */
 #include "test.h"
+#include "helpers.h"
 
 #include "internal.h"
 
@@ -188,24 +191,10 @@ static uint64_t all_list_blocks_of_order(struct pa_pool *pool, unsigned order)
 	return n;
 }
 
-static struct pa_usage usage(struct pa_pool *pool)
-{
-	struct pa_usage u;
-	pa_get_usage(pool, &u);
-	return u;
-}
-
 static void buddyinfo(struct pa_pool *pool, char *buf, size_t len)
 {
 	int n = pa_report(pool, PA_REPORT_BUDDYINFO, 0, buf, len);
 	REQUIRE(n > 0 && (size_t)n < len);
-}
-
-static uint64_t vmstat(struct pa_pool *pool, const char *name)
-{
-	uint64_t v = 0;
-	CHECK_MSG(pa_vmstat_read(pool, name, &v) == 0, "no vmstat counter %s", name);
-	return v;
 }
 
 /* Blocks a CPU allocated and freed through its lists, per order (single-threaded reads). */
@@ -1517,6 +1506,82 @@ TEST(pcp_free_above_high_spills_back_to_the_buddy)
 		pa_drain_all(pool);
 		free(blk);
 	}
+	expect_whole(pool, fresh);
+	pa_shutdown(pool);
+}
+
+TEST(pcp_refill_hands_out_runs_of_consecutive_frames)
+{
+	/* A refill takes whole blocks and cuts them up: the lowest frame is handed out first. */
+	struct pa_pool *pool = pcp_boot("mem=256M max_order=10 nr_cpus=2");
+	char fresh[BI_LEN];
+	buddyinfo(pool, fresh, sizeof fresh);
+	pose(0);
+	struct pa_page *first = pa_alloc_pages(pool, PA_GFP_MOVABLE, 0);
+	REQUIRE(first);
+	struct snap s;
+	snap_of(pool, cpu_zone(pool, 0, PA_GFP_MOVABLE), 0, &s);
+	uint64_t listed = s.info.count, run = 1;
+	struct pa_page **blk = malloc((listed + 1) * sizeof *blk);
+	REQUIRE(blk);
+	blk[0] = first;
+	for (uint64_t i = 1; i <= listed; i++) {
+		blk[i] = pa_alloc_pages(pool, PA_GFP_MOVABLE, 0);
+		REQUIRE(blk[i]);
+		run += pa_page_to_pfn(pool, blk[i]) == pa_page_to_pfn(pool, blk[i - 1]) + 1;
+	}
+	printf("  refill of %" PRIu64 " frames: %" PRIu64 " handed out in rising order\n",
+	       listed + 1, run);
+	CHECK_MSG(run > listed / 2, "only %" PRIu64 " of %" PRIu64 " frames follow the one before",
+	          run, listed + 1);
+	VALIDATE(pool);
+	for (uint64_t i = 0; i <= listed; i++)
+		pa_free_pages(pool, blk[i], 0);
+	free(blk);
+	expect_whole(pool, fresh);
+	pa_shutdown(pool);
+}
+
+TEST(pcp_spills_of_blocks_freed_in_any_order_merge_back_whole)
+{
+	/* Spills merge the blocks they give back among themselves first; in any order, the buddy
+	 * must end as it began. */
+	struct pa_pool *pool = pcp_boot("mem=256M max_order=10 nr_cpus=2");
+	char fresh[BI_LEN];
+	buddyinfo(pool, fresh, sizeof fresh);
+	uint64_t seed = test_seed(), r = seed;
+	printf("  seed %" PRIu64 "\n", seed);
+	uint64_t nr = scaled(20000, 2000);
+	struct pa_page **blk = malloc(nr * sizeof *blk);
+	unsigned *order = malloc(nr * sizeof *order);
+	REQUIRE(blk && order);
+	pose(1);
+	for (uint64_t i = 0; i < nr; i++) {
+		order[i] = rnd(&r) % 4 == 0 ? (unsigned)(rnd(&r) % 4) : 0;
+		blk[i] = pa_alloc_pages(pool, type_gfp[i % PA_NR_PCP_TYPES], order[i]);
+		REQUIRE(blk[i]);
+	}
+	/* Shuffled in stretches: runs rising, runs falling, and scattered frees. */
+	for (uint64_t i = 0; i + 1 < nr; i++) {
+		if (rnd(&r) % 3)
+			continue;
+		uint64_t j = i + rnd(&r) % (nr - i);
+		struct pa_page *t = blk[i];
+		unsigned to = order[i];
+		blk[i] = blk[j], order[i] = order[j];
+		blk[j] = t, order[j] = to;
+	}
+	pose(0);
+	for (uint64_t i = 0; i < nr; i++) {
+		pa_free_pages(pool, blk[i], order[i]);
+		if (i % (nr / 8) == 0)
+			VALIDATE(pool);
+	}
+	struct pa_usage u = usage(pool);
+	CHECK_EQ_U64(u.allocated, 0);
+	CHECK_EQ_U64(u.free + u.reserved, u.managed);
+	free(blk);
+	free(order);
 	expect_whole(pool, fresh);
 	pa_shutdown(pool);
 }

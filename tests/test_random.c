@@ -25,19 +25,12 @@
  * ops = 1,000,000 * PA_TEST_SCALE per configuration. PA_TEST_SEED replays a run.
  */
 #include "test.h"
+#include "helpers.h"
 
 #include "internal.h"
 
 #define EXACT          "min_free_kbytes=0 pcp_orders=none "
 #define VALIDATE_EVERY 4096
-
-static uint64_t rng_next(uint64_t *s)
-{
-	uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-	return z ^ (z >> 31);
-}
 
 /* ---------------------------------------------------------------------- */
 /* The model                                                               */

@@ -11,6 +11,7 @@
 #include "pagealloc.h"
 
 #include "bench.h"
+#include "replay.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -89,6 +90,9 @@ static void usage(FILE *f)
 		snprintf(head, sizeof head, "%s %s", commands[i].name, commands[i].args);
 		fprintf(f, "  %-22s %s\n", head, commands[i].help);
 	}
+	fprintf(f, "  %-22s %s\n", "replay PATH [options]",
+	        "replay a kernel ftrace trace beside its snapshots (replay --help)");
+	fprintf(f, "  %-22s %s\n", "compare A.json B.json", "replays' JSON side by side");
 	fprintf(f, "\noptions:\n"
 	           "  --boot \"CMDLINE\"  boot line, e.g. \"mem=4G numa=2 max_order=18\" "
 	           "(default: all defaults)\n"
@@ -225,6 +229,8 @@ static int boot_pool(const struct cli *cli, struct pa_pool **pool)
 	if (ret)
 		fprintf(stderr, "pagealloc: boot \"%s\": %s\n", line,
 		        err[0] ? err : strerror(-ret));
+	else
+		pa_deferred_init_wait(*pool); /* reports show the whole pool */
 	return ret;
 }
 
@@ -357,6 +363,11 @@ int main(int argc, char **argv)
 		usage(stdout);
 		return 0;
 	}
+	/* Commands with options of their own. */
+	if (strcmp(argv[1], "replay") == 0)
+		return replay_main(argc - 1, argv + 1);
+	if (strcmp(argv[1], "compare") == 0)
+		return compare_main(argc - 1, argv + 1);
 	struct cli cli = { .cmd = find_command(argv[1]) };
 	if (!cli.cmd) {
 		fprintf(stderr, "pagealloc: unknown command '%s' (see pagealloc --help)\n",
