@@ -214,9 +214,34 @@ static bool held(const struct rp_ctx *c, uint64_t p)
 	return p >= c->nr_frames || !pa_pfn_to_page(c->pool, p) || pre_head(c, p, &r) != UINT64_MAX;
 }
 
-/* Free up to *count blocks of order inside [b, b + span); a freed block's buddy stays held. */
+/* If [q, q + 2^order) is all pre-trace blocks, free them (they merge); else change nothing. */
+static bool free_pieces(struct rp_ctx *c, uint64_t q, unsigned order)
+{
+	uint64_t end = q + (1ull << order);
+	for (uint64_t p = q; p < end; p += 1ull << (c->pre[p] - 1u))
+		if (!c->pre[p])
+			return false;
+	for (uint64_t p = q; p < end;) {
+		uint64_t step = 1ull << (c->pre[p] - 1u);
+		pre_free(c, p, c->pre[p] - 1u);
+		p += step;
+	}
+	return true;
+}
+
+/*
+ * Free up to *count blocks of order inside [b, b + span). Below the kernel's
+ * largest order a freed block's buddy stays held, so that it does not merge;
+ * blocks of the kernel's largest order merge as a pool with a larger
+ * max_order would merge them.
+ */
 static void free_in(struct rp_ctx *c, uint64_t b, uint64_t span, unsigned order, uint64_t *count)
 {
+	bool top = order >= c->m->max_order || order == c->max_order;
+	unsigned r0, span_order = (unsigned)__builtin_ctzll(span);
+	uint64_t h = pre_head(c, b, &r0);
+	if (h != UINT64_MAX && r0 > span_order) /* a block larger than the span: cut it to spans */
+		pre_split(c, h, r0, span_order);
 	for (uint64_t p = b; p < b + span && *count;) {
 		if (!c->pre[p]) {
 			p++;
@@ -224,12 +249,17 @@ static void free_in(struct rp_ctx *c, uint64_t b, uint64_t span, unsigned order,
 		}
 		unsigned r = c->pre[p] - 1u;
 		uint64_t size = 1ull << r;
-		if (r == order && (order == c->max_order || held(c, p ^ (1ull << order)))) {
+		if (r < order && top && (p & ((1ull << order) - 1)) == 0 &&
+		    free_pieces(c, p, order)) {
+			--*count; /* smaller pieces (cut by retyping) freed together merge */
+			size = 1ull << order;
+		} else if (r == order && (top || held(c, p ^ (1ull << order)))) {
 			pre_free(c, p, order);
 			--*count;
 		} else if (r > order && pre_split(c, p, r, order)) {
 			/* Even pieces go free; each odd one stays as its neighbour's buddy. */
-			for (uint64_t j = 0; j < size && *count; j += 2ull << order) {
+			for (uint64_t j = 0; j < size && *count;
+			     j += (top ? 1ull : 2ull) << order) {
 				pre_free(c, p + j, order);
 				--*count;
 			}
@@ -270,6 +300,21 @@ static void place_all(struct rp_ctx *c, const struct rp_zone_state *kz, const ui
 		}
 }
 
+/*
+ * The kernel's per-CPU lists held pages too: free as many single frames of
+ * the zone's pre-trace memory on each CPU, so that they land on its lists.
+ */
+static void fill_pcp(struct rp_ctx *c, const struct rp_zone_state *kz)
+{
+	for (unsigned cpu = 0; cpu < RP_MAX_CPUS; cpu++) {
+		c->cpu = cpu;
+		for (uint64_t n = kz->pcp_cpu[cpu]; n; n--)
+			if (!pre_free_anywhere(c, kz->start_pfn, 0))
+				break;
+	}
+	c->cpu = 0;
+}
+
 int rp_start_state(struct rp_ctx *c)
 {
 	if (!c->m->nr_snapshots)
@@ -292,6 +337,8 @@ int rp_start_state(struct rp_ctx *c)
 	free(pbtype);
 	pa_ctl_write(c->pool, "min_free_kbytes", mfk);
 	pcp_switch(c, false, &saved);
+	for (unsigned z = 0; z < st->nr_zones; z++)
+		fill_pcp(c, &st->zone[z]);
 	return 0;
 }
 
