@@ -135,7 +135,8 @@ static inline void set_page_mt(struct pa_page *p, unsigned mt)
 static inline void page_prep_fields(struct pa_page *p, unsigned mt, uint32_t gfp)
 {
 	set_page_mt(p, mt);
-	set_page_flags(p, (gfp & PA_GFP_COMP) ? PF_COMP : 0);
+	/* A block taken whole or split from a reported one stays marked: pa_page_reported() */
+	set_page_flags(p, ((gfp & PA_GFP_COMP) ? PF_COMP : 0) | (page_flags(p) & PF_REPORTED));
 	set_page_owner(p, 0);
 	set_page_pins(p, 0);
 	p->private = 0;
@@ -233,7 +234,8 @@ void platform_spin_lock(struct pa_pool *pool, struct pa_spin *s, enum pa_lock_si
 	X(COMPACT_DAEMON_FREE_SCANNED, "compact_daemon_free_scanned")                              \
 	X(PGMIGRATE_SUCCESS, "pgmigrate_success")                                                  \
 	X(PGMIGRATE_FAIL, "pgmigrate_fail")                                                        \
-	X(COMPACT_FOLIOS_SPLIT, "compact_folios_split")
+	X(COMPACT_FOLIOS_SPLIT, "compact_folios_split")                                            \
+	X(NUMA_MISS, "numa_miss") /* allocations here that preferred another node */
 
 enum pa_zone_stat {
 #define X(id, name) PA_ZS_##id,
@@ -250,7 +252,10 @@ enum pa_zone_stat {
 	X(COMPACT_FAIL, "compact_fail")                                                            \
 	X(COMPACT_SUCCESS, "compact_success")                                                      \
 	X(COMPACT_DAEMON_WAKE, "compact_daemon_wake")                                              \
-	X(COMPACT_DEFERRED, "compact_deferred")
+	X(COMPACT_DEFERRED, "compact_deferred")                                                    \
+	X(REPORTED_PAGES, "page_reporting_pages")                                                  \
+	X(REPORT_CALLS, "page_reporting_calls")                                                    \
+	X(REPORT_REFUSED, "page_reporting_refused")
 
 enum pa_pool_stat {
 #define X(id, name) PA_PS_##id,
@@ -274,6 +279,8 @@ struct pa_zone {
 	uint64_t present_pages;      /* frames of the span with memory */
 	uint64_t managed_pages;      /* present frames the buddy manages */
 	uint64_t wmark[PA_NR_WMARK];
+	/* Linux's lowmem_reserve ("protection"): frames kept from requests that could use zone type [t]. */
+	uint64_t lowmem_reserve[PA_ZONE_COUNT];
 	uint64_t highatomic_max; /* cap on nr_reserved_highatomic */
 
 	struct pa_lock lock;            /* guards everything below and the zone's pageblock bits */
@@ -293,7 +300,8 @@ struct pa_zone {
 	        reserved_pages; /* managed frames held by the pool itself, neither free nor allocated */
 	uint64_t cma_pages;     /* frames in CMA pageblocks */
 	uint64_t stat[PA_NR_ZONE_STATS];
-	uint64_t *alloc_order; /* [order]: successful allocations per order */
+	uint64_t *alloc_order;         /* [order]: successful allocations per order */
+	_Atomic uint64_t numa_foreign; /* allocations that preferred this zone and went elsewhere */
 
 	struct pa_pcp *pcp; /* [cpu] */
 
@@ -389,8 +397,11 @@ struct pa_boot_config {
 	bool kcompactd_manual; /* kcompactd=manual: no threads; pa_kcompactd_run() drives them */
 	unsigned compaction_proactiveness;
 	bool shuffle, init_on_free, deferred_init;
-	bool zone_dma;                   /* ZONE_DMA below 16 MiB */
-	enum pa_zone_layout zone_layout; /* zones=x86_64 or flat */
+	bool page_reporting_manual;       /* page_reporting=manual: no worker thread */
+	unsigned page_reporting_delay_ms; /* the worker's delay after free memory builds up */
+	int page_reporting_max_order;     /* -1: max_order; the largest range a device takes */
+	bool zone_dma;                    /* ZONE_DMA below 16 MiB */
+	enum pa_zone_layout zone_layout;  /* zones=x86_64 or flat */
 	unsigned debug;
 	enum pa_bad_page_mode bad_page;
 
@@ -457,7 +468,10 @@ struct pa_pool {
 	struct pa_kcompactd *kcompactd; /* [node] */
 
 	struct pa_deferred *deferred; /* background init ("deferred.c"); NULL when done at boot */
-	_Atomic bool min_free_kbytes_user; /* written through ctl: kept when init ends */
+	/* Free page reporting ("reporting.c"); frees of this order or above notify it. */
+	struct pa_reporting *reporting;
+	_Atomic unsigned reporting_notify_order; /* UINT32_MAX while no device is registered */
+	_Atomic bool min_free_kbytes_user;       /* written through ctl: kept when init ends */
 
 	/* CMA areas ("cma.c"), fixed at boot. */
 	unsigned nr_cma;
@@ -604,6 +618,12 @@ pa_pfn_t zone_untouched_pop(struct pa_zone *zone);
 /* Default min_free_kbytes and watermarks again, once deferred init has grown managed pages. */
 void zone_init_done(struct pa_pool *pool);
 
+/* "reporting.c": free page reporting */
+int reporting_init(struct pa_pool *pool, char *err, size_t errlen);
+void reporting_stop(struct pa_pool *pool);
+/* A free of a block of the reporting order or above: schedule a pass (zone lock may be held). */
+void reporting_notify(struct pa_pool *pool);
+
 /* "deferred.c": background init threads, one per node */
 int deferred_init_start(struct pa_pool *pool, char *err, size_t errlen);
 void deferred_init_stop(struct pa_pool *pool);
@@ -613,6 +633,8 @@ void zone_set_pcp_mark(struct pa_zone *z);
 const char *zone_name(enum pa_zone_type type);
 /* The pfn where zone type t's address range ends; PA_PFN_INVALID for NORMAL and MOVABLE. */
 pa_pfn_t zone_type_end_pfn(const struct pa_pool *pool, enum pa_zone_type t);
+/* Does the layout have zone type t (zone_dma=1 for DMA, zones=x86_64 for DMA32)? */
+bool zone_type_in_layout(const struct pa_pool *pool, enum pa_zone_type t);
 
 /* Linux's ALLOC_* flags, as far as they matter here. */
 enum alloc_flags {
@@ -651,6 +673,16 @@ static inline bool zone_gfp_allows(const struct pa_zone *z, pa_gfp_t gfp)
 	if (gfp & PA_GFP_DMA)
 		return z->end_pfn <= (PA_ZONE_DMA_BYTES >> shift);
 	return z->end_pfn <= ((4ull << 30) >> shift);
+}
+
+/* Linux's gfp_zone(): the highest zone type a request may use. */
+static inline enum pa_zone_type gfp_highest_zone(pa_gfp_t gfp)
+{
+	if (gfp & PA_GFP_DMA)
+		return PA_ZONE_DMA;
+	if (gfp & PA_GFP_DMA32)
+		return PA_ZONE_DMA32;
+	return (gfp & PA_GFP_MOVABLE) ? PA_ZONE_MOVABLE : PA_ZONE_NORMAL;
 }
 
 /* The zone that holds pfn, or NULL. */
@@ -892,6 +924,7 @@ static inline bool pcp_free(struct pa_zone *z, unsigned cpu, pa_pfn_t pfn, unsig
 		pa_spin_unlock(&pcp->lock);
 		return false;
 	}
+	set_page_flags(p, 0); /* used memory: not reported any more */
 	if (unlikely(pool->cfg.init_on_free))
 		return pcp_free_wipe_unlock(z, pcp, pfn, order);
 	unsigned type = mt < PA_NR_PCP_TYPES ? mt : PA_MT_MOVABLE;
