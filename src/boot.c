@@ -105,7 +105,7 @@ static int get_uint(struct parse_ctx *p, int64_t lo, int64_t hi, unsigned *out)
 
 static int get_bool(struct parse_ctx *p, bool *out)
 {
-	unsigned v;
+	unsigned v = 0; /* get_uint sets it only on success; -O3 cannot tell */
 	int rc = get_uint(p, 0, 1, &v);
 	if (rc == 0)
 		*out = v != 0;
@@ -174,7 +174,7 @@ static int key_movablecore(struct parse_ctx *p)
 
 static int key_page_shift(struct parse_ctx *p)
 {
-	unsigned v;
+	unsigned v = 0;
 	int rc = get_uint(p, 12, 16, &v);
 	if (rc)
 		return rc;
@@ -633,4 +633,9 @@ void pa_get_config(const struct pa_pool *pool, struct pa_config *out)
 		.total_pages = pool->nr_frames,
 		.metadata_bytes_per_frame = (unsigned)sizeof(struct pa_page),
 	};
+}
+
+const char *pa_version(void)
+{
+	return PA_VERSION_STRING;
 }

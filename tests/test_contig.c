@@ -251,10 +251,7 @@ TEST(contig_range_of_order4_folios_straddling_both_edges_is_taken_data_intact)
 	REQUIRE(slot_at(&o, s) >= 0 && slot_at(&o, e - 1) >= 0);
 	REQUIRE(to_pfn(&o, (size_t)slot_at(&o, s)) < s);
 	take_range_and_check(pool, &o, s, e);
-	to_free_all(&o);
-	expect_as_fresh(pool, cmd);
-	pa_shutdown(pool);
-	to_destroy(&o);
+	to_finish_as_fresh(&o, cmd);
 }
 
 TEST(contig_range_of_mixed_folios_is_taken_then_freed_and_merges)
@@ -305,10 +302,7 @@ TEST(contig_range_of_mixed_folios_is_taken_then_freed_and_merges)
 		pa_free_contig_range(pool, 12 * pb + 3, 2 * pb - 3);
 	to_check_all(&o);
 	to_expect_clean(&o);
-	to_free_all(&o);
-	expect_as_fresh(pool, cmd);
-	pa_shutdown(pool);
-	to_destroy(&o);
+	to_finish_as_fresh(&o, cmd);
 }
 
 TEST(contig_range_in_an_empty_pool_and_freed_merges)
@@ -399,10 +393,7 @@ TEST(contig_range_with_an_unmovable_frame_is_ebusy_and_changes_nothing)
 	CHECK_EQ_U64(pa_alloc_contig_range(pool, kp, kp + 1, PA_MT_CMA, 0), (uint64_t)-EBUSY);
 	snap_expect_same(&sn, pool, &o, "unmovable frame at the range's edge");
 	pa_free_pages(pool, k, 0);
-	to_free_all(&o);
-	expect_as_fresh(pool, cmd);
-	pa_shutdown(pool);
-	to_destroy(&o);
+	to_finish_as_fresh(&o, cmd);
 }
 
 TEST(contig_range_with_a_pinned_folio_is_ebusy_and_changes_nothing)
@@ -434,10 +425,7 @@ TEST(contig_range_with_a_pinned_folio_is_ebusy_and_changes_nothing)
 	if (rc == 0)
 		pa_free_contig_range(pool, s, e - s);
 	to_check_all(&o);
-	to_free_all(&o);
-	expect_as_fresh(pool, cmd);
-	pa_shutdown(pool);
-	to_destroy(&o);
+	to_finish_as_fresh(&o, cmd);
 }
 
 TEST(contig_range_with_an_ownerless_movable_folio_is_ebusy_and_changes_nothing)
@@ -476,10 +464,7 @@ TEST(contig_range_with_an_ownerless_movable_folio_is_ebusy_and_changes_nothing)
 	CHECK(pa_folio_order(pool, mine) == 4);
 	snap_expect_same(&sn, pool, &o, "ownerless movable folio in the range");
 	pa_free_pages(pool, mine, 4);
-	to_free_all(&o);
-	expect_as_fresh(pool, cmd);
-	pa_shutdown(pool);
-	to_destroy(&o);
+	to_finish_as_fresh(&o, cmd);
 }
 
 TEST(contig_range_being_taken_already_is_ebusy_and_changes_nothing)
@@ -504,10 +489,7 @@ TEST(contig_range_being_taken_already_is_ebusy_and_changes_nothing)
 	}
 	snap_expect_same(&sn, pool, &o, "a range being taken");
 	isolation_undo(z, 12 * pb + 5, 12 * pb + 6);
-	to_free_all(&o);
-	expect_as_fresh(pool, cmd);
-	pa_shutdown(pool);
-	to_destroy(&o);
+	to_finish_as_fresh(&o, cmd);
 }
 
 /* A copy of every pageblock's bits, to compare types exactly. */
@@ -664,10 +646,7 @@ TEST(contig_range_einval_empty_beyond_pool_and_other_migratetypes)
 	for (size_t i = 0; i < sizeof bad_mt / sizeof bad_mt[0]; i++)
 		expect_einval(pool, &o, 1000, 3000, bad_mt[i], "another migratetype");
 	CHECK_EQ_U64(pa_alloc_contig_range(NULL, 0, 1, PA_MT_MOVABLE, 0), (uint64_t)-EINVAL);
-	to_free_all(&o);
-	expect_as_fresh(pool, cmd);
-	pa_shutdown(pool);
-	to_destroy(&o);
+	to_finish_as_fresh(&o, cmd);
 }
 
 TEST(contig_range_across_the_dma32_normal_boundary_is_einval)
@@ -716,10 +695,7 @@ TEST(contig_range_over_a_hole_is_einval)
 	if (rc == 0)
 		pa_free_contig_range(pool, h2e, 900);
 	to_check_all(&o);
-	to_free_all(&o);
-	expect_as_fresh(pool, cmd);
-	pa_shutdown(pool);
-	to_destroy(&o);
+	to_finish_as_fresh(&o, cmd);
 }
 
 /* ---------------------------------------------------------------------- */
@@ -777,10 +753,7 @@ TEST(contig_pages_of_any_length_are_aligned_to_the_largest_power_of_two)
 	      NULL); /* no node 1 */
 	to_check_all(&o);
 	to_expect_clean(&o);
-	to_free_all(&o);
-	expect_as_fresh(pool, cmd);
-	pa_shutdown(pool);
-	to_destroy(&o);
+	to_finish_as_fresh(&o, cmd);
 }
 
 TEST(contig_pages_honours_node_and_dma32)
@@ -897,10 +870,7 @@ TEST(contig_pages_1g_succeeds_iff_an_aligned_gib_has_no_unmovable_or_pinned_fram
 	o.f[pin3].pins--;
 	pa_free_pages(pool, k0, 9);
 	pa_free_pages(pool, k2, 9);
-	to_free_all(&o);
-	expect_as_fresh(pool, cmd);
-	pa_shutdown(pool);
-	to_destroy(&o);
+	to_finish_as_fresh(&o, cmd);
 }
 
 TEST(contig_pages_1g_region_with_free_unmovable_pageblocks_but_no_unmovable_frame)
@@ -939,10 +909,7 @@ TEST(contig_pages_1g_region_with_free_unmovable_pageblocks_but_no_unmovable_fram
 	for (unsigned r = 0; r < 4; r++)
 		if (k[r])
 			pa_free_pages(pool, k[r], 9);
-	to_free_all(&o);
-	expect_as_fresh(pool, cmd);
-	pa_shutdown(pool);
-	to_destroy(&o);
+	to_finish_as_fresh(&o, cmd);
 }
 
 /* ---------------------------------------------------------------------- */

@@ -490,10 +490,7 @@ TEST(migrate_again_is_retried_by_sync_compaction)
 	CHECK_EQ_U64(vmstat(pool, "pgmigrate_fail"), o.calls);
 	to_check_all(&o);
 	to_expect_clean(&o);
-	to_free_all(&o);
-	expect_all_free(pool);
-	pa_shutdown(pool);
-	to_destroy(&o);
+	to_finish(&o);
 }
 
 TEST(migrate_fault_injection_30_to_100_pct_loses_nothing)
@@ -560,10 +557,7 @@ TEST(migrate_owner_random_again_busy_loses_nothing_over_many_passes)
 	}
 	CHECK(o.oks > 0 && o.agains > 0 && o.busies > 0);
 	to_expect_clean(&o);
-	to_free_all(&o);
-	expect_all_free(pool);
-	pa_shutdown(pool);
-	to_destroy(&o);
+	to_finish(&o);
 }
 
 /* ---------------------------------------------------------------------- */
@@ -709,10 +703,7 @@ TEST(migrate_double_free_during_move_is_a_bad_page)
 	CHECK_EQ_U64(vmstat(pool, "bad_page"), bad + 1);
 	CHECK_EQ_U64(usage(pool).allocated, allocated);
 	VALIDATE(pool);
-	to_free_all(&o);
-	expect_all_free(pool);
-	pa_shutdown(pool);
-	to_destroy(&o);
+	to_finish(&o);
 }
 
 /* ---------------------------------------------------------------------- */
