@@ -52,7 +52,7 @@ static void take_range(struct pa_zone *z, pa_pfn_t start, pa_pfn_t end, unsigned
 	for (pa_pfn_t p = start; p < end;) {
 		unsigned o = fit_order(pool, p, end);
 		page_prep_alloc(pfn_page(pool, p), o, mt, 0);
-		set_page_flags(pfn_page(pool, p), flags);
+		set_page_flags(pfn_page(pool, p), flags); /* a body frame's stale flags go */
 		z->stat[PA_ZS_PGALLOC] += 1ull << o;
 		z->stat[PA_ZS_ALLOC_SUCCESS]++;
 		z->alloc_order[o]++;
