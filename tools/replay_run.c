@@ -242,6 +242,13 @@ static void validate(struct rp_ctx *c)
 	}
 }
 
+static double now_s(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
 static void do_event(struct rp_ctx *c, const struct rp_event *ev)
 {
 	c->cpu = ev->cpu;
@@ -263,27 +270,26 @@ static void do_event(struct rp_ctx *c, const struct rp_event *ev)
 			fprintf(stderr, "%s%.6f %s\n", c->opt->progress ? "\r" : "",
 			        (double)ev->ts_ns / 1e9, c->trace->marks[ev->arg]);
 		break;
-	case RP_KCOMPACTD:
+	case RP_KCOMPACTD: {
+		double t0 = now_s();
 		c->res->kcompactd_wakes++;
 		pa_kcompactd_run(c->pool, (int)ev->arg);
+		c->res->compact_seconds += now_s() - t0;
 		break;
-	case RP_COMPACT_MEMORY:
+	}
+	case RP_COMPACT_MEMORY: {
+		double t0 = now_s();
 		c->res->compact_memory++;
 		pa_compact(c->pool, -1);
+		c->res->compact_seconds += now_s() - t0;
 		break;
+	}
 	case RP_ISOLATE_FREE:
 		do_isolate_free(c, ev);
 		break;
 	default:
 		break;
 	}
-}
-
-static double now_s(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
 static void progress(const struct rp_ctx *c, size_t i, double t0)
