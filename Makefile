@@ -7,6 +7,7 @@
 #   make test           format-check, build/ + ctest, an -O3 -DNDEBUG build (build-o3/),
 #                       then ASan+UBSan (build-asan/) and TSan (build-tsan/)
 #   make bench          build, then the allocation benchmarks
+#   make figures        build, run the documented benchmarks, write docs/figures.md (+ SVG)
 #   make fuzz           build the libFuzzer targets with clang (build-fuzz/) and run each
 #                       for FUZZ_SECONDS (60); new inputs go to build-fuzz/corpus/, crashes
 #                       to build-fuzz/artifacts/
@@ -47,8 +48,8 @@ CHECK     = cd $(1) && $(SUBMAKE) $(CTEST) --output-on-failure --parallel $(JOBS
 
 FORMAT_DIRS := src include tools bench tests examples
 
-.PHONY: all build run test test-plain test-o3 test-asan test-tsan bench soak fuzz install format \
-	format-check clean
+.PHONY: all build run test test-plain test-o3 test-asan test-tsan bench figures soak fuzz install \
+	format format-check clean
 
 all: build
 
@@ -111,6 +112,11 @@ fuzz:
 			$$(test -f tests/fuzz/$$t.dict && echo -dict=tests/fuzz/$$t.dict) \
 			$(BUILD_FUZZ)/corpus/$$t tests/fuzz/corpus/$$t || exit 1; \
 	done
+
+# Every figure of docs/figures.md, with the machine, the date and the commit
+# (tools/figures.py; a few minutes).
+figures: build
+	python3 tools/figures.py --program $(PROGRAM) --out docs/figures.md
 
 install: build
 	$(CMAKE) -DCMAKE_INSTALL_PREFIX="$(PREFIX)" -P $(BUILD)/cmake_install.cmake
