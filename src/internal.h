@@ -178,8 +178,16 @@ struct pa_lock_stat {
 	uint64_t max_wait_ns;
 };
 
+/*
+ * The zone lock: a word taken with one compare-and-swap and given back with
+ * one exchange, as Linux's zone lock is a spinlock. A waiter spins a while,
+ * then sleeps on the condition variable (v = 2 says someone may sleep), so
+ * that a holder preempted on a busy machine costs no CPU.
+ */
 struct pa_lock {
+	_Atomic uint32_t v; /* 0 free, 1 held, 2 held and a waiter may sleep */
 	pthread_mutex_t mutex;
+	pthread_cond_t cond;
 	const char *name;
 	struct pa_pool *pool;                       /* for the clock */
 	_Atomic(unsigned long) owner;               /* holder's thread id when debug >= 1, else 0 */
@@ -472,13 +480,16 @@ unsigned platform_online_cpus(void);
 void platform_lock_init(struct pa_lock *lock, struct pa_pool *pool, const char *name);
 void platform_lock_destroy(struct pa_lock *lock);
 void platform_lock_slow(struct pa_lock *lock, enum pa_lock_site site);
+void platform_lock_wake(struct pa_lock *lock);
 void platform_report(const struct pa_pool *pool, const char *fmt, ...)
         __attribute__((format(printf, 2, 3)));
 
 /* Take a lock; contention is timed and counted only when the trylock fails. */
 static inline void pa_lock(struct pa_lock *lock, enum pa_lock_site site)
 {
-	if (unlikely(pthread_mutex_trylock(&lock->mutex) != 0))
+	uint32_t free = 0;
+	if (unlikely(!atomic_compare_exchange_strong_explicit(
+	            &lock->v, &free, 1, memory_order_acquire, memory_order_relaxed)))
 		platform_lock_slow(lock, site);
 	if (unlikely(lock->pool->cfg.debug))
 		atomic_store_explicit(&lock->owner, (unsigned long)pthread_self(),
@@ -489,7 +500,8 @@ static inline void pa_unlock(struct pa_lock *lock)
 {
 	if (unlikely(lock->pool->cfg.debug))
 		atomic_store_explicit(&lock->owner, 0, memory_order_relaxed);
-	pthread_mutex_unlock(&lock->mutex);
+	if (unlikely(atomic_exchange_explicit(&lock->v, 0, memory_order_release) == 2))
+		platform_lock_wake(lock);
 }
 
 /* Lock precondition, checked when debug >= 1. */
