@@ -114,11 +114,11 @@ void buddy_free_block(struct pa_zone *z, pa_pfn_t pfn, unsigned order, unsigned 
 	struct lists l = lists_of(z);
 	zone_free_add(z, 1ull << order);
 	unsigned max_order = pool->cfg.max_order, pb_order = pool->cfg.pageblock_order;
-	pa_pfn_t start = z->start_pfn, end = z->end_pfn;
-	while (order < max_order) {
+	pa_pfn_t start = z->start_pfn, span = z->end_pfn - z->start_pfn;
+	for (; order < max_order; order++) {
 		pa_pfn_t bit = 1ull << order, buddy = pfn ^ bit;
-		if (buddy < start || buddy >= end)
-			break;
+		if (buddy - start >= span)
+			break; /* outside the zone (below start, it wraps) */
 		struct pa_page *bp = &l.map[buddy];
 		if (page_state_relaxed(bp) != PS_FREE || page_order(bp) != order)
 			break;
@@ -132,7 +132,6 @@ void buddy_free_block(struct pa_zone *z, pa_pfn_t pfn, unsigned order, unsigned 
 		list_unlink(&l, buddy, order, bmt);
 		set_page_state(&l.map[pfn | bit], PS_BODY); /* the upper half's head */
 		pfn &= ~bit;
-		order++;
 	}
 	list_link(&l, pfn, order, mt);
 }

@@ -459,6 +459,11 @@ struct pa_pool {
 
 void platform_fill_defaults(struct pa_platform *plat);
 unsigned platform_cpu_slow(void);
+/* The CPU id where rseq is missing, asked again when left runs out. */
+struct platform_cpu_cache {
+	unsigned cpu, left;
+};
+extern _Thread_local struct platform_cpu_cache platform_cpu_cache;
 
 /*
  * The default CPU id: the kernel's restartable-sequence area, which glibc
@@ -474,7 +479,10 @@ static inline unsigned platform_cpu(void)
 		if (likely(cpu >= 0))
 			return (unsigned)cpu;
 	}
-	return platform_cpu_slow();
+	if (unlikely(platform_cpu_cache.left == 0))
+		return platform_cpu_slow();
+	platform_cpu_cache.left--;
+	return platform_cpu_cache.cpu;
 }
 unsigned platform_online_cpus(void);
 void platform_lock_init(struct pa_lock *lock, struct pa_pool *pool, const char *name);
@@ -772,15 +780,21 @@ static inline pa_pfn_t pcp_pop(struct pa_pool *pool, struct pa_pcp *pcp, unsigne
 }
 
 /* A list is a stack through lru.next: the most recently freed block is the cache-hottest. */
+static inline void pcp_link(struct pa_pool *pool, struct pa_pcp *pcp, pa_pfn_t pfn, unsigned order,
+                            unsigned type)
+{
+	uint32_t *head = &pcp->head[pcp_index(order, type)];
+	pfn_page(pool, pfn)->lru.next = *head;
+	*head = (uint32_t)pfn;
+	pcp->count += 1u << order;
+}
+
+/* The same for a block whose state is not PS_PCP yet. */
 static inline void pcp_push(struct pa_pool *pool, struct pa_pcp *pcp, pa_pfn_t pfn, unsigned order,
                             unsigned type)
 {
-	struct pa_page *p = pfn_page(pool, pfn);
-	uint32_t *head = &pcp->head[pcp_index(order, type)];
-	set_page_state(p, PS_PCP);
-	p->lru.next = *head;
-	*head = (uint32_t)pfn;
-	pcp->count += 1u << order;
+	set_page_state(pfn_page(pool, pfn), PS_PCP);
+	pcp_link(pool, pcp, pfn, order, type);
 }
 
 /* A block popped off a list becomes an allocated one: order, type and zone are already set. */
@@ -848,7 +862,7 @@ static inline bool pcp_free(struct pa_zone *z, unsigned cpu, pa_pfn_t pfn, unsig
 	if (unlikely(pool->cfg.init_on_free))
 		return pcp_free_wipe_unlock(z, pcp, pfn, order);
 	unsigned type = mt < PA_NR_PCP_TYPES ? mt : PA_MT_MOVABLE;
-	pcp_push(pool, pcp, pfn, order, type);
+	pcp_link(pool, pcp, pfn, order, type); /* the compare-and-swap made it PS_PCP */
 	pcp->ops[2 * order + 1]++;
 	pcp->alloc_factor >>= 1;
 	if (pcp->free_count < (pcp->batch << 5))

@@ -16,18 +16,18 @@
 #include <time.h>
 #include <unistd.h>
 
+_Thread_local struct platform_cpu_cache platform_cpu_cache;
+
 /*
  * Without rseq, sched_getcpu() is a system call: ask it every 64th time only.
  * A stale id costs nothing but locality; the lists are locked either way.
  */
 unsigned platform_cpu_slow(void)
 {
-	static _Thread_local unsigned cached, uses;
-	if (uses++ % 64 == 0) {
-		int cpu = sched_getcpu();
-		cached = cpu < 0 ? 0 : (unsigned)cpu;
-	}
-	return cached;
+	int cpu = sched_getcpu();
+	platform_cpu_cache.cpu = cpu < 0 ? 0 : (unsigned)cpu;
+	platform_cpu_cache.left = 63;
+	return platform_cpu_cache.cpu;
 }
 
 static unsigned default_cpu_id(void *ctx)
