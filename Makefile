@@ -2,8 +2,10 @@
 # A thin wrapper over CMake. The real build is CMakeLists.txt.
 #
 #   make / make build   configure build/ (Release: -O2 -g) and build
-#   make run            build, then run the default workload (a short churn on a 1 GiB pool)
-#   make test           build/ + ctest, then ASan+UBSan (build-asan/) and TSan (build-tsan/)
+#   make run            build, then replay the shipped kernel trace excerpt beside the
+#                       kernel's own snapshots, and draw the memory map
+#   make test           format-check, build/ + ctest, an -O3 -DNDEBUG build (build-o3/),
+#                       then ASan+UBSan (build-asan/) and TSan (build-tsan/)
 #   make bench          build, then the allocation benchmarks
 #   make soak           the soak workload, SOAK_SECONDS each in the plain and TSan builds
 #   make install        install into $(PREFIX) (default /usr/local)
@@ -25,6 +27,7 @@ CMAKE_ARGS  ?=
 BUILD      := build
 BUILD_ASAN := build-asan
 BUILD_TSAN := build-tsan
+BUILD_O3   := build-o3
 PROGRAM    := ./$(BUILD)/pagealloc
 
 # cmake --build runs make itself; keep this make's job server and flags out of
@@ -36,7 +39,7 @@ CHECK     = cd $(1) && $(SUBMAKE) $(CTEST) --output-on-failure --parallel $(JOBS
 
 FORMAT_DIRS := src include tools bench tests examples
 
-.PHONY: all build run test test-plain test-asan test-tsan bench soak install format format-check clean
+.PHONY: all build run test test-plain test-o3 test-asan test-tsan bench soak install format format-check clean
 
 all: build
 
@@ -44,14 +47,24 @@ build:
 	$(call CONFIGURE,$(BUILD))
 	$(call COMPILE,$(BUILD))
 
+# A Linux 6.1 recording around a compact_memory and a THP burst (docs/replay.md).
+REPLAY_SAMPLE := examples/replay/linux-6.1-compact
+
 run: build
-	$(PROGRAM) bench churn
+	$(PROGRAM) replay $(REPLAY_SAMPLE) --map $(BUILD)/replay-map.svg \
+		--svg $(BUILD)/replay-fragmentation.svg
 
 # Each step stops make on failure, so make test exits non-zero if any fails.
-test: test-plain test-asan test-tsan
+test: format-check test-plain test-o3 test-asan test-tsan
 
 test-plain: build
 	$(call CHECK,$(BUILD))
+
+# Everything (library, program, tests) at -O3 -DNDEBUG with -Werror: the
+# warnings a parent project's release flags would otherwise turn into errors.
+test-o3:
+	$(call CONFIGURE,$(BUILD_O3)) "-DCMAKE_C_FLAGS_RELEASE=-O3 -DNDEBUG"
+	$(call COMPILE,$(BUILD_O3))
 
 test-asan:
 	$(call CONFIGURE,$(BUILD_ASAN)) -DPA_SANITIZE=address -DPA_TEST_SCALE=$(SAN_SCALE)
@@ -76,7 +89,7 @@ soak: build
 	TSAN_OPTIONS=halt_on_error=1 ./$(BUILD_TSAN)/pagealloc bench soak --seconds $(SOAK_SECONDS)
 
 install: build
-	$(CMAKE) --install $(BUILD) --prefix "$(PREFIX)"
+	$(CMAKE) -DCMAKE_INSTALL_PREFIX="$(PREFIX)" -P $(BUILD)/cmake_install.cmake
 
 format:
 	find $(FORMAT_DIRS) -name '*.[ch]' -print0 2>/dev/null | xargs -0 -r $(CLANG_FORMAT) -i
@@ -86,4 +99,4 @@ format-check:
 		xargs -0 -r $(CLANG_FORMAT) --dry-run --Werror
 
 clean:
-	rm -rf $(BUILD) $(BUILD_ASAN) $(BUILD_TSAN)
+	rm -rf $(BUILD) $(BUILD_ASAN) $(BUILD_TSAN) $(BUILD_O3)

@@ -128,9 +128,10 @@ static const struct bench_workload workloads[] = {
 	  "  default boot:  mem=128M backing=anon cma=16M kcompactd=manual (nr_cpus=threads+1)\n"
 	  "  exits 1 on a corrupt byte, a lost frame or a failed pa_validate\n",
 	  true, bench_soak },
-	{ "boot", "time pa_boot and pa_shutdown; peak memory per frame",
+	{ "boot",
+	  "boot time, first allocation and resident memory, 1 GiB to 4 TiB, both init modes",
 	  "  --runs N       repetitions (default 5)\n"
-	  "  default boot:  mem=64G\n",
+	  "  --boot LINE    one pool; without it, mem=1G..4T with deferred_init=1 and 0\n",
 	  true, bench_boot_time },
 };
 
@@ -198,7 +199,7 @@ static int parse_u64(const char *s, uint64_t lo, uint64_t hi, uint64_t *out)
 
 static int opt_runs(struct bench_opts *o, const char *v)
 {
-	uint64_t n;
+	uint64_t n = 0; /* parse_u64 sets it only on success */
 	int ret = parse_u64(v, 1, 100000, &n);
 	o->runs = (unsigned)n;
 	return ret;
@@ -222,7 +223,7 @@ static int opt_seconds(struct bench_opts *o, const char *v)
 
 static int opt_threads(struct bench_opts *o, const char *v)
 {
-	uint64_t n;
+	uint64_t n = 0; /* parse_u64 sets it only on success */
 	int ret = parse_u64(v, 1, 1024, &n);
 	o->threads = (unsigned)n;
 	return ret;
@@ -230,7 +231,7 @@ static int opt_threads(struct bench_opts *o, const char *v)
 
 static int opt_order(struct bench_opts *o, const char *v)
 {
-	uint64_t n;
+	uint64_t n = 0; /* parse_u64 sets it only on success */
 	int ret = parse_u64(v, 0, 63, &n);
 	o->order = (int)n;
 	return ret;
@@ -254,7 +255,7 @@ static int opt_nr(struct bench_opts *o, const char *v)
 
 static int opt_batch(struct bench_opts *o, const char *v)
 {
-	uint64_t n;
+	uint64_t n = 0; /* parse_u64 sets it only on success */
 	int ret = parse_u64(v, 1, 1u << 20, &n);
 	o->batch = (unsigned)n;
 	return ret;
@@ -307,7 +308,7 @@ static int opt_transient_pct(struct bench_opts *o, const char *v)
 
 static int opt_folio_order(struct bench_opts *o, const char *v)
 {
-	uint64_t n;
+	uint64_t n = 0; /* parse_u64 sets it only on success */
 	int ret = parse_u64(v, 0, 63, &n);
 	o->folio_order = (int)n;
 	return ret;
@@ -474,15 +475,56 @@ const char *bench_boot_line(const struct bench_opts *opt, const char *def)
 	return opt->boot ? opt->boot : def;
 }
 
-int bench_boot(const struct bench_opts *opt, const char *def, struct pa_pool **pool)
+const char *bench_ctl_error(int err)
+{
+	return err == -ENOENT ? "no such path" : strerror(-err);
+}
+
+int bench_apply_ctls(const struct bench_opts *opt, struct pa_pool *pool)
+{
+	for (unsigned i = 0; i < opt->nr_ctls; i++) {
+		char path[256];
+		const char *set = opt->ctls[i], *eq = strchr(set, '=');
+		size_t n = eq ? (size_t)(eq - set) : 0;
+		int ret = -EINVAL;
+		if (eq && n && n < sizeof path) {
+			memcpy(path, set, n);
+			path[n] = '\0';
+			ret = pa_ctl_write(pool, path, eq + 1);
+		}
+		if (ret) {
+			fprintf(stderr,
+			        "pagealloc: --ctl %s: %s (`pagealloc ctl` lists the paths and their "
+			        "values)\n",
+			        set, !eq || !n ? "not PATH=VALUE" : bench_ctl_error(ret));
+			return -1;
+		}
+	}
+	return 0;
+}
+
+int bench_boot_with(const struct bench_opts *opt, const char *line,
+                    const struct pa_platform *platform, struct pa_pool **pool)
 {
 	char err[512] = "";
-	const char *line = bench_boot_line(opt, def);
-	int ret = pa_boot(line, NULL, pool, err, sizeof err);
-	if (ret)
+	int ret = pa_boot(line, platform, pool, err, sizeof err);
+	if (ret) {
 		fprintf(stderr, "pagealloc: boot \"%s\": %s\n", line,
 		        err[0] ? err : strerror(-ret));
-	return ret;
+		return ret;
+	}
+	pa_deferred_init_wait(*pool); /* measure the allocator, not the init threads */
+	if (bench_apply_ctls(opt, *pool)) {
+		pa_shutdown(*pool);
+		*pool = NULL;
+		return -EINVAL;
+	}
+	return 0;
+}
+
+int bench_boot(const struct bench_opts *opt, const char *def, struct pa_pool **pool)
+{
+	return bench_boot_with(opt, bench_boot_line(opt, def), NULL, pool);
 }
 
 static _Thread_local unsigned posed_cpu;
@@ -513,13 +555,9 @@ int bench_boot_posing(const struct bench_opts *opt, const char *def, unsigned cp
                       struct pa_pool **pool)
 {
 	static const struct pa_platform posing = { .cpu_id = posed_cpu_id };
-	char line[1024], err[512] = "";
+	char line[1024];
 	bench_posing_line(opt, def, cpus, line, sizeof line);
-	int ret = pa_boot(line, &posing, pool, err, sizeof err);
-	if (ret)
-		fprintf(stderr, "pagealloc: boot \"%s\": %s\n", line,
-		        err[0] ? err : strerror(-ret));
-	return ret;
+	return bench_boot_with(opt, line, &posing, pool);
 }
 
 uint64_t bench_seed_state(uint64_t seed, uint64_t stream)
@@ -658,7 +696,7 @@ static void out_key(struct bench_out *o, const char *key)
 	o->comma = true;
 }
 
-static void json_string(FILE *f, const char *s)
+void bench_json_string(FILE *f, const char *s)
 {
 	fputc('"', f);
 	for (; *s; s++) {
@@ -694,7 +732,7 @@ void bench_out_str(struct bench_out *o, const char *key, const char *value)
 {
 	out_key(o, key);
 	if (o->json)
-		json_string(o->f, value);
+		bench_json_string(o->f, value);
 	else
 		fprintf(o->f, "%s\n", value);
 }

@@ -286,6 +286,7 @@ static int churn_measured(struct churn *c, FILE *out)
 	churn_print_head(c, &o);
 	bench_out_report(&o, "buddyinfo_before", c->pool, PA_REPORT_BUDDYINFO);
 	for (unsigned r = 0; !ret && r < c->runs; r++) {
+		bench_progress_step(r, c->runs);
 		ret = churn_run(c, r);
 		if (!ret && r + 1 == c->runs)
 			bench_out_report(&o, "buddyinfo_held", c->pool, PA_REPORT_BUDDYINFO);

@@ -270,9 +270,11 @@ static int pf1_config(struct pf1 *c, struct pf1_result *res)
 	res->ops_per_sec = calloc(c->runs, sizeof *res->ops_per_sec);
 	if (!res->ops_per_sec)
 		return -1;
-	for (unsigned r = 0; r < c->runs; r++)
+	for (unsigned r = 0; r < c->runs; r++) {
+		bench_progress_step(r, c->runs);
 		if (pf1_run(c, res, r))
 			return -1;
+	}
 	return 0;
 }
 

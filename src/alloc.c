@@ -75,6 +75,25 @@ static void zero_block(const struct alloc_ctx *ac, struct pa_page *p)
 		       (size_t)1 << (pool->cfg.page_shift + ac->order));
 }
 
+/*
+ * A block from the zone if the watermark allows; while deferred init is not
+ * done, a shortfall first initialises more of the zone, a chunk at a time
+ * (Linux's deferred_grow_zone). Zone lock held.
+ */
+static pa_pfn_t zone_rmqueue(struct pa_zone *z, const struct alloc_ctx *ac, uint64_t mark,
+                             unsigned flags)
+{
+	for (;;) {
+		if (zone_watermark_ok(z, ac->order, mark, flags)) {
+			pa_pfn_t pfn = pageblock_rmqueue(z, ac->order, ac->mt, flags);
+			if (pfn != PA_NIL)
+				return pfn;
+		}
+		if (likely(z->init_pfn >= z->end_pfn) || !zone_init_next_chunk(z))
+			return PA_NIL;
+	}
+}
+
 /* Try each allowed zone of the preferred node's zonelist at the given watermark. */
 static struct pa_page *get_page_from_freelist(const struct alloc_ctx *ac, unsigned flags)
 {
@@ -85,13 +104,11 @@ static struct pa_page *get_page_from_freelist(const struct alloc_ctx *ac, unsign
 			continue;
 		pa_lock(&z->lock, SITE_ALLOC);
 		struct pa_page *p = NULL;
-		if (zone_watermark_ok(z, ac->order, z->wmark[flags & ALLOC_WMARK_MASK], flags)) {
-			pa_pfn_t pfn = pageblock_rmqueue(z, ac->order, ac->mt, flags);
-			if (pfn != PA_NIL) {
-				p = prep_block(z, pfn, ac);
-				if ((flags & ALLOC_HIGHATOMIC) && ac->order > 0)
-					pageblock_reserve_highatomic(z, pfn, ac->order);
-			}
+		pa_pfn_t pfn = zone_rmqueue(z, ac, z->wmark[flags & ALLOC_WMARK_MASK], flags);
+		if (pfn != PA_NIL) {
+			p = prep_block(z, pfn, ac);
+			if ((flags & ALLOC_HIGHATOMIC) && ac->order > 0)
+				pageblock_reserve_highatomic(z, pfn, ac->order);
 		}
 		pa_unlock(&z->lock);
 		if (p)
@@ -275,8 +292,8 @@ unsigned pa_alloc_pages_bulk(struct pa_pool *pool, pa_gfp_t gfp, unsigned int or
 		if (!zone_allowed(&ac, z))
 			continue;
 		pa_lock(&z->lock, SITE_ALLOC_BULK);
-		while (got < nr && zone_watermark_ok(z, order, z->wmark[PA_WMARK_LOW], ac.flags)) {
-			pa_pfn_t pfn = pageblock_rmqueue(z, order, ac.mt, ac.flags);
+		while (got < nr) {
+			pa_pfn_t pfn = zone_rmqueue(z, &ac, z->wmark[PA_WMARK_LOW], ac.flags);
 			if (pfn == PA_NIL)
 				break;
 			out[got++] = prep_block(z, pfn, &ac);
@@ -396,7 +413,7 @@ static __attribute__((noinline)) void free_zone(struct pa_pool *pool, struct pa_
 	}
 	if (unlikely(pool->cfg.init_on_free) && pool->base)
 		wipe_block(z, pfn, order);
-	buddy_free_block(z, pfn, order, pageblock_mt(pool, pfn));
+	pageblock_free_block(z, pfn, order);
 	z->stat[PA_ZS_PGFREE] += 1ull << order;
 	z->stat[PA_ZS_FREE_CALLS]++;
 	pa_unlock(&z->lock);

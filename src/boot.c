@@ -105,7 +105,7 @@ static int get_uint(struct parse_ctx *p, int64_t lo, int64_t hi, unsigned *out)
 
 static int get_bool(struct parse_ctx *p, bool *out)
 {
-	unsigned v;
+	unsigned v = 0; /* get_uint sets it only on success; -O3 cannot tell */
 	int rc = get_uint(p, 0, 1, &v);
 	if (rc == 0)
 		*out = v != 0;
@@ -174,7 +174,7 @@ static int key_movablecore(struct parse_ctx *p)
 
 static int key_page_shift(struct parse_ctx *p)
 {
-	unsigned v;
+	unsigned v = 0;
 	int rc = get_uint(p, 12, 16, &v);
 	if (rc)
 		return rc;
@@ -473,6 +473,7 @@ static int boot_derive(struct pa_boot_config *c, char *err, size_t errlen)
 		pb = min_u(pb, (unsigned)c->huge_order);
 	c->pageblock_order = pb;
 	c->section_shift = PA_SECTION_BYTES_SHIFT - c->page_shift;
+	c->chunk_order = c->section_shift > c->max_order ? c->section_shift : c->max_order;
 	if (!c->pcp_orders_set) {
 		c->pcp_orders = (1ull << (PA_COSTLY_ORDER + 1)) - 1;
 		if (c->huge_order >= 0)
@@ -584,6 +585,8 @@ int pa_boot(const char *cmdline, const struct pa_platform *platform, struct pa_p
 		rc = zone_init_all(pool, err, errlen);
 	if (rc == 0)
 		rc = cma_init(pool, err, errlen);
+	if (rc == 0)
+		rc = deferred_init_start(pool, err, errlen);
 	if (rc == 0) {
 		atomic_store(&pool->compaction_proactiveness, pool->cfg.compaction_proactiveness);
 		rc = compaction_init(pool, err, errlen);
@@ -600,6 +603,7 @@ void pa_shutdown(struct pa_pool *pool)
 {
 	if (!pool)
 		return;
+	deferred_init_stop(pool);
 	compaction_stop(pool);
 	cma_destroy(pool);
 	zone_destroy_all(pool);
@@ -629,4 +633,9 @@ void pa_get_config(const struct pa_pool *pool, struct pa_config *out)
 		.total_pages = pool->nr_frames,
 		.metadata_bytes_per_frame = (unsigned)sizeof(struct pa_page),
 	};
+}
+
+const char *pa_version(void)
+{
+	return PA_VERSION_STRING;
 }

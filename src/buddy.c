@@ -16,6 +16,19 @@ static inline uint32_t *list_head(struct pa_zone *z, unsigned order, unsigned mt
 	return &z->list_head[order * PA_MT_COUNT + mt];
 }
 
+/* Block counts; the callers account free_pages once per operation, not per level. */
+static inline void count_add(struct pa_zone *z, unsigned order, unsigned mt, uint64_t n)
+{
+	z->nr_free[order] += n;
+	z->nr_free_mt[order * PA_MT_COUNT + mt] += n;
+}
+
+/* The list that untouched chunks stand behind: max order, MOVABLE (as every pageblock starts). */
+static inline bool untouched_list(const struct pa_zone *z, unsigned order, unsigned mt)
+{
+	return order == z->pool->cfg.max_order && mt == PA_MT_MOVABLE;
+}
+
 /*
  * The zone's list arrays, read once into locals: descriptor fields are
  * bytes, and a byte store may alias anything, so without them the compiler
@@ -54,8 +67,8 @@ static inline __attribute__((always_inline)) void list_link(const struct lists *
 }
 
 /* Unlink a free block of that order and type; its descriptor keeps them. */
-static inline __attribute__((always_inline)) void list_unlink(const struct lists *l, pa_pfn_t pfn,
-                                                              unsigned order, unsigned mt)
+static inline __attribute__((always_inline)) void
+list_unlink(struct pa_zone *z, const struct lists *l, pa_pfn_t pfn, unsigned order, unsigned mt)
 {
 	struct pa_page *p = &l->map[pfn];
 	unsigned i = order * PA_MT_COUNT + mt;
@@ -66,7 +79,7 @@ static inline __attribute__((always_inline)) void list_unlink(const struct lists
 		l->head[i] = next;
 	if (next != PA_NIL)
 		l->map[next].lru.prev = prev;
-	else if (prev == PA_NIL)
+	else if (prev == PA_NIL && !(unlikely(z->nr_untouched) && untouched_list(z, order, mt)))
 		l->nonempty[mt] &= ~(1ull << order); /* it was alone on the list */
 	l->nr_free[order]--;
 	l->nr_free_mt[i]--;
@@ -86,7 +99,7 @@ void buddy_list_del(struct pa_zone *z, pa_pfn_t pfn)
 	const struct pa_page *p = &l.map[pfn];
 	pa_assert(z->pool, p->state == PS_FREE);
 	zone_free_add(z, 0 - (1ull << p->order));
-	list_unlink(&l, pfn, p->order, p->mt);
+	list_unlink(z, &l, pfn, p->order, p->mt);
 }
 
 void buddy_list_move(struct pa_zone *z, pa_pfn_t pfn, unsigned new_mt)
@@ -129,7 +142,7 @@ void buddy_free_block(struct pa_zone *z, pa_pfn_t pfn, unsigned order, unsigned 
 			/* The merged block is all one type: the freed side's. */
 			pageblock_set_mt_range(pool, buddy, order, mt);
 		}
-		list_unlink(&l, buddy, order, bmt);
+		list_unlink(z, &l, buddy, order, bmt);
 		set_page_state(&l.map[pfn | bit], PS_BODY); /* the upper half's head */
 		pfn &= ~bit;
 	}
@@ -141,7 +154,7 @@ void buddy_take_block(struct pa_zone *z, pa_pfn_t pfn, unsigned low, unsigned hi
 {
 	struct lists l = lists_of(z);
 	unsigned mt = l.map[pfn].mt;
-	list_unlink(&l, pfn, high, mt);
+	list_unlink(z, &l, pfn, high, mt);
 	zone_free_add(z, 0 - (1ull << low));
 	while (high > low) {
 		high--;
@@ -154,13 +167,55 @@ pa_pfn_t buddy_take_smallest(struct pa_zone *z, unsigned order, unsigned mt)
 	int o = buddy_first_order(z, order, mt);
 	if (o < 0)
 		return PA_NIL;
-	pa_pfn_t pfn = *list_head(z, (unsigned)o, mt);
+	pa_pfn_t pfn = buddy_list_first(z, (unsigned)o, mt);
 	buddy_take_block(z, pfn, order, (unsigned)o);
 	return pfn;
 }
 
-/* The head of the (order, mt) list, PA_NIL if empty. */
 pa_pfn_t buddy_list_first(struct pa_zone *z, unsigned order, unsigned mt)
 {
-	return *list_head(z, order, mt);
+	pa_pfn_t pfn = *list_head(z, order, mt);
+	if (unlikely(pfn == PA_NIL) && z->nr_untouched && untouched_list(z, order, mt)) {
+		buddy_materialise(z, zone_untouched_pop(z));
+		pfn = *list_head(z, order, mt);
+	}
+	return pfn;
+}
+
+pa_pfn_t buddy_list_peek(const struct pa_zone *z, unsigned order, unsigned mt)
+{
+	return z->list_head[order * PA_MT_COUNT + mt];
+}
+
+static uint64_t chunk_blocks(const struct pa_zone *z)
+{
+	return 1ull << (z->pool->cfg.chunk_order - z->pool->cfg.max_order);
+}
+
+void buddy_add_untouched(struct pa_zone *z, pa_pfn_t chunk)
+{
+	unsigned mo = z->pool->cfg.max_order;
+	uint64_t i = (chunk - z->chunk_base) >> z->pool->cfg.chunk_order;
+	z->untouched[i / 64] |= 1ull << (i % 64);
+	if (i / 64 > z->untouched_hint || !z->nr_untouched)
+		z->untouched_hint = i / 64;
+	z->nr_untouched++;
+	count_add(z, mo, PA_MT_MOVABLE, chunk_blocks(z));
+	z->nonempty[PA_MT_MOVABLE] |= 1ull << mo;
+	z->free_pages += 1ull << z->pool->cfg.chunk_order;
+}
+
+/*
+ * The blocks were counted when the chunk was added: uncount them, then link
+ * them in address order, so that the list hands out the highest first, as
+ * it would had every block been freed at boot.
+ */
+void buddy_materialise(struct pa_zone *z, pa_pfn_t chunk)
+{
+	unsigned mo = z->pool->cfg.max_order;
+	uint64_t n = chunk_blocks(z);
+	struct lists l = lists_of(z);
+	count_add(z, mo, PA_MT_MOVABLE, 0 - n);
+	for (uint64_t b = 0; b < n; b++)
+		list_link(&l, chunk + (b << mo), mo, PA_MT_MOVABLE);
 }

@@ -60,6 +60,7 @@ static pa_pfn_t area_place(const struct pa_pool *pool, uint64_t n)
 static void area_reserve(struct pa_pool *pool, struct pa_zone *z, pa_pfn_t s, uint64_t n)
 {
 	pa_lock(&z->lock, SITE_ADMIN);
+	zone_prepare_range(z, s, s + n);
 	for (pa_pfn_t p = s; p < s + n; p += pb_frames(pool))
 		pageblock_set_mt(pool, p, PA_MT_CMA);
 	/* Re-free every free block overlapping the area: pieces land on their pageblock's list. */

@@ -121,7 +121,7 @@ static void capture_release(void *ctx, pa_pfn_t pfn, unsigned order)
 	else if (cc->region_end > cc->region_start)
 		hold_block(cc, pfn, order); /* a source inside the range being emptied */
 	else
-		buddy_free_block(cc->zone, pfn, order, pageblock_mt(cc->pool, pfn));
+		pageblock_free_block(cc->zone, pfn, order);
 }
 
 /* Give every captured block back to the buddy. */
@@ -134,7 +134,7 @@ static void capture_release_all(struct compact_control *cc)
 			z->reserved_pages -= 1ull << o;
 			if (pfn + (1ull << o) > cc->highest_returned)
 				cc->highest_returned = pfn + (1ull << o);
-			buddy_free_block(z, pfn, o, pageblock_mt(cc->pool, pfn));
+			pageblock_free_block(z, pfn, o);
 		}
 	}
 	while (cc->held != PA_NIL) {
@@ -143,7 +143,7 @@ static void capture_release_all(struct compact_control *cc)
 		unsigned o = page_order(p);
 		cc->held = p->lru.next;
 		z->reserved_pages -= 1ull << o;
-		buddy_free_block(z, pfn, o, pageblock_mt(cc->pool, pfn));
+		pageblock_free_block(z, pfn, o);
 	}
 	pa_unlock(&z->lock);
 }
@@ -389,6 +389,8 @@ static bool compact_cc_init(struct compact_control *cc, struct pa_zone *z, int o
 	for (unsigned o = 0; o <= z->pool->cfg.max_order; o++)
 		cc->captured[o] = PA_NIL;
 	pa_lock(&z->lock, SITE_ADMIN);
+	/* The scanners read descriptors: untouched memory gets them written first. */
+	zone_prepare_range(z, z->start_pfn, z->init_pfn);
 	cc->migrate_pfn = whole_zone ? z->start_pfn : z->compact_cached_migrate_pfn;
 	cc->free_pfn = whole_zone ? z->end_pfn : z->compact_cached_free_pfn;
 	if (cc->migrate_pfn >= cc->free_pfn) { /* a pass ended: start over, forget skip hints */

@@ -58,25 +58,65 @@ static void take_range(struct pa_zone *z, pa_pfn_t start, pa_pfn_t end, unsigned
 	}
 }
 
+#define TYPE_KEPT 0xffu /* a pageblock retype_movable() left as it was */
+
 /*
  * The frames of a pageblock claimed for unmovable data once stay claimed
  * after that data is freed. Linux looks at the frames, not the type: a
- * movable range takes such pageblocks back as movable first.
+ * movable range takes such pageblocks back as movable. The range is
+ * isolated, so its free blocks sit on the ISOLATE lists and only the bits
+ * change; un-isolating re-frees them by the new type. Returns each
+ * pageblock's old type (TYPE_KEPT where it did not change) for
+ * restore_types(), or NULL when there is no memory to remember them.
  */
-static void retype_movable(struct pa_zone *z, pa_pfn_t start, pa_pfn_t end)
+static uint8_t *retype_movable(struct pa_zone *z, pa_pfn_t start, pa_pfn_t end)
 {
 	struct pa_pool *pool = z->pool;
-	uint64_t pb = 1ull << pool->cfg.pageblock_order;
+	unsigned pbo = pool->cfg.pageblock_order;
+	pa_pfn_t first = start >> pbo, last = (end - 1) >> pbo;
+	uint8_t *old = malloc(last - first + 1);
+	if (!old)
+		return NULL;
 	pa_lock(&z->lock, SITE_ADMIN);
-	for (pa_pfn_t p = start & ~(pb - 1); p < end; p += pb) {
-		unsigned mt = pageblock_mt(pool, p);
-		if (mt != PA_MT_UNMOVABLE && mt != PA_MT_RECLAIMABLE)
-			continue;
-		pageblock_set_mt(pool, p, PA_MT_MOVABLE);
-		isolation_split_to_pageblocks(z, p); /* a free block wider than the pageblock */
-		pageblock_move_free(z, p, PA_MT_MOVABLE);
+	for (pa_pfn_t i = first; i <= last; i++) {
+		unsigned mt = pageblock_base_mt(pool, i << pbo);
+		bool claimed = mt == PA_MT_UNMOVABLE || mt == PA_MT_RECLAIMABLE;
+		old[i - first] = claimed ? (uint8_t)mt : TYPE_KEPT;
+		if (claimed)
+			pageblock_set_mt(pool, i << pbo, PA_MT_MOVABLE);
 	}
 	pa_unlock(&z->lock);
+	return old;
+}
+
+/* A failed range gives its pageblocks their old types back, still isolated. */
+static void restore_types(struct pa_zone *z, pa_pfn_t start, pa_pfn_t end, const uint8_t *old)
+{
+	struct pa_pool *pool = z->pool;
+	unsigned pbo = pool->cfg.pageblock_order;
+	pa_pfn_t first = start >> pbo, last = (end - 1) >> pbo;
+	pa_lock(&z->lock, SITE_ADMIN);
+	for (pa_pfn_t i = first; i <= last; i++)
+		if (old[i - first] != TYPE_KEPT)
+			pageblock_set_mt(pool, i << pbo, old[i - first]);
+	pa_unlock(&z->lock);
+}
+
+/*
+ * Move the folios out, then take the range if every frame is free. A block
+ * freed onto a CPU's list meanwhile (its head outside the range) is drained
+ * before the range is called busy.
+ */
+static bool empty_and_take(struct pa_zone *z, pa_pfn_t start, pa_pfn_t end, unsigned mt)
+{
+	if (!compaction_empty_range(z, start, end))
+		pa_drain_all(z->pool);
+	pa_lock(&z->lock, SITE_ADMIN);
+	bool free = isolation_range_free(z, start, end);
+	if (free)
+		take_range(z, start, end, mt);
+	pa_unlock(&z->lock);
+	return free;
 }
 
 /* Is every frame of [start, end) present? */
@@ -104,26 +144,25 @@ int pa_alloc_contig_range(struct pa_pool *pool, pa_pfn_t start, pa_pfn_t end, un
 	if (!z || end > z->end_pfn || !range_present(pool, start, end))
 		return -EINVAL;
 	pa_lock(&z->lock, SITE_ADMIN);
+	zone_prepare_range(z, start, end);
 	bool movable = range_movable(pool, start, end, migratetype == PA_MT_CMA);
 	pa_unlock(&z->lock);
 	if (!movable)
 		return -EBUSY; /* an unmovable, pinned or ownerless frame: fail before moving anything */
-	if (migratetype == PA_MT_MOVABLE)
-		retype_movable(z, start, end);
-	int rc = isolation_start(z, start, end);
+	int rc = isolation_start(z, start, end); /* drains every CPU's lists */
 	if (rc)
 		return rc;
-	if (!compaction_empty_range(z, start, end)) {
+	uint8_t *old = NULL;
+	if (migratetype == PA_MT_MOVABLE && !(old = retype_movable(z, start, end))) {
 		isolation_undo(z, start, end);
-		return -EBUSY;
+		return -ENOMEM;
 	}
-	pa_lock(&z->lock, SITE_ADMIN);
-	bool free = isolation_range_free(z, start, end); /* a free meanwhile may have changed it */
-	if (free)
-		take_range(z, start, end, migratetype);
-	pa_unlock(&z->lock);
+	bool taken = empty_and_take(z, start, end, migratetype);
+	if (!taken && old)
+		restore_types(z, start, end, old);
+	free(old);
 	isolation_undo(z, start, end);
-	return free ? 0 : -EBUSY;
+	return taken ? 0 : -EBUSY;
 }
 
 /*
@@ -173,7 +212,13 @@ void pa_free_contig_range(struct pa_pool *pool, pa_pfn_t pfn, uint64_t nr_pages)
  */
 static bool range_movable(const struct pa_pool *pool, pa_pfn_t start, pa_pfn_t end, bool cma)
 {
+	const struct pa_zone *z = zone_of_pfn(pool, start);
+	uint64_t chunk = 1ull << pool->cfg.chunk_order;
 	for (pa_pfn_t p = start; p < end;) {
+		if (zone_pfn_pending(z, p)) { /* free once initialised or written */
+			p = (p & ~(chunk - 1)) + chunk;
+			continue;
+		}
 		pa_pfn_t head = memmap_block_head(pool, p);
 		if (head == PA_NIL)
 			return false; /* no memory */

@@ -127,6 +127,7 @@ static uint64_t get_min_free_kbytes(const struct ctl_call *c)
 static int set_min_free_kbytes(const struct ctl_call *c, uint64_t v)
 {
 	atomic_store(&c->pool->min_free_kbytes, (int64_t)v);
+	atomic_store(&c->pool->min_free_kbytes_user, true);
 	zone_setup_watermarks(c->pool);
 	return 0;
 }

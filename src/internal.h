@@ -305,6 +305,21 @@ struct pa_zone {
 
 	struct pa_pcp *pcp; /* [cpu] */
 
+	/*
+	 * Deferred init and untouched memory (zone.c, deferred.c; zone lock).
+	 * [init_pfn, end_pfn) is not initialised yet: no frame of it is in the
+	 * buddy. An untouched chunk (2^chunk_order frames, aligned, wholly
+	 * present) is free memory whose descriptors were never written: it
+	 * counts as 2^(chunk_order - max_order) free MOVABLE blocks of the max
+	 * order, and its descriptors are written only when the buddy takes one
+	 * of its blocks or a scanner is about to walk it.
+	 */
+	pa_pfn_t init_pfn;
+	uint64_t *untouched;     /* bit per chunk, from chunk_base */
+	pa_pfn_t chunk_base;     /* start_pfn rounded down to a chunk */
+	uint64_t nr_untouched;   /* chunks with their bit set */
+	uint64_t untouched_hint; /* no bit is set above this word */
+
 	/* Compaction (zone lock): cached scanner positions and deferral, as Linux's. */
 	pa_pfn_t compact_cached_migrate_pfn, compact_cached_free_pfn;
 	unsigned compact_considered, compact_defer_shift, compact_order_failed;
@@ -391,6 +406,7 @@ struct pa_boot_config {
 	int huge_order; /* -1 without THP */
 	unsigned pageblock_order;
 	unsigned section_shift; /* frames per section, log2 */
+	unsigned chunk_order;   /* init and untouched unit: max(section, max-order block), log2 */
 };
 
 /* Parse and validate a command line into cfg; 0 or -EINVAL with a message. */
@@ -447,6 +463,9 @@ struct pa_pool {
 	_Atomic unsigned compact_fail_pct; /* fault injection: migrations answered AGAIN/BUSY */
 	_Atomic unsigned compaction_proactiveness;
 	struct pa_kcompactd *kcompactd; /* [node] */
+
+	struct pa_deferred *deferred; /* background init ("deferred.c"); NULL when done at boot */
+	_Atomic bool min_free_kbytes_user; /* written through ctl: kept when init ends */
 
 	/* CMA areas ("cma.c"), fixed at boot. */
 	unsigned nr_cma;
@@ -582,6 +601,32 @@ static inline bool memmap_section_present(const struct pa_pool *pool, pa_pfn_t p
 
 int zone_init_all(struct pa_pool *pool, char *err, size_t errlen);
 void zone_destroy_all(struct pa_pool *pool);
+/* Initialise the next chunk of a zone's deferred memory; false when none is left. Zone lock held. */
+bool zone_init_next_chunk(struct pa_zone *zone);
+/* Is pfn (in the zone) in memory not initialised yet, or in an untouched chunk? Zone lock held. */
+static inline bool zone_pfn_pending(const struct pa_zone *z, pa_pfn_t pfn)
+{
+	if (pfn >= z->init_pfn)
+		return true;
+	if (likely(!z->nr_untouched))
+		return false;
+	uint64_t i = (pfn - z->chunk_base) >> z->pool->cfg.chunk_order;
+	return (z->untouched[i / 64] >> (i % 64)) & 1;
+}
+/*
+ * Make [start, end) of the zone walkable by scanners: initialise deferred
+ * memory up to end and write the descriptors of the untouched chunks it
+ * overlaps. Zone lock held.
+ */
+void zone_prepare_range(struct pa_zone *zone, pa_pfn_t start, pa_pfn_t end);
+/* Take the highest untouched chunk (clearing its bit); PA_NIL if none. Zone lock held. */
+pa_pfn_t zone_untouched_pop(struct pa_zone *zone);
+/* Default min_free_kbytes and watermarks again, once deferred init has grown managed pages. */
+void zone_init_done(struct pa_pool *pool);
+
+/* "deferred.c": background init threads, one per node */
+int deferred_init_start(struct pa_pool *pool, char *err, size_t errlen);
+void deferred_init_stop(struct pa_pool *pool);
 void zone_setup_watermarks(struct pa_pool *pool);
 /* Recompute the fast path's marks after the watermarks, reserve or CMA changed. Zone lock held. */
 void zone_set_pcp_mark(struct pa_zone *z);
@@ -650,8 +695,17 @@ void buddy_free_block(struct pa_zone *zone, pa_pfn_t pfn, unsigned order, unsign
 pa_pfn_t buddy_take_smallest(struct pa_zone *zone, unsigned order, unsigned mt);
 /* Remove a free block of order `high` and give back its upper halves down to `low`. */
 void buddy_take_block(struct pa_zone *zone, pa_pfn_t pfn, unsigned low, unsigned high);
-/* The first block of the (order, mt) list; PA_NIL if empty. */
+/*
+ * The first block of the (order, mt) list; PA_NIL if empty. An empty
+ * (max order, MOVABLE) list takes its next block from an untouched chunk.
+ */
 pa_pfn_t buddy_list_first(struct pa_zone *zone, unsigned order, unsigned mt);
+/* The list as it is, for readers that must not change it. */
+pa_pfn_t buddy_list_peek(const struct pa_zone *zone, unsigned order, unsigned mt);
+/* Count an untouched chunk as free blocks of the max order (init); no descriptor is written. */
+void buddy_add_untouched(struct pa_zone *zone, pa_pfn_t chunk);
+/* Write the descriptors of an untouched chunk (its bit cleared) and link its blocks. */
+void buddy_materialise(struct pa_zone *zone, pa_pfn_t chunk);
 
 /* First order >= order with a free block of a type in mask `mts`; -1 if none. */
 static inline int buddy_first_order(const struct pa_zone *zone, unsigned order, unsigned mt)
@@ -691,6 +745,11 @@ static inline unsigned pageblock_base_mt(const struct pa_pool *pool, pa_pfn_t pf
 void pageblock_set_mt(struct pa_pool *pool, pa_pfn_t pfn, unsigned mt);
 /* Set the type of every pageblock of a block of order >= pageblock_order. */
 void pageblock_set_mt_range(struct pa_pool *pool, pa_pfn_t pfn, unsigned order, unsigned mt);
+/* The first pageblock under the block [pfn, pfn + 2^order) not of type mt, or PA_NIL. */
+pa_pfn_t pageblock_first_other(const struct pa_pool *pool, pa_pfn_t pfn, unsigned order,
+                               unsigned mt);
+/* Free a block onto the lists of its pageblocks' types, split where they differ. */
+void pageblock_free_block(struct pa_zone *zone, pa_pfn_t pfn, unsigned order);
 /* Move the free blocks of the pageblock holding pfn to the mt list; returns frames moved. */
 uint64_t pageblock_move_free(struct pa_zone *zone, pa_pfn_t pfn, unsigned mt);
 /*

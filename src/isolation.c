@@ -53,6 +53,7 @@ int isolation_start(struct pa_zone *z, pa_pfn_t start, pa_pfn_t end)
 	uint64_t pb = 1ull << pool->cfg.pageblock_order;
 	pa_pfn_t s = pb_floor(pool, start), e = pb_floor(pool, end - 1) + pb;
 	pa_lock(&z->lock, SITE_ADMIN);
+	zone_prepare_range(z, s, e);
 	for (pa_pfn_t p = s; p < e; p += pb) {
 		if (pool->pb_bits[p >> pool->cfg.pageblock_order] & PB_ISOLATE) {
 			pa_unlock(&z->lock);

@@ -51,19 +51,28 @@ static int memmap_back_sections(struct pa_pool *pool, char *err, size_t errlen)
 	const struct pa_boot_config *c = &pool->cfg;
 	uint64_t sec_frames = 1ull << c->section_shift;
 	size_t sec_bytes = sec_frames * sizeof(struct pa_page);
-	for (uint64_t s = 0; s < pool->nr_sections; s++) {
+	/* One commit per run of present sections: a 4 TiB pool is one or a few calls, not 32768. */
+	for (uint64_t s = 0, run = 0; s <= pool->nr_sections; s++) {
 		pa_pfn_t lo = s * sec_frames;
 		pa_pfn_t hi = lo + sec_frames < pool->nr_frames ? lo + sec_frames : pool->nr_frames;
-		if (!range_has_memory(c, lo, hi))
+		if (s < pool->nr_sections && range_has_memory(c, lo, hi)) {
+			pool->section_present[s] = 1;
 			continue;
-		int rc = pool->plat.commit(pool->plat.ctx, (char *)pool->map + s * sec_bytes,
-		                           sec_bytes);
-		if (rc) {
-			snprintf(err, errlen, "mem: cannot back the frame map of section %llu (%s)",
-			         (unsigned long long)s, strerror(-rc));
-			return rc;
 		}
-		pool->section_present[s] = 1;
+		if (s > run) {
+			int rc = pool->plat.commit(pool->plat.ctx,
+			                           (char *)pool->map + run * sec_bytes,
+			                           (s - run) * sec_bytes);
+			if (rc) {
+				snprintf(
+				        err, errlen,
+				        "mem: cannot back the frame map of sections %llu..%llu (%s)",
+				        (unsigned long long)run, (unsigned long long)s - 1,
+				        strerror(-rc));
+				return rc;
+			}
+		}
+		run = s + 1;
 	}
 	for (unsigned i = 0; i < c->nr_holes; i++) {
 		pa_pfn_t hs = c->holes[i].start >> c->page_shift;

@@ -151,7 +151,7 @@ void migrate_free_pending(struct pa_page *p)
 /* Free an allocated block that its owner already gave up. Zone lock held. */
 static void free_pending_block(struct pa_zone *z, pa_pfn_t pfn, unsigned order)
 {
-	buddy_free_block(z, pfn, order, pageblock_mt(z->pool, pfn));
+	pageblock_free_block(z, pfn, order);
 	z->stat[PA_ZS_PGFREE] += 1ull << order;
 	z->stat[PA_ZS_FREE_CALLS]++;
 }

@@ -39,6 +39,35 @@ void pageblock_set_mt_range(struct pa_pool *pool, pa_pfn_t pfn, unsigned order, 
 		pageblock_set_mt(pool, pfn + (i << pb), mt);
 }
 
+pa_pfn_t pageblock_first_other(const struct pa_pool *pool, pa_pfn_t pfn, unsigned order,
+                               unsigned mt)
+{
+	unsigned pb = pool->cfg.pageblock_order;
+	uint64_t n = order > pb ? 1ull << (order - pb) : 1;
+	for (uint64_t i = 0; i < n; i++)
+		if (pageblock_mt(pool, pfn + (i << pb)) != mt)
+			return pfn + (i << pb);
+	return PA_NIL;
+}
+
+/*
+ * A block wider than a pageblock can span types: its pageblocks were retyped
+ * or isolated while it sat on a CPU's list or was allocated. Freed whole, it
+ * would sit on one type's list over pageblocks of another; so it goes back a
+ * pageblock at a time, each piece by its own pageblock's type.
+ */
+void pageblock_free_block(struct pa_zone *z, pa_pfn_t pfn, unsigned order)
+{
+	struct pa_pool *pool = z->pool;
+	unsigned pb = pool->cfg.pageblock_order, mt = pageblock_mt(pool, pfn);
+	if (likely(order <= pb) || pageblock_first_other(pool, pfn, order, mt) == PA_NIL) {
+		buddy_free_block(z, pfn, order, mt);
+		return;
+	}
+	for (pa_pfn_t p = pfn; p < pfn + (1ull << order); p += 1ull << pb)
+		buddy_free_block(z, p, pb, pageblock_mt(pool, p));
+}
+
 /* Free and movable-allocated frames of a pageblock, and optionally move its free blocks. */
 struct pb_census {
 	uint64_t free, movable;

@@ -366,7 +366,7 @@ static void pcp_spill(struct pa_zone *z, struct pa_pcp *pcp, uint64_t frames, ui
 		n = spill_merge(pool, b, n);
 		pa_lock(&z->lock, site);
 		for (unsigned i = 0; i < n; i++)
-			buddy_free_block(z, b[i].pfn, b[i].order, pageblock_mt(pool, b[i].pfn));
+			pageblock_free_block(z, b[i].pfn, b[i].order);
 		pa_unlock(&z->lock);
 	}
 	pcp->spill_next = idx;

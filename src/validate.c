@@ -31,17 +31,6 @@ __attribute__((format(printf, 3, 4))) static int vfail(struct vctx *v, const str
 	return -EFAULT;
 }
 
-/* Every pageblock under a free block must have the type of the list the block is on. */
-static bool block_types_agree(const struct pa_pool *pool, pa_pfn_t pfn, unsigned order, unsigned mt)
-{
-	unsigned pb = pool->cfg.pageblock_order;
-	uint64_t n = order > pb ? 1ull << (order - pb) : 1;
-	for (uint64_t i = 0; i < n; i++)
-		if (pageblock_mt(pool, pfn + (i << pb)) != mt)
-			return false;
-	return true;
-}
-
 /* Walk one free list; count its blocks into *count. */
 static int check_list(struct vctx *v, struct pa_zone *z, unsigned order, unsigned mt,
                       uint64_t *count)
@@ -49,7 +38,7 @@ static int check_list(struct vctx *v, struct pa_zone *z, unsigned order, unsigne
 	struct pa_pool *pool = v->pool;
 	uint32_t prev = PA_NIL;
 	uint64_t n = 0, limit = (z->end_pfn - z->start_pfn) >> order;
-	for (uint32_t pfn = buddy_list_first(z, order, mt); pfn != PA_NIL;) {
+	for (uint32_t pfn = buddy_list_peek(z, order, mt); pfn != PA_NIL;) {
 		const struct pa_page *p = pfn_page(pool, pfn);
 		if (pfn < z->start_pfn || pfn >= z->end_pfn || (pfn & ((1ull << order) - 1)))
 			return vfail(
@@ -62,12 +51,15 @@ static int check_list(struct vctx *v, struct pa_zone *z, unsigned order, unsigne
 			             "list (order %u, %s): pfn %u says state %u order %u type %u",
 			             order, pa_migratetype_names[mt], pfn, page_state(p), p->order,
 			             p->mt);
-		if (!block_types_agree(pool, pfn, order, mt))
+		/* Every pageblock under a free block has the type of the list it is on. */
+		pa_pfn_t other = pageblock_first_other(pool, pfn, order, mt);
+		if (other != PA_NIL)
 			return vfail(v, z,
-			             "free block at pfn %u (order %u) on the %s list lies in a "
-			             "pageblock of type %s",
+			             "free block at pfn %u (order %u) on the %s list covers the "
+			             "pageblock at pfn %llu of type %s",
 			             pfn, order, pa_migratetype_names[mt],
-			             pa_migratetype_names[pageblock_mt(pool, pfn)]);
+			             (unsigned long long)other,
+			             pa_migratetype_names[pageblock_mt(pool, other)]);
 		if (++n > limit)
 			return vfail(v, z, "list (order %u, %s) loops", order,
 			             pa_migratetype_names[mt]);
@@ -88,6 +80,8 @@ static int check_lists(struct vctx *v, struct pa_zone *z, uint64_t *free_frames,
 			int rc = check_list(v, z, o, mt, &n);
 			if (rc)
 				return rc;
+			if (o == v->pool->cfg.max_order && mt == PA_MT_MOVABLE)
+				n += z->nr_untouched << (v->pool->cfg.chunk_order - o);
 			if (n != z->nr_free_mt[o * PA_MT_COUNT + mt] ||
 			    !n != !(z->nonempty[mt] >> o & 1))
 				return vfail(
@@ -124,6 +118,22 @@ static int check_body(struct vctx *v, struct pa_zone *z, pa_pfn_t head, unsigned
 	return 0;
 }
 
+/* An untouched chunk: every pageblock MOVABLE and not isolated, the head never written. */
+static int check_untouched(struct vctx *v, struct pa_zone *z, pa_pfn_t chunk)
+{
+	struct pa_pool *pool = v->pool;
+	uint64_t pb = 1ull << pool->cfg.pageblock_order;
+	for (pa_pfn_t p = chunk; p < chunk + (1ull << pool->cfg.chunk_order); p += pb)
+		if (pageblock_mt(pool, p) != PA_MT_MOVABLE)
+			return vfail(v, z, "untouched chunk at pfn %llu: pageblock at %llu is %s",
+			             (unsigned long long)chunk, (unsigned long long)p,
+			             pa_migratetype_names[pageblock_mt(pool, p)]);
+	if (page_state(pfn_page(pool, chunk)) != PS_BODY)
+		return vfail(v, z, "untouched chunk at pfn %llu has a written head",
+		             (unsigned long long)chunk);
+	return 0;
+}
+
 struct frame_census {
 	uint64_t free, allocated, free_heads, pcp, pcp_heads, captured;
 };
@@ -133,7 +143,17 @@ static int check_frames(struct vctx *v, struct pa_zone *z, struct frame_census *
 {
 	struct pa_pool *pool = v->pool;
 	uint64_t sec = 1ull << pool->cfg.section_shift;
-	for (pa_pfn_t pfn = z->start_pfn; pfn < z->end_pfn;) {
+	uint64_t chunk = 1ull << pool->cfg.chunk_order;
+	for (pa_pfn_t pfn = z->start_pfn; pfn < z->init_pfn;) {
+		if (zone_pfn_pending(z, pfn)) { /* untouched: free, no descriptor written */
+			int rc = check_untouched(v, z, pfn);
+			if (rc)
+				return rc;
+			c->free += chunk;
+			c->free_heads += chunk >> pool->cfg.max_order;
+			pfn += chunk;
+			continue;
+		}
 		if (!memmap_section_present(pool, pfn)) {
 			pfn = (pfn / sec + 1) * sec;
 			continue;

@@ -167,36 +167,115 @@ static bool range_has_hole(const struct pa_pool *pool, pa_pfn_t lo, pa_pfn_t hi)
 	return false;
 }
 
+/* Is every frame of [lo, hi) present: whole present sections and no hole? */
+static bool range_whole(const struct pa_pool *pool, pa_pfn_t lo, pa_pfn_t hi)
+{
+	uint64_t sec = 1ull << pool->cfg.section_shift;
+	for (pa_pfn_t p = lo; p < hi; p = align_down(p, sec) + sec)
+		if (!memmap_section_present(pool, p))
+			return false;
+	return !range_has_hole(pool, lo, hi);
+}
+
 /*
- * Find the runs of present frames in the zone and free them. Whole present
- * sections without holes are taken at once; only sections that a hole
- * touches are walked frame by frame, so a 64 GiB boot stays fast.
+ * Walk [lo, hi) a section at a time, frame by frame only where a hole
+ * touches a section; call fn on each run of present frames.
  */
-static void zone_free_all(struct pa_zone *z)
+static uint64_t for_each_present_run(struct pa_zone *z, pa_pfn_t lo, pa_pfn_t hi,
+                                     void (*fn)(struct pa_zone *z, pa_pfn_t lo, pa_pfn_t hi))
 {
 	struct pa_pool *pool = z->pool;
-	uint64_t sec = 1ull << pool->cfg.section_shift;
+	uint64_t sec = 1ull << pool->cfg.section_shift, present_frames = 0;
 	pa_pfn_t run = PA_PFN_INVALID;
-	for (pa_pfn_t pfn = z->start_pfn; pfn < z->end_pfn;) {
+	for (pa_pfn_t pfn = lo; pfn < hi;) {
 		pa_pfn_t next = align_down(pfn, sec) + sec;
-		if (next > z->end_pfn)
-			next = z->end_pfn;
-		bool whole = memmap_section_present(pool, pfn) && !range_has_hole(pool, pfn, next);
+		if (next > hi)
+			next = hi;
 		bool none = !memmap_section_present(pool, pfn);
+		bool whole = !none && !range_has_hole(pool, pfn, next);
 		if (!whole && !none)
 			next = pfn + 1;
 		bool present = whole || (!none && page_state(pfn_page(pool, pfn)) != PS_HOLE);
 		if (present && run == PA_PFN_INVALID)
 			run = pfn;
 		if (!present && run != PA_PFN_INVALID) {
-			zone_free_run(z, run, pfn);
+			if (fn)
+				fn(z, run, pfn);
 			run = PA_PFN_INVALID;
 		}
-		z->present_pages += present ? next - pfn : 0;
+		present_frames += present ? next - pfn : 0;
 		pfn = next;
 	}
-	if (run != PA_PFN_INVALID)
-		zone_free_run(z, run, z->end_pfn);
+	if (run != PA_PFN_INVALID && fn)
+		fn(z, run, hi);
+	return present_frames;
+}
+
+/*
+ * Initialise the next chunk of the zone: a whole aligned chunk with no hole
+ * is only counted (untouched); anything else is freed block by block.
+ */
+bool zone_init_next_chunk(struct pa_zone *z)
+{
+	const struct pa_boot_config *c = &z->pool->cfg;
+	pa_pfn_t lo = z->init_pfn;
+	if (lo >= z->end_pfn)
+		return false;
+	uint64_t chunk = 1ull << c->chunk_order;
+	pa_pfn_t hi = align_down(lo, chunk) + chunk;
+	if (hi > z->end_pfn)
+		hi = z->end_pfn;
+	if (lo % chunk == 0 && hi - lo == chunk && range_whole(z->pool, lo, hi)) {
+		buddy_add_untouched(z, lo);
+		z->managed_pages += chunk;
+	} else {
+		for_each_present_run(z, lo, hi, zone_free_run);
+	}
+	z->init_pfn = hi;
+	z->highatomic_max = z->managed_pages / 100 + (1ull << c->pageblock_order);
+	return true;
+}
+
+pa_pfn_t zone_untouched_pop(struct pa_zone *z)
+{
+	for (uint64_t w = z->untouched_hint + 1; w-- > 0;) {
+		if (!z->untouched[w])
+			continue;
+		unsigned b = 63 - (unsigned)__builtin_clzll(z->untouched[w]);
+		z->untouched[w] &= ~(1ull << b);
+		z->untouched_hint = w;
+		z->nr_untouched--;
+		return z->chunk_base + ((w * 64 + b) << z->pool->cfg.chunk_order);
+	}
+	return PA_NIL;
+}
+
+void zone_prepare_range(struct pa_zone *z, pa_pfn_t start, pa_pfn_t end)
+{
+	unsigned co = z->pool->cfg.chunk_order;
+	if (end > z->end_pfn)
+		end = z->end_pfn;
+	while (z->init_pfn < end && zone_init_next_chunk(z))
+		;
+	if (!z->nr_untouched || start >= end)
+		return;
+	for (uint64_t i = (start - z->chunk_base) >> co; i <= (end - 1 - z->chunk_base) >> co;
+	     i++) {
+		if (!((z->untouched[i / 64] >> (i % 64)) & 1))
+			continue;
+		z->untouched[i / 64] &= ~(1ull << (i % 64));
+		z->nr_untouched--;
+		buddy_materialise(z, z->chunk_base + (i << co));
+	}
+}
+
+static int zone_alloc_untouched(struct pa_zone *z)
+{
+	unsigned co = z->pool->cfg.chunk_order;
+	z->chunk_base = align_down(z->start_pfn, 1ull << co);
+	uint64_t chunks = ((z->end_pfn - 1 - z->chunk_base) >> co) + 1;
+	z->untouched = calloc((chunks + 63) / 64, sizeof *z->untouched);
+	return z->untouched ? 0 : -ENOMEM;
 }
 
 static int zone_init(struct pa_pool *pool, struct pa_zone *z, unsigned node, enum pa_zone_type type,
@@ -215,13 +294,17 @@ static int zone_init(struct pa_pool *pool, struct pa_zone *z, unsigned node, enu
 	z->compact_cached_migrate_pfn = start;
 	z->compact_cached_free_pfn = end;
 	platform_lock_init(&z->lock, pool, lock_names[type]);
-	if (zone_alloc_arrays(z, pool->cfg.max_order) || pcp_init_zone(z))
+	if (zone_alloc_arrays(z, pool->cfg.max_order) || zone_alloc_untouched(z) ||
+	    pcp_init_zone(z))
 		return -ENOMEM;
 	uint64_t pb = pool->cfg.pageblock_order;
 	for (uint64_t b = start >> pb; b < ((end + (1ull << pb) - 1) >> pb); b++)
 		pool->pb_zone[b] = (uint8_t)z->index;
-	zone_free_all(z);
-	z->highatomic_max = z->managed_pages / 100 + (1ull << pb);
+	z->present_pages = for_each_present_run(z, start, end, NULL);
+	/* With deferred init, boot takes the first chunk; the rest waits for the threads. */
+	z->init_pfn = start;
+	while (zone_init_next_chunk(z) && !pool->cfg.deferred_init)
+		;
 	pool->nodes[node].zones[type] = z;
 	pool->nodes[node].nr_zones++;
 	return 0;
@@ -351,10 +434,10 @@ int zone_init_all(struct pa_pool *pool, char *err, size_t errlen)
 	for (unsigned i = 0; i < pool->nr_nodes; i++)
 		if (node_build_zonelist(pool, &pool->nodes[i]))
 			goto nomem;
-	uint64_t managed = 0;
+	uint64_t present = 0;
 	for (unsigned i = 0; i < pool->nr_zones; i++)
-		managed += pool->zones[i].managed_pages;
-	if (!managed) {
+		present += pool->zones[i].present_pages;
+	if (!present) {
 		snprintf(err, errlen, "memhole: the holes leave no memory of mem=%s", c->mem_arg);
 		return -EINVAL;
 	}
@@ -383,6 +466,7 @@ void zone_destroy_all(struct pa_pool *pool)
 		free(z->nr_free_mt);
 		free(z->alloc_order);
 		free(z->folios_migrated);
+		free(z->untouched);
 	}
 	for (unsigned i = 0; i < pool->nr_nodes; i++)
 		free(pool->nodes[i].zonelist);
@@ -414,6 +498,23 @@ static uint64_t default_min_free_kbytes(const struct pa_pool *pool)
 			lowmem += pool->zones[i].managed_pages;
 	uint64_t kb = int_sqrt((lowmem << pool->cfg.page_shift >> 10) * 16);
 	return kb < 128 ? 128 : kb > 262144 ? 262144 : kb;
+}
+
+void zone_init_done(struct pa_pool *pool)
+{
+	pthread_mutex_lock(&pool->ctl_lock);
+	if (pool->cfg.min_free_kbytes < 0 && !atomic_load(&pool->min_free_kbytes_user))
+		atomic_store(&pool->min_free_kbytes, (int64_t)default_min_free_kbytes(pool));
+	/* high starts over from the new high_min, as at boot */
+	for (unsigned i = 0; i < pool->nr_zones; i++)
+		for (unsigned c = 0; c < pool->cfg.nr_cpus; c++) {
+			struct pa_pcp *pcp = &pool->zones[i].pcp[c];
+			platform_spin_lock(pool, &pcp->lock, SITE_ADMIN);
+			pcp->high = 0;
+			pa_spin_unlock(&pcp->lock);
+		}
+	zone_setup_watermarks(pool);
+	pthread_mutex_unlock(&pool->ctl_lock);
 }
 
 /*

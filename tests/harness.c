@@ -2,6 +2,8 @@
 /* The shared main() of the test executables: see test.h. */
 #include "test.h"
 
+#include "internal.h"
+
 #include <setjmp.h>
 #include <stdarg.h>
 #include <time.h>
@@ -77,6 +79,26 @@ uint64_t test_seed(void)
 	struct timespec ts;
 	clock_gettime(CLOCK_REALTIME, &ts);
 	return (uint64_t)ts.tv_sec * 1000003u ^ (uint64_t)ts.tv_nsec;
+}
+
+int test_boot_settled(const char *cmdline, const struct pa_platform *platform, struct pa_pool **out,
+                      char *err, size_t errlen)
+{
+	int rc = (pa_boot)(cmdline, platform, out, err, errlen);
+	if (rc == 0)
+		pa_deferred_init_wait(*out);
+	return rc;
+}
+
+void test_touch_all(struct pa_pool *pool)
+{
+	pa_deferred_init_wait(pool);
+	for (unsigned i = 0; i < pool->nr_zones; i++) {
+		struct pa_zone *z = &pool->zones[i];
+		pa_lock(&z->lock, SITE_ADMIN);
+		zone_prepare_range(z, z->start_pfn, z->end_pfn);
+		pa_unlock(&z->lock);
+	}
 }
 
 struct pa_pool *test_boot(const char *cmdline)

@@ -34,6 +34,18 @@ char *report(struct pa_pool *pool, enum pa_report_kind kind, unsigned flags)
 	return buf;
 }
 
+char *report_alloc(struct pa_pool *pool, enum pa_report_kind kind, unsigned flags)
+{
+	int n = pa_report(pool, kind, flags, NULL, 0);
+	REQUIRE(n > 0);
+	char *buf = malloc((size_t)n + 1);
+	REQUIRE(buf);
+	int m = pa_report(pool, kind, flags, buf, (size_t)n + 1);
+	CHECK_EQ_U64(m, n);
+	CHECK_EQ_U64(strlen(buf), n);
+	return buf;
+}
+
 int64_t json_blocks(struct pa_pool *pool, const char *type)
 {
 	char *txt = report(pool, PA_REPORT_PAGETYPEINFO, PA_REPORT_JSON);

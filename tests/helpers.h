@@ -22,6 +22,9 @@ uint64_t vmstat(struct pa_pool *pool, const char *name);
 /* A report in a malloc'd string (free it); ends the case when it cannot be had. */
 char *report(struct pa_pool *pool, enum pa_report_kind kind, unsigned flags);
 
+/* A report in a malloc'd string (free it): its length as pa_report() promised, CHECKed. */
+char *report_alloc(struct pa_pool *pool, enum pa_report_kind kind, unsigned flags);
+
 /* Pageblocks of a type ("Movable") as pagetypeinfo --json counts them over every zone; -1 if it does not parse. */
 int64_t json_blocks(struct pa_pool *pool, const char *type);
 

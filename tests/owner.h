@@ -18,6 +18,7 @@
 #ifndef PA_TEST_OWNER_H
 #define PA_TEST_OWNER_H
 
+#include "helpers.h"
 #include "test.h"
 
 #include "internal.h"
@@ -517,6 +518,28 @@ static inline size_t folios_in(struct towner *o, pa_pfn_t s, pa_pfn_t e)
 		n += p != PA_PFN_INVALID && p < e && p + (1ull << o->f[i].order) > s;
 	}
 	return n;
+}
+
+/*
+ * The end of a case: every folio freed through the owner, the pool all free
+ * again (expect_all_free), shut down, and then the owner (a compactor may
+ * call it until the pool is gone).
+ */
+static inline void to_finish(struct towner *o)
+{
+	to_free_all(o);
+	expect_all_free(o->pool);
+	pa_shutdown(o->pool);
+	to_destroy(o);
+}
+
+/* to_finish, with the pool merged as a fresh boot of cmdline (expect_as_fresh). */
+static inline void to_finish_as_fresh(struct towner *o, const char *cmdline)
+{
+	to_free_all(o);
+	expect_as_fresh(o->pool, cmdline);
+	pa_shutdown(o->pool);
+	to_destroy(o);
 }
 
 /* No callback found anything wrong. */

@@ -25,6 +25,17 @@
 
 #include "pagealloc.h"
 
+/*
+ * Tests see a pool as it is once deferred init is done: pa_boot() here waits
+ * for it. A test of deferred init itself calls the library's own with
+ * (pa_boot)(...). test_touch_all() also writes the descriptors of untouched
+ * memory, for tests that walk the free lists and descriptors directly.
+ */
+int test_boot_settled(const char *cmdline, const struct pa_platform *platform, struct pa_pool **out,
+                      char *err, size_t errlen);
+#define pa_boot(...) test_boot_settled(__VA_ARGS__)
+void test_touch_all(struct pa_pool *pool);
+
 /* The exit status of a run in which every case skipped (ctest's SKIP_RETURN_CODE). */
 #define TEST_SKIPPED 77
 

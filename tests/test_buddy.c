@@ -65,6 +65,7 @@ static unsigned greedy_order(pa_pfn_t pfn, pa_pfn_t end, unsigned max_order)
  */
 static void check_full_merge(struct pa_pool *pool)
 {
+	test_touch_all(pool); /* the descriptors of untouched memory, written */
 	struct pa_config cfg = config_of(pool);
 	struct pa_usage usage;
 	pa_get_usage(pool, &usage);

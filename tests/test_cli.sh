@@ -8,56 +8,7 @@
 # Usage: bash tests/test_cli.sh PATH-TO-pagealloc   (or $PAGEALLOC)
 set -u
 
-PA="${1:-${PAGEALLOC:-}}"
-if [ -z "$PA" ] || [ ! -x "$PA" ]; then
-	echo "usage: $0 PATH-TO-pagealloc" >&2
-	exit 2
-fi
-command -v python3 >/dev/null || { echo "python3 is needed" >&2; exit 2; }
-
-TMP="$(mktemp -d)"
-trap 'rm -rf "$TMP"' EXIT
-passed=0
-failed=0
-
-pass() { passed=$((passed + 1)); echo "[  OK  ] $1"; }
-fail() { failed=$((failed + 1)); echo "[ FAIL ] $1"; shift; for l in "$@"; do echo "    $l"; done; }
-
-# run NAME ARGS...: run the program, keep stdout/stderr/status in $TMP/NAME.*
-run() {
-	local name="$1"; shift
-	"$PA" "$@" >"$TMP/$name.out" 2>"$TMP/$name.err"
-	echo $? >"$TMP/$name.rc"
-}
-rc_of() { cat "$TMP/$1.rc"; }
-
-# expect_ok NAME DESC ARGS...: exit status 0
-expect_ok() {
-	local name="$1" desc="$2"; shift 2
-	run "$name" "$@"
-	if [ "$(rc_of "$name")" = 0 ]; then
-		pass "$desc"
-	else
-		fail "$desc" "pagealloc $* exited $(rc_of "$name")" "stderr: $(head -c 400 "$TMP/$name.err")"
-	fi
-}
-
-# json_check NAME DESC PYTHON: the stdout of NAME parses as JSON (bound to j);
-# PYTHON is a series of assert statements.
-json_check() {
-	local name="$1" desc="$2" code="$3"
-	if python3 - "$TMP/$name.out" "$code" >"$TMP/$name.py" 2>&1 <<'EOF'
-import json, sys
-with open(sys.argv[1]) as f:
-    j = json.load(f)
-exec(sys.argv[2])
-EOF
-	then
-		pass "$desc"
-	else
-		fail "$desc" "$(tail -n 3 "$TMP/$name.py")" "output: $(head -c 300 "$TMP/$name.out")"
-	fi
-}
+source "$(dirname "${BASH_SOURCE[0]}")/cli_helpers.bash" "$@"
 
 # --- info --json ----------------------------------------------------------------
 
@@ -247,33 +198,6 @@ if [ "$(rc_of ctl_badval)" != 0 ] && [ -s "$TMP/ctl_badval.err" ]; then
 else
 	fail "ctl with a bad value fails with a message" "rc $(rc_of ctl_badval)"
 fi
-
-# text_check NAME DESC PYTHON: like json_check, with the stdout of NAME as text in t.
-text_check() {
-	local name="$1" desc="$2" code="$3"
-	if python3 - "$TMP/$name.out" "$code" >"$TMP/$name.py" 2>&1 <<'EOF'
-import re, sys
-with open(sys.argv[1]) as f:
-    t = f.read()
-exec(sys.argv[2])
-EOF
-	then
-		pass "$desc"
-	else
-		fail "$desc" "$(tail -n 3 "$TMP/$name.py")" "output: $(head -c 300 "$TMP/$name.out")"
-	fi
-}
-
-# expect_refused NAME DESC PATTERN ARGS...: exits non-zero with PATTERN on stderr
-expect_refused() {
-	local name="$1" desc="$2" pat="$3"; shift 3
-	run "$name" "$@"
-	if [ "$(rc_of "$name")" != 0 ] && grep -q -- "$pat" "$TMP/$name.err"; then
-		pass "$desc"
-	else
-		fail "$desc" "pagealloc $* exited $(rc_of "$name")" "stderr: $(head -c 300 "$TMP/$name.err")"
-	fi
-}
 
 # --- ctl: compaction ----------------------------------------------------------------------
 
@@ -513,5 +437,4 @@ else
 	fail "an unknown option fails with a message" "rc $(rc_of badopt)"
 fi
 
-echo "$passed passed, $failed failed"
-[ "$failed" = 0 ]
+finish

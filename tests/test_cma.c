@@ -537,10 +537,7 @@ TEST(cma_alloc_moves_borrowers_out_with_their_data)
 	zone_free(pool, &cf, &af, &mf);
 	CHECK_EQ_U64(cf, ci.nr_pages);
 	VALIDATE(pool);
-	to_free_all(&o);
-	expect_as_fresh(pool, cmd);
-	pa_shutdown(pool);
-	to_destroy(&o);
+	to_finish_as_fresh(&o, cmd);
 }
 
 TEST(cma_alloc_respects_align_order_and_refuses_bad_requests)
@@ -649,10 +646,7 @@ TEST(cma_alloc_with_a_pinned_borrower_fails_cleanly_and_the_pin_stays)
 	if (high)
 		CHECK_EQ_U64(pa_cma_release(pool, 0, high, 1024), 0);
 	CHECK_EQ_U64(cma(pool, 0).allocated_pages, 0);
-	to_free_all(&o);
-	expect_as_fresh(pool, cmd);
-	pa_shutdown(pool);
-	to_destroy(&o);
+	to_finish_as_fresh(&o, cmd);
 }
 
 TEST(cma_release_rejects_frames_that_are_not_an_allocation_of_the_area)

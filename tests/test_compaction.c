@@ -236,10 +236,7 @@ TEST(compact_split_folios_mode_splits_large_folios_and_calls_split)
 	CHECK_EQ_U64(usage(pool).free, free0);
 	CHECK(free_frames_from(pool, 9) > 0);
 	VALIDATE(pool);
-	to_free_all(&o);
-	expect_all_free(pool);
-	pa_shutdown(pool);
-	to_destroy(&o);
+	to_finish(&o);
 }
 
 TEST(compact_same_layout_default_moves_whole_old_mode_splits)
@@ -425,10 +422,7 @@ TEST(compact_direct_order4_is_not_stopped_by_order4_folios)
 		pa_free_pages(pool, p, 4);
 	to_check_all(&o);
 	to_expect_clean(&o);
-	to_free_all(&o);
-	expect_all_free(pool);
-	pa_shutdown(pool);
-	to_destroy(&o);
+	to_finish(&o);
 }
 
 TEST(compact_order10_moves_order9_and_order4_folios_whole)
@@ -548,10 +542,7 @@ TEST(compact_node_argument_limits_the_pass_to_that_node)
 	CHECK(pool->zones[0].nr_free[9] + pool->zones[0].nr_free[10] > 0);
 	to_check_all(&o);
 	to_expect_clean(&o);
-	to_free_all(&o);
-	expect_all_free(pool);
-	pa_shutdown(pool);
-	to_destroy(&o);
+	to_finish(&o);
 }
 
 /* ---------------------------------------------------------------------- */
@@ -607,10 +598,7 @@ TEST(compact_direct_makes_order9_from_movable_order0_folios)
 	for (size_t i = 0; i < n; i++)
 		pa_free_pages(pool, got[i], 9);
 	VALIDATE(pool);
-	to_free_all(&o);
-	expect_all_free(pool);
-	pa_shutdown(pool);
-	to_destroy(&o);
+	to_finish(&o);
 }
 
 TEST(compact_direct_noretry_stalls_once_and_default_escalates)
@@ -733,10 +721,7 @@ TEST(compact_success_resets_deferral)
 	if (p)
 		pa_free_pages(pool, p, 9);
 	to_check_all(&o);
-	to_free_all(&o);
-	expect_all_free(pool);
-	pa_shutdown(pool);
-	to_destroy(&o);
+	to_finish(&o);
 }
 
 /* ---------------------------------------------------------------------- */
@@ -822,10 +807,7 @@ TEST(compact_above_pageblock_empties_the_cheapest_clean_regions)
 		pa_free_pages(pool, blocks[i], order);
 	for (int i = 0; i < 3; i++)
 		pa_free_pages(pool, kernel[i], 0);
-	to_free_all(&o);
-	expect_all_free(pool);
-	pa_shutdown(pool);
-	to_destroy(&o);
+	to_finish(&o);
 }
 
 TEST(compact_above_pageblock_fails_cleanly_when_every_region_is_fixed)
@@ -901,10 +883,7 @@ TEST(kcompactd_thread_wakes_on_high_order_failure_and_compacts)
 		pa_free_pages(pool, p, 9);
 	to_check_all(&o);
 	to_expect_clean(&o);
-	to_free_all(&o);
-	expect_all_free(pool);
-	pa_shutdown(pool);
-	to_destroy(&o);
+	to_finish(&o);
 }
 
 TEST(kcompactd_manual_runs_only_when_called)
@@ -938,10 +917,7 @@ TEST(kcompactd_manual_runs_only_when_called)
 	CHECK_EQ_U64(vmstat(pool, "compact_daemon_wake"), 1);
 	to_check_all(&o);
 	to_expect_clean(&o);
-	to_free_all(&o);
-	expect_all_free(pool);
-	pa_shutdown(pool);
-	to_destroy(&o);
+	to_finish(&o);
 }
 
 TEST(kcompactd_proactive_compaction_by_proactiveness)

@@ -251,10 +251,7 @@ TEST(contig_range_of_order4_folios_straddling_both_edges_is_taken_data_intact)
 	REQUIRE(slot_at(&o, s) >= 0 && slot_at(&o, e - 1) >= 0);
 	REQUIRE(to_pfn(&o, (size_t)slot_at(&o, s)) < s);
 	take_range_and_check(pool, &o, s, e);
-	to_free_all(&o);
-	expect_as_fresh(pool, cmd);
-	pa_shutdown(pool);
-	to_destroy(&o);
+	to_finish_as_fresh(&o, cmd);
 }
 
 TEST(contig_range_of_mixed_folios_is_taken_then_freed_and_merges)
@@ -305,10 +302,7 @@ TEST(contig_range_of_mixed_folios_is_taken_then_freed_and_merges)
 		pa_free_contig_range(pool, 12 * pb + 3, 2 * pb - 3);
 	to_check_all(&o);
 	to_expect_clean(&o);
-	to_free_all(&o);
-	expect_as_fresh(pool, cmd);
-	pa_shutdown(pool);
-	to_destroy(&o);
+	to_finish_as_fresh(&o, cmd);
 }
 
 TEST(contig_range_in_an_empty_pool_and_freed_merges)
@@ -399,10 +393,7 @@ TEST(contig_range_with_an_unmovable_frame_is_ebusy_and_changes_nothing)
 	CHECK_EQ_U64(pa_alloc_contig_range(pool, kp, kp + 1, PA_MT_CMA, 0), (uint64_t)-EBUSY);
 	snap_expect_same(&sn, pool, &o, "unmovable frame at the range's edge");
 	pa_free_pages(pool, k, 0);
-	to_free_all(&o);
-	expect_as_fresh(pool, cmd);
-	pa_shutdown(pool);
-	to_destroy(&o);
+	to_finish_as_fresh(&o, cmd);
 }
 
 TEST(contig_range_with_a_pinned_folio_is_ebusy_and_changes_nothing)
@@ -434,10 +425,7 @@ TEST(contig_range_with_a_pinned_folio_is_ebusy_and_changes_nothing)
 	if (rc == 0)
 		pa_free_contig_range(pool, s, e - s);
 	to_check_all(&o);
-	to_free_all(&o);
-	expect_as_fresh(pool, cmd);
-	pa_shutdown(pool);
-	to_destroy(&o);
+	to_finish_as_fresh(&o, cmd);
 }
 
 TEST(contig_range_with_an_ownerless_movable_folio_is_ebusy_and_changes_nothing)
@@ -476,10 +464,7 @@ TEST(contig_range_with_an_ownerless_movable_folio_is_ebusy_and_changes_nothing)
 	CHECK(pa_folio_order(pool, mine) == 4);
 	snap_expect_same(&sn, pool, &o, "ownerless movable folio in the range");
 	pa_free_pages(pool, mine, 4);
-	to_free_all(&o);
-	expect_as_fresh(pool, cmd);
-	pa_shutdown(pool);
-	to_destroy(&o);
+	to_finish_as_fresh(&o, cmd);
 }
 
 TEST(contig_range_being_taken_already_is_ebusy_and_changes_nothing)
@@ -504,10 +489,132 @@ TEST(contig_range_being_taken_already_is_ebusy_and_changes_nothing)
 	}
 	snap_expect_same(&sn, pool, &o, "a range being taken");
 	isolation_undo(z, 12 * pb + 5, 12 * pb + 6);
+	to_finish_as_fresh(&o, cmd);
+}
+
+/* A copy of every pageblock's bits, to compare types exactly. */
+static uint8_t *pb_bits_copy(const struct pa_pool *pool)
+{
+	size_t n = (size_t)(pool->nr_frames >> pool->cfg.pageblock_order) + 1;
+	uint8_t *b = malloc(n);
+	REQUIRE(b);
+	memcpy(b, pool->pb_bits, n);
+	return b;
+}
+
+static void expect_pb_bits(const struct pa_pool *pool, const uint8_t *was, const char *what)
+{
+	size_t n = (size_t)(pool->nr_frames >> pool->cfg.pageblock_order) + 1;
+	for (size_t i = 0; i < n; i++)
+		if (pool->pb_bits[i] != was[i]) {
+			test_fail(__FILE__, __LINE__,
+			          "%s: pageblock at pfn %" PRIu64 " changed from type %s to %s",
+			          what, (uint64_t)i << pool->cfg.pageblock_order,
+			          pa_migratetype_names[was[i] & PB_MT_MASK],
+			          pa_migratetype_names[pool->pb_bits[i] & PB_MT_MASK]);
+			return;
+		}
+}
+
+/*
+ * A range over free Unmovable pageblocks that fails after they were retyped
+ * (an owner that will not let its folio go; a pageblock another allocation
+ * holds isolated) gives every pageblock its type back.
+ */
+TEST(contig_range_that_fails_after_retyping_restores_every_pageblock_type)
+{
+	const char *cmd = QUIET "mem=64M max_order=10";
+	struct pa_pool *pool = test_boot(cmd);
+	REQUIRE(pool->cfg.pageblock_order == 9);
+	struct towner o;
+	to_init(&o, pool, 64);
+	/* One kernel page claims an order-10 block (two pageblocks) for Unmovable... */
+	struct pa_page *k = pa_alloc_pages(pool, PA_GFP_KERNEL, 0);
+	REQUIRE(k);
+	pa_pfn_t ub = pa_page_to_pfn(pool, k) & ~1023ull;
+	pa_free_pages(pool, k, 0);
+	REQUIRE(pageblock_mt(pool, ub) == PA_MT_UNMOVABLE);
+	/* ...and owned order-9 folios fill every other pageblock. */
+	for (unsigned i = 0; i < 30; i++)
+		REQUIRE(to_alloc(&o, PA_GFP_NOCOMPACT, 9) >= 0);
+	REQUIRE(pageblock_mt(pool, ub) == PA_MT_UNMOVABLE);
+	pa_pfn_t s = ub ? ub - 512 : ub, e = ub ? ub + 1024 : ub + 1536;
+	o.answer = TO_BUSY;
+	struct snap sn;
+	snap_take(&sn, pool, &o);
+	uint8_t *was = pb_bits_copy(pool);
+	int rc = pa_alloc_contig_range(pool, s, e, PA_MT_MOVABLE, 0);
+	CHECK_MSG(rc == -EBUSY, "a range with a folio its owner keeps: %d", rc);
+	expect_pb_bits(pool, was, "a folio its owner keeps");
+	o.answer = TO_OK;
+	/* A pageblock of the range held isolated by another allocation. */
+	struct pa_zone *z = zone_of_pfn(pool, s);
+	REQUIRE(isolation_start(z, e - 1, e) == 0);
+	rc = pa_alloc_contig_range(pool, ub, e, PA_MT_MOVABLE, 0);
+	CHECK_MSG(rc == -EBUSY, "a range with an isolated pageblock: %d", rc);
+	isolation_undo(z, e - 1, e);
+	expect_pb_bits(pool, was, "an isolated pageblock");
+	free(was);
+	snap_expect_same(&sn, pool, NULL, "failed ranges over Unmovable pageblocks");
 	to_free_all(&o);
 	expect_as_fresh(pool, cmd);
 	pa_shutdown(pool);
 	to_destroy(&o);
+}
+
+/* --- A block wider than a pageblock on a CPU's list --------------------- */
+
+static _Thread_local unsigned posed_cpu;
+
+static unsigned posed_cpu_id(void *ctx)
+{
+	(void)ctx;
+	return posed_cpu;
+}
+
+/*
+ * A range that lies in a free order-7 block on CPU 2's list (pageblocks of
+ * order 5) is free: it is taken, and the pool validates before and after.
+ */
+TEST(contig_range_inside_a_wide_block_on_a_cpu_list_is_taken)
+{
+	const char *cmd = "mem=16M max_order=7 pageblock_order_ceil=5 cma=1M nr_cpus=3";
+	struct pa_platform plat = { .cpu_id = posed_cpu_id };
+	struct pa_pool *pool = NULL;
+	char err[256] = "";
+	REQUIRE(pa_boot(cmd, &plat, &pool, err, sizeof err) == 0);
+	posed_cpu = 2;
+	REQUIRE(pa_ctl_write(pool, "pcp/orders/7/enabled", "1") == 0);
+	struct pa_page *small[10];
+	small[0] = pa_alloc_pages(pool, PA_GFP_KERNEL, 1);
+	for (unsigned i = 1; i < 10; i++)
+		small[i] = pa_alloc_pages(pool, PA_GFP_KERNEL, 0);
+	struct pa_page *big = pa_alloc_pages(pool, PA_GFP_KERNEL, 7);
+	REQUIRE(big && small[0] && small[9]);
+	/* The refill left another order-7 block on CPU 2's list. */
+	struct pa_zone *z = zone_of_pfn(pool, pa_page_to_pfn(pool, big));
+	pa_pfn_t wide = z->pcp[2].head[pcp_index(7, PA_MT_UNMOVABLE)];
+	REQUIRE(wide != PA_NIL);
+	pa_pfn_t s = wide + 43, e = wide + 107;
+	VALIDATE(pool);
+	uint64_t allocated = usage(pool).allocated;
+	int rc = pa_alloc_contig_range(pool, s, e, PA_MT_MOVABLE, 0);
+	CHECK_MSG(rc == 0, "a free range inside a block on a CPU's list: %d", rc);
+	VALIDATE(pool);
+	if (rc == 0) {
+		CHECK_EQ_U64(usage(pool).allocated, allocated + (e - s));
+		pa_free_contig_range(pool, s, e - s);
+		VALIDATE(pool);
+	}
+	CHECK_EQ_U64(usage(pool).allocated, allocated);
+	pa_free_pages(pool, big, 7);
+	pa_free_pages(pool, small[0], 1);
+	for (unsigned i = 1; i < 10; i++)
+		pa_free_pages(pool, small[i], 0);
+	pa_drain_all(pool);
+	VALIDATE(pool);
+	CHECK_EQ_U64(usage(pool).allocated, 0);
+	pa_shutdown(pool);
 }
 
 static void expect_einval(struct pa_pool *pool, struct towner *o, pa_pfn_t s, pa_pfn_t e,
@@ -539,10 +646,7 @@ TEST(contig_range_einval_empty_beyond_pool_and_other_migratetypes)
 	for (size_t i = 0; i < sizeof bad_mt / sizeof bad_mt[0]; i++)
 		expect_einval(pool, &o, 1000, 3000, bad_mt[i], "another migratetype");
 	CHECK_EQ_U64(pa_alloc_contig_range(NULL, 0, 1, PA_MT_MOVABLE, 0), (uint64_t)-EINVAL);
-	to_free_all(&o);
-	expect_as_fresh(pool, cmd);
-	pa_shutdown(pool);
-	to_destroy(&o);
+	to_finish_as_fresh(&o, cmd);
 }
 
 TEST(contig_range_across_the_dma32_normal_boundary_is_einval)
@@ -591,10 +695,7 @@ TEST(contig_range_over_a_hole_is_einval)
 	if (rc == 0)
 		pa_free_contig_range(pool, h2e, 900);
 	to_check_all(&o);
-	to_free_all(&o);
-	expect_as_fresh(pool, cmd);
-	pa_shutdown(pool);
-	to_destroy(&o);
+	to_finish_as_fresh(&o, cmd);
 }
 
 /* ---------------------------------------------------------------------- */
@@ -652,10 +753,7 @@ TEST(contig_pages_of_any_length_are_aligned_to_the_largest_power_of_two)
 	      NULL); /* no node 1 */
 	to_check_all(&o);
 	to_expect_clean(&o);
-	to_free_all(&o);
-	expect_as_fresh(pool, cmd);
-	pa_shutdown(pool);
-	to_destroy(&o);
+	to_finish_as_fresh(&o, cmd);
 }
 
 TEST(contig_pages_honours_node_and_dma32)
@@ -772,10 +870,7 @@ TEST(contig_pages_1g_succeeds_iff_an_aligned_gib_has_no_unmovable_or_pinned_fram
 	o.f[pin3].pins--;
 	pa_free_pages(pool, k0, 9);
 	pa_free_pages(pool, k2, 9);
-	to_free_all(&o);
-	expect_as_fresh(pool, cmd);
-	pa_shutdown(pool);
-	to_destroy(&o);
+	to_finish_as_fresh(&o, cmd);
 }
 
 TEST(contig_pages_1g_region_with_free_unmovable_pageblocks_but_no_unmovable_frame)
@@ -814,10 +909,7 @@ TEST(contig_pages_1g_region_with_free_unmovable_pageblocks_but_no_unmovable_fram
 	for (unsigned r = 0; r < 4; r++)
 		if (k[r])
 			pa_free_pages(pool, k[r], 9);
-	to_free_all(&o);
-	expect_as_fresh(pool, cmd);
-	pa_shutdown(pool);
-	to_destroy(&o);
+	to_finish_as_fresh(&o, cmd);
 }
 
 /* ---------------------------------------------------------------------- */

@@ -402,6 +402,35 @@ TEST(owners_and_pins_refuse_null_unknown_owners_and_wrong_blocks)
 	fx_done(&other, 0, 0);
 }
 
+TEST(split_refuses_null_foreign_tails_free_blocks_wrong_orders_and_pins)
+{
+	struct fx f, other;
+	fx_boot(&f, BOOT_LINE);
+	fx_boot(&other, "mem=16M min_free_kbytes=0");
+	struct pa_page *p = pa_alloc_pages(f.pool, PA_GFP_MOVABLE | PA_GFP_COMP, 3);
+	struct pa_page *q = pa_alloc_pages(other.pool, PA_GFP_KERNEL, 3);
+	REQUIRE(p && q);
+	REFUSED(pa_split_folio(NULL, p, 3, 0), -EINVAL);
+	REFUSED(pa_split_folio(f.pool, NULL, 3, 0), -EINVAL);
+	REFUSED(pa_split_folio(f.pool, q, 3, 0), -EINVAL); /* another pool's */
+	REFUSED(pa_split_folio(f.pool, misaligned(p), 3, 0), -EINVAL);
+	REFUSED(pa_split_folio(f.pool, below_map(f.pool), 3, 0), -EINVAL);
+	REFUSED(pa_split_folio(f.pool, at(f.pool, p, 1), 3, 0), -EINVAL); /* a tail */
+	REFUSED(pa_split_folio(f.pool, at(f.pool, p, 8), 3, 0), -EINVAL); /* free */
+	REFUSED(pa_split_folio(f.pool, p, 2, 0), -EINVAL);                /* wrong order */
+	REFUSED(pa_split_folio(f.pool, p, 3, 3), -EINVAL);                /* not smaller */
+	REFUSED(pa_split_folio(f.pool, p, 3, UINT_MAX), -EINVAL);
+	REFUSED(pa_split_folio(f.pool, p, UINT_MAX, 0), -EINVAL);
+	REQUIRE(pa_pin(f.pool, p) == 0);
+	REFUSED(pa_split_folio(f.pool, p, 3, 0), -EBUSY);
+	REQUIRE(pa_unpin(f.pool, p) == 0);
+	CHECK(pa_folio_order(f.pool, p) == 3); /* every refusal left it whole */
+	pa_free_pages(f.pool, p, 3);
+	fx_done(&f, 0, 0);
+	pa_free_pages(other.pool, q, 3);
+	fx_done(&other, 0, 0);
+}
+
 TEST(compaction_refuses_null_and_missing_nodes)
 {
 	struct fx f;

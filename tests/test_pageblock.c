@@ -67,6 +67,7 @@ static uint64_t free_in_pageblock(struct pa_pool *pool, uint64_t pb, unsigned mt
  */
 static void check_lists_match_pageblock_types(struct pa_pool *pool)
 {
+	test_touch_all(pool); /* the descriptors of untouched memory, written */
 	unsigned max_order = pool->cfg.max_order, pbo = pool->cfg.pageblock_order;
 	for (unsigned z = 0; z < pool->nr_zones; z++) {
 		struct pa_zone *zone = &pool->zones[z];
@@ -575,5 +576,25 @@ TEST(pageblock_highatomic_reserve_is_capped_near_one_percent_of_the_zone)
 	CHECK_MSG((uint64_t)n * PB <= managed / 100 + 2 * PB,
 	          "reserve %u frames is over 1%% of %" PRIu64 " + a pageblock", n * PB, managed);
 	check_lists_match_pageblock_types(pool);
+	pa_shutdown(pool);
+}
+
+/*
+ * A free block over pageblocks of two types is reported with the pageblock
+ * that disagrees and that pageblock's type, not the head's.
+ */
+TEST(pageblock_validate_names_the_pageblock_that_disagrees_and_its_type)
+{
+	struct pa_pool *pool = test_boot(EXACT "mem=64M max_order=10");
+	pa_pfn_t head = 2048; /* a free order-10 block of two Movable pageblocks */
+	REQUIRE(page_state(pfn_page(pool, head)) == PS_FREE &&
+	        page_order(pfn_page(pool, head)) == 10);
+	pageblock_set_mt(pool, head + PB, PA_MT_UNMOVABLE);
+	char err[512] = "";
+	CHECK(pa_validate(pool, err, sizeof err) == -EFAULT);
+	CHECK_MSG(strstr(err, "on the Movable list") && strstr(err, "pfn 2560 of type Unmovable"),
+	          "validate said: %s", err);
+	pageblock_set_mt(pool, head + PB, PA_MT_MOVABLE);
+	VALIDATE(pool);
 	pa_shutdown(pool);
 }

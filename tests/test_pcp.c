@@ -30,6 +30,7 @@
  * Sizes scale with PA_TEST_SCALE; PA_TEST_SEED replays the random runs.
  */
 #include "test.h"
+#include "helpers.h"
 
 #include "internal.h"
 
@@ -190,24 +191,10 @@ static uint64_t all_list_blocks_of_order(struct pa_pool *pool, unsigned order)
 	return n;
 }
 
-static struct pa_usage usage(struct pa_pool *pool)
-{
-	struct pa_usage u;
-	pa_get_usage(pool, &u);
-	return u;
-}
-
 static void buddyinfo(struct pa_pool *pool, char *buf, size_t len)
 {
 	int n = pa_report(pool, PA_REPORT_BUDDYINFO, 0, buf, len);
 	REQUIRE(n > 0 && (size_t)n < len);
-}
-
-static uint64_t vmstat(struct pa_pool *pool, const char *name)
-{
-	uint64_t v = 0;
-	CHECK_MSG(pa_vmstat_read(pool, name, &v) == 0, "no vmstat counter %s", name);
-	return v;
 }
 
 /* Blocks a CPU allocated and freed through its lists, per order (single-threaded reads). */

@@ -6,6 +6,7 @@
  * allocated + reserved); pa_ctl_read/pa_ctl_write of watermark_scale_factor.
  */
 #include "test.h"
+#include "helpers.h"
 
 #include "internal.h"
 #include "minijson.h"
@@ -16,26 +17,6 @@
 
 #define MiB (1ull << 20)
 #define GiB (1ull << 30)
-
-static char *report_alloc(struct pa_pool *pool, enum pa_report_kind kind, unsigned flags)
-{
-	int n = pa_report(pool, kind, flags, NULL, 0);
-	REQUIRE(n > 0);
-	char *buf = malloc((size_t)n + 1);
-	REQUIRE(buf);
-	int m = pa_report(pool, kind, flags, buf, (size_t)n + 1);
-	CHECK_EQ_U64(m, n);
-	CHECK_EQ_U64(strlen(buf), n);
-	return buf;
-}
-
-static uint64_t vmstat(struct pa_pool *pool, const char *name)
-{
-	uint64_t v = UINT64_MAX;
-	int rc = pa_vmstat_read(pool, name, &v);
-	CHECK_MSG(rc == 0, "pa_vmstat_read(\"%s\") = %d", name, rc);
-	return v;
-}
 
 /* The value of `name` in the vmstat text, or -1 if there is no such line. */
 static int64_t vmstat_text_value(const char *text, const char *name)

@@ -9,6 +9,7 @@
  * order and lets PA_GFP_HIGH dip below min.
  */
 #include "test.h"
+#include "helpers.h"
 
 #include "minijson.h"
 
@@ -30,26 +31,6 @@ struct layout {
 	int nr;
 	struct zinfo z[MAX_ZONES];
 };
-
-static char *report_alloc(struct pa_pool *pool, enum pa_report_kind kind, unsigned flags)
-{
-	int n = pa_report(pool, kind, flags, NULL, 0);
-	REQUIRE(n > 0);
-	char *buf = malloc((size_t)n + 1);
-	REQUIRE(buf);
-	int m = pa_report(pool, kind, flags, buf, (size_t)n + 1);
-	CHECK_EQ_U64(m, n);
-	CHECK_EQ_U64(strlen(buf), n);
-	return buf;
-}
-
-static uint64_t vmstat(struct pa_pool *pool, const char *name)
-{
-	uint64_t v = 0;
-	int rc = pa_vmstat_read(pool, name, &v);
-	CHECK_MSG(rc == 0, "pa_vmstat_read(\"%s\") = %d", name, rc);
-	return v;
-}
 
 /* Zones of the info JSON, in the order the nodes and zones appear. */
 static void get_layout(struct pa_pool *pool, struct layout *l)
@@ -536,14 +517,6 @@ TEST(zone_kernel_allocations_never_use_movable)
 	free(pages);
 	VALIDATE(pool);
 	pa_shutdown(pool);
-}
-
-static unsigned fake_cpu;
-
-static unsigned fake_cpu_id(void *ctx)
-{
-	(void)ctx;
-	return fake_cpu;
 }
 
 TEST(zone_allocations_fall_back_to_other_nodes)

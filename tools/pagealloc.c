@@ -11,6 +11,8 @@
 #include "pagealloc.h"
 
 #include "bench.h"
+#include "cli.h"
+#include "replay.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -71,8 +73,9 @@ static const struct command commands[] = {
 	  cmd_extfrag, CMD_JSON | CMD_RUN, 0, PA_REPORT_EXTFRAG_INDEX },
 	{ "bench", "[NAME] [options]", "run a workload and time it (default: churn)", cmd_bench,
 	  CMD_BENCH, 1, PA_REPORT_COUNT },
-	{ "ctl", "[PATH [VALUE]]", "read (or write, then read) a runtime knob; no PATH lists them",
-	  cmd_ctl, 0, 2, PA_REPORT_COUNT },
+	{ "ctl", "[PATH [VALUE]]",
+	  "read (or write, then read) a runtime knob; no PATH lists every path with its value",
+	  cmd_ctl, CMD_JSON, 2, PA_REPORT_COUNT },
 };
 
 #define NR_COMMANDS (sizeof commands / sizeof commands[0])
@@ -85,26 +88,34 @@ static void usage(FILE *f)
 		snprintf(head, sizeof head, "%s %s", commands[i].name, commands[i].args);
 		fprintf(f, "  %-22s %s\n", head, commands[i].help);
 	}
+	fprintf(f, "  %-22s %s\n", "replay PATH [options]",
+	        "replay a kernel ftrace trace beside its snapshots (replay --help)");
+	fprintf(f, "  %-22s %s\n", "compare A.json B.json", "replays' JSON side by side");
 	fprintf(f, "\noptions:\n"
 	           "  --boot \"CMDLINE\"  boot line, e.g. \"mem=4G numa=2 max_order=18\" "
 	           "(default: all defaults)\n"
+	           "  --ctl PATH=VALUE set a runtime knob after boot, before anything else\n"
+	           "                   (repeatable; every command; pagealloc ctl lists them)\n"
 	           "  --json           JSON instead of the /proc text\n"
 	           "  --run WORKLOAD   (buddyinfo, pagetypeinfo, vmstat, zoneinfo, lockstat, "
 	           "extfrag)\n"
 	           "                   run a workload first, with its options (pagealloc bench "
 	           "--help\n"
 	           "                   lists them)\n"
-	           "  --help           this text, or a command's\n");
+	           "  --help           this text, or a command's\n"
+	           "  --version        the version of the program and its library\n");
 }
 
 static void cmd_usage(const struct command *cmd, FILE *f)
 {
-	fprintf(f, "usage: pagealloc %s%s%s [--boot \"CMDLINE\"]%s%s\n%s\n", cmd->name,
-	        *cmd->args ? " " : "", cmd->args, (cmd->flags & CMD_JSON) ? " [--json]" : "",
+	fprintf(f, "usage: pagealloc %s%s%s [--boot \"CMDLINE\"] [--ctl PATH=VALUE]...%s%s\n%s\n",
+	        cmd->name, *cmd->args ? " " : "", cmd->args,
+	        (cmd->flags & CMD_JSON) ? " [--json]" : "",
 	        (cmd->flags & CMD_RUN) ? " [--run WORKLOAD [workload options]]" : "", cmd->help);
 	if (cmd->fn == cmd_ctl)
 		fprintf(f, "a write lasts as long as this process's pool: the value read back "
-		           "shows it\n");
+		           "shows it.\nTo run a command with a knob set, give it --ctl PATH=VALUE; "
+		           "`pagealloc ctl help` describes each path\n");
 	if (cmd->flags & CMD_RUN) {
 		fprintf(f, "\nworkloads (pagealloc bench NAME --help gives their options):\n");
 		bench_list(f);
@@ -138,6 +149,25 @@ static const char *opt_value(int argc, char **argv, int *i, const char *name, bo
 	return NULL;
 }
 
+/* --ctl PATH=VALUE: checked for its shape here, applied after each boot. */
+static int add_ctl(struct bench_opts *opt, const char *set)
+{
+	const char *eq = strchr(set, '=');
+	if (!eq || eq == set) {
+		fprintf(stderr,
+		        "pagealloc: --ctl %s: expected PATH=VALUE, e.g. "
+		        "--ctl pcp/orders/4/enabled=1\n",
+		        set);
+		return -1;
+	}
+	if (opt->nr_ctls == BENCH_MAX_CTLS) {
+		fprintf(stderr, "pagealloc: more than %d --ctl options\n", BENCH_MAX_CTLS);
+		return -1;
+	}
+	opt->ctls[opt->nr_ctls++] = set;
+	return 1;
+}
+
 /* The options of the command itself; 1 taken, 0 not one of them, -1 bad. */
 static int parse_cli_opt(struct cli *cli, int argc, char **argv, int *i)
 {
@@ -148,6 +178,8 @@ static int parse_cli_opt(struct cli *cli, int argc, char **argv, int *i)
 		cli->bench.boot = v;
 		return 1;
 	}
+	if ((v = opt_value(argc, argv, i, "--ctl", &missing)))
+		return add_ctl(&cli->bench, v);
 	if ((cli->cmd->flags & CMD_RUN) && (v = opt_value(argc, argv, i, "--run", &missing))) {
 		cli->run = bench_find(v);
 		if (cli->run && !cli->run->own_pool)
@@ -208,15 +240,10 @@ static int parse_cli(struct cli *cli, int argc, char **argv)
 /* Commands                                                                */
 /* ---------------------------------------------------------------------- */
 
+/* Boot from --boot (all defaults without it), then apply the --ctl settings. */
 static int boot_pool(const struct cli *cli, struct pa_pool **pool)
 {
-	char err[512] = "";
-	const char *line = cli->boot ? cli->boot : "";
-	int ret = pa_boot(line, NULL, pool, err, sizeof err);
-	if (ret)
-		fprintf(stderr, "pagealloc: boot \"%s\": %s\n", line,
-		        err[0] ? err : strerror(-ret));
-	return ret;
+	return bench_boot(&cli->bench, "", pool);
 }
 
 /* Boot, and run the --run workload on the pool if one was named. */
@@ -224,6 +251,8 @@ static int prepare_pool(const struct cli *cli, struct pa_pool **pool)
 {
 	if (boot_pool(cli, pool))
 		return -1;
+	if (cli->run)
+		bench_progress(cli->run->name, 0);
 	if (cli->run && cli->run->run(&cli->bench, *pool, NULL)) {
 		pa_shutdown(*pool);
 		return -1;
@@ -284,46 +313,32 @@ static int cmd_bench(struct cli *cli)
 		bench_list(stderr);
 		return EXIT_USAGE;
 	}
+	bench_progress(w->name, 0);
 	return w->run(&cli->bench, NULL, stdout) ? 1 : 0;
-}
-
-/* Print a path's value; after a write, a write-only path ("pcp/drain") prints nothing. */
-static int ctl_print(struct pa_pool *pool, const char *path, bool written)
-{
-	int n = pa_ctl_read(pool, path, NULL, 0);
-	if (n == -EPERM && written)
-		return 0;
-	char *buf = n >= 0 ? malloc((size_t)n + 1) : NULL;
-	if (n >= 0 && buf)
-		n = pa_ctl_read(pool, path, buf, (size_t)n + 1);
-	if (n < 0 || !buf) {
-		fprintf(stderr, "pagealloc ctl: %s: %s\n", path,
-		        n == -EPERM ? "write-only" : strerror(n < 0 ? -n : ENOMEM));
-		free(buf);
-		return -1;
-	}
-	fputs(buf, stdout);
-	free(buf);
-	return 0;
 }
 
 static int cmd_ctl(struct cli *cli)
 {
 	struct pa_pool *pool;
-	const char *path = cli->nargs ? cli->args[0] : "help";
+	const char *path = cli->args[0];
 	int ret = 0;
 	if (boot_pool(cli, &pool))
 		return 1;
+	if (!cli->nargs) {
+		ret = cli_ctl_list(pool, cli->json, stdout);
+		pa_shutdown(pool);
+		return ret ? 1 : 0;
+	}
 	if (cli->nargs == 2) {
 		ret = pa_ctl_write(pool, path, cli->args[1]);
 		if (ret)
 			fprintf(stderr,
 			        "pagealloc ctl: %s=%s: %s (`pagealloc ctl` lists the paths and "
 			        "their values)\n",
-			        path, cli->args[1], strerror(-ret));
+			        path, cli->args[1], bench_ctl_error(ret));
 	}
 	if (!ret)
-		ret = ctl_print(pool, path, cli->nargs == 2);
+		ret = cli_ctl_show(pool, path, cli->nargs == 2, cli->json, stdout);
 	pa_shutdown(pool);
 	return ret ? 1 : 0;
 }
@@ -334,11 +349,20 @@ int main(int argc, char **argv)
 		usage(stderr);
 		return EXIT_USAGE;
 	}
+	if (strcmp(argv[1], "--version") == 0 || strcmp(argv[1], "version") == 0) {
+		printf("pagealloc %s\n", pa_version());
+		return 0;
+	}
 	if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 ||
 	    strcmp(argv[1], "help") == 0) {
 		usage(stdout);
 		return 0;
 	}
+	/* Commands with options of their own. */
+	if (strcmp(argv[1], "replay") == 0)
+		return replay_main(argc - 1, argv + 1);
+	if (strcmp(argv[1], "compare") == 0)
+		return compare_main(argc - 1, argv + 1);
 	struct cli cli = { .cmd = find_command(argv[1]) };
 	if (!cli.cmd) {
 		fprintf(stderr, "pagealloc: unknown command '%s' (see pagealloc --help)\n",
@@ -365,5 +389,8 @@ int main(int argc, char **argv)
 		}
 		return 0;
 	}
-	return cli.cmd->fn(&cli);
+	bench_progress_start(cli.cmd->name);
+	ret = cli.cmd->fn(&cli);
+	bench_progress_stop();
+	return ret;
 }

@@ -1,0 +1,134 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Deferred frame init, as Linux's CONFIG_DEFERRED_STRUCT_PAGE_INIT: boot
+ * initialises the first chunk of each zone, and a thread per node (Linux's
+ * pgdatinitN) the rest, a chunk at a time under the zone lock. A chunk is
+ * aligned to the larger of a section and a max-order block, so no
+ * max-order block is ever freed half-initialised (the case the seed's
+ * patch 4 fixes). An allocation that runs short before the threads are
+ * done initialises more itself (deferred_grow_zone, in alloc.c). When the
+ * last thread ends, min_free_kbytes, the watermarks and the per-CPU list
+ * sizes are computed again from the full managed size, so the pool ends
+ * exactly as one booted with deferred_init=0.
+ */
+#include "internal.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct deferred_arg {
+	struct pa_deferred *d;
+	unsigned node;
+};
+
+struct pa_deferred {
+	struct pa_pool *pool;
+	pthread_t threads[PA_MAX_NODES];
+	unsigned nr_threads;
+	_Atomic bool stop;
+	pthread_mutex_t lock;
+	pthread_cond_t done_cond;
+	unsigned running; /* threads not finished (lock) */
+	bool done;        /* every zone initialised, watermarks redone (lock) */
+	struct deferred_arg arg[PA_MAX_NODES];
+};
+
+static bool zone_pending(struct pa_zone *z)
+{
+	pa_lock(&z->lock, SITE_ADMIN);
+	bool more = !atomic_load_explicit(&z->pool->deferred->stop, memory_order_relaxed) &&
+	            zone_init_next_chunk(z);
+	pa_unlock(&z->lock);
+	return more;
+}
+
+static void *deferred_main(void *argp)
+{
+	const struct deferred_arg *a = argp;
+	struct pa_deferred *d = a->d;
+	unsigned node = a->node;
+	struct pa_pool *pool = d->pool;
+	for (unsigned i = 0; i < pool->nr_zones; i++)
+		if (pool->zones[i].node == node)
+			while (zone_pending(&pool->zones[i]))
+				;
+	pthread_mutex_lock(&d->lock);
+	bool last = --d->running == 0;
+	pthread_mutex_unlock(&d->lock);
+	if (last && !atomic_load(&d->stop))
+		zone_init_done(pool);
+	if (last) {
+		pthread_mutex_lock(&d->lock);
+		d->done = true;
+		pthread_cond_broadcast(&d->done_cond);
+		pthread_mutex_unlock(&d->lock);
+	}
+	return NULL;
+}
+
+static bool any_pending(const struct pa_pool *pool)
+{
+	for (unsigned i = 0; i < pool->nr_zones; i++)
+		if (pool->zones[i].init_pfn < pool->zones[i].end_pfn)
+			return true;
+	return false;
+}
+
+int deferred_init_start(struct pa_pool *pool, char *err, size_t errlen)
+{
+	if (!any_pending(pool))
+		return 0;
+	struct pa_deferred *d = calloc(1, sizeof *d);
+	if (!d) {
+		snprintf(err, errlen, "deferred_init: out of memory");
+		return -ENOMEM;
+	}
+	d->pool = pool;
+	pthread_mutex_init(&d->lock, NULL);
+	pthread_cond_init(&d->done_cond, NULL);
+	pool->deferred = d;
+	d->running = pool->nr_nodes;
+	for (unsigned n = 0; n < pool->nr_nodes; n++) {
+		d->arg[n].d = d;
+		d->arg[n].node = n;
+		int rc = pthread_create(&d->threads[n], NULL, deferred_main, &d->arg[n]);
+		if (rc) {
+			snprintf(err, errlen, "deferred_init: cannot start a thread (%s)",
+			         strerror(rc));
+			atomic_store(&d->stop, true);
+			pthread_mutex_lock(&d->lock);
+			d->running -= pool->nr_nodes - n; /* the threads never started */
+			d->done = d->running == 0;
+			pthread_mutex_unlock(&d->lock);
+			return -rc;
+		}
+		d->nr_threads++;
+	}
+	return 0;
+}
+
+void pa_deferred_init_wait(struct pa_pool *pool)
+{
+	if (!pool || !pool->deferred)
+		return;
+	struct pa_deferred *d = pool->deferred;
+	pthread_mutex_lock(&d->lock);
+	while (!d->done)
+		pthread_cond_wait(&d->done_cond, &d->lock);
+	pthread_mutex_unlock(&d->lock);
+}
+
+void deferred_init_stop(struct pa_pool *pool)
+{
+	struct pa_deferred *d = pool->deferred;
+	if (!d)
+		return;
+	atomic_store(&d->stop, true);
+	for (unsigned i = 0; i < d->nr_threads; i++)
+		pthread_join(d->threads[i], NULL);
+	pthread_mutex_destroy(&d->lock);
+	pthread_cond_destroy(&d->done_cond);
+	free(d);
+	pool->deferred = NULL;
+}

@@ -1,0 +1,241 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * pagealloc replay (tools/replay_*.c): the parser against one line of every
+ * event shape of the Linux 6.1 sample and every gfp flag name; plain, xz and
+ * gzip input giving the same events; and a replay of the first 3,000 events
+ * of the sample, from its `before/` snapshot, with exact counts and a clean
+ * pa_validate.
+ *
+ * The expected counts were taken from the text with a separate script (a
+ * dictionary of live head pfns): 1,488 mm_page_alloc, 197 mm_page_free, of
+ * which 173 free a live traced allocation of the same order and 24 name a
+ * block allocated before tracing began.
+ */
+#include "test.h"
+
+#include "replay.h"
+
+#define DATA PA_SOURCE_DIR "/tests/data/replay"
+
+static struct rp_trace read_trace(const char *path)
+{
+	struct rp_trace t;
+	REQUIRE(rp_trace_read(path, &t, false) == 0);
+	return t;
+}
+
+TEST(parser_reads_every_event_shape_of_the_sample)
+{
+	struct rp_trace t = read_trace(DATA "/shapes.txt");
+	CHECK_EQ_U64(t.unparsed, 0);
+	CHECK_EQ_U64(t.nr_cpus, 2);
+	/* One line per shape; four names come twice (failed alloc, sync begin, taken isolation). */
+	for (unsigned n = 0; n < RPN_COUNT; n++) {
+		unsigned want = n == RPN_MM_PAGE_ALLOC || n == RPN_COMPACTION_BEGIN ||
+		                                n == RPN_COMPACTION_ISOLATE_FREEPAGES ?
+		                        2 :
+		                        1;
+		CHECK_MSG(t.per_name[n] == want, "%s: %llu lines, expected %u", rp_event_names[n],
+		          (unsigned long long)t.per_name[n], want);
+	}
+	const struct rp_event *e = &t.ev[0];
+	REQUIRE(t.nr > 0);
+	/* init-1 [001] 11.396290: mm_page_alloc: pfn=0x1008dc order=1 migratetype=0 GFP_KERNEL_ACCOUNT|__GFP_ZERO */
+	CHECK_EQ_U64(e->type, RP_ALLOC);
+	CHECK_EQ_U64(e->pfn, 0x1008dc);
+	CHECK_EQ_U64(e->order, 1);
+	CHECK_EQ_U64(e->mt, 0);
+	CHECK_EQ_U64(e->cpu, 1);
+	CHECK_EQ_U64(e->ts_ns, 11396290000ull);
+	CHECK_EQ_U64(e->arg, PA_GFP_ZERO);
+	unsigned seen[RP_NR_ACTIONS] = { 0 };
+	for (size_t i = 0; i < t.nr; i++)
+		seen[t.ev[i].type]++;
+	CHECK_EQ_U64(seen[RP_ALLOC], 1);
+	CHECK_EQ_U64(seen[RP_ALLOC_FAILED], 1);
+	CHECK_EQ_U64(seen[RP_FREE], 1);
+	CHECK_EQ_U64(seen[RP_MARK], 1);
+	CHECK_EQ_U64(seen[RP_KCOMPACTD], 1);
+	CHECK_EQ_U64(seen[RP_ISOLATE_FREE], 1);
+	REQUIRE(t.nr_marks == 1);
+	CHECK(strcmp(t.marks[0], "PHASE 0 start") == 0);
+	rp_trace_free(&t);
+}
+
+TEST(parser_action_fields)
+{
+	struct rp_trace t = { 0 };
+	static const char *const lines[] = {
+		"  toucher-1128    [001] .....    82.914143: mm_page_alloc: page=0000000000000000 "
+		"pfn=0x0 order=9 migratetype=1 gfp_flags=GFP_TRANSHUGE|__GFP_NORETRY|__GFP_THISNODE",
+		"  kcompactd0-34   [000] .....    83.158728: mm_compaction_kcompactd_wake: nid=0 "
+		"order=9 classzone_idx=Normal  ",
+		"  toucher-1128    [001] .....    82.912113: mm_compaction_isolate_freepages: "
+		"range=(0x182800 ~ 0x182a00) nr_scanned=512 nr_taken=7",
+		"  init-1          [001] .....    87.125592: mm_compaction_begin: zone_start=0x1 "
+		"migrate_pfn=0x1 free_pfn=0xe00 zone_end=0x1000, mode=sync",
+		"  init-1          [001] .....    87.125984: mm_compaction_begin: zone_start=0x1000 "
+		"migrate_pfn=0x1000 free_pfn=0xffe00 zone_end=0x100000, mode=sync",
+		"  cut-422         [000] ...1.    11.403202: mm_page_free: page=000000005d0a61df "
+		"pfn=0x100a06 order=1",
+		"  kworker/u4:1 x-45 [000] d..3.   11.5: mm_page_pcpu_drain: page=0 pfn=0x12 order=2 "
+		"migratetype=0",
+	};
+	for (size_t i = 0; i < sizeof lines / sizeof lines[0]; i++)
+		CHECK_MSG(rp_parse_line(&t, lines[i], strlen(lines[i])) == 0, "line %zu: %s", i,
+		          t.err);
+	REQUIRE(t.nr == 5);
+	CHECK_EQ_U64(t.ev[0].type, RP_ALLOC_FAILED);
+	CHECK_EQ_U64(t.ev[0].arg, PA_GFP_MOVABLE | PA_GFP_COMP | PA_GFP_NOWARN | PA_GFP_NORETRY |
+	                                  PA_GFP_THISNODE);
+	CHECK_EQ_U64(t.ev[1].type, RP_KCOMPACTD);
+	CHECK_EQ_U64(t.ev[2].type, RP_ISOLATE_FREE);
+	CHECK_EQ_U64(t.ev[2].pfn, 0x182800);
+	CHECK_EQ_U64(t.ev[2].arg, 0x182a00);
+	/* A compact_memory sweep: one event for its first zone, none for the next. */
+	CHECK_EQ_U64(t.ev[3].type, RP_COMPACT_MEMORY);
+	CHECK_EQ_U64(t.ev[4].type, RP_FREE);
+	CHECK_EQ_U64(t.ev[4].ts_ns, 11403202000ull);
+	CHECK_EQ_U64(t.per_name[RPN_MM_PAGE_PCPU_DRAIN], 1);
+
+	/* Bad lines are counted and the first one is described. */
+	const char *bad = "  init-1 [001] .....    1.0: mm_page_alloc: pfn=0x10 order=0 "
+	                  "migratetype=0 gfp_flags=GFP_KERNEL|__GFP_BOGUS";
+	CHECK(rp_parse_line(&t, bad, strlen(bad)) == -1);
+	CHECK(strstr(t.err, "__GFP_BOGUS") != NULL);
+	const char *junk = "not a trace line";
+	CHECK(rp_parse_line(&t, junk, strlen(junk)) == -1);
+	CHECK_EQ_U64(t.unparsed, 2);
+	rp_trace_free(&t);
+}
+
+TEST(gfp_every_flag_name_of_linux_6_1)
+{
+	static const char *const names[] = {
+		"GFP_TRANSHUGE",
+		"GFP_TRANSHUGE_LIGHT",
+		"GFP_HIGHUSER_MOVABLE",
+		"GFP_HIGHUSER",
+		"GFP_USER",
+		"GFP_KERNEL_ACCOUNT",
+		"GFP_KERNEL",
+		"GFP_NOFS",
+		"GFP_ATOMIC",
+		"GFP_NOIO",
+		"GFP_NOWAIT",
+		"GFP_DMA",
+		"__GFP_HIGHMEM",
+		"GFP_DMA32",
+		"__GFP_HIGH",
+		"__GFP_ATOMIC",
+		"__GFP_IO",
+		"__GFP_FS",
+		"__GFP_NOWARN",
+		"__GFP_RETRY_MAYFAIL",
+		"__GFP_NOFAIL",
+		"__GFP_NORETRY",
+		"__GFP_COMP",
+		"__GFP_ZERO",
+		"__GFP_NOMEMALLOC",
+		"__GFP_MEMALLOC",
+		"__GFP_HARDWALL",
+		"__GFP_THISNODE",
+		"__GFP_RECLAIMABLE",
+		"__GFP_MOVABLE",
+		"__GFP_ACCOUNT",
+		"__GFP_WRITE",
+		"__GFP_RECLAIM",
+		"__GFP_DIRECT_RECLAIM",
+		"__GFP_KSWAPD_RECLAIM",
+		"__GFP_ZEROTAGS",
+		"__GFP_SKIP_ZERO",
+		"__GFP_SKIP_KASAN_UNPOISON",
+		"__GFP_SKIP_KASAN_POISON",
+		"none",
+	};
+	for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+		pa_gfp_t g;
+		CHECK_MSG(rp_parse_gfp(names[i], strlen(names[i]), &g, NULL, 0) == 0, "%s",
+		          names[i]);
+	}
+	static const struct {
+		const char *flags;
+		pa_gfp_t want;
+	} cases[] = {
+		{ "GFP_KERNEL", 0 },
+		{ "GFP_KERNEL_ACCOUNT|__GFP_ZERO", PA_GFP_ZERO },
+		{ "GFP_ATOMIC", PA_GFP_HIGH | PA_GFP_NOCOMPACT },
+		{ "GFP_NOWAIT|__GFP_NOWARN", PA_GFP_NOWARN | PA_GFP_NOCOMPACT },
+		{ "GFP_HIGHUSER_MOVABLE|__GFP_COMP", PA_GFP_MOVABLE | PA_GFP_COMP },
+		{ "GFP_TRANSHUGE", PA_GFP_MOVABLE | PA_GFP_COMP | PA_GFP_NOWARN },
+		{ "GFP_TRANSHUGE_LIGHT",
+		  PA_GFP_MOVABLE | PA_GFP_COMP | PA_GFP_NOWARN | PA_GFP_NOCOMPACT },
+		{ "__GFP_IO|__GFP_NOWARN|__GFP_NORETRY|__GFP_COMP|__GFP_NOMEMALLOC|__GFP_RECLAIMABLE",
+		  PA_GFP_NOWARN | PA_GFP_NORETRY | PA_GFP_COMP | PA_GFP_RECLAIMABLE |
+		          PA_GFP_NOCOMPACT },
+		{ "GFP_DMA32|__GFP_DIRECT_RECLAIM", PA_GFP_DMA32 },
+		{ "none", PA_GFP_NOCOMPACT },
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		pa_gfp_t g = 0;
+		REQUIRE(rp_parse_gfp(cases[i].flags, strlen(cases[i].flags), &g, NULL, 0) == 0);
+		CHECK_MSG(g == cases[i].want, "%s: %#x, expected %#x", cases[i].flags, g,
+		          cases[i].want);
+	}
+	char bad[80];
+	pa_gfp_t g;
+	CHECK(rp_parse_gfp("GFP_KERNEL|__GFP_NOPE", 21, &g, bad, sizeof bad) == -1);
+	CHECK(strcmp(bad, "__GFP_NOPE") == 0);
+}
+
+TEST(parser_plain_xz_and_gzip_give_the_same_events)
+{
+	struct rp_trace xz = read_trace(DATA "/start/trace.txt.xz");
+	struct rp_trace gz = read_trace(DATA "/excerpt.txt.gz");
+	CHECK_EQ_U64(xz.lines, 3012);
+	CHECK_EQ_U64(xz.unparsed, 0);
+	REQUIRE(xz.nr == gz.nr);
+	CHECK(memcmp(xz.ev, gz.ev, xz.nr * sizeof *xz.ev) == 0);
+	CHECK(memcmp(xz.per_name, gz.per_name, sizeof xz.per_name) == 0);
+	rp_trace_free(&xz);
+	rp_trace_free(&gz);
+	struct rp_trace missing;
+	CHECK(rp_trace_read(DATA "/no-such-file", &missing, false) == -1);
+}
+
+TEST(replay_of_3000_events_from_the_kernels_starting_state)
+{
+	struct rp_machine *m = calloc(1, sizeof *m);
+	REQUIRE(m && rp_machine_load(DATA "/start", m) == 0);
+	REQUIRE(m->nr_snapshots == 1);
+	struct rp_trace t = read_trace(m->trace_path);
+	struct rp_options opt = { .validate_every = 500 };
+	struct rp_result r;
+	REQUIRE(rp_replay(&t, m, &opt, &r) == 0);
+	CHECK_EQ_U64(r.events, 3000);
+	CHECK_EQ_U64(r.allocs, 1488);
+	CHECK_EQ_U64(r.frees, 197);
+	CHECK_EQ_U64(r.free_class[RPF_TRACED], 173);
+	CHECK_EQ_U64(r.free_class[RPF_PRE_TRACE], 24);
+	CHECK_EQ_U64(r.free_class[RPF_SPLIT], 0);
+	CHECK_EQ_U64(r.free_class[RPF_UNMATCHED], 0);
+	CHECK_EQ_U64(r.failed_kernel_served, 0);
+	CHECK_EQ_U64(r.bad_page, 0);
+	CHECK_EQ_U64(r.validate_failures, 0);
+	CHECK_EQ_U64(r.actions, 1488 + 197 + 2);
+	CHECK_EQ_U64(r.validations,
+	             1 + r.actions / 500); /* every 500 acted-on events, and at the end */
+	CHECK_EQ_U64(r.map_errors, 0);
+	CHECK_EQ_U64(r.marks, 2);
+	/* The starting state is the kernel's: the same free blocks per order in Normal. */
+	const struct rp_snapshot *s = &m->snap[0];
+	REQUIRE(s->taken);
+	for (unsigned z = 0; z < s->model.nr_zones; z++)
+		if (strcmp(s->model.zone[z].name, "Normal") == 0)
+			for (unsigned o = 0; o < 11; o++)
+				CHECK_EQ_U64(s->model.zone[z].free[o], s->kernel.zone[2].free[o]);
+	CHECK(rp_state_tvd(&s->kernel, &s->model) < 0.001);
+	free(r.series);
+	rp_trace_free(&t);
+	free(m);
+}

@@ -1,0 +1,71 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# `pagealloc replay` and `pagealloc compare` as a user runs them: the table,
+# --json with the documented keys, stdin input, --series/--svg/--map files,
+# --compare in parallel processes, compare of saved JSON, and bad input that
+# exits non-zero with a message naming it.
+#
+# Usage: bash tests/test_replay_cli.sh PATH-TO-pagealloc   (or $PAGEALLOC)
+set -u
+
+PA="${1:-${PAGEALLOC:-}}"
+if [ -z "$PA" ] || [ ! -x "$PA" ]; then
+	echo "usage: $0 PATH-TO-pagealloc" >&2
+	exit 2
+fi
+command -v python3 >/dev/null || { echo "python3 is needed" >&2; exit 2; }
+DATA="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/data/replay"
+
+TMP="$(mktemp -d)"
+trap 'rm -rf "$TMP"' EXIT
+passed=0
+failed=0
+pass() { passed=$((passed + 1)); echo "[  OK  ] $1"; }
+fail() { failed=$((failed + 1)); echo "[ FAIL ] $1"; sed 's/^/    /' "$TMP/err" | head -5; }
+check() { local desc="$1"; shift; if "$@" 2>"$TMP/err"; then pass "$desc"; else fail "$desc"; fi; }
+
+check "replay prints the side-by-side table" \
+	bash -c "'$PA' replay '$DATA/start' > '$TMP/table' && grep -q 'free blocks per order, Normal' '$TMP/table' && grep -q 'bad pages 0; pa_validate' '$TMP/table'"
+
+check "replay --json has the documented keys and counts" \
+	bash -c "'$PA' replay '$DATA/start' --json > '$TMP/a.json' && python3 - '$TMP/a.json' <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+for k in ['events', 'allocs', 'frees', 'failed_kernel_served', 'kernel_failed_served', 'bad_page',
+          'validate_failures', 'events_per_sec', 'free_classes', 'snapshots']:
+    assert k in d, k
+assert d['events'] == 3000 and d['allocs'] == 1488 and d['frees'] == 197, d
+assert d['free_classes']['traced'] == 173 and d['free_classes']['pre_trace'] == 24
+s = d['snapshots'][0]
+assert s['name'] == 'before' and 'tvd' in s
+for side in ('kernel', 'pagealloc'):
+    for k in ('free', 'pcp', 'buddyinfo'):
+        assert k in s[side], (side, k)
+    z = s[side]['buddyinfo'][0]
+    assert 'zone' in z and len(z['free']) == 11
+PY"
+
+check "replay reads a gzip trace from stdin" \
+	bash -c "'$PA' replay - --json < '$DATA/excerpt.txt.gz' | python3 -c 'import json,sys; d=json.load(sys.stdin); assert d[\"allocs\"] == 1488, d'"
+
+check "--series, --svg and --map write their files" \
+	bash -c "'$PA' replay '$DATA/start' --series '$TMP/s.json' --svg '$TMP/f.svg' --map '$TMP/m.svg' >/dev/null && python3 -c 'import json; d=json.load(open(\"$TMP/s.json\")); assert len(d[\"samples\"]) > 10' && grep -q '</svg>' '$TMP/f.svg' && grep -q '</svg>' '$TMP/m.svg'"
+
+check "--compare runs each configuration and prints %change" \
+	bash -c "'$PA' replay '$DATA/start' --compare 'max_order=10' 'max_order=12' -j 2 > '$TMP/cmp' && grep -q '%change' '$TMP/cmp' && grep -q 'max_order=12' '$TMP/cmp' && grep -q 'before.free' '$TMP/cmp'"
+
+check "--compare --json lists configs with their boot lines" \
+	bash -c "'$PA' replay '$DATA/start' --compare 'max_order=10' 'max_order=11' --json | python3 -c 'import json,sys; d=json.load(sys.stdin); assert len(d[\"configs\"]) == 2 and \"max_order=11\" in d[\"configs\"][1][\"boot\"]'"
+
+check "compare combines saved runs" \
+	bash -c "'$PA' replay '$DATA/start' --boot 'max_order=12' --json > '$TMP/b.json' && '$PA' compare '$TMP/a.json' '$TMP/b.json' | grep -q 'before.unusable9'"
+
+check "a missing trace is refused with its name" \
+	bash -c "! '$PA' replay '$TMP/nope' 2>'$TMP/e1' >/dev/null && grep -q nope '$TMP/e1'"
+check "a bad boot key is refused with its name" \
+	bash -c "! '$PA' replay '$DATA/start' --boot 'max_order=99' 2>'$TMP/e2' >/dev/null && grep -q max_order '$TMP/e2'"
+check "compare refuses a file that is not a replay's JSON" \
+	bash -c "echo 'not json' > '$TMP/x.json'; ! '$PA' compare '$TMP/x.json' 2>/dev/null"
+
+echo "$passed passed, $failed failed"
+[ "$failed" = 0 ]

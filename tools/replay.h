@@ -1,0 +1,255 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * pagealloc replay: a Linux ftrace recording of the page allocator (kmem,
+ * compaction, vmscan and migrate events) replayed on a pool shaped like the
+ * traced machine, side by side with the kernel's own /proc snapshots.
+ *
+ * The work runs in three steps, one file each:
+ *   replay_parse.c    text (plain, .xz, .gz, stdin) -> a compact event array
+ *   replay_machine.c  the snapshot folders -> a boot line, the starting state
+ *   replay_run.c      the events on the pool: kernel pfn -> pool block map
+ *   replay_report.c   side-by-side tables, JSON, --series, --svg, compare
+ *   replay_cli.c      options, --compare in parallel processes
+ */
+#ifndef PA_REPLAY_H
+#define PA_REPLAY_H
+
+#include "pagealloc.h"
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+/* What the replay loop acts on; every other event is counted only. */
+enum rp_type {
+	RP_ALLOC,          /* mm_page_alloc with a pfn */
+	RP_ALLOC_FAILED,   /* mm_page_alloc with pfn 0: the kernel failed */
+	RP_FREE,           /* mm_page_free */
+	RP_MARK,           /* tracing_mark_write (arg: index into the marker texts) */
+	RP_KCOMPACTD,      /* mm_compaction_kcompactd_wake (arg: node) */
+	RP_COMPACT_MEMORY, /* a full compaction of every zone (/proc/sys/vm/compact_memory) */
+	RP_ISOLATE_FREE,   /* mm_compaction_isolate_freepages that took pages (pfn, arg: end) */
+	RP_NR_ACTIONS
+};
+
+/* One event, 24 bytes: the whole sample fits in about 45 MB. */
+struct rp_event {
+	uint64_t ts_ns;
+	uint32_t pfn;
+	uint32_t arg; /* gfp (PA_GFP_*) for allocations; see enum rp_type */
+	uint8_t type;
+	uint8_t order;
+	uint8_t cpu;
+	uint8_t mt;
+	uint32_t spare;
+};
+
+/* Every event name the recording recipe enables, counted by name. */
+#define RP_EVENT_NAMES(X)                                                                          \
+	X(MM_PAGE_ALLOC, "mm_page_alloc")                                                          \
+	X(MM_PAGE_FREE, "mm_page_free")                                                            \
+	X(MM_PAGE_FREE_BATCHED, "mm_page_free_batched")                                            \
+	X(MM_PAGE_ALLOC_ZONE_LOCKED, "mm_page_alloc_zone_locked")                                  \
+	X(MM_PAGE_PCPU_DRAIN, "mm_page_pcpu_drain")                                                \
+	X(MM_PAGE_ALLOC_EXTFRAG, "mm_page_alloc_extfrag")                                          \
+	X(COMPACTION_BEGIN, "mm_compaction_begin")                                                 \
+	X(COMPACTION_END, "mm_compaction_end")                                                     \
+	X(COMPACTION_SUITABLE, "mm_compaction_suitable")                                           \
+	X(COMPACTION_FINISHED, "mm_compaction_finished")                                           \
+	X(COMPACTION_ISOLATE_MIGRATEPAGES, "mm_compaction_isolate_migratepages")                   \
+	X(COMPACTION_ISOLATE_FREEPAGES, "mm_compaction_isolate_freepages")                         \
+	X(COMPACTION_MIGRATEPAGES, "mm_compaction_migratepages")                                   \
+	X(COMPACTION_TRY, "mm_compaction_try_to_compact_pages")                                    \
+	X(COMPACTION_DEFERRED, "mm_compaction_deferred")                                           \
+	X(COMPACTION_DEFER_COMPACTION, "mm_compaction_defer_compaction")                           \
+	X(COMPACTION_DEFER_RESET, "mm_compaction_defer_reset")                                     \
+	X(COMPACTION_KCOMPACTD_SLEEP, "mm_compaction_kcompactd_sleep")                             \
+	X(COMPACTION_KCOMPACTD_WAKE, "mm_compaction_kcompactd_wake")                               \
+	X(COMPACTION_WAKEUP_KCOMPACTD, "mm_compaction_wakeup_kcompactd")                           \
+	X(VMSCAN_KSWAPD_WAKE, "mm_vmscan_kswapd_wake")                                             \
+	X(VMSCAN_KSWAPD_SLEEP, "mm_vmscan_kswapd_sleep")                                           \
+	X(VMSCAN_WAKEUP_KSWAPD, "mm_vmscan_wakeup_kswapd")                                         \
+	X(VMSCAN_DIRECT_BEGIN, "mm_vmscan_direct_reclaim_begin")                                   \
+	X(VMSCAN_DIRECT_END, "mm_vmscan_direct_reclaim_end")                                       \
+	X(MIGRATE_PAGES, "mm_migrate_pages")                                                       \
+	X(MARK, "tracing_mark_write")
+
+enum rp_name {
+#define X(id, name) RPN_##id,
+	RP_EVENT_NAMES(X)
+#undef X
+	        RPN_COUNT
+};
+extern const char *const rp_event_names[RPN_COUNT];
+
+/* A parsed trace. */
+struct rp_trace {
+	struct rp_event *ev;
+	size_t nr, cap;
+	uint64_t per_name[RPN_COUNT]; /* lines per event name */
+	uint64_t lines, unparsed;
+	unsigned nr_cpus; /* "#P:N" of the header, else the highest CPU seen + 1 */
+	char **marks;     /* marker texts */
+	unsigned nr_marks;
+	uint64_t max_pfn;   /* highest kernel pfn named, + 1 */
+	unsigned cpus_seen; /* highest CPU of an event, + 1 */
+	/* Parser state: the task in direct compaction, the compact_memory sweep. */
+	uint32_t direct_pid, sweep_pid;
+	uint64_t sweep_start;
+	char err[256]; /* the first line that could not be parsed, and why */
+};
+
+/* Read a trace file (plain, .xz, .gz; "-" is stdin). 0, or -1 with a message on stderr. */
+int rp_trace_read(const char *path, struct rp_trace *t, bool progress);
+/* Parse one line into t; 0, or -1 with the reason in t->err (the line is counted unparsed). */
+int rp_parse_line(struct rp_trace *t, const char *line, size_t len);
+void rp_trace_free(struct rp_trace *t);
+/* gfp flag names ("GFP_KERNEL|__GFP_ZERO") -> PA_GFP_*; -1 and the unknown name in bad. */
+int rp_parse_gfp(const char *s, size_t len, pa_gfp_t *out, char *bad, size_t badlen);
+
+/* --- Snapshots ------------------------------------------------------------ */
+
+#define RP_MAX_ZONES  8
+#define RP_MAX_ORDERS 41
+#define RP_NR_MT      6  /* Unmovable Movable Reclaimable HighAtomic CMA Isolate */
+#define RP_MAX_CPUS   64 /* per-CPU counts kept for the starting state */
+
+/* What one side (kernel or pagealloc) looked like at one moment. */
+struct rp_zone_state {
+	char name[16];
+	uint64_t start_pfn, end_pfn;               /* kernel zones: from zoneinfo */
+	uint64_t free[RP_MAX_ORDERS];              /* blocks per order (buddyinfo) */
+	uint64_t free_mt[RP_NR_MT][RP_MAX_ORDERS]; /* blocks per type and order */
+	uint64_t pageblocks[RP_NR_MT];             /* pageblocks per type */
+	uint64_t pcp;                              /* frames on per-CPU lists */
+	uint64_t pcp_cpu[RP_MAX_CPUS];             /* the same per CPU (kernel zoneinfo) */
+	uint64_t present, managed, min_wmark;
+};
+
+struct rp_state {
+	unsigned nr_zones, nr_orders;
+	struct rp_zone_state zone[RP_MAX_ZONES];
+	double uptime; /* seconds; -1 if unknown */
+};
+
+/* A snapshot folder of the recording. */
+struct rp_snapshot {
+	char name[64];
+	struct rp_state kernel;
+	struct rp_state model; /* filled when the replay reaches it */
+	size_t at_event;       /* replayed before the event of this index */
+	bool taken;
+};
+
+/* The recording folder: the trace, its snapshots and the machine's settings. */
+struct rp_machine {
+	char dir[1024];
+	char trace_path[1100];
+	unsigned nr_snapshots;
+	struct rp_snapshot snap[16];
+	int64_t min_free_kbytes; /* -1 if unknown */
+	unsigned watermark_scale_factor;
+	unsigned max_order; /* from buddyinfo's columns */
+};
+
+/* A whole stream as a NUL-terminated string (NULL when out of memory). */
+char *rp_read_stream(FILE *f);
+/* Read a folder (or take a lone trace file). 0, or -1 with a message on stderr. */
+int rp_machine_load(const char *path, struct rp_machine *m);
+/* Read /proc buddyinfo and pagetypeinfo text (kernel or pagealloc) into st. */
+int rp_state_parse_buddyinfo(const char *text, struct rp_state *st);
+int rp_state_parse_pagetypeinfo(const char *text, struct rp_state *st);
+/* zoneinfo: spans, present, managed, min watermark, per-CPU counts (zones with memory only). */
+void rp_state_parse_zoneinfo(const char *text, struct rp_state *st);
+/* The boot line of a pool shaped like the machine (or like the trace alone). */
+void rp_machine_boot_line(const struct rp_machine *m, const struct rp_trace *t, char *buf,
+                          size_t len);
+
+/* --- Replay ---------------------------------------------------------------- */
+
+/* Where each free of the trace went. */
+#define RP_FREE_CLASSES(X)                                                                         \
+	X(TRACED, "traced")                /* a live traced allocation, same head and order */     \
+	X(SPLIT, "split")                  /* part of a live larger allocation (a split THP) */    \
+	X(PRE_TRACE, "pre_trace")          /* allocated before tracing: from the starting state */ \
+	X(COMPACTION, "compaction_target") /* a page the kernel's compaction took as a target */   \
+	X(FAILED, "failed_in_pagealloc")   /* its allocation failed in pagealloc only */           \
+	X(UNMATCHED, "unmatched")          /* none of these */
+
+enum rp_free_class {
+#define X(id, name) RPF_##id,
+	RP_FREE_CLASSES(X)
+#undef X
+	        RPF_COUNT
+};
+extern const char *const rp_free_class_names[RPF_COUNT];
+
+struct rp_options {
+	const char *boot_extra; /* keys added to the derived boot line */
+	const char *boot;       /* a whole boot line instead of the derived one */
+	const char *ctl[16];    /* PATH=VALUE written after boot */
+	unsigned nr_ctl;
+	const char *map_path; /* the pool's pageblocks at the end, as SVG */
+	uint64_t validate_every;
+	uint64_t series_every; /* 0: a --series point every 1/300 of the trace */
+	bool want_series;
+	bool progress;
+};
+
+/* One point of --series. */
+struct rp_sample {
+	double t;
+	size_t event;
+	uint64_t free, pcp;
+	uint64_t free_blocks[RP_MAX_ORDERS];
+	double unusable9;
+	uint64_t pageblocks[RP_NR_MT];
+};
+
+/* The figures of one replay. */
+struct rp_result {
+	char boot[1024];
+	uint64_t events, allocs, frees, failed_kernel_served, kernel_failed_served;
+	uint64_t actions; /* events the loop acted on (allocations, frees, markers, compaction) */
+	uint64_t bad_page, validate_failures, validations;
+	uint64_t free_class[RPF_COUNT];
+	uint64_t kernel_failed_attempts; /* allocations the kernel failed, tried again */
+	uint64_t marks, compact_memory, kcompactd_wakes;
+	uint64_t map_errors, realloc_live, moved; /* map upkeep: see replay_run.c */
+	uint64_t start_shortfall;                 /* free blocks the start could not place */
+	double seconds, events_per_sec;
+	double compact_seconds; /* of seconds: compact_memory and kcompactd runs */
+	unsigned nr_orders;
+	struct rp_sample *series;
+	size_t nr_series, cap_series;
+	char first_validate_error[256];
+};
+
+/* Replay t on a pool booted as m (or opt) says; 0, or -1 with a message. */
+int rp_replay(const struct rp_trace *t, struct rp_machine *m, const struct rp_options *opt,
+              struct rp_result *res);
+
+/* --- Reports --------------------------------------------------------------- */
+
+/* Free pages, and the unusable free index at order (Linux's, 0..1). */
+uint64_t rp_state_free(const struct rp_state *st);
+double rp_state_unusable(const struct rp_state *st, unsigned order);
+/* Linux's fragmentation index at order (-1: a suitable block exists). */
+double rp_state_extfrag(const struct rp_state *st, unsigned order);
+/* Total variation distance between the free-pages-by-order distributions. */
+double rp_state_tvd(const struct rp_state *a, const struct rp_state *b);
+
+void rp_print_table(FILE *f, const struct rp_machine *m, const struct rp_result *r);
+void rp_print_json(FILE *f, const struct rp_machine *m, const struct rp_result *r);
+int rp_write_series(const char *path, const struct rp_result *r);
+int rp_write_svg(const char *path, const struct rp_machine *m, const struct rp_result *r,
+                 const struct rp_trace *t);
+
+/* The ncompare-style table of several results' JSON documents (texts). */
+int rp_compare_texts(FILE *f, char **texts, const char **names, unsigned n);
+
+/* Subcommands. */
+int replay_main(int argc, char **argv);
+int compare_main(int argc, char **argv);
+
+#endif

@@ -1,0 +1,667 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Reading an ftrace text recording into a compact event array.
+ *
+ * A line is "TASK-PID [CPU] FLAGS SECONDS.MICROS: EVENT: key=value ...".
+ * The replay acts on allocations, frees, phase markers and the compaction
+ * events that start work (kcompactd wakeups, compact_memory, free-page
+ * isolation); every other event is counted by name. mm_page_free_batched
+ * repeats a page that mm_page_free already named, so it is counted and
+ * nothing more. Input is plain text, xz or gzip (told by the magic bytes,
+ * so stdin works too).
+ */
+#define _GNU_SOURCE
+#include "replay.h"
+
+#include <errno.h>
+#include <lzma.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <zlib.h>
+
+const char *const rp_event_names[RPN_COUNT] = {
+#define X(id, name) name,
+	RP_EVENT_NAMES(X)
+#undef X
+};
+
+/* ---------------------------------------------------------------------- */
+/* gfp flag names                                                          */
+/* ---------------------------------------------------------------------- */
+
+/* Linux's gfp bits that the mapping needs: reclaim decides whether compaction may run. */
+enum {
+	K_DIRECT = 1u << 0, /* __GFP_DIRECT_RECLAIM */
+	K_KSWAPD = 1u << 1, /* __GFP_KSWAPD_RECLAIM */
+};
+
+struct gfp_name {
+	const char *name;
+	pa_gfp_t pa;     /* PA_GFP_* it carries */
+	unsigned kernel; /* K_* it carries */
+};
+
+#ifdef PA_GFP_DMA
+#define RP_GFP_DMA PA_GFP_DMA
+#else
+#define RP_GFP_DMA PA_GFP_DMA32 /* no ZONE_DMA: the lowest zone there is */
+#endif
+
+/*
+ * Every name Linux 6.1's show_gfp_flags() prints (include/trace/events/
+ * mmflags.h), composites first as the kernel prints them. Names without a
+ * pagealloc meaning (__GFP_IO, __GFP_FS, __GFP_HIGHMEM on x86-64, ...) map
+ * to nothing but are known, so that an unknown name is an error.
+ */
+static const struct gfp_name gfp_names[] = {
+	{ "GFP_TRANSHUGE", PA_GFP_MOVABLE | PA_GFP_COMP | PA_GFP_NOWARN, K_DIRECT },
+	{ "GFP_TRANSHUGE_LIGHT", PA_GFP_MOVABLE | PA_GFP_COMP | PA_GFP_NOWARN, 0 },
+	{ "GFP_HIGHUSER_MOVABLE", PA_GFP_MOVABLE, K_DIRECT | K_KSWAPD },
+	{ "GFP_HIGHUSER", 0, K_DIRECT | K_KSWAPD },
+	{ "GFP_USER", 0, K_DIRECT | K_KSWAPD },
+	{ "GFP_KERNEL_ACCOUNT", 0, K_DIRECT | K_KSWAPD },
+	{ "GFP_KERNEL", 0, K_DIRECT | K_KSWAPD },
+	{ "GFP_NOFS", 0, K_DIRECT | K_KSWAPD },
+	{ "GFP_ATOMIC", PA_GFP_HIGH, K_KSWAPD },
+	{ "GFP_NOIO", 0, K_DIRECT | K_KSWAPD },
+	{ "GFP_NOWAIT", 0, K_KSWAPD },
+	{ "GFP_DMA", RP_GFP_DMA, 0 },
+	{ "__GFP_HIGHMEM", 0, 0 },
+	{ "GFP_DMA32", PA_GFP_DMA32, 0 },
+	{ "__GFP_DMA", RP_GFP_DMA, 0 },
+	{ "__GFP_DMA32", PA_GFP_DMA32, 0 },
+	{ "__GFP_HIGH", PA_GFP_HIGH, 0 },
+	{ "__GFP_ATOMIC", PA_GFP_HIGH, 0 },
+	{ "__GFP_IO", 0, 0 },
+	{ "__GFP_FS", 0, 0 },
+	{ "__GFP_NOWARN", PA_GFP_NOWARN, 0 },
+	{ "__GFP_RETRY_MAYFAIL", 0, 0 },
+	{ "__GFP_NOFAIL", 0, 0 },
+	{ "__GFP_NORETRY", PA_GFP_NORETRY, 0 },
+	{ "__GFP_COMP", PA_GFP_COMP, 0 },
+	{ "__GFP_ZERO", PA_GFP_ZERO, 0 },
+	{ "__GFP_NOMEMALLOC", 0, 0 },
+	{ "__GFP_MEMALLOC", 0, 0 },
+	{ "__GFP_HARDWALL", 0, 0 },
+	{ "__GFP_THISNODE", PA_GFP_THISNODE, 0 },
+	{ "__GFP_RECLAIMABLE", PA_GFP_RECLAIMABLE, 0 },
+	{ "__GFP_MOVABLE", PA_GFP_MOVABLE, 0 },
+	{ "__GFP_ACCOUNT", 0, 0 },
+	{ "__GFP_WRITE", 0, 0 },
+	{ "__GFP_RECLAIM", 0, K_DIRECT | K_KSWAPD },
+	{ "__GFP_DIRECT_RECLAIM", 0, K_DIRECT },
+	{ "__GFP_KSWAPD_RECLAIM", 0, K_KSWAPD },
+	{ "__GFP_ZEROTAGS", 0, 0 },
+	{ "__GFP_SKIP_ZERO", 0, 0 },
+	{ "__GFP_SKIP_KASAN_UNPOISON", 0, 0 },
+	{ "__GFP_SKIP_KASAN_POISON", 0, 0 },
+	{ "__GFP_NOLOCKDEP", 0, 0 },
+	{ "__GFP_OTHER_NODE", 0, 0 },
+	{ "none", 0, 0 },
+};
+
+static const struct gfp_name *gfp_lookup(const char *s, size_t len)
+{
+	for (size_t i = 0; i < sizeof gfp_names / sizeof gfp_names[0]; i++)
+		if (strlen(gfp_names[i].name) == len && memcmp(gfp_names[i].name, s, len) == 0)
+			return &gfp_names[i];
+	return NULL;
+}
+
+int rp_parse_gfp(const char *s, size_t len, pa_gfp_t *out, char *bad, size_t badlen)
+{
+	pa_gfp_t pa = 0;
+	unsigned kernel = 0;
+	while (len) {
+		const char *bar = memchr(s, '|', len);
+		size_t n = bar ? (size_t)(bar - s) : len;
+		const struct gfp_name *g = gfp_lookup(s, n);
+		if (!g) {
+			if (bad)
+				snprintf(bad, badlen, "%.*s", (int)(n < 64 ? n : 64), s);
+			return -1;
+		}
+		pa |= g->pa;
+		kernel |= g->kernel;
+		s += n + (bar != NULL);
+		len -= n + (bar != NULL);
+	}
+	/* Without direct reclaim the kernel never compacts for the allocation either. */
+	if (!(kernel & K_DIRECT))
+		pa |= PA_GFP_NOCOMPACT;
+	*out = pa;
+	return 0;
+}
+
+/* ---------------------------------------------------------------------- */
+/* One line                                                                */
+/* ---------------------------------------------------------------------- */
+
+static int parse_fail(struct rp_trace *t, const char *line, size_t len, const char *why)
+{
+	t->unparsed++;
+	if (!t->err[0])
+		snprintf(t->err, sizeof t->err, "line %llu: %s: %.*s", (unsigned long long)t->lines,
+		         why, (int)(len < 120 ? len : 120), line);
+	return -1;
+}
+
+/* The value after "key" (which includes the '='), within [s, end); NULL if absent. */
+static const char *field(const char *s, const char *end, const char *key)
+{
+	size_t n = strlen(key);
+	const char *p = memmem(s, (size_t)(end - s), key, n);
+	return p ? p + n : NULL;
+}
+
+static bool get_num(const char *s, const char *end, const char *key, uint64_t *v)
+{
+	const char *p = field(s, end, key);
+	if (!p)
+		return false;
+	char *e;
+	errno = 0;
+	*v = strtoull(p, &e, 0);
+	return e != p && errno == 0 && e <= end;
+}
+
+static struct rp_event *push(struct rp_trace *t)
+{
+	if (t->nr == t->cap) {
+		size_t cap = t->cap ? t->cap * 2 : 1u << 16;
+		struct rp_event *ev = realloc(t->ev, cap * sizeof *ev);
+		if (!ev)
+			return NULL;
+		t->ev = ev;
+		t->cap = cap;
+	}
+	struct rp_event *e = &t->ev[t->nr++];
+	memset(e, 0, sizeof *e);
+	return e;
+}
+
+/* What the line's header says: CPU, timestamp, pid, and where the event name starts. */
+struct line_head {
+	unsigned cpu;
+	uint64_t ts_ns;
+	uint32_t pid;
+	const char *task, *name, *args, *end;
+	size_t task_len, name_len;
+};
+
+static bool parse_head(const char *line, const char *end, struct line_head *h)
+{
+	const char *s = line;
+	while (s < end && *s == ' ')
+		s++;
+	h->task = s;
+	/* "[CPU]": the task name may hold spaces or dashes, but not "[digits] ". */
+	const char *b = s;
+	for (;;) {
+		b = memchr(b, '[', (size_t)(end - b));
+		if (!b)
+			return false;
+		char *e;
+		unsigned long cpu = strtoul(b + 1, &e, 10);
+		if (e > b + 1 && *e == ']' && e + 1 < end && e[1] == ' ') {
+			h->cpu = (unsigned)cpu;
+			s = e + 2;
+			break;
+		}
+		b++;
+	}
+	const char *dash = b;
+	while (dash > h->task && *dash != '-')
+		dash--;
+	h->task_len = (size_t)(dash - h->task);
+	h->pid = (uint32_t)strtoul(dash + 1, NULL, 10);
+	while (s < end && *s != ' ') /* the flags column */
+		s++;
+	while (s < end && *s == ' ')
+		s++;
+	char *e;
+	uint64_t sec = strtoull(s, &e, 10);
+	if (e == s || *e != '.')
+		return false;
+	const char *frac = e + 1;
+	uint64_t us = strtoull(frac, &e, 10);
+	if (e == frac || *e != ':')
+		return false;
+	for (ptrdiff_t d = e - frac; d < 9; d++)
+		us *= 10;
+	h->ts_ns = sec * 1000000000ull + us;
+	h->name = e + 2;
+	const char *colon = memchr(h->name, ':', (size_t)(end - h->name));
+	if (!colon)
+		return false;
+	h->name_len = (size_t)(colon - h->name);
+	h->args = colon + 1;
+	h->end = end;
+	return true;
+}
+
+static int lookup_name(const char *s, size_t n)
+{
+	for (int i = 0; i < RPN_COUNT; i++)
+		if (strncmp(rp_event_names[i], s, n) == 0 && rp_event_names[i][n] == 0)
+			return i;
+	return -1;
+}
+
+static void note_pfn(struct rp_trace *t, uint64_t pfn, unsigned order)
+{
+	uint64_t end = pfn + (1ull << order);
+	if (end > t->max_pfn)
+		t->max_pfn = end;
+}
+
+static int parse_alloc(struct rp_trace *t, const struct line_head *h, const char *line, size_t len)
+{
+	uint64_t pfn, order, mt;
+	if (!get_num(h->args, h->end, "pfn=", &pfn) ||
+	    !get_num(h->args, h->end, "order=", &order) ||
+	    !get_num(h->args, h->end, "migratetype=", &mt) || order > 40 || pfn > UINT32_MAX)
+		return parse_fail(t, line, len, "mm_page_alloc without pfn, order or migratetype");
+	const char *g = field(h->args, h->end, "gfp_flags=");
+	if (!g)
+		return parse_fail(t, line, len, "mm_page_alloc without gfp_flags");
+	const char *gend = g;
+	while (gend < h->end && *gend != ' ' && *gend != '\n' && *gend != '\r')
+		gend++;
+	pa_gfp_t gfp;
+	char bad[80];
+	if (rp_parse_gfp(g, (size_t)(gend - g), &gfp, bad, sizeof bad)) {
+		char why[128];
+		snprintf(why, sizeof why, "unknown gfp flag '%s'", bad);
+		return parse_fail(t, line, len, why);
+	}
+	/* The migratetype field is what the kernel used: it wins over the flag names. */
+	gfp &= ~(PA_GFP_MOVABLE | PA_GFP_RECLAIMABLE);
+	if (mt == 1)
+		gfp |= PA_GFP_MOVABLE;
+	else if (mt == 2)
+		gfp |= PA_GFP_RECLAIMABLE;
+	struct rp_event *e = push(t);
+	if (!e)
+		return parse_fail(t, line, len, "out of memory");
+	e->type = pfn ? RP_ALLOC : RP_ALLOC_FAILED;
+	e->pfn = (uint32_t)pfn;
+	e->order = (uint8_t)order;
+	e->mt = (uint8_t)mt;
+	e->arg = gfp;
+	if (pfn)
+		note_pfn(t, pfn, (unsigned)order);
+	return 0;
+}
+
+static int parse_free(struct rp_trace *t, const struct line_head *h, const char *line, size_t len)
+{
+	uint64_t pfn, order;
+	if (!get_num(h->args, h->end, "pfn=", &pfn) ||
+	    !get_num(h->args, h->end, "order=", &order) || order > 40 || pfn > UINT32_MAX)
+		return parse_fail(t, line, len, "mm_page_free without pfn or order");
+	struct rp_event *e = push(t);
+	if (!e)
+		return parse_fail(t, line, len, "out of memory");
+	e->type = RP_FREE;
+	e->pfn = (uint32_t)pfn;
+	e->order = (uint8_t)order;
+	note_pfn(t, pfn, (unsigned)order);
+	return 0;
+}
+
+static int parse_mark(struct rp_trace *t, const struct line_head *h)
+{
+	const char *s = h->args;
+	while (s < h->end && *s == ' ')
+		s++;
+	const char *e = h->end;
+	while (e > s && (e[-1] == '\n' || e[-1] == '\r' || e[-1] == ' '))
+		e--;
+	char **marks = realloc(t->marks, (t->nr_marks + 1) * sizeof *marks);
+	char *text = strndup(s, (size_t)(e - s));
+	struct rp_event *ev = push(t);
+	if (!marks || !text || !ev) {
+		free(text);
+		if (marks)
+			t->marks = marks;
+		return -1;
+	}
+	t->marks = marks;
+	ev->type = RP_MARK;
+	ev->arg = t->nr_marks;
+	t->marks[t->nr_marks++] = text;
+	return 0;
+}
+
+/*
+ * A compaction run that is neither direct (the task asked for a page) nor
+ * kcompactd's is a write to /proc/sys/vm/compact_memory: one synchronous run
+ * per zone from the lowest up. The first zone of such a sweep starts it.
+ */
+static int parse_compaction_begin(struct rp_trace *t, const struct line_head *h)
+{
+	uint64_t start;
+	if (!field(h->args, h->end, "mode=sync") ||
+	    !get_num(h->args, h->end, "zone_start=", &start))
+		return 0;
+	if (h->task_len >= 9 && memcmp(h->task, "kcompactd", 9) == 0)
+		return 0;
+	if (h->pid == t->direct_pid)
+		return 0;
+	bool new_sweep = h->pid != t->sweep_pid || start <= t->sweep_start;
+	t->sweep_pid = h->pid;
+	t->sweep_start = start;
+	if (!new_sweep)
+		return 0;
+	struct rp_event *e = push(t);
+	if (!e)
+		return -1;
+	e->type = RP_COMPACT_MEMORY;
+	return 0;
+}
+
+static int parse_isolate_free(struct rp_trace *t, const struct line_head *h)
+{
+	uint64_t start, end, taken;
+	const char *r = field(h->args, h->end, "range=(");
+	if (!r || !get_num(h->args, h->end, "nr_taken=", &taken) || !taken)
+		return 0;
+	char *e;
+	start = strtoull(r, &e, 0);
+	const char *tilde = memchr(e, '~', (size_t)(h->end - e));
+	if (!tilde)
+		return 0;
+	end = strtoull(tilde + 1, NULL, 0);
+	struct rp_event *ev = push(t);
+	if (!ev)
+		return -1;
+	ev->type = RP_ISOLATE_FREE;
+	ev->pfn = (uint32_t)start;
+	ev->arg = (uint32_t)end;
+	return 0;
+}
+
+static int parse_event(struct rp_trace *t, int id, const struct line_head *h, const char *line,
+                       size_t len)
+{
+	switch (id) {
+	case RPN_MM_PAGE_ALLOC:
+		if (h->pid == t->direct_pid)
+			t->direct_pid = 0; /* its direct compaction, if any, is over */
+		return parse_alloc(t, h, line, len);
+	case RPN_MM_PAGE_FREE:
+		return parse_free(t, h, line, len);
+	case RPN_MARK:
+		return parse_mark(t, h);
+	case RPN_COMPACTION_TRY:
+		t->direct_pid = h->pid;
+		return 0;
+	case RPN_COMPACTION_BEGIN:
+		return parse_compaction_begin(t, h);
+	case RPN_COMPACTION_ISOLATE_FREEPAGES:
+		return parse_isolate_free(t, h);
+	case RPN_COMPACTION_KCOMPACTD_WAKE: {
+		uint64_t nid = 0;
+		get_num(h->args, h->end, "nid=", &nid);
+		struct rp_event *e = push(t);
+		if (!e)
+			return -1;
+		e->type = RP_KCOMPACTD;
+		e->arg = (uint32_t)nid;
+		return 0;
+	}
+	default:
+		return 0; /* counted by name only */
+	}
+}
+
+static void parse_header_line(struct rp_trace *t, const char *line, const char *end)
+{
+	const char *p = memmem(line, (size_t)(end - line), "#P:", 3);
+	if (p)
+		t->nr_cpus = (unsigned)strtoul(p + 3, NULL, 10);
+}
+
+int rp_parse_line(struct rp_trace *t, const char *line, size_t len)
+{
+	const char *end = line + len;
+	t->lines++;
+	if (len == 0)
+		return 0;
+	if (line[0] == '#') {
+		parse_header_line(t, line, end);
+		return 0;
+	}
+	struct line_head h;
+	if (!parse_head(line, end, &h))
+		return parse_fail(t, line, len, "not an ftrace event line");
+	int id = lookup_name(h.name, h.name_len);
+	if (id < 0)
+		return parse_fail(t, line, len, "an event the replay does not know");
+	t->per_name[id]++;
+	size_t before = t->nr;
+	if (parse_event(t, id, &h, line, len))
+		return -1;
+	for (size_t i = before; i < t->nr; i++) {
+		t->ev[i].ts_ns = h.ts_ns;
+		t->ev[i].cpu = (uint8_t)(h.cpu < 255 ? h.cpu : 255);
+	}
+	if (h.cpu >= t->cpus_seen)
+		t->cpus_seen = h.cpu + 1;
+	return 0;
+}
+
+void rp_trace_free(struct rp_trace *t)
+{
+	free(t->ev);
+	for (unsigned i = 0; i < t->nr_marks; i++)
+		free(t->marks[i]);
+	free(t->marks);
+	memset(t, 0, sizeof *t);
+}
+
+/* ---------------------------------------------------------------------- */
+/* Input: plain, xz, gzip                                                  */
+/* ---------------------------------------------------------------------- */
+
+enum { IN_PLAIN, IN_XZ, IN_GZ };
+
+struct input {
+	FILE *f;
+	int kind;
+	lzma_stream xz;
+	z_stream gz;
+	uint8_t raw[1 << 16];
+	size_t raw_len;
+	bool eof;
+	uint64_t raw_read; /* compressed bytes read, for progress */
+};
+
+static int input_open(struct input *in, const char *path)
+{
+	memset(in, 0, sizeof *in);
+	in->f = strcmp(path, "-") == 0 ? stdin : fopen(path, "rb");
+	if (!in->f) {
+		fprintf(stderr, "pagealloc replay: %s: %s\n", path, strerror(errno));
+		return -1;
+	}
+	in->raw_len = fread(in->raw, 1, sizeof in->raw, in->f);
+	in->raw_read = in->raw_len;
+	static const uint8_t xz_magic[6] = { 0xfd, '7', 'z', 'X', 'Z', 0 };
+	if (in->raw_len >= 6 && memcmp(in->raw, xz_magic, 6) == 0) {
+		in->kind = IN_XZ;
+		lzma_stream init = LZMA_STREAM_INIT;
+		in->xz = init;
+		if (lzma_stream_decoder(&in->xz, UINT64_MAX, LZMA_CONCATENATED) != LZMA_OK) {
+			fprintf(stderr, "pagealloc replay: %s: cannot start the xz decoder\n",
+			        path);
+			return -1;
+		}
+		in->xz.next_in = in->raw;
+		in->xz.avail_in = in->raw_len;
+	} else if (in->raw_len >= 2 && in->raw[0] == 0x1f && in->raw[1] == 0x8b) {
+		in->kind = IN_GZ;
+		if (inflateInit2(&in->gz, 15 + 32) != Z_OK) {
+			fprintf(stderr, "pagealloc replay: %s: cannot start the gzip decoder\n",
+			        path);
+			return -1;
+		}
+		in->gz.next_in = in->raw;
+		in->gz.avail_in = (uInt)in->raw_len;
+	}
+	return 0;
+}
+
+static void refill_raw(struct input *in)
+{
+	in->raw_len = fread(in->raw, 1, sizeof in->raw, in->f);
+	in->raw_read += in->raw_len;
+}
+
+/* Up to cap bytes of text into buf; 0 at the end, -1 on a damaged stream. */
+static ssize_t input_read(struct input *in, char *buf, size_t cap, const char *path)
+{
+	if (in->kind == IN_PLAIN) {
+		size_t n = 0;
+		if (in->raw_len) {
+			n = in->raw_len < cap ? in->raw_len : cap;
+			memcpy(buf, in->raw, n);
+			memmove(in->raw, in->raw + n, in->raw_len - n);
+			in->raw_len -= n;
+			return (ssize_t)n;
+		}
+		n = fread(buf, 1, cap, in->f);
+		in->raw_read += n;
+		return (ssize_t)n;
+	}
+	if (in->kind == IN_XZ) {
+		in->xz.next_out = (uint8_t *)buf;
+		in->xz.avail_out = cap;
+		while (in->xz.avail_out == cap) {
+			if (in->xz.avail_in == 0 && !feof(in->f)) {
+				refill_raw(in);
+				in->xz.next_in = in->raw;
+				in->xz.avail_in = in->raw_len;
+			}
+			lzma_ret r = lzma_code(
+			        &in->xz, feof(in->f) && !in->xz.avail_in ? LZMA_FINISH : LZMA_RUN);
+			if (r == LZMA_STREAM_END)
+				break;
+			if (r != LZMA_OK) {
+				fprintf(stderr, "pagealloc replay: %s: damaged xz data (%d)\n",
+				        path, (int)r);
+				return -1;
+			}
+		}
+		return (ssize_t)(cap - in->xz.avail_out);
+	}
+	in->gz.next_out = (Bytef *)buf;
+	in->gz.avail_out = (uInt)cap;
+	while (in->gz.avail_out == cap) {
+		if (in->gz.avail_in == 0) {
+			if (feof(in->f))
+				break;
+			refill_raw(in);
+			in->gz.next_in = in->raw;
+			in->gz.avail_in = (uInt)in->raw_len;
+		}
+		int r = inflate(&in->gz, Z_NO_FLUSH);
+		if (r == Z_STREAM_END) {
+			if (in->gz.avail_in == 0 && feof(in->f))
+				break;
+			inflateReset(&in->gz); /* concatenated members, as gzip writes them */
+			continue;
+		}
+		if (r != Z_OK && r != Z_BUF_ERROR) {
+			fprintf(stderr, "pagealloc replay: %s: damaged gzip data (%d)\n", path, r);
+			return -1;
+		}
+	}
+	return (ssize_t)(cap - in->gz.avail_out);
+}
+
+static void input_close(struct input *in)
+{
+	if (in->kind == IN_XZ)
+		lzma_end(&in->xz);
+	else if (in->kind == IN_GZ)
+		inflateEnd(&in->gz);
+	if (in->f && in->f != stdin)
+		fclose(in->f);
+}
+
+static double now_s(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static void show_progress(const struct rp_trace *t, const struct input *in, double t0, double *last)
+{
+	double now = now_s();
+	if (now - *last < 0.25)
+		return;
+	*last = now;
+	fprintf(stderr, "\rparsing: %llu lines, %.1f MB read, %.1f s", (unsigned long long)t->lines,
+	        in->raw_read / 1e6, now - t0);
+}
+
+/* Split the text into lines; a partial last line stays at the front of buf. */
+static size_t parse_lines(struct rp_trace *t, char *buf, size_t len)
+{
+	char *s = buf, *end = buf + len;
+	for (;;) {
+		char *nl = memchr(s, '\n', (size_t)(end - s));
+		if (!nl)
+			break;
+		rp_parse_line(t, s, (size_t)(nl - s));
+		s = nl + 1;
+	}
+	size_t rest = (size_t)(end - s);
+	memmove(buf, s, rest);
+	return rest;
+}
+
+int rp_trace_read(const char *path, struct rp_trace *t, bool progress)
+{
+	struct input in;
+	memset(t, 0, sizeof *t);
+	if (input_open(&in, path))
+		return -1;
+	size_t cap = 1 << 20, len = 0;
+	char *buf = malloc(cap + 1);
+	double t0 = now_s(), last = t0;
+	int rc = buf ? 0 : -1;
+	while (rc == 0) {
+		ssize_t n = input_read(&in, buf + len, cap - len, path);
+		if (n < 0)
+			rc = -1;
+		if (n <= 0)
+			break;
+		len = parse_lines(t, buf, len + (size_t)n);
+		if (len == cap) { /* a line longer than the buffer: not a trace */
+			fprintf(stderr, "pagealloc replay: %s: a line longer than 1 MB\n", path);
+			rc = -1;
+		}
+		if (progress)
+			show_progress(t, &in, t0, &last);
+	}
+	if (rc == 0 && len)
+		rp_parse_line(t, buf, len);
+	if (progress)
+		fprintf(stderr, "\r%60s\r", "");
+	free(buf);
+	input_close(&in);
+	if (t->nr_cpus < t->cpus_seen)
+		t->nr_cpus = t->cpus_seen;
+	if (rc == 0 && t->lines - t->unparsed == 0) {
+		fprintf(stderr, "pagealloc replay: %s: no ftrace events%s%s\n", path,
+		        t->err[0] ? ": " : "", t->err);
+		rc = -1;
+	}
+	return rc;
+}

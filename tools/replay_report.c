@@ -1,0 +1,491 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * What a replay prints: the kernel and pagealloc side by side at every
+ * snapshot (text and JSON), --series as JSON, --svg as a picture of
+ * fragmentation over time, and the lkp-ncompare-style table of several runs.
+ */
+#define _GNU_SOURCE
+#include "replay.h"
+
+#include "../tests/minijson.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+const char *const rp_free_class_names[RPF_COUNT] = {
+#define X(id, name) name,
+	RP_FREE_CLASSES(X)
+#undef X
+};
+
+static const char *const mt_short[RP_NR_MT] = { "Unmovable",  "Movable", "Reclaimable",
+	                                        "HighAtomic", "CMA",     "Isolate" };
+
+/* ---------------------------------------------------------------------- */
+/* Figures of a state                                                      */
+/* ---------------------------------------------------------------------- */
+
+uint64_t rp_state_free(const struct rp_state *st)
+{
+	uint64_t n = 0;
+	for (unsigned z = 0; z < st->nr_zones; z++)
+		for (unsigned o = 0; o < st->nr_orders; o++)
+			n += st->zone[z].free[o] << o;
+	return n;
+}
+
+/* Free pages in blocks of at least order, and free blocks in all. */
+static void suitable(const struct rp_state *st, unsigned order, uint64_t *pages, uint64_t *blocks,
+                     uint64_t *suitable_blocks)
+{
+	*pages = *blocks = *suitable_blocks = 0;
+	for (unsigned z = 0; z < st->nr_zones; z++)
+		for (unsigned o = 0; o < st->nr_orders; o++) {
+			*blocks += st->zone[z].free[o];
+			if (o >= order) {
+				*pages += st->zone[z].free[o] << o;
+				*suitable_blocks += st->zone[z].free[o] << (o - order);
+			}
+		}
+}
+
+double rp_state_unusable(const struct rp_state *st, unsigned order)
+{
+	uint64_t free = rp_state_free(st), ok, blocks, sb;
+	suitable(st, order, &ok, &blocks, &sb);
+	return free ? (double)(free - ok) / (double)free : 0;
+}
+
+double rp_state_extfrag(const struct rp_state *st, unsigned order)
+{
+	uint64_t free = rp_state_free(st), ok, blocks, sb;
+	suitable(st, order, &ok, &blocks, &sb);
+	if (!blocks)
+		return 0;
+	if (sb)
+		return -1;
+	/* Linux's fragmentation_index(): 1 - (1 + free/requested) / blocks. */
+	return 1.0 - (1.0 + (double)free / (double)(1ull << order)) / (double)blocks;
+}
+
+double rp_state_tvd(const struct rp_state *a, const struct rp_state *b)
+{
+	uint64_t fa = rp_state_free(a), fb = rp_state_free(b);
+	unsigned orders = a->nr_orders > b->nr_orders ? a->nr_orders : b->nr_orders;
+	double d = 0;
+	for (unsigned o = 0; o < orders; o++) {
+		uint64_t pa = 0, pb = 0;
+		for (unsigned z = 0; z < a->nr_zones; z++)
+			pa += a->zone[z].free[o] << o;
+		for (unsigned z = 0; z < b->nr_zones; z++)
+			pb += b->zone[z].free[o] << o;
+		d += fabs((fa ? (double)pa / (double)fa : 0) - (fb ? (double)pb / (double)fb : 0));
+	}
+	return d / 2;
+}
+
+static uint64_t state_pcp(const struct rp_state *st)
+{
+	uint64_t n = 0;
+	for (unsigned z = 0; z < st->nr_zones; z++)
+		n += st->zone[z].pcp;
+	return n;
+}
+
+static uint64_t state_pageblocks(const struct rp_state *st, unsigned mt)
+{
+	uint64_t n = 0;
+	for (unsigned z = 0; z < st->nr_zones; z++)
+		n += st->zone[z].pageblocks[mt];
+	return n;
+}
+
+/*
+ * The kernel's zones folded into the pool's: a pool without ZONE_DMA holds
+ * the kernel's DMA zone in its DMA32, so a row per pool zone sums the kernel
+ * zones that start inside it.
+ */
+static void fold_kernel(const struct rp_state *k, const struct rp_zone_state *pz, uint64_t *free,
+                        unsigned orders)
+{
+	memset(free, 0, orders * sizeof *free);
+	for (unsigned z = 0; z < k->nr_zones; z++)
+		if (k->zone[z].start_pfn >= pz->start_pfn && k->zone[z].start_pfn < pz->end_pfn)
+			for (unsigned o = 0; o < orders; o++)
+				free[o] += k->zone[z].free[o];
+}
+
+/* ---------------------------------------------------------------------- */
+/* The side-by-side table                                                  */
+/* ---------------------------------------------------------------------- */
+
+static void row_u(FILE *f, const char *what, uint64_t k, uint64_t p)
+{
+	fprintf(f, "  %-30s %14llu %14llu\n", what, (unsigned long long)k, (unsigned long long)p);
+}
+
+static void row_d(FILE *f, const char *what, double k, double p)
+{
+	fprintf(f, "  %-30s %14.3f %14.3f\n", what, k, p);
+}
+
+static void print_zone_rows(FILE *f, const struct rp_state *k, const struct rp_state *p)
+{
+	unsigned orders = k->nr_orders > p->nr_orders ? k->nr_orders : p->nr_orders;
+	for (unsigned z = 0; z < p->nr_zones; z++) {
+		uint64_t kf[RP_MAX_ORDERS];
+		fold_kernel(k, &p->zone[z], kf, orders);
+		fprintf(f, "  free blocks per order, %s\n", p->zone[z].name);
+		fprintf(f, "    kernel   ");
+		for (unsigned o = 0; o < orders; o++)
+			fprintf(f, " %6llu", (unsigned long long)kf[o]);
+		fprintf(f, "\n    pagealloc");
+		for (unsigned o = 0; o < orders; o++)
+			fprintf(f, " %6llu", (unsigned long long)p->zone[z].free[o]);
+		fprintf(f, "\n");
+	}
+}
+
+static void print_snapshot(FILE *f, const struct rp_snapshot *s)
+{
+	const struct rp_state *k = &s->kernel, *p = &s->model;
+	fprintf(f, "\n%s (uptime %.2f s, before event %zu)\n", s->name, k->uptime, s->at_event);
+	fprintf(f, "  %-30s %14s %14s\n", "", "kernel", "pagealloc");
+	row_u(f, "free pages", rp_state_free(k), rp_state_free(p));
+	row_u(f, "per-CPU pages", state_pcp(k), state_pcp(p));
+	row_d(f, "unusable index, order 3", rp_state_unusable(k, 3), rp_state_unusable(p, 3));
+	row_d(f, "unusable index, order 9", rp_state_unusable(k, 9), rp_state_unusable(p, 9));
+	row_d(f, "extfrag index, order 3", rp_state_extfrag(k, 3), rp_state_extfrag(p, 3));
+	row_d(f, "extfrag index, order 9", rp_state_extfrag(k, 9), rp_state_extfrag(p, 9));
+	for (unsigned mt = 0; mt < RP_NR_MT; mt++) {
+		char what[48];
+		snprintf(what, sizeof what, "pageblocks %s", mt_short[mt]);
+		if (state_pageblocks(k, mt) || state_pageblocks(p, mt))
+			row_u(f, what, state_pageblocks(k, mt), state_pageblocks(p, mt));
+	}
+	print_zone_rows(f, k, p);
+	fprintf(f, "  total variation distance of free pages by order: %.4f\n", rp_state_tvd(k, p));
+}
+
+void rp_print_table(FILE *f, const struct rp_machine *m, const struct rp_result *r)
+{
+	fprintf(f, "boot: %s\n", r->boot);
+	fprintf(f,
+	        "events %llu (%llu acted on): allocations %llu, frees %llu; %.2f M events/s "
+	        "(replay loop %.3f s, of which %.3f s compact_memory and kcompactd runs)\n",
+	        (unsigned long long)r->events, (unsigned long long)r->actions,
+	        (unsigned long long)r->allocs, (unsigned long long)r->frees,
+	        r->events_per_sec / 1e6, r->seconds, r->compact_seconds);
+	fprintf(f, "frees by class:");
+	for (unsigned i = 0; i < RPF_COUNT; i++)
+		fprintf(f, " %s %llu", rp_free_class_names[i],
+		        (unsigned long long)r->free_class[i]);
+	fprintf(f,
+	        "\nfailed in pagealloc, served by the kernel: %llu; failed by the kernel, served "
+	        "by pagealloc: %llu of %llu\n",
+	        (unsigned long long)r->failed_kernel_served,
+	        (unsigned long long)r->kernel_failed_served,
+	        (unsigned long long)r->kernel_failed_attempts);
+	fprintf(f, "bad pages %llu; pa_validate %llu runs, %llu failed%s%s\n",
+	        (unsigned long long)r->bad_page, (unsigned long long)r->validations,
+	        (unsigned long long)r->validate_failures, r->validate_failures ? ": " : "",
+	        r->first_validate_error);
+	fprintf(f,
+	        "phase markers %llu, compact_memory %llu, kcompactd wakeups %llu, blocks moved by "
+	        "pagealloc %llu\n",
+	        (unsigned long long)r->marks, (unsigned long long)r->compact_memory,
+	        (unsigned long long)r->kcompactd_wakes, (unsigned long long)r->moved);
+	if (r->start_shortfall || r->map_errors || r->realloc_live)
+		fprintf(f,
+		        "starting state short by %llu free blocks; map errors %llu; pfns "
+		        "allocated again while live %llu\n",
+		        (unsigned long long)r->start_shortfall, (unsigned long long)r->map_errors,
+		        (unsigned long long)r->realloc_live);
+	for (unsigned s = 0; s < m->nr_snapshots; s++)
+		if (m->snap[s].taken)
+			print_snapshot(f, &m->snap[s]);
+}
+
+/* ---------------------------------------------------------------------- */
+/* JSON                                                                    */
+/* ---------------------------------------------------------------------- */
+
+static void json_side(FILE *f, const struct rp_state *st, const struct rp_state *zones, bool kernel)
+{
+	unsigned orders = st->nr_orders;
+	fprintf(f,
+	        "{\"free\": %llu, \"pcp\": %llu, \"unusable\": {\"3\": %.4f, \"9\": %.4f}, "
+	        "\"extfrag\": {\"3\": %.4f, \"9\": %.4f}, \"pageblocks\": {",
+	        (unsigned long long)rp_state_free(st), (unsigned long long)state_pcp(st),
+	        rp_state_unusable(st, 3), rp_state_unusable(st, 9), rp_state_extfrag(st, 3),
+	        rp_state_extfrag(st, 9));
+	for (unsigned mt = 0; mt < RP_NR_MT; mt++)
+		fprintf(f, "%s\"%s\": %llu", mt ? ", " : "", mt_short[mt],
+		        (unsigned long long)state_pageblocks(st, mt));
+	fprintf(f, "}, \"buddyinfo\": [");
+	for (unsigned z = 0; z < zones->nr_zones; z++) {
+		uint64_t kf[RP_MAX_ORDERS];
+		const uint64_t *free = zones->zone[z].free;
+		if (kernel) {
+			fold_kernel(st, &zones->zone[z], kf, orders);
+			free = kf;
+		}
+		fprintf(f, "%s{\"zone\": \"%s\", \"free\": [", z ? ", " : "", zones->zone[z].name);
+		for (unsigned o = 0; o < orders; o++)
+			fprintf(f, "%s%llu", o ? ", " : "", (unsigned long long)free[o]);
+		fprintf(f, "]}");
+	}
+	fprintf(f, "]}");
+}
+
+static void json_escape(FILE *f, const char *s)
+{
+	fputc('"', f);
+	for (; *s; s++)
+		if (*s == '"' || *s == '\\')
+			fprintf(f, "\\%c", *s);
+		else if ((unsigned char)*s < 0x20)
+			fprintf(f, "\\u%04x", *s);
+		else
+			fputc(*s, f);
+	fputc('"', f);
+}
+
+void rp_print_json(FILE *f, const struct rp_machine *m, const struct rp_result *r)
+{
+	fprintf(f, "{\"boot\": ");
+	json_escape(f, r->boot);
+	fprintf(f,
+	        ", \"events\": %llu, \"allocs\": %llu, \"frees\": %llu, \"failed_kernel_served\": "
+	        "%llu, \"kernel_failed_served\": %llu, \"bad_page\": %llu, \"validate_failures\": "
+	        "%llu, \"events_per_sec\": %.0f, \"free_classes\": {",
+	        (unsigned long long)r->events, (unsigned long long)r->allocs,
+	        (unsigned long long)r->frees, (unsigned long long)r->failed_kernel_served,
+	        (unsigned long long)r->kernel_failed_served, (unsigned long long)r->bad_page,
+	        (unsigned long long)r->validate_failures, r->events_per_sec);
+	for (unsigned i = 0; i < RPF_COUNT; i++)
+		fprintf(f, "%s\"%s\": %llu", i ? ", " : "", rp_free_class_names[i],
+		        (unsigned long long)r->free_class[i]);
+	fprintf(f, "}, \"moved\": %llu, \"snapshots\": [", (unsigned long long)r->moved);
+	bool first = true;
+	for (unsigned s = 0; s < m->nr_snapshots; s++) {
+		const struct rp_snapshot *sn = &m->snap[s];
+		if (!sn->taken)
+			continue;
+		fprintf(f, "%s{\"name\": ", first ? "" : ", ");
+		json_escape(f, sn->name);
+		fprintf(f, ", \"kernel\": ");
+		json_side(f, &sn->kernel, &sn->model, true);
+		fprintf(f, ", \"pagealloc\": ");
+		json_side(f, &sn->model, &sn->model, false);
+		fprintf(f, ", \"tvd\": %.4f}", rp_state_tvd(&sn->kernel, &sn->model));
+		first = false;
+	}
+	fprintf(f, "]}\n");
+}
+
+/* ---------------------------------------------------------------------- */
+/* --series and --svg                                                      */
+/* ---------------------------------------------------------------------- */
+
+int rp_write_series(const char *path, const struct rp_result *r)
+{
+	FILE *f = fopen(path, "w");
+	if (!f) {
+		perror(path);
+		return -1;
+	}
+	fprintf(f, "{\"boot\": ");
+	json_escape(f, r->boot);
+	fprintf(f, ", \"samples\": [");
+	for (size_t i = 0; i < r->nr_series; i++) {
+		const struct rp_sample *s = &r->series[i];
+		fprintf(f,
+		        "%s\n {\"t\": %.6f, \"event\": %zu, \"free\": %llu, \"pcp\": %llu, "
+		        "\"unusable9\": %.4f, \"free_blocks\": [",
+		        i ? "," : "", s->t, s->event, (unsigned long long)s->free,
+		        (unsigned long long)s->pcp, s->unusable9);
+		for (unsigned o = 0; o < r->nr_orders; o++)
+			fprintf(f, "%s%llu", o ? ", " : "", (unsigned long long)s->free_blocks[o]);
+		fprintf(f, "], \"pageblocks\": {");
+		for (unsigned mt = 0; mt < RP_NR_MT; mt++)
+			fprintf(f, "%s\"%s\": %llu", mt ? ", " : "", mt_short[mt],
+			        (unsigned long long)s->pageblocks[mt]);
+		fprintf(f, "}}");
+	}
+	fprintf(f, "\n]}\n");
+	return fclose(f) ? -1 : 0;
+}
+
+/* The unusable index at order 9 over time, phase markers as lines, kernel snapshots as dots. */
+int rp_write_svg(const char *path, const struct rp_machine *m, const struct rp_result *r,
+                 const struct rp_trace *t)
+{
+	FILE *f = fopen(path, "w");
+	if (!f) {
+		perror(path);
+		return -1;
+	}
+	const double W = 900, H = 360, L = 60, R = 20, T = 30, B = 40;
+	double t0 = t->nr ? (double)t->ev[0].ts_ns / 1e9 : 0;
+	double t1 = t->nr ? (double)t->ev[t->nr - 1].ts_ns / 1e9 : 1;
+	if (t1 <= t0)
+		t1 = t0 + 1;
+#define X(tv) (L + ((tv)-t0) / (t1 - t0) * (W - L - R))
+#define Y(v)  (T + (1 - (v)) * (H - T - B))
+	fprintf(f,
+	        "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%.0f\" height=\"%.0f\" "
+	        "font-family=\"sans-serif\" font-size=\"11\">\n",
+	        W, H);
+	fprintf(f, "<rect width=\"100%%\" height=\"100%%\" fill=\"white\"/>\n");
+	fprintf(f,
+	        "<text x=\"%.0f\" y=\"18\">unusable free index at order 9 over time: pagealloc "
+	        "(line), kernel snapshots (dots)</text>\n",
+	        L);
+	fprintf(f, "<line x1=\"%.0f\" y1=\"%.0f\" x2=\"%.0f\" y2=\"%.0f\" stroke=\"black\"/>\n", L,
+	        Y(0), W - R, Y(0));
+	fprintf(f, "<line x1=\"%.0f\" y1=\"%.0f\" x2=\"%.0f\" y2=\"%.0f\" stroke=\"black\"/>\n", L,
+	        Y(0), L, Y(1));
+	for (int i = 0; i <= 4; i++)
+		fprintf(f, "<text x=\"%.0f\" y=\"%.1f\" text-anchor=\"end\">%.2f</text>\n", L - 4,
+		        Y(i / 4.0) + 4, i / 4.0);
+	fprintf(f,
+	        "<text x=\"%.0f\" y=\"%.0f\">%.1f s</text><text x=\"%.0f\" y=\"%.0f\" "
+	        "text-anchor=\"end\">%.1f s</text>\n",
+	        L, H - 10, t0, W - R, H - 10, t1);
+	for (size_t i = 0; i < t->nr; i++)
+		if (t->ev[i].type == RP_MARK) {
+			double x = X((double)t->ev[i].ts_ns / 1e9);
+			const char *mk = t->marks[t->ev[i].arg];
+			fprintf(f,
+			        "<line x1=\"%.1f\" y1=\"%.0f\" x2=\"%.1f\" y2=\"%.0f\" "
+			        "stroke=\"#bbb\"/><text x=\"%.1f\" y=\"%.0f\" fill=\"#777\">%.*s</text>\n",
+			        x, Y(0), x, Y(1), x + 2, Y(1) + 10,
+			        strncmp(mk, "PHASE ", 6) ? 8 : 3,
+			        strncmp(mk, "PHASE ", 6) ? mk : mk + 6);
+		}
+	fprintf(f, "<polyline fill=\"none\" stroke=\"#1f77b4\" stroke-width=\"1.5\" points=\"");
+	for (size_t i = 0; i < r->nr_series; i++)
+		fprintf(f, "%.1f,%.1f ", X(r->series[i].t), Y(r->series[i].unusable9));
+	fprintf(f, "\"/>\n");
+	for (unsigned s = 0; s < m->nr_snapshots; s++) {
+		const struct rp_snapshot *sn = &m->snap[s];
+		double x = X(sn->kernel.uptime < t0 ? t0 :
+		             sn->kernel.uptime > t1 ? t1 :
+		                                      sn->kernel.uptime);
+		fprintf(f,
+		        "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"4\" fill=\"#d62728\"><title>%s kernel "
+		        "%.3f</title></circle>\n",
+		        x, Y(rp_state_unusable(&sn->kernel, 9)), sn->name,
+		        rp_state_unusable(&sn->kernel, 9));
+	}
+#undef X
+#undef Y
+	fprintf(f, "</svg>\n");
+	return fclose(f) ? -1 : 0;
+}
+
+/* ---------------------------------------------------------------------- */
+/* Compare (lkp ncompare style)                                            */
+/* ---------------------------------------------------------------------- */
+
+static double jnum(struct jv *v, const char *key)
+{
+	struct jv *x = v && v->type == J_OBJ ? jget(v, key) : NULL;
+	return x && x->type == J_NUM ? x->num : NAN;
+}
+
+/* One metric of one run: a top-level number, or "snapshot/side/key[/subkey]". */
+static double metric(struct jv *doc, const char *snap, const char *side, const char *key,
+                     const char *sub)
+{
+	if (!snap)
+		return jnum(doc, key);
+	struct jv *list = jget(doc, "snapshots");
+	for (size_t i = 0; list && list->type == J_ARR && i < list->n; i++) {
+		struct jv *s = list->items[i], *name = jget(s, "name");
+		if (!name || name->type != J_STR || strcmp(name->str, snap) != 0)
+			continue;
+		if (!side)
+			return jnum(s, key);
+		struct jv *sd = jget(s, side);
+		struct jv *x = sd ? jget(sd, key) : NULL;
+		return sub ? jnum(x, sub) : (x && x->type == J_NUM ? x->num : NAN);
+	}
+	return NAN;
+}
+
+static void compare_row(FILE *f, struct jv **docs, unsigned n, const char *label, const char *snap,
+                        const char *side, const char *key, const char *sub)
+{
+	double base = metric(docs[0], snap, side, key, sub);
+	fprintf(f, "%16.6g", base);
+	for (unsigned i = 1; i < n; i++) {
+		double v = metric(docs[i], snap, side, key, sub);
+		if (isnan(base) || isnan(v) || base == 0)
+			fprintf(f, "  %9s %14.6g", "", v);
+		else
+			fprintf(f, "  %+8.1f%% %14.6g", 100 * (v - base) / fabs(base), v);
+	}
+	fprintf(f, "  %s\n", label);
+}
+
+int rp_compare_texts(FILE *f, char **texts, const char **names, unsigned n)
+{
+	struct jv *docs[64];
+	char err[256];
+	if (n == 0 || n > 64)
+		return -1;
+	for (unsigned i = 0; i < n; i++) {
+		docs[i] = jparse(texts[i], err, sizeof err);
+		if (!docs[i]) {
+			fprintf(stderr, "pagealloc compare: %s: not a replay's JSON: %s\n",
+			        names[i], err);
+			for (unsigned j = 0; j < i; j++)
+				jfree(docs[j]);
+			return -1;
+		}
+	}
+	for (unsigned i = 0; i < n; i++) {
+		struct jv *b = jget(docs[i], "boot");
+		fprintf(f, "%s[%u] %s\n", i ? "" : "configurations:\n", i,
+		        b && b->type == J_STR ? b->str : names[i]);
+	}
+	fprintf(f, "\n%16s", "[0]");
+	for (unsigned i = 1; i < n; i++)
+		fprintf(f, "  %9s %14s", "%change", "");
+	fprintf(f, "\n");
+	static const char *const top[] = { "events",
+		                           "allocs",
+		                           "frees",
+		                           "failed_kernel_served",
+		                           "kernel_failed_served",
+		                           "bad_page",
+		                           "validate_failures",
+		                           "events_per_sec",
+		                           "moved" };
+	for (size_t i = 0; i < sizeof top / sizeof top[0]; i++)
+		compare_row(f, docs, n, top[i], NULL, NULL, top[i], NULL);
+	struct jv *snaps = jget(docs[0], "snapshots");
+	for (size_t s = 0; snaps && snaps->type == J_ARR && s < snaps->n; s++) {
+		struct jv *nm = jget(snaps->items[s], "name");
+		if (!nm || nm->type != J_STR)
+			continue;
+		char label[160];
+		const char *sn = nm->str;
+		snprintf(label, sizeof label, "%s.free", sn);
+		compare_row(f, docs, n, label, sn, "pagealloc", "free", NULL);
+		snprintf(label, sizeof label, "%s.pcp", sn);
+		compare_row(f, docs, n, label, sn, "pagealloc", "pcp", NULL);
+		snprintf(label, sizeof label, "%s.unusable9", sn);
+		compare_row(f, docs, n, label, sn, "pagealloc", "unusable", "9");
+		snprintf(label, sizeof label, "%s.extfrag9", sn);
+		compare_row(f, docs, n, label, sn, "pagealloc", "extfrag", "9");
+		snprintf(label, sizeof label, "%s.tvd_vs_kernel", sn);
+		compare_row(f, docs, n, label, sn, NULL, "tvd", NULL);
+	}
+	for (unsigned i = 0; i < n; i++)
+		jfree(docs[i]);
+	return 0;
+}

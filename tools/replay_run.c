@@ -1,0 +1,535 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Running a parsed trace on a pool.
+ *
+ * The pool has the kernel's pfns (replay_machine.c), but pagealloc places
+ * its allocations where its own policy says, so every traced allocation is
+ * kept in a map from the kernel pfn to the pool block that pagealloc handed
+ * out. The replay registers itself as the owner of every movable block, so
+ * pagealloc's compaction may move them: the migrate callback keeps the map
+ * right. Each event runs on the event's CPU and at the event's time through
+ * the platform hooks, so per-CPU lists and their decay see what the kernel's
+ * saw.
+ *
+ * Before the first event the pool is brought to the kernel's starting state
+ * (replay_start.c), and the memory in use then is held as "pre-trace"
+ * blocks: a free of a kernel pfn that no traced allocation covers is served
+ * from them, at the same pfn when the pool holds it there.
+ */
+#define _GNU_SOURCE
+#include "replay_run.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+static unsigned plat_cpu(void *ctx)
+{
+	return ((struct rp_ctx *)ctx)->cpu;
+}
+
+static uint64_t plat_now(void *ctx)
+{
+	return ((struct rp_ctx *)ctx)->now_ns;
+}
+
+/* Counted, not printed: the replay reports the totals. */
+static void plat_report(void *ctx, const char *line)
+{
+	struct rp_ctx *c = ctx;
+	if (!c->first_report[0])
+		snprintf(c->first_report, sizeof c->first_report, "%s", line);
+}
+
+/* ---------------------------------------------------------------------- */
+/* The owner: keeps the maps right when pagealloc moves or splits a block  */
+/* ---------------------------------------------------------------------- */
+
+static enum pa_migrate_result owner_migrate(void *ctx, uint64_t cookie, struct pa_page *old_folio,
+                                            struct pa_page *new_folio, unsigned order)
+{
+	struct rp_ctx *c = ctx;
+	pa_pfn_t from = pa_page_to_pfn(c->pool, old_folio), to = pa_page_to_pfn(c->pool, new_folio);
+	(void)order;
+	if (cookie & RP_COOKIE_PRE) {
+		c->pre[to] = c->pre[from];
+		c->pre[from] = 0;
+	} else if (cookie < c->nr_kmap && c->kmap[cookie].ppfn == from) {
+		c->kmap[cookie].ppfn = (uint32_t)to;
+	} else {
+		c->map_errors++;
+	}
+	c->moved++;
+	return PA_MIGRATE_OK;
+}
+
+/* compaction_split_folios=1: the folio became order-0 folios; give each its own cookie. */
+static void owner_split(void *ctx, uint64_t cookie, struct pa_page *head, unsigned order)
+{
+	struct rp_ctx *c = ctx;
+	pa_pfn_t p = pa_page_to_pfn(c->pool, head);
+	for (uint64_t i = 0; i < (1ull << order); i++) {
+		struct pa_page *piece = pa_pfn_to_page(c->pool, p + i);
+		if (cookie & RP_COOKIE_PRE) {
+			c->pre[p + i] = 1;
+			continue;
+		}
+		c->kmap[cookie + i] = (struct rp_kmap){ (uint32_t)(p + i), 0, KM_LIVE };
+		if (i)
+			pa_set_owner(c->pool, piece, c->owner, cookie + i);
+	}
+}
+
+/* ---------------------------------------------------------------------- */
+/* Allocations and frees                                                   */
+/* ---------------------------------------------------------------------- */
+
+static void give_owner(struct rp_ctx *c, struct pa_page *p, pa_gfp_t gfp, uint64_t cookie)
+{
+	if (gfp & PA_GFP_MOVABLE)
+		pa_set_owner(c->pool, p, c->owner, cookie);
+}
+
+/* Free a traced block the map names; its pieces after a split are in the map too. */
+static void free_mapped(struct rp_ctx *c, uint64_t k)
+{
+	struct rp_kmap *e = &c->kmap[k];
+	if (e->kind == KM_LIVE)
+		pa_free_pages(c->pool, pa_pfn_to_page(c->pool, e->ppfn), e->order);
+	e->kind = KM_NONE;
+}
+
+static void do_alloc(struct rp_ctx *c, const struct rp_event *ev)
+{
+	struct rp_result *r = c->res;
+	uint64_t k = ev->pfn;
+	r->allocs++;
+	if (k >= c->nr_kmap)
+		return;
+	if (c->kmap[k].kind != KM_NONE) { /* a free the trace did not show: keep the pool whole */
+		c->realloc_live++;
+		free_mapped(c, k);
+	}
+	pa_gfp_t gfp = (pa_gfp_t)ev->arg | PA_GFP_NOWARN;
+	struct pa_page *p = pa_alloc_pages(c->pool, gfp, ev->order);
+	if (!p) {
+		r->failed_kernel_served++;
+		c->kmap[k] = (struct rp_kmap){ 0, ev->order, KM_FAILED };
+		return;
+	}
+	give_owner(c, p, gfp, k);
+	c->kmap[k] = (struct rp_kmap){ (uint32_t)pa_page_to_pfn(c->pool, p), ev->order, KM_LIVE };
+}
+
+/* The kernel failed; pagealloc tries too (its compaction runs), and gives back what it got. */
+static void do_alloc_failed(struct rp_ctx *c, const struct rp_event *ev)
+{
+	c->res->kernel_failed_attempts++;
+	struct pa_page *p = pa_alloc_pages(c->pool, (pa_gfp_t)ev->arg | PA_GFP_NOWARN, ev->order);
+	if (p) {
+		c->res->kernel_failed_served++;
+		pa_free_pages(c->pool, p, ev->order);
+	}
+}
+
+/* Cut the mapped block at head (of order `from`) into pieces of `to`, each in the map. */
+static void split_mapped(struct rp_ctx *c, uint64_t head, unsigned from, unsigned to)
+{
+	struct rp_kmap e = c->kmap[head];
+	if (e.kind == KM_LIVE &&
+	    pa_split_folio(c->pool, pa_pfn_to_page(c->pool, e.ppfn), from, to) != 0) {
+		c->map_errors++;
+		return;
+	}
+	for (uint64_t i = 0; i < (1ull << from); i += 1ull << to) {
+		c->kmap[head + i] = (struct rp_kmap){ e.ppfn + (uint32_t)i, (uint8_t)to, e.kind };
+		if (e.kind == KM_LIVE && i)
+			pa_set_owner(c->pool, pa_pfn_to_page(c->pool, e.ppfn + i), c->owner,
+			             head + i);
+	}
+}
+
+/* The live (or failed) mapped block covering k at an order above `order`; head or UINT64_MAX. */
+static uint64_t covering(const struct rp_ctx *c, uint64_t k, unsigned order)
+{
+	for (unsigned o = order + 1; o <= c->max_order; o++) {
+		uint64_t h = k & ~((1ull << o) - 1);
+		if (c->kmap[h].kind != KM_NONE && c->kmap[h].order >= o)
+			return h;
+	}
+	return UINT64_MAX;
+}
+
+/* A free whose pfn range holds mapped blocks smaller than itself: free each. */
+static bool free_smaller(struct rp_ctx *c, uint64_t k, unsigned order)
+{
+	bool any = false;
+	for (uint64_t i = 0; i < (1ull << order) && k + i < c->nr_kmap;) {
+		struct rp_kmap *e = &c->kmap[k + i];
+		if (e->kind == KM_NONE) {
+			i++;
+			continue;
+		}
+		any = true;
+		uint64_t step = 1ull << e->order;
+		free_mapped(c, k + i);
+		i += step;
+	}
+	return any;
+}
+
+static enum rp_free_class free_traced(struct rp_ctx *c, uint64_t k, unsigned order)
+{
+	struct rp_kmap *e = &c->kmap[k];
+	if (e->kind != KM_NONE && e->order == order) {
+		enum rp_free_class cls = e->kind == KM_LIVE ? RPF_TRACED : RPF_FAILED;
+		free_mapped(c, k);
+		return cls;
+	}
+	if (e->kind != KM_NONE && e->order > order) { /* the head of a split THP */
+		split_mapped(c, k, e->order, order);
+		enum rp_free_class cls = e->kind == KM_LIVE ? RPF_SPLIT : RPF_FAILED;
+		free_mapped(c, k);
+		return cls;
+	}
+	uint64_t h = covering(c, k, order);
+	if (h != UINT64_MAX) { /* a tail page of a split THP */
+		enum rp_free_class cls = c->kmap[h].kind == KM_LIVE ? RPF_SPLIT : RPF_FAILED;
+		split_mapped(c, h, c->kmap[h].order, order);
+		free_mapped(c, k);
+		return cls;
+	}
+	if (e->kind != KM_NONE && free_smaller(c, k, order))
+		return RPF_TRACED;
+	return RPF_COUNT;
+}
+
+static void do_free(struct rp_ctx *c, const struct rp_event *ev)
+{
+	uint64_t k = ev->pfn;
+	c->res->frees++;
+	enum rp_free_class cls = RPF_UNMATCHED;
+	if (k < c->nr_kmap) {
+		cls = free_traced(c, k, ev->order);
+		if (cls == RPF_COUNT && rp_bit(c->ctarget, k))
+			cls = RPF_COMPACTION; /* the kernel took it without an alloc event */
+		else if (cls == RPF_COUNT)
+			cls = rp_free_pre(c, k, ev->order) ? RPF_PRE_TRACE : RPF_UNMATCHED;
+	}
+	c->res->free_class[cls]++;
+}
+
+static void do_isolate_free(struct rp_ctx *c, const struct rp_event *ev)
+{
+	for (uint64_t k = ev->pfn; k < ev->arg && k < c->nr_kmap; k++)
+		if (c->kmap[k].kind == KM_NONE)
+			rp_set_bit(c->ctarget, k);
+}
+
+/* ---------------------------------------------------------------------- */
+/* The loop                                                                */
+/* ---------------------------------------------------------------------- */
+
+static void validate(struct rp_ctx *c)
+{
+	char err[256];
+	c->res->validations++;
+	if (pa_validate(c->pool, err, sizeof err) != 0) {
+		if (!c->res->validate_failures++)
+			snprintf(c->res->first_validate_error, sizeof c->res->first_validate_error,
+			         "%s", err);
+	}
+}
+
+static double now_s(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static void do_event(struct rp_ctx *c, const struct rp_event *ev)
+{
+	c->cpu = ev->cpu;
+	c->now_ns = ev->ts_ns;
+	switch (ev->type) {
+	case RP_ALLOC:
+		do_alloc(c, ev);
+		break;
+	case RP_ALLOC_FAILED:
+		c->res->allocs++;
+		do_alloc_failed(c, ev);
+		break;
+	case RP_FREE:
+		do_free(c, ev);
+		break;
+	case RP_MARK:
+		c->res->marks++;
+		if (c->opt->progress || c->print_marks)
+			fprintf(stderr, "%s%.6f %s\n", c->opt->progress ? "\r" : "",
+			        (double)ev->ts_ns / 1e9, c->trace->marks[ev->arg]);
+		break;
+	case RP_KCOMPACTD: {
+		double t0 = now_s();
+		c->res->kcompactd_wakes++;
+		pa_kcompactd_run(c->pool, (int)ev->arg);
+		c->res->compact_seconds += now_s() - t0;
+		break;
+	}
+	case RP_COMPACT_MEMORY: {
+		double t0 = now_s();
+		c->res->compact_memory++;
+		pa_compact(c->pool, -1);
+		c->res->compact_seconds += now_s() - t0;
+		break;
+	}
+	case RP_ISOLATE_FREE:
+		do_isolate_free(c, ev);
+		break;
+	default:
+		break;
+	}
+}
+
+static void progress(const struct rp_ctx *c, size_t i, double t0)
+{
+	fprintf(stderr, "\rreplaying: %zu / %zu events (%.0f%%), %.1f s", i, c->trace->nr,
+	        100.0 * (double)i / (double)c->trace->nr, now_s() - t0);
+}
+
+/* Snapshots are taken before the first event at or after their uptime. */
+static void place_snapshots(struct rp_ctx *c)
+{
+	const struct rp_trace *t = c->trace;
+	for (unsigned s = 0; s < c->m->nr_snapshots; s++) {
+		struct rp_snapshot *sn = &c->m->snap[s];
+		uint64_t at =
+		        sn->kernel.uptime < 0 ? UINT64_MAX : (uint64_t)(sn->kernel.uptime * 1e9);
+		size_t lo = 0, hi = t->nr;
+		while (lo < hi) {
+			size_t mid = (lo + hi) / 2;
+			if (t->ev[mid].ts_ns < at)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		sn->at_event = lo;
+		sn->taken = false;
+	}
+}
+
+static void take_snapshots(struct rp_ctx *c, size_t i)
+{
+	for (unsigned s = 0; s < c->m->nr_snapshots; s++) {
+		struct rp_snapshot *sn = &c->m->snap[s];
+		if (!sn->taken && sn->at_event <= i) {
+			rp_model_state(c, &sn->model);
+			sn->taken = true;
+		}
+	}
+}
+
+static void run_events(struct rp_ctx *c)
+{
+	const struct rp_trace *t = c->trace;
+	uint64_t vevery = c->opt->validate_every, severy = c->opt->series_every;
+	if (c->opt->want_series && !severy)
+		severy = t->nr / 300 ? t->nr / 300 : 1;
+	double t0 = now_s(), busy = 0;
+	size_t chunk = 65536;
+	for (size_t i = 0; i < t->nr;) {
+		size_t end = i + chunk < t->nr ? i + chunk : t->nr;
+		/* Stop at the next snapshot, validation or series point. */
+		for (unsigned s = 0; s < c->m->nr_snapshots; s++)
+			if (!c->m->snap[s].taken && c->m->snap[s].at_event > i &&
+			    c->m->snap[s].at_event < end)
+				end = c->m->snap[s].at_event;
+		if (vevery && (i / vevery + 1) * vevery < end)
+			end = (i / vevery + 1) * vevery;
+		if (severy && (i / severy + 1) * severy < end)
+			end = (i / severy + 1) * severy;
+		take_snapshots(c, i);
+		double s0 = now_s();
+		for (; i < end; i++)
+			do_event(c, &t->ev[i]);
+		busy += now_s() - s0;
+		if (vevery && i % vevery == 0)
+			validate(c);
+		if (severy && i % severy == 0)
+			rp_sample(c, i);
+		if (c->opt->progress)
+			progress(c, i, t0);
+	}
+	take_snapshots(c, t->nr);
+	if (c->opt->progress)
+		fprintf(stderr, "\r%70s\r", "");
+	/* Every trace event counts: those the loop does not act on were handled when parsed. */
+	uint64_t events = 0;
+	for (unsigned n = 0; n < RPN_COUNT; n++)
+		events += t->per_name[n];
+	c->res->events = events;
+	c->res->actions = t->nr;
+	c->res->seconds = busy;
+	c->res->events_per_sec = busy > 0 ? (double)events / busy : 0;
+}
+
+/* ---------------------------------------------------------------------- */
+/* The memory map                                                          */
+/* ---------------------------------------------------------------------- */
+
+/* Frames per pageblock that traced and pre-trace blocks hold, and the holes. */
+static void tally_blocks(const struct rp_ctx *c, uint32_t *traced, uint32_t *pre, uint32_t *hole,
+                         unsigned pb_order)
+{
+	for (uint64_t k = 0; k < c->nr_kmap; k++)
+		if (c->kmap[k].kind == KM_LIVE)
+			for (uint64_t i = 0; i < (1ull << c->kmap[k].order); i++)
+				traced[(c->kmap[k].ppfn + i) >> pb_order]++;
+	for (uint64_t p = 0; p < c->nr_frames; p++) {
+		if (c->pre[p])
+			for (uint64_t i = 0; i < (1ull << (c->pre[p] - 1)); i++)
+				pre[(p + i) >> pb_order]++;
+		if (!pa_pfn_to_page(c->pool, p))
+			hole[p >> pb_order]++;
+	}
+}
+
+/*
+ * The pool's pageblocks as a grid, one cell each: white when free, blue as
+ * traced allocations fill it, grey for memory in use before tracing, black
+ * for holes.
+ */
+static int write_map(const struct rp_ctx *c, const char *path)
+{
+	struct pa_config cfg;
+	pa_get_config(c->pool, &cfg);
+	uint64_t n = (c->nr_frames >> cfg.pageblock_order) + 1;
+	uint32_t *traced = calloc(n, 4), *pre = calloc(n, 4), *hole = calloc(n, 4);
+	FILE *f = traced && pre && hole ? fopen(path, "w") : NULL;
+	if (!f) {
+		free(traced), free(pre), free(hole);
+		perror(path);
+		return -1;
+	}
+	tally_blocks(c, traced, pre, hole, cfg.pageblock_order);
+	const unsigned cols = 64, cell = 12;
+	double per = (double)(1u << cfg.pageblock_order);
+	uint64_t rows = (n + cols - 1) / cols;
+	fprintf(f,
+	        "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%u\" height=\"%llu\" "
+	        "font-family=\"sans-serif\" font-size=\"11\">\n<rect width=\"100%%\" "
+	        "height=\"100%%\" fill=\"white\"/>\n<text x=\"4\" y=\"14\">pageblocks "
+	        "(%u frames each) at the end of the replay: blue traced, grey before tracing, "
+	        "white free, black hole</text>\n",
+	        cols * cell + 8, (unsigned long long)(rows * cell + 28), 1u << cfg.pageblock_order);
+	for (uint64_t b = 0; b < n; b++) {
+		double t = traced[b] / per, q = pre[b] / per, h = hole[b] / per;
+		int r = (int)(255 * (1 - t) * (1 - q * 0.55) * (1 - h));
+		int g = (int)(255 * (1 - t * 0.5) * (1 - q * 0.55) * (1 - h));
+		int bl = (int)(255 * (1 - q * 0.55) * (1 - h));
+		fprintf(f,
+		        "<rect x=\"%llu\" y=\"%llu\" width=\"%u\" height=\"%u\" "
+		        "fill=\"rgb(%d,%d,%d)\" stroke=\"#eee\" stroke-width=\"0.5\"/>\n",
+		        (unsigned long long)(4 + (b % cols) * cell),
+		        (unsigned long long)(22 + (b / cols) * cell), cell, cell, r, g, bl);
+	}
+	fprintf(f, "</svg>\n");
+	free(traced), free(pre), free(hole);
+	return fclose(f) ? -1 : 0;
+}
+
+/* ---------------------------------------------------------------------- */
+/* Boot and run                                                            */
+/* ---------------------------------------------------------------------- */
+
+static int boot(struct rp_ctx *c)
+{
+	char err[512], line[1024];
+	const struct rp_options *o = c->opt;
+	struct pa_platform plat = {
+		.ctx = c, .cpu_id = plat_cpu, .now_ns = plat_now, .report = plat_report
+	};
+	if (o->boot)
+		snprintf(line, sizeof line, "%s", o->boot);
+	else
+		rp_machine_boot_line(c->m, c->trace, line, sizeof line);
+	/* kcompactd runs when the trace says it woke; with a ZONE_DMA when the pool has one. */
+	size_t n = strlen(line);
+	snprintf(line + n, sizeof line - n, " kcompactd=manual%s%s%s",
+	         c->kernel_has_dma ? " zone_dma=1" : "", o->boot_extra ? " " : "",
+	         o->boot_extra ? o->boot_extra : "");
+	int rc = pa_boot(line, &plat, &c->pool, err, sizeof err);
+	if (rc && c->kernel_has_dma && strstr(err, "zone_dma")) {
+		/* A pool without ZONE_DMA: the kernel's DMA zone is part of DMA32. */
+		char *z = strstr(line, " zone_dma=1");
+		memmove(z, z + 11, strlen(z + 11) + 1);
+		rc = pa_boot(line, &plat, &c->pool, err, sizeof err);
+	}
+	snprintf(c->res->boot, sizeof c->res->boot, "%s", line);
+	if (rc) {
+		fprintf(stderr, "pagealloc replay: boot \"%s\": %s\n", line, err);
+		return -1;
+	}
+	for (unsigned i = 0; i < o->nr_ctl; i++) {
+		char path[256];
+		const char *eq = strchr(o->ctl[i], '=');
+		snprintf(path, sizeof path, "%.*s", eq ? (int)(eq - o->ctl[i]) : 0, o->ctl[i]);
+		if (!eq || pa_ctl_write(c->pool, path, eq + 1) != 0) {
+			fprintf(stderr, "pagealloc replay: --ctl %s: refused\n", o->ctl[i]);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+static int alloc_maps(struct rp_ctx *c)
+{
+	struct pa_config cfg;
+	pa_get_config(c->pool, &cfg);
+	c->max_order = cfg.max_order;
+	c->nr_frames = cfg.total_pages;
+	c->nr_kmap = c->trace->max_pfn > cfg.total_pages ? c->trace->max_pfn : cfg.total_pages;
+	c->kmap = calloc(c->nr_kmap + (1ull << cfg.max_order), sizeof *c->kmap);
+	c->pre = calloc(c->nr_frames, 1);
+	c->ctarget = calloc(c->nr_kmap / 8 + 1, 1);
+	struct pa_owner_ops ops = {
+		.name = "replay", .ctx = c, .migrate = owner_migrate, .split = owner_split
+	};
+	c->owner = pa_owner_register(c->pool, &ops);
+	return c->kmap && c->pre && c->ctarget && c->owner > 0 ? 0 : -1;
+}
+
+int rp_replay(const struct rp_trace *t, struct rp_machine *m, const struct rp_options *opt,
+              struct rp_result *res)
+{
+	struct rp_ctx *c = calloc(1, sizeof *c);
+	if (!c)
+		return -1;
+	memset(res, 0, sizeof *res);
+	*c = (struct rp_ctx){ .trace = t, .m = m, .opt = opt, .res = res };
+	c->kernel_has_dma = m->nr_snapshots && strcmp(m->snap[0].kernel.zone[0].name, "DMA") == 0;
+	int rc = boot(c);
+	if (rc == 0)
+		rc = alloc_maps(c);
+	if (rc == 0)
+		rc = rp_start_state(c);
+	if (rc == 0) {
+		place_snapshots(c);
+		run_events(c);
+		validate(c);
+		uint64_t bad = 0;
+		pa_vmstat_read(c->pool, "bad_page", &bad);
+		res->bad_page = bad;
+		res->map_errors = c->map_errors;
+		res->realloc_live = c->realloc_live;
+		res->moved = c->moved;
+		if (opt->map_path && write_map(c, opt->map_path))
+			rc = -1;
+	}
+	if (c->pool)
+		pa_shutdown(c->pool);
+	free(c->kmap), free(c->pre), free(c->ctarget);
+	free(c);
+	return rc;
+}

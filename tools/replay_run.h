@@ -1,0 +1,61 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * What replay_run.c and replay_start.c share: the replay's context and maps.
+ */
+#ifndef PA_REPLAY_RUN_H
+#define PA_REPLAY_RUN_H
+
+#include "replay.h"
+
+/* Cookies: a kernel pfn for traced blocks; this bit for pre-trace blocks. */
+#define RP_COOKIE_PRE (1ull << 62)
+
+enum rp_kmap_kind { KM_NONE, KM_LIVE, KM_FAILED };
+
+/* A kernel pfn that heads a traced allocation: where pagealloc put it. */
+struct rp_kmap {
+	uint32_t ppfn;
+	uint8_t order;
+	uint8_t kind; /* enum rp_kmap_kind */
+};
+
+struct rp_ctx {
+	const struct rp_trace *trace;
+	struct rp_machine *m;
+	const struct rp_options *opt;
+	struct rp_result *res;
+	struct pa_pool *pool;
+	int owner;
+	unsigned cpu;    /* the CPU hook's answer: the current event's CPU */
+	uint64_t now_ns; /* the clock hook's answer: the current event's time */
+	unsigned max_order;
+	bool kernel_has_dma, print_marks;
+	uint64_t nr_frames, nr_kmap;
+	struct rp_kmap *kmap; /* [kernel pfn] */
+	uint8_t *pre;         /* [pool pfn]: order + 1 of a pre-trace block's head, else 0 */
+	uint8_t *ctarget;     /* bit per kernel pfn: in a range kernel compaction took from */
+	uint64_t pre_cursor;  /* where the search for any pre-trace block resumes */
+	uint64_t map_errors, realloc_live, moved;
+	char first_report[256];
+};
+
+static inline bool rp_bit(const uint8_t *bits, uint64_t i)
+{
+	return (bits[i >> 3] >> (i & 7)) & 1;
+}
+
+static inline void rp_set_bit(uint8_t *bits, uint64_t i)
+{
+	bits[i >> 3] |= (uint8_t)(1u << (i & 7));
+}
+
+/* replay_start.c */
+/* Bring the pool to the first snapshot's state (or leave it empty without one). */
+int rp_start_state(struct rp_ctx *c);
+/* Free pre-trace memory for a kernel free of (k, order): at k if held there, else anywhere. */
+bool rp_free_pre(struct rp_ctx *c, uint64_t k, unsigned order);
+/* The pool as a snapshot sees it; a --series point. */
+void rp_model_state(struct rp_ctx *c, struct rp_state *st);
+void rp_sample(struct rp_ctx *c, size_t event);
+
+#endif

@@ -1,0 +1,384 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The kernel's starting state, and the memory that was in use then.
+ *
+ * The first snapshot says how many free blocks of each order and type every
+ * zone held and how many pageblocks each type had. The pool is brought there
+ * in three steps, with the per-CPU lists and the watermarks off so that every
+ * frame can be placed:
+ *   1. fill: allocate every frame, as movable blocks as large as possible;
+ *   2. retype: for each unmovable or reclaimable pageblock the kernel had,
+ *      free one pageblock and allocate it back with that type, which claims
+ *      it (Linux's fallback rules);
+ *   3. free: for each (order, type), free that many blocks inside pageblocks
+ *      of the type, always keeping a block's buddy allocated, so that none
+ *      merge and the free lists come out as the kernel's.
+ * What stays allocated is "pre-trace" memory. Kernel frees of blocks that no
+ * traced allocation covers come out of it (rp_free_pre).
+ */
+#define _GNU_SOURCE
+#include "replay_run.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define PB_ORDER 9 /* the pageblock order of every x86-64 trace */
+
+/* ---------------------------------------------------------------------- */
+/* Pre-trace blocks                                                        */
+/* ---------------------------------------------------------------------- */
+
+/* The head of the pre-trace block covering pool pfn p, its order in *order; UINT64_MAX if none. */
+static uint64_t pre_head(const struct rp_ctx *c, uint64_t p, unsigned *order)
+{
+	for (unsigned o = 0; o <= c->max_order; o++) {
+		uint64_t h = p & ~((1ull << o) - 1);
+		if (c->pre[h] && c->pre[h] - 1u >= o) {
+			*order = c->pre[h] - 1u;
+			return h;
+		}
+	}
+	return UINT64_MAX;
+}
+
+static bool pre_split(struct rp_ctx *c, uint64_t h, unsigned from, unsigned to)
+{
+	if (pa_split_folio(c->pool, pa_pfn_to_page(c->pool, h), from, to) != 0) {
+		c->map_errors++;
+		return false;
+	}
+	for (uint64_t i = 0; i < (1ull << from); i += 1ull << to)
+		c->pre[h + i] = (uint8_t)(to + 1);
+	return true;
+}
+
+static void pre_free(struct rp_ctx *c, uint64_t p, unsigned order)
+{
+	c->pre[p] = 0;
+	pa_free_pages(c->pool, pa_pfn_to_page(c->pool, p), order);
+}
+
+/* Free the aligned (p, order) out of the pre-trace block at h of order r >= order. */
+static void pre_take(struct rp_ctx *c, uint64_t h, unsigned r, uint64_t p, unsigned order)
+{
+	if (r > order && !pre_split(c, h, r, order))
+		return;
+	pre_free(c, p, order);
+}
+
+/* The kernel zone holding pfn k (index into the first snapshot), or -1. */
+static int kernel_zone(const struct rp_ctx *c, uint64_t k)
+{
+	if (!c->m->nr_snapshots)
+		return -1;
+	const struct rp_state *st = &c->m->snap[0].kernel;
+	for (unsigned z = 0; z < st->nr_zones; z++)
+		if (k >= st->zone[z].start_pfn && k < st->zone[z].end_pfn)
+			return (int)z;
+	return -1;
+}
+
+/* Any pre-trace block of at least order in k's zone, searched round from a cursor. */
+static bool pre_free_anywhere(struct rp_ctx *c, uint64_t k, unsigned order)
+{
+	int zone = kernel_zone(c, k);
+	uint64_t n = c->nr_frames, p = c->pre_cursor % n;
+	for (uint64_t seen = 0; seen < n;) {
+		unsigned r = c->pre[p] ? c->pre[p] - 1u : 0;
+		uint64_t step = c->pre[p] ? 1ull << r : 1;
+		if (c->pre[p] && r >= order && kernel_zone(c, p) == zone) {
+			pre_take(c, p, r, p, order);
+			c->pre_cursor = p;
+			return true;
+		}
+		seen += step;
+		p = (p + step) % n;
+	}
+	return false;
+}
+
+bool rp_free_pre(struct rp_ctx *c, uint64_t k, unsigned order)
+{
+	unsigned r;
+	uint64_t h = k < c->nr_frames ? pre_head(c, k, &r) : UINT64_MAX;
+	if (h != UINT64_MAX && r >= order && (k & ((1ull << order) - 1)) == 0) {
+		pre_take(c, h, r, k, order);
+		return true;
+	}
+	return pre_free_anywhere(c, k, order);
+}
+
+/* ---------------------------------------------------------------------- */
+/* The three steps                                                         */
+/* ---------------------------------------------------------------------- */
+
+static int ctl_num(struct rp_ctx *c, const char *path, uint64_t v)
+{
+	char val[32];
+	snprintf(val, sizeof val, "%llu", (unsigned long long)v);
+	return pa_ctl_write(c->pool, path, val);
+}
+
+/* Switch the per-CPU lists of every order off (saving which were on), or back on. */
+static void pcp_switch(struct rp_ctx *c, bool off, uint64_t *saved)
+{
+	for (unsigned o = 0; o <= c->max_order; o++) {
+		char path[64], buf[32];
+		snprintf(path, sizeof path, "pcp/orders/%u/enabled", o);
+		if (off) {
+			if (pa_ctl_read(c->pool, path, buf, sizeof buf) > 0 && atoi(buf))
+				*saved |= 1ull << o;
+			ctl_num(c, path, 0);
+		} else if (*saved & (1ull << o)) {
+			ctl_num(c, path, 1);
+		}
+	}
+}
+
+static void fill(struct rp_ctx *c)
+{
+	const pa_gfp_t gfp = PA_GFP_MOVABLE | PA_GFP_COMP | PA_GFP_NOWARN | PA_GFP_NOCOMPACT;
+	for (int o = (int)c->max_order; o >= 0; o--) {
+		struct pa_page *p;
+		while ((p = pa_alloc_pages(c->pool, gfp, (unsigned)o))) {
+			pa_pfn_t pfn = pa_page_to_pfn(c->pool, p);
+			c->pre[pfn] = (uint8_t)(o + 1);
+			pa_set_owner(c->pool, p, c->owner, RP_COOKIE_PRE);
+		}
+	}
+}
+
+static pa_gfp_t mt_gfp(unsigned mt)
+{
+	return mt == PA_MT_RECLAIMABLE ? PA_GFP_RECLAIMABLE :
+	       mt == PA_MT_MOVABLE     ? PA_GFP_MOVABLE :
+	                                 0;
+}
+
+/* Make pageblock b (pfn) of type mt: free it, allocate it back as mt. */
+static bool retype_block(struct rp_ctx *c, uint64_t b, unsigned mt)
+{
+	unsigned r;
+	uint64_t h = pre_head(c, b, &r);
+	if (h != b || r < PB_ORDER)
+		return false;
+	if (r > PB_ORDER && !pre_split(c, h, r, PB_ORDER))
+		return false;
+	pre_free(c, b, PB_ORDER);
+	struct pa_page *p = pa_alloc_pages(
+	        c->pool, mt_gfp(mt) | PA_GFP_COMP | PA_GFP_NOWARN | PA_GFP_NOCOMPACT, PB_ORDER);
+	if (!p)
+		return false;
+	uint64_t got = pa_page_to_pfn(c->pool, p);
+	c->pre[got] = PB_ORDER + 1;
+	if (got != b)
+		c->map_errors++;
+	return true;
+}
+
+static void retype(struct rp_ctx *c, const struct rp_zone_state *kz, uint8_t *pbtype)
+{
+	uint64_t b = (kz->start_pfn + (1u << PB_ORDER) - 1) & ~((1ull << PB_ORDER) - 1);
+	for (unsigned mt = 0; mt < RP_NR_MT; mt++) {
+		if (mt == PA_MT_MOVABLE || mt == PA_MT_ISOLATE)
+			continue;
+		for (uint64_t n = kz->pageblocks[mt]; n && b + (1u << PB_ORDER) <= kz->end_pfn;
+		     b += 1u << PB_ORDER)
+			if (retype_block(c, b, mt == PA_MT_HIGHATOMIC ? PA_MT_UNMOVABLE : mt)) {
+				pbtype[b >> PB_ORDER] = (uint8_t)mt;
+				n--;
+			}
+	}
+}
+
+/* Can the block at p never be a free buddy of `order`: a hole, or held pre-trace memory? */
+static bool held(const struct rp_ctx *c, uint64_t p)
+{
+	unsigned r;
+	return p >= c->nr_frames || !pa_pfn_to_page(c->pool, p) || pre_head(c, p, &r) != UINT64_MAX;
+}
+
+/* If [q, q + 2^order) is all pre-trace blocks, free them (they merge); else change nothing. */
+static bool free_pieces(struct rp_ctx *c, uint64_t q, unsigned order)
+{
+	uint64_t end = q + (1ull << order);
+	for (uint64_t p = q; p < end; p += 1ull << (c->pre[p] - 1u))
+		if (!c->pre[p])
+			return false;
+	for (uint64_t p = q; p < end;) {
+		uint64_t step = 1ull << (c->pre[p] - 1u);
+		pre_free(c, p, c->pre[p] - 1u);
+		p += step;
+	}
+	return true;
+}
+
+/*
+ * Free up to *count blocks of order inside [b, b + span). Below the kernel's
+ * largest order a freed block's buddy stays held, so that it does not merge;
+ * blocks of the kernel's largest order merge as a pool with a larger
+ * max_order would merge them.
+ */
+static void free_in(struct rp_ctx *c, uint64_t b, uint64_t span, unsigned order, uint64_t *count)
+{
+	bool top = order >= c->m->max_order || order == c->max_order;
+	unsigned r0, span_order = (unsigned)__builtin_ctzll(span);
+	uint64_t h = pre_head(c, b, &r0);
+	if (h != UINT64_MAX && r0 > span_order) /* a block larger than the span: cut it to spans */
+		pre_split(c, h, r0, span_order);
+	for (uint64_t p = b; p < b + span && *count;) {
+		if (!c->pre[p]) {
+			p++;
+			continue;
+		}
+		unsigned r = c->pre[p] - 1u;
+		uint64_t size = 1ull << r;
+		if (r < order && top && (p & ((1ull << order) - 1)) == 0 &&
+		    free_pieces(c, p, order)) {
+			--*count; /* smaller pieces (cut by retyping) freed together merge */
+			size = 1ull << order;
+		} else if (r == order && (top || held(c, p ^ (1ull << order)))) {
+			pre_free(c, p, order);
+			--*count;
+		} else if (r > order && pre_split(c, p, r, order)) {
+			/* Even pieces go free; each odd one stays as its neighbour's buddy. */
+			for (uint64_t j = 0; j < size && *count;
+			     j += (top ? 1ull : 2ull) << order) {
+				pre_free(c, p + j, order);
+				--*count;
+			}
+		}
+		p += size;
+	}
+}
+
+/* Free blocks of (order, mt) in kz's pageblocks of type mt, from the top of the zone down. */
+static uint64_t place_free(struct rp_ctx *c, const struct rp_zone_state *kz, const uint8_t *pbtype,
+                           unsigned mt, unsigned order, uint64_t count)
+{
+	uint64_t span = order > PB_ORDER ? 1ull << order : 1ull << PB_ORDER;
+	uint64_t first = (kz->start_pfn + span - 1) & ~(span - 1);
+	if (kz->end_pfn < first + span)
+		return count;
+	for (uint64_t b = (kz->end_pfn - span) & ~(span - 1); count && b >= first; b -= span) {
+		bool all = true;
+		for (uint64_t q = b; q < b + span; q += 1u << PB_ORDER)
+			all &= pbtype[q >> PB_ORDER] == mt;
+		if (all)
+			free_in(c, b, span, order, &count);
+		if (b < first + span)
+			break;
+	}
+	return count;
+}
+
+static void place_all(struct rp_ctx *c, const struct rp_zone_state *kz, const uint8_t *pbtype)
+{
+	for (int o = (int)c->max_order; o >= 0; o--)
+		for (unsigned mt = 0; mt < RP_NR_MT; mt++) {
+			unsigned want = mt == PA_MT_HIGHATOMIC ? PA_MT_UNMOVABLE : mt;
+			uint64_t n = kz->free_mt[mt][o];
+			if (n && mt != PA_MT_ISOLATE)
+				c->res->start_shortfall +=
+				        place_free(c, kz, pbtype, want, (unsigned)o, n);
+		}
+}
+
+/*
+ * The kernel's per-CPU lists held pages too: free as many single frames of
+ * the zone's pre-trace memory on each CPU, so that they land on its lists.
+ */
+static void fill_pcp(struct rp_ctx *c, const struct rp_zone_state *kz)
+{
+	for (unsigned cpu = 0; cpu < RP_MAX_CPUS; cpu++) {
+		c->cpu = cpu;
+		for (uint64_t n = kz->pcp_cpu[cpu]; n; n--)
+			if (!pre_free_anywhere(c, kz->start_pfn, 0))
+				break;
+	}
+	c->cpu = 0;
+}
+
+int rp_start_state(struct rp_ctx *c)
+{
+	if (!c->m->nr_snapshots)
+		return 0; /* a lone trace: start from an empty pool */
+	const struct rp_state *st = &c->m->snap[0].kernel;
+	char mfk[32] = "0";
+	pa_ctl_read(c->pool, "min_free_kbytes", mfk, sizeof mfk);
+	uint64_t saved = 0;
+	pcp_switch(c, true, &saved);
+	ctl_num(c, "min_free_kbytes", 0);
+	uint8_t *pbtype = calloc((c->nr_frames >> PB_ORDER) + 1, 1);
+	if (!pbtype)
+		return -1;
+	memset(pbtype, PA_MT_MOVABLE, (c->nr_frames >> PB_ORDER) + 1);
+	fill(c);
+	for (unsigned z = 0; z < st->nr_zones; z++)
+		retype(c, &st->zone[z], pbtype);
+	for (unsigned z = 0; z < st->nr_zones; z++)
+		place_all(c, &st->zone[z], pbtype);
+	free(pbtype);
+	pa_ctl_write(c->pool, "min_free_kbytes", mfk);
+	pcp_switch(c, false, &saved);
+	for (unsigned z = 0; z < st->nr_zones; z++)
+		fill_pcp(c, &st->zone[z]);
+	return 0;
+}
+
+/* ---------------------------------------------------------------------- */
+/* The pool as a snapshot sees it                                          */
+/* ---------------------------------------------------------------------- */
+
+static char *report(struct pa_pool *pool, enum pa_report_kind kind)
+{
+	int n = pa_report(pool, kind, 0, NULL, 0);
+	char *buf = n >= 0 ? malloc((size_t)n + 1) : NULL;
+	if (buf)
+		pa_report(pool, kind, 0, buf, (size_t)n + 1);
+	return buf;
+}
+
+void rp_model_state(struct rp_ctx *c, struct rp_state *st)
+{
+	memset(st, 0, sizeof *st);
+	char *zi = report(c->pool, PA_REPORT_ZONEINFO), *bi = report(c->pool, PA_REPORT_BUDDYINFO),
+	     *pt = report(c->pool, PA_REPORT_PAGETYPEINFO);
+	if (zi)
+		rp_state_parse_zoneinfo(zi, st);
+	if (bi)
+		rp_state_parse_buddyinfo(bi, st);
+	if (pt)
+		rp_state_parse_pagetypeinfo(pt, st);
+	st->uptime = (double)c->now_ns / 1e9;
+	free(zi), free(bi), free(pt);
+}
+
+void rp_sample(struct rp_ctx *c, size_t event)
+{
+	struct rp_result *r = c->res;
+	if (r->nr_series == r->cap_series) {
+		size_t cap = r->cap_series ? r->cap_series * 2 : 64;
+		struct rp_sample *s = realloc(r->series, cap * sizeof *s);
+		if (!s)
+			return;
+		r->series = s;
+		r->cap_series = cap;
+	}
+	struct rp_state st;
+	rp_model_state(c, &st);
+	struct rp_sample *s = &r->series[r->nr_series++];
+	memset(s, 0, sizeof *s);
+	s->t = st.uptime;
+	s->event = event;
+	s->free = rp_state_free(&st);
+	s->unusable9 = rp_state_unusable(&st, PB_ORDER);
+	for (unsigned z = 0; z < st.nr_zones; z++) {
+		s->pcp += st.zone[z].pcp;
+		for (unsigned o = 0; o < RP_MAX_ORDERS; o++)
+			s->free_blocks[o] += st.zone[z].free[o];
+		for (unsigned mt = 0; mt < RP_NR_MT; mt++)
+			s->pageblocks[mt] += st.zone[z].pageblocks[mt];
+	}
+	r->nr_orders = st.nr_orders;
+}
