@@ -147,18 +147,27 @@ void buddy_free_block(struct pa_zone *z, pa_pfn_t pfn, unsigned order, unsigned 
 		pfn &= ~bit;
 	}
 	list_link(&l, pfn, order, mt);
+	if (unlikely(order >=
+	             atomic_load_explicit(&pool->reporting_notify_order, memory_order_relaxed)))
+		reporting_notify(pool);
 }
 
-/* Remove a free block of order `high` and give back its upper halves down to order `low`. */
+/*
+ * Remove a free block of order `high` and give back its upper halves down to
+ * order `low`. The halves of a reported block stay reported: the device has
+ * all of it.
+ */
 void buddy_take_block(struct pa_zone *z, pa_pfn_t pfn, unsigned low, unsigned high)
 {
 	struct lists l = lists_of(z);
-	unsigned mt = l.map[pfn].mt;
+	unsigned mt = l.map[pfn].mt, flags = page_flags(&l.map[pfn]) & PF_REPORTED;
 	list_unlink(z, &l, pfn, high, mt);
 	zone_free_add(z, 0 - (1ull << low));
 	while (high > low) {
 		high--;
 		list_link(&l, pfn + (1ull << high), high, mt);
+		if (unlikely(flags))
+			set_page_flags(&l.map[pfn + (1ull << high)], flags);
 	}
 }
 
@@ -202,7 +211,7 @@ void buddy_add_untouched(struct pa_zone *z, pa_pfn_t chunk)
 	z->nr_untouched++;
 	count_add(z, mo, PA_MT_MOVABLE, chunk_blocks(z));
 	z->nonempty[PA_MT_MOVABLE] |= 1ull << mo;
-	z->free_pages += 1ull << z->pool->cfg.chunk_order;
+	zone_free_add(z, 1ull << z->pool->cfg.chunk_order);
 }
 
 /*
