@@ -289,6 +289,11 @@ static int key_backing(struct parse_ctx *p)
 	return 0;
 }
 
+static int key_backing_keep(struct parse_ctx *p)
+{
+	return get_bool(p, &p->cfg->backing_keep);
+}
+
 static int key_reporting_order(struct parse_ctx *p)
 {
 	int64_t v;
@@ -405,37 +410,37 @@ static int key_bad_page(struct parse_ctx *p)
 static const struct boot_key {
 	const char *name;
 	int (*parse)(struct parse_ctx *p);
-	bool repeatable;
 } boot_keys[] = {
-	{ "mem", key_mem, false },
-	{ "numa", key_numa, false },
-	{ "memhole", key_memhole, true },
-	{ "movablecore", key_movablecore, false },
-	{ "page_shift", key_page_shift, false },
-	{ "max_order", key_max_order, false },
-	{ "pageblock_order_ceil", key_pb_ceil, false },
-	{ "page_block_max_order", key_pb_ceil, false },
-	{ "thp", key_thp, false },
-	{ "pcp_orders", key_pcp_orders, false },
-	{ "nr_cpus", key_nr_cpus, false },
-	{ "cma", key_cma, true },
-	{ "backing", key_backing, false },
-	{ "page_reporting_order", key_reporting_order, false },
-	{ "page_reporting", key_page_reporting, false },
-	{ "page_reporting_delay_ms", key_reporting_delay, false },
-	{ "page_reporting_max_order", key_reporting_max_order, false },
-	{ "min_free_kbytes", key_min_free_kbytes, false },
-	{ "watermark_scale_factor", key_wsf, false },
-	{ "compaction_split_folios", key_split_folios, false },
-	{ "compaction_proactiveness", key_proactiveness, false },
-	{ "kcompactd", key_kcompactd, false },
-	{ "shuffle", key_shuffle, false },
-	{ "init_on_free", key_init_on_free, false },
-	{ "deferred_init", key_deferred_init, false },
-	{ "zone_dma", key_zone_dma, false },
-	{ "zones", key_zones, false },
-	{ "debug", key_debug, false },
-	{ "bad_page", key_bad_page, false },
+	{ "mem", key_mem },
+	{ "numa", key_numa },
+	{ "memhole", key_memhole },
+	{ "movablecore", key_movablecore },
+	{ "page_shift", key_page_shift },
+	{ "max_order", key_max_order },
+	{ "pageblock_order_ceil", key_pb_ceil },
+	{ "page_block_max_order", key_pb_ceil },
+	{ "thp", key_thp },
+	{ "pcp_orders", key_pcp_orders },
+	{ "nr_cpus", key_nr_cpus },
+	{ "cma", key_cma },
+	{ "backing", key_backing },
+	{ "backing_keep", key_backing_keep },
+	{ "page_reporting_order", key_reporting_order },
+	{ "page_reporting", key_page_reporting },
+	{ "page_reporting_delay_ms", key_reporting_delay },
+	{ "page_reporting_max_order", key_reporting_max_order },
+	{ "min_free_kbytes", key_min_free_kbytes },
+	{ "watermark_scale_factor", key_wsf },
+	{ "compaction_split_folios", key_split_folios },
+	{ "compaction_proactiveness", key_proactiveness },
+	{ "kcompactd", key_kcompactd },
+	{ "shuffle", key_shuffle },
+	{ "init_on_free", key_init_on_free },
+	{ "deferred_init", key_deferred_init },
+	{ "zone_dma", key_zone_dma },
+	{ "zones", key_zones },
+	{ "debug", key_debug },
+	{ "bad_page", key_bad_page },
 };
 
 static void boot_defaults(struct pa_boot_config *c, unsigned online_cpus)
@@ -467,7 +472,8 @@ _Static_assert(NR_BOOT_KEYS <= 64, "the keys seen fit in one mask");
  */
 static const char *given_before(size_t i, uint64_t seen)
 {
-	for (size_t j = 0; j < NR_BOOT_KEYS && !boot_keys[i].repeatable; j++)
+	bool list = boot_keys[i].parse == key_memhole || boot_keys[i].parse == key_cma;
+	for (size_t j = 0; j < NR_BOOT_KEYS && !list; j++)
 		if (((seen >> j) & 1) && boot_keys[j].parse == boot_keys[i].parse)
 			return boot_keys[j].name;
 	return NULL;
