@@ -266,9 +266,6 @@ static void do_event(struct rp_ctx *c, const struct rp_event *ev)
 		break;
 	case RP_MARK:
 		c->res->marks++;
-		if (c->opt->progress || c->print_marks)
-			fprintf(stderr, "%s%.6f %s\n", c->opt->progress ? "\r" : "",
-			        (double)ev->ts_ns / 1e9, c->trace->marks[ev->arg]);
 		break;
 	case RP_KCOMPACTD: {
 		double t0 = now_s();
@@ -290,12 +287,6 @@ static void do_event(struct rp_ctx *c, const struct rp_event *ev)
 	default:
 		break;
 	}
-}
-
-static void progress(const struct rp_ctx *c, size_t i, double t0)
-{
-	fprintf(stderr, "\rreplaying: %zu / %zu events (%.0f%%), %.1f s", i, c->trace->nr,
-	        100.0 * (double)i / (double)c->trace->nr, now_s() - t0);
 }
 
 /* Snapshots are taken before the first event at or after their uptime. */
@@ -336,7 +327,7 @@ static void run_events(struct rp_ctx *c)
 	uint64_t vevery = c->opt->validate_every, severy = c->opt->series_every;
 	if (c->opt->want_series && !severy)
 		severy = t->nr / 300 ? t->nr / 300 : 1;
-	double t0 = now_s(), busy = 0;
+	double busy = 0;
 	size_t chunk = 65536;
 	for (size_t i = 0; i < t->nr;) {
 		size_t end = i + chunk < t->nr ? i + chunk : t->nr;
@@ -359,11 +350,9 @@ static void run_events(struct rp_ctx *c)
 		if (severy && i % severy == 0)
 			rp_sample(c, i);
 		if (c->opt->progress)
-			progress(c, i, t0);
+			c->opt->progress("replaying", (double)i / (double)t->nr);
 	}
 	take_snapshots(c, t->nr);
-	if (c->opt->progress)
-		fprintf(stderr, "\r%70s\r", "");
 	/* Every trace event counts: those the loop does not act on were handled when parsed. */
 	uint64_t events = 0;
 	for (unsigned n = 0; n < RPN_COUNT; n++)
