@@ -233,7 +233,8 @@ void platform_spin_lock(struct pa_pool *pool, struct pa_spin *s, enum pa_lock_si
 	X(COMPACT_DAEMON_FREE_SCANNED, "compact_daemon_free_scanned")                              \
 	X(PGMIGRATE_SUCCESS, "pgmigrate_success")                                                  \
 	X(PGMIGRATE_FAIL, "pgmigrate_fail")                                                        \
-	X(COMPACT_FOLIOS_SPLIT, "compact_folios_split")
+	X(COMPACT_FOLIOS_SPLIT, "compact_folios_split")                                            \
+	X(NUMA_MISS, "numa_miss") /* allocations here that preferred another node */
 
 enum pa_zone_stat {
 #define X(id, name) PA_ZS_##id,
@@ -274,6 +275,8 @@ struct pa_zone {
 	uint64_t present_pages;      /* frames of the span with memory */
 	uint64_t managed_pages;      /* present frames the buddy manages */
 	uint64_t wmark[PA_NR_WMARK];
+	/* Linux's lowmem_reserve ("protection"): frames kept from requests that could use zone type [t]. */
+	uint64_t lowmem_reserve[PA_ZONE_COUNT];
 	uint64_t highatomic_max; /* cap on nr_reserved_highatomic */
 
 	struct pa_lock lock;            /* guards everything below and the zone's pageblock bits */
@@ -293,7 +296,8 @@ struct pa_zone {
 	        reserved_pages; /* managed frames held by the pool itself, neither free nor allocated */
 	uint64_t cma_pages;     /* frames in CMA pageblocks */
 	uint64_t stat[PA_NR_ZONE_STATS];
-	uint64_t *alloc_order; /* [order]: successful allocations per order */
+	uint64_t *alloc_order;         /* [order]: successful allocations per order */
+	_Atomic uint64_t numa_foreign; /* allocations that preferred this zone and went elsewhere */
 
 	struct pa_pcp *pcp; /* [cpu] */
 
@@ -613,6 +617,8 @@ void zone_set_pcp_mark(struct pa_zone *z);
 const char *zone_name(enum pa_zone_type type);
 /* The pfn where zone type t's address range ends; PA_PFN_INVALID for NORMAL and MOVABLE. */
 pa_pfn_t zone_type_end_pfn(const struct pa_pool *pool, enum pa_zone_type t);
+/* Does the layout have zone type t (zone_dma=1 for DMA, zones=x86_64 for DMA32)? */
+bool zone_type_in_layout(const struct pa_pool *pool, enum pa_zone_type t);
 
 /* Linux's ALLOC_* flags, as far as they matter here. */
 enum alloc_flags {
@@ -651,6 +657,16 @@ static inline bool zone_gfp_allows(const struct pa_zone *z, pa_gfp_t gfp)
 	if (gfp & PA_GFP_DMA)
 		return z->end_pfn <= (PA_ZONE_DMA_BYTES >> shift);
 	return z->end_pfn <= ((4ull << 30) >> shift);
+}
+
+/* Linux's gfp_zone(): the highest zone type a request may use. */
+static inline enum pa_zone_type gfp_highest_zone(pa_gfp_t gfp)
+{
+	if (gfp & PA_GFP_DMA)
+		return PA_ZONE_DMA;
+	if (gfp & PA_GFP_DMA32)
+		return PA_ZONE_DMA32;
+	return (gfp & PA_GFP_MOVABLE) ? PA_ZONE_MOVABLE : PA_ZONE_NORMAL;
 }
 
 /* The zone that holds pfn, or NULL. */

@@ -314,6 +314,29 @@ for ps in z["pagesets"]:
     js += [(o["order"], o["unmovable"], o["movable"], o["reclaimable"]) for o in ps["orders"]]
 assert js == text, (js, text)
 '
+# --- extfrag: each debugfs file on its own, exactly as Linux 6.1 prints it -----------------
+
+FIXTURES="$(cd "$(dirname "$0")" && pwd)/linux-6.1"
+for f in unusable:unusable_index index:extfrag_index; do
+	opt="${f%%:*}" file="${f#*:}"
+	expect_ok "ef_$opt" "extfrag --$opt exits 0" extfrag --$opt --boot "mem=6G zone_dma=1"
+	# A fresh pool of the fixture kernel's zones: the same lines, digit for digit in shape.
+	if [ "$(tr '0-9' '9' <"$TMP/ef_$opt.out")" = "$(tr '0-9' '9' <"$FIXTURES/$file")" ]; then
+		pass "extfrag --$opt is exactly debugfs extfrag/$file"
+	else
+		fail "extfrag --$opt is exactly debugfs extfrag/$file" "got: $(head -c 300 "$TMP/ef_$opt.out")"
+	fi
+done
+expect_ok ef_json "extfrag --index --json exits 0" extfrag --index --json
+json_check ef_json "extfrag --index --json: one file, zones with extfrag_index" '
+assert list(j) == ["zones"], list(j)
+assert all(len(z["extfrag_index"]) == 11 for z in j["zones"]), j
+'
+expect_ok ef_both "extfrag without a file prints both" extfrag
+text_check ef_both "extfrag without a file: both files under their names" '
+assert t.startswith("unusable_index:\n") and "\nextfrag_index:\n" in t, t
+'
+
 LS_RUN=(--boot "mem=256M" --run churn --ops 200000 --threads 2)
 expect_ok ls_text "lockstat --run churn with two threads exits 0" lockstat "${LS_RUN[@]}"
 text_check ls_text "lockstat (text): perf lock contention's header and rows" '

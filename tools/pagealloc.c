@@ -30,12 +30,14 @@ struct cli {
 	struct bench_opts bench;          /* the workload's options */
 	const char *args[2];              /* positional arguments */
 	unsigned nargs;
+	unsigned extfrag_files; /* extfrag: bit 0 --unusable, bit 1 --index; none: both */
 };
 
 enum cmd_flags {
-	CMD_JSON = 1u << 0,  /* takes --json */
-	CMD_RUN = 1u << 1,   /* takes --run WORKLOAD */
-	CMD_BENCH = 1u << 2, /* parses the workload's options itself */
+	CMD_JSON = 1u << 0,    /* takes --json */
+	CMD_RUN = 1u << 1,     /* takes --run WORKLOAD */
+	CMD_BENCH = 1u << 2,   /* parses the workload's options itself */
+	CMD_EXTFRAG = 1u << 3, /* takes --unusable and --index */
 };
 
 struct command {
@@ -69,8 +71,10 @@ static const struct command commands[] = {
 	{ "lockstat", "",
 	  "lock contention per lock and call site, as perf lock contention prints it", cmd_report,
 	  CMD_JSON | CMD_RUN, 0, PA_REPORT_LOCKSTAT },
-	{ "extfrag", "", "unusable free space and fragmentation indexes, as debugfs extfrag",
-	  cmd_extfrag, CMD_JSON | CMD_RUN, 0, PA_REPORT_EXTFRAG_INDEX },
+	{ "extfrag", "[--unusable | --index]",
+	  "unusable free space and fragmentation indexes, as debugfs extfrag "
+	  "(--unusable: exactly extfrag/unusable_index, --index: exactly extfrag/extfrag_index)",
+	  cmd_extfrag, CMD_JSON | CMD_RUN | CMD_EXTFRAG, 0, PA_REPORT_EXTFRAG_INDEX },
 	{ "bench", "[NAME] [options]", "run a workload and time it (default: churn)", cmd_bench,
 	  CMD_BENCH, 1, PA_REPORT_COUNT },
 	{ "ctl", "[PATH [VALUE]]",
@@ -196,6 +200,11 @@ static int parse_cli_opt(struct cli *cli, int argc, char **argv, int *i)
 		cli->json = true;
 		return 1;
 	}
+	if ((cli->cmd->flags & CMD_EXTFRAG) &&
+	    (strcmp(argv[*i], "--unusable") == 0 || strcmp(argv[*i], "--index") == 0)) {
+		cli->extfrag_files |= argv[*i][2] == 'u' ? 1u : 2u;
+		return 1;
+	}
 	return 0;
 }
 
@@ -282,7 +291,10 @@ static int cmd_report(struct cli *cli)
 	return ret ? 1 : 0;
 }
 
-/* Both debugfs extfrag files: text one after the other, or one JSON object. */
+/*
+ * One debugfs extfrag file exactly (--unusable, --index), or both: text one
+ * after the other under their names, or one JSON object.
+ */
 static int cmd_extfrag(struct cli *cli)
 {
 	static const enum pa_report_kind kinds[] = { PA_REPORT_UNUSABLE_INDEX,
@@ -291,6 +303,12 @@ static int cmd_extfrag(struct cli *cli)
 	int ret = 0;
 	if (prepare_pool(cli, &pool))
 		return 1;
+	if (cli->extfrag_files == 1 || cli->extfrag_files == 2) {
+		ret = print_report(pool, kinds[cli->extfrag_files - 1],
+		                   cli->json ? PA_REPORT_JSON : 0);
+		pa_shutdown(pool);
+		return ret ? 1 : 0;
+	}
 	for (unsigned i = 0; i < 2 && !ret; i++) {
 		if (cli->json)
 			printf("%s\"%s\": ", i ? ",\n " : "{", pa_report_name(kinds[i]));

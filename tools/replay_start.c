@@ -135,17 +135,31 @@ static void pcp_switch(struct rp_ctx *c, bool off, uint64_t *saved)
 	}
 }
 
+/*
+ * Take every free frame. The lower zones keep their lowmem reserve from
+ * requests that a higher zone could serve, so DMA32 and then DMA requests
+ * take what is left there.
+ */
 static void fill(struct rp_ctx *c)
 {
+	static const pa_gfp_t zone_gfp[] = { 0, PA_GFP_DMA32, PA_GFP_DMA };
 	const pa_gfp_t gfp = PA_GFP_MOVABLE | PA_GFP_COMP | PA_GFP_NOWARN | PA_GFP_NOCOMPACT;
-	for (int o = (int)c->max_order; o >= 0; o--) {
-		struct pa_page *p;
-		while ((p = pa_alloc_pages(c->pool, gfp, (unsigned)o))) {
-			pa_pfn_t pfn = pa_page_to_pfn(c->pool, p);
-			c->pre[pfn] = (uint8_t)(o + 1);
-			pa_set_owner(c->pool, p, c->owner, RP_COOKIE_PRE);
+	for (unsigned z = 0; z < sizeof zone_gfp / sizeof zone_gfp[0]; z++) {
+		for (int o = (int)c->max_order; o >= 0; o--) {
+			struct pa_page *p;
+			while ((p = pa_alloc_pages(c->pool, gfp | zone_gfp[z], (unsigned)o))) {
+				pa_pfn_t pfn = pa_page_to_pfn(c->pool, p);
+				c->pre[pfn] = (uint8_t)(o + 1);
+				pa_set_owner(c->pool, p, c->owner, RP_COOKIE_PRE);
+			}
 		}
 	}
+}
+
+/* The zone modifier that reaches pfn past the lowmem reserves: DMA below 16 MiB, DMA32 below 4 GiB. */
+static pa_gfp_t zone_gfp_of(uint64_t pfn)
+{
+	return pfn < (16ull << 20) >> 12 ? PA_GFP_DMA : pfn < (4ull << 30) >> 12 ? PA_GFP_DMA32 : 0;
 }
 
 static pa_gfp_t mt_gfp(unsigned mt)
@@ -165,8 +179,10 @@ static bool retype_block(struct rp_ctx *c, uint64_t b, unsigned mt)
 	if (r > PB_ORDER && !pre_split(c, h, r, PB_ORDER))
 		return false;
 	pre_free(c, b, PB_ORDER);
-	struct pa_page *p = pa_alloc_pages(
-	        c->pool, mt_gfp(mt) | PA_GFP_COMP | PA_GFP_NOWARN | PA_GFP_NOCOMPACT, PB_ORDER);
+	const pa_gfp_t gfp = mt_gfp(mt) | PA_GFP_COMP | PA_GFP_NOWARN | PA_GFP_NOCOMPACT;
+	struct pa_page *p = pa_alloc_pages(c->pool, gfp | zone_gfp_of(b), PB_ORDER);
+	if (!p && zone_gfp_of(b) == PA_GFP_DMA) /* no ZONE_DMA: b is in DMA32 */
+		p = pa_alloc_pages(c->pool, gfp | PA_GFP_DMA32, PB_ORDER);
 	if (!p)
 		return false;
 	uint64_t got = pa_page_to_pfn(c->pool, p);
