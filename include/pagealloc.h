@@ -294,6 +294,50 @@ long pa_compact(struct pa_pool *pool, int node);
  */
 long pa_kcompactd_run(struct pa_pool *pool, int node);
 
+/* --- Free page reporting ------------------------------------------------ */
+
+/*
+ * A device that takes free memory back (a balloon's free page reporting):
+ * free blocks of order >= page_reporting_order (-1: the pageblock order)
+ * are handed to it in batches of up to PA_REPORTING_CAPACITY ranges, taken
+ * off the free lists for the call. A block larger than page_reporting_max_order
+ * is handed as several ranges of that order, without being split in the buddy.
+ * Afterwards the blocks are free again, marked reported, and are not
+ * reported again until they were allocated. Free memory that was never
+ * handed out (untouched since boot) was never backed and is not reported.
+ */
+#define PA_REPORTING_CAPACITY 32
+
+struct pa_reported_range {
+	pa_pfn_t pfn;
+	unsigned order;
+};
+
+struct pa_page_reporting_ops {
+	/* free blocks, taken off the lists for the call; 0 when the device took them */
+	int (*report)(void *arg, const struct pa_reported_range *ranges, unsigned nr);
+};
+
+/*
+ * Register the pool's one reporting device: -EINVAL for a NULL pool or ops
+ * or no report callback, -EBUSY when one is registered. With
+ * page_reporting=thread (the default) a worker reports
+ * page_reporting_delay_ms after free memory built up; with manual, only
+ * pa_page_reporting_run() does.
+ */
+int pa_page_reporting_register(struct pa_pool *pool, const struct pa_page_reporting_ops *ops,
+                               void *arg);
+/* Unregister; returns once no call to the device is running. */
+void pa_page_reporting_unregister(struct pa_pool *pool);
+/* One pass now; frames reported, or -EINVAL (NULL pool), -ENODEV (no device). */
+long pa_page_reporting_run(struct pa_pool *pool);
+/*
+ * Was this allocated block handed out from memory reported to the device
+ * (so a hypervisor must fault it back in)? 1 yes, 0 no, -EINVAL if page is
+ * not the head of an allocated block of this pool.
+ */
+int pa_page_reported(struct pa_pool *pool, const struct pa_page *page);
+
 /* --- Contiguous ranges and CMA ------------------------------------------ */
 
 /*

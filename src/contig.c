@@ -51,6 +51,7 @@ static void take_range(struct pa_zone *z, pa_pfn_t start, pa_pfn_t end, unsigned
 	for (pa_pfn_t p = start; p < end;) {
 		unsigned o = fit_order(pool, p, end);
 		page_prep_alloc(pfn_page(pool, p), o, mt, 0);
+		set_page_flags(pfn_page(pool, p), 0); /* a body frame's stale flags mean nothing */
 		z->stat[PA_ZS_PGALLOC] += 1ull << o;
 		z->stat[PA_ZS_ALLOC_SUCCESS]++;
 		z->alloc_order[o]++;
@@ -185,6 +186,7 @@ static void split_at(struct pa_pool *pool, pa_pfn_t edge)
 		for (pa_pfn_t p = head; p < tail;) {
 			unsigned o = fit_order(pool, p, p < edge ? edge : tail);
 			page_prep_alloc(pfn_page(pool, p), o, mt, 0);
+			set_page_flags(pfn_page(pool, p), 0);
 			set_page_owner(pfn_page(pool, p), (unsigned)owner);
 			pfn_page(pool, p)->private = cookie;
 			p += 1ull << o;

@@ -135,7 +135,8 @@ static inline void set_page_mt(struct pa_page *p, unsigned mt)
 static inline void page_prep_fields(struct pa_page *p, unsigned mt, uint32_t gfp)
 {
 	set_page_mt(p, mt);
-	set_page_flags(p, (gfp & PA_GFP_COMP) ? PF_COMP : 0);
+	/* A block taken whole or split from a reported one stays marked: pa_page_reported() */
+	set_page_flags(p, ((gfp & PA_GFP_COMP) ? PF_COMP : 0) | (page_flags(p) & PF_REPORTED));
 	set_page_owner(p, 0);
 	set_page_pins(p, 0);
 	p->private = 0;
@@ -251,7 +252,10 @@ enum pa_zone_stat {
 	X(COMPACT_FAIL, "compact_fail")                                                            \
 	X(COMPACT_SUCCESS, "compact_success")                                                      \
 	X(COMPACT_DAEMON_WAKE, "compact_daemon_wake")                                              \
-	X(COMPACT_DEFERRED, "compact_deferred")
+	X(COMPACT_DEFERRED, "compact_deferred")                                                    \
+	X(REPORTED_PAGES, "page_reporting_pages")                                                  \
+	X(REPORT_CALLS, "page_reporting_calls")                                                    \
+	X(REPORT_REFUSED, "page_reporting_refused")
 
 enum pa_pool_stat {
 #define X(id, name) PA_PS_##id,
@@ -393,8 +397,11 @@ struct pa_boot_config {
 	bool kcompactd_manual; /* kcompactd=manual: no threads; pa_kcompactd_run() drives them */
 	unsigned compaction_proactiveness;
 	bool shuffle, init_on_free, deferred_init;
-	bool zone_dma;                   /* ZONE_DMA below 16 MiB */
-	enum pa_zone_layout zone_layout; /* zones=x86_64 or flat */
+	bool page_reporting_manual;       /* page_reporting=manual: no worker thread */
+	unsigned page_reporting_delay_ms; /* the worker's delay after free memory builds up */
+	int page_reporting_max_order;     /* -1: max_order; the largest range a device takes */
+	bool zone_dma;                    /* ZONE_DMA below 16 MiB */
+	enum pa_zone_layout zone_layout;  /* zones=x86_64 or flat */
 	unsigned debug;
 	enum pa_bad_page_mode bad_page;
 
@@ -461,7 +468,10 @@ struct pa_pool {
 	struct pa_kcompactd *kcompactd; /* [node] */
 
 	struct pa_deferred *deferred; /* background init ("deferred.c"); NULL when done at boot */
-	_Atomic bool min_free_kbytes_user; /* written through ctl: kept when init ends */
+	/* Free page reporting ("reporting.c"); frees of this order or above notify it. */
+	struct pa_reporting *reporting;
+	_Atomic unsigned reporting_notify_order; /* UINT32_MAX while no device is registered */
+	_Atomic bool min_free_kbytes_user;       /* written through ctl: kept when init ends */
 
 	/* CMA areas ("cma.c"), fixed at boot. */
 	unsigned nr_cma;
@@ -607,6 +617,12 @@ void zone_prepare_range(struct pa_zone *zone, pa_pfn_t start, pa_pfn_t end);
 pa_pfn_t zone_untouched_pop(struct pa_zone *zone);
 /* Default min_free_kbytes and watermarks again, once deferred init has grown managed pages. */
 void zone_init_done(struct pa_pool *pool);
+
+/* "reporting.c": free page reporting */
+int reporting_init(struct pa_pool *pool, char *err, size_t errlen);
+void reporting_stop(struct pa_pool *pool);
+/* A free of a block of the reporting order or above: schedule a pass (zone lock may be held). */
+void reporting_notify(struct pa_pool *pool);
 
 /* "deferred.c": background init threads, one per node */
 int deferred_init_start(struct pa_pool *pool, char *err, size_t errlen);
@@ -908,6 +924,7 @@ static inline bool pcp_free(struct pa_zone *z, unsigned cpu, pa_pfn_t pfn, unsig
 		pa_spin_unlock(&pcp->lock);
 		return false;
 	}
+	set_page_flags(p, 0); /* used memory: not reported any more */
 	if (unlikely(pool->cfg.init_on_free))
 		return pcp_free_wipe_unlock(z, pcp, pfn, order);
 	unsigned type = mt < PA_NR_PCP_TYPES ? mt : PA_MT_MOVABLE;
