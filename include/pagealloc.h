@@ -146,7 +146,8 @@ struct pa_page *pa_alloc_pages(struct pa_pool *pool, pa_gfp_t gfp, unsigned int 
 
 /*
  * Free a block. A bad free (double free, a frame never allocated, a tail
- * frame, the wrong order, a descriptor not of this pool) is reported,
+ * frame, the wrong order, a descriptor not of this pool, a block of a
+ * pa_cma_alloc(), which pa_cma_release() gives back) is reported,
  * counted as bad_page and refused; with bad_page=panic it aborts. A NULL
  * page is such a bad free; with a NULL pool nothing happens.
  */
@@ -366,7 +367,13 @@ int pa_alloc_contig_range(struct pa_pool *pool, pa_pfn_t start_pfn, pa_pfn_t end
 struct pa_page *pa_alloc_contig_pages(struct pa_pool *pool, uint64_t nr_pages, pa_gfp_t gfp,
                                       int node);
 
-/* Free what pa_alloc_contig_range() or pa_alloc_contig_pages() took. NULL pool: nothing. */
+/*
+ * Free what pa_alloc_contig_range() or pa_alloc_contig_pages() took, all of
+ * it or any part. A range that is not wholly such frames (a block of
+ * pa_alloc_pages(), a CMA allocation, free frames, a range past the pool or
+ * a count that wraps) is a bad free: reported, counted, refused, and nothing
+ * is freed. NULL pool or nr_pages 0: nothing.
+ */
 void pa_free_contig_range(struct pa_pool *pool, pa_pfn_t pfn, uint64_t nr_pages);
 
 /* A CMA area (cma=SIZE[@START] on the boot line, in order). */
@@ -389,12 +396,17 @@ int pa_cma_get(struct pa_pool *pool, unsigned area, struct pa_cma_info *out);
 /*
  * Allocate count frames from CMA area, aligned to 1 << align_order frames,
  * moving the movable folios that borrowed the area. NULL when no such range
- * can be emptied (or for a NULL pool, no such area, count 0, align_order
- * above max_order). Release with pa_cma_release().
+ * can be emptied (or for a NULL pool, no such area, count 0 or larger than
+ * the area, align_order above max_order). Release with pa_cma_release(),
+ * never pa_free_pages() or pa_free_contig_range() (refused as bad frees).
  */
 struct pa_page *pa_cma_alloc(struct pa_pool *pool, unsigned area, uint64_t count,
                              unsigned align_order);
-/* 0, or -EINVAL when the frames are not a pa_cma_alloc() of this area (NULL included). */
+/*
+ * Release count frames (all or part of a pa_cma_alloc()). 0, or -EINVAL when
+ * the frames are not a pa_cma_alloc() of this area (NULL included, a count
+ * of 0 or one reaching past the area); nothing changes then.
+ */
 int pa_cma_release(struct pa_pool *pool, unsigned area, struct pa_page *page, uint64_t count);
 
 /* --- Configuration, read back ------------------------------------------ */
