@@ -382,13 +382,14 @@ int rp_write_svg(const char *path, const struct rp_machine *m, const struct rp_r
 	for (size_t i = 0; i < t->nr; i++)
 		if (t->ev[i].type == RP_MARK) {
 			double x = X((double)t->ev[i].ts_ns / 1e9);
+			/* "PHASE 6b ..." is labelled "6b"; another marker by its first word. */
 			const char *mk = t->marks[t->ev[i].arg];
+			if (strncmp(mk, "PHASE ", 6) == 0)
+				mk += 6;
 			fprintf(f,
 			        "<line x1=\"%.1f\" y1=\"%.0f\" x2=\"%.1f\" y2=\"%.0f\" "
 			        "stroke=\"#bbb\"/><text x=\"%.1f\" y=\"%.0f\" fill=\"#777\">%.*s</text>\n",
-			        x, Y(0), x, Y(1), x + 2, Y(1) + 10,
-			        strncmp(mk, "PHASE ", 6) ? 8 : 3,
-			        strncmp(mk, "PHASE ", 6) ? mk : mk + 6);
+			        x, Y(0), x, Y(1), x + 2, Y(1) + 10, (int)strcspn(mk, " <&"), mk);
 		}
 	fprintf(f, "<polyline fill=\"none\" stroke=\"#1f77b4\" stroke-width=\"1.5\" points=\"");
 	for (size_t i = 0; i < r->nr_series; i++)
