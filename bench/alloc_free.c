@@ -113,6 +113,7 @@ int bench_alloc_free_hot(const struct bench_opts *opt, struct pa_pool *given, FI
 	double *ns = calloc(runs, sizeof *ns);
 	int ret = !t || !ns || bench_check_order(pool, opt_order(opt));
 	for (unsigned r = 0; !ret && r < runs; r++) {
+		bench_progress_step(r, runs);
 		ns[r] = hot_run(pool, opt, t, nt);
 		ret = ns[r] < 0;
 	}
@@ -281,9 +282,11 @@ int bench_alloc_free_bulk(const struct bench_opts *opt, struct pa_pool *given, F
 	double *const samples[4] = { s, s + runs, s + 2 * runs, s + 3 * runs };
 	int ret = !t || !s || bench_check_order(pool, opt_order(opt)) ||
 	          bulk_setup(pool, opt, t, nt, given && opt->keep);
-	for (unsigned r = 0; !ret && r < runs; r++)
+	for (unsigned r = 0; !ret && r < runs; r++) {
+		bench_progress_step(r, runs);
 		ret = bulk_run(t, nt, &samples[0][r], &samples[1][r], &samples[2][r],
 		               &samples[3][r]) != 0;
+	}
 	if (!ret && !given)
 		bulk_print(opt, t, nt, samples, runs, out);
 	for (unsigned i = 0; t && i < nt; i++)

@@ -18,7 +18,7 @@
 /* ---------------------------------------------------------------------- */
 
 static const struct bench_workload workloads[] = {
-	{ "churn", "random allocations and frees of orders 0..10 on a 1 GiB pool (make run)",
+	{ "churn", "random allocations and frees of orders 0..10 on a 1 GiB pool (the default)",
 	  "  --seconds S    how long to churn (default 2), or --ops N in all\n"
 	  "  --threads N    threads sharing the pool, each with its own blocks (default 1)\n"
 	  "  --order N      largest order of the mix (default 10, at most max_order)\n"
@@ -128,6 +128,12 @@ static const struct bench_workload workloads[] = {
 	  "  default boot:  mem=128M backing=anon cma=16M kcompactd=manual (nr_cpus=threads+1)\n"
 	  "  exits 1 on a corrupt byte, a lost frame or a failed pa_validate\n",
 	  true, bench_soak },
+	{ "balloon", "a guest's churn with a free page reporting device, reporting off then on",
+	  "  --seconds S    length of each run (default 2): 8 grow/shrink cycles\n"
+	  "  --seed N       random seed (default 42)\n"
+	  "  default boot:  "
+	  "mem=1G backing=anon page_reporting_delay_ms=50\n",
+	  true, bench_balloon },
 	{ "boot",
 	  "boot time, first allocation and resident memory, 1 GiB to 4 TiB, both init modes",
 	  "  --runs N       repetitions (default 5)\n"
@@ -199,7 +205,7 @@ static int parse_u64(const char *s, uint64_t lo, uint64_t hi, uint64_t *out)
 
 static int opt_runs(struct bench_opts *o, const char *v)
 {
-	uint64_t n;
+	uint64_t n = 0; /* parse_u64 sets it only on success */
 	int ret = parse_u64(v, 1, 100000, &n);
 	o->runs = (unsigned)n;
 	return ret;
@@ -223,7 +229,7 @@ static int opt_seconds(struct bench_opts *o, const char *v)
 
 static int opt_threads(struct bench_opts *o, const char *v)
 {
-	uint64_t n;
+	uint64_t n = 0; /* parse_u64 sets it only on success */
 	int ret = parse_u64(v, 1, 1024, &n);
 	o->threads = (unsigned)n;
 	return ret;
@@ -231,7 +237,7 @@ static int opt_threads(struct bench_opts *o, const char *v)
 
 static int opt_order(struct bench_opts *o, const char *v)
 {
-	uint64_t n;
+	uint64_t n = 0; /* parse_u64 sets it only on success */
 	int ret = parse_u64(v, 0, 63, &n);
 	o->order = (int)n;
 	return ret;
@@ -255,7 +261,7 @@ static int opt_nr(struct bench_opts *o, const char *v)
 
 static int opt_batch(struct bench_opts *o, const char *v)
 {
-	uint64_t n;
+	uint64_t n = 0; /* parse_u64 sets it only on success */
 	int ret = parse_u64(v, 1, 1u << 20, &n);
 	o->batch = (unsigned)n;
 	return ret;
@@ -308,7 +314,7 @@ static int opt_transient_pct(struct bench_opts *o, const char *v)
 
 static int opt_folio_order(struct bench_opts *o, const char *v)
 {
-	uint64_t n;
+	uint64_t n = 0; /* parse_u64 sets it only on success */
 	int ret = parse_u64(v, 0, 63, &n);
 	o->folio_order = (int)n;
 	return ret;
@@ -475,17 +481,56 @@ const char *bench_boot_line(const struct bench_opts *opt, const char *def)
 	return opt->boot ? opt->boot : def;
 }
 
-int bench_boot(const struct bench_opts *opt, const char *def, struct pa_pool **pool)
+const char *bench_ctl_error(int err)
+{
+	return err == -ENOENT ? "no such path" : strerror(-err);
+}
+
+int bench_apply_ctls(const struct bench_opts *opt, struct pa_pool *pool)
+{
+	for (unsigned i = 0; i < opt->nr_ctls; i++) {
+		char path[256];
+		const char *set = opt->ctls[i], *eq = strchr(set, '=');
+		size_t n = eq ? (size_t)(eq - set) : 0;
+		int ret = -EINVAL;
+		if (eq && n && n < sizeof path) {
+			memcpy(path, set, n);
+			path[n] = '\0';
+			ret = pa_ctl_write(pool, path, eq + 1);
+		}
+		if (ret) {
+			fprintf(stderr,
+			        "pagealloc: --ctl %s: %s (`pagealloc ctl` lists the paths and their "
+			        "values)\n",
+			        set, !eq || !n ? "not PATH=VALUE" : bench_ctl_error(ret));
+			return -1;
+		}
+	}
+	return 0;
+}
+
+int bench_boot_with(const struct bench_opts *opt, const char *line,
+                    const struct pa_platform *platform, struct pa_pool **pool)
 {
 	char err[512] = "";
-	const char *line = bench_boot_line(opt, def);
-	int ret = pa_boot(line, NULL, pool, err, sizeof err);
-	if (ret)
+	int ret = pa_boot(line, platform, pool, err, sizeof err);
+	if (ret) {
 		fprintf(stderr, "pagealloc: boot \"%s\": %s\n", line,
 		        err[0] ? err : strerror(-ret));
-	else
-		pa_deferred_init_wait(*pool); /* measure the allocator, not the init threads */
-	return ret;
+		return ret;
+	}
+	pa_deferred_init_wait(*pool); /* measure the allocator, not the init threads */
+	if (bench_apply_ctls(opt, *pool)) {
+		pa_shutdown(*pool);
+		*pool = NULL;
+		return -EINVAL;
+	}
+	return 0;
+}
+
+int bench_boot(const struct bench_opts *opt, const char *def, struct pa_pool **pool)
+{
+	return bench_boot_with(opt, bench_boot_line(opt, def), NULL, pool);
 }
 
 static _Thread_local unsigned posed_cpu;
@@ -516,13 +561,9 @@ int bench_boot_posing(const struct bench_opts *opt, const char *def, unsigned cp
                       struct pa_pool **pool)
 {
 	static const struct pa_platform posing = { .cpu_id = posed_cpu_id };
-	char line[1024], err[512] = "";
+	char line[1024];
 	bench_posing_line(opt, def, cpus, line, sizeof line);
-	int ret = pa_boot(line, &posing, pool, err, sizeof err);
-	if (ret)
-		fprintf(stderr, "pagealloc: boot \"%s\": %s\n", line,
-		        err[0] ? err : strerror(-ret));
-	return ret;
+	return bench_boot_with(opt, line, &posing, pool);
 }
 
 uint64_t bench_seed_state(uint64_t seed, uint64_t stream)
@@ -532,6 +573,22 @@ uint64_t bench_seed_state(uint64_t seed, uint64_t stream)
 	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
 	z ^= z >> 31;
 	return z ? z : 1;
+}
+
+uint64_t bench_pcp_frames(struct pa_pool *pool)
+{
+	struct pa_config cfg;
+	pa_get_config(pool, &cfg);
+	uint64_t sum = 0;
+	for (unsigned n = 0; n < cfg.nr_nodes; n++)
+		for (unsigned z = 0; z < PA_ZONE_COUNT; z++)
+			for (unsigned cpu = 0; cpu < cfg.nr_cpus; cpu++) {
+				struct pa_pcp_info info;
+				if (pa_pcp_info(pool, n, (enum pa_zone_type)z, cpu, &info, NULL) ==
+				    0)
+					sum += info.count;
+			}
+	return sum;
 }
 
 char *bench_report_text(struct pa_pool *pool, enum pa_report_kind kind, unsigned flags)
@@ -650,7 +707,7 @@ static void out_key(struct bench_out *o, const char *key)
 	o->comma = true;
 }
 
-static void json_string(FILE *f, const char *s)
+void bench_json_string(FILE *f, const char *s)
 {
 	fputc('"', f);
 	for (; *s; s++) {
@@ -665,13 +722,20 @@ static void json_string(FILE *f, const char *s)
 	fputc('"', f);
 }
 
-/* A double for JSON: no nan or inf there. */
+static bool is_finite(double v)
+{
+	return v == v && v - v == 0;
+}
+
+/* A double for JSON: a whole number as an integer (counts stay counts), no nan or inf. */
 static void json_double(FILE *f, double v)
 {
-	if (v == v && v - v == 0)
-		fprintf(f, "%.3f", v);
-	else
+	if (!is_finite(v))
 		fputs("null", f);
+	else if (v == (double)(int64_t)v && v < 9007199254740992.0 && v > -9007199254740992.0)
+		fprintf(f, "%" PRId64, (int64_t)v);
+	else
+		fprintf(f, "%.3f", v);
 }
 
 void bench_out_begin(struct bench_out *o, FILE *f, bool json, const char *workload)
@@ -686,7 +750,7 @@ void bench_out_str(struct bench_out *o, const char *key, const char *value)
 {
 	out_key(o, key);
 	if (o->json)
-		json_string(o->f, value);
+		bench_json_string(o->f, value);
 	else
 		fprintf(o->f, "%s\n", value);
 }
@@ -702,8 +766,10 @@ void bench_out_f64(struct bench_out *o, const char *key, double value)
 	out_key(o, key);
 	if (o->json)
 		json_double(o->f, value);
-	else
+	else if (is_finite(value))
 		fprintf(o->f, "%.2f\n", value);
+	else
+		fputs("n/a\n", o->f);
 }
 
 void bench_out_metric(struct bench_out *o, const char *key, const char *unit, const double *samples,
@@ -736,6 +802,18 @@ void bench_out_metric(struct bench_out *o, const char *key, const char *unit, co
 void bench_out_report(struct bench_out *o, const char *key, struct pa_pool *pool,
                       enum pa_report_kind kind)
 {
+	bench_out_report_note(o, key, NULL, pool, kind);
+}
+
+void bench_out_note(struct bench_out *o, const char *note)
+{
+	if (!o->json)
+		fprintf(o->f, "  (%s)\n", note);
+}
+
+void bench_out_report_note(struct bench_out *o, const char *key, const char *note,
+                           struct pa_pool *pool, enum pa_report_kind kind)
+{
 	char *text = bench_report_text(pool, kind, o->json ? PA_REPORT_JSON : 0);
 	if (o->json) {
 		out_key(o, key);
@@ -744,7 +822,8 @@ void bench_out_report(struct bench_out *o, const char *key, struct pa_pool *pool
 			text[--n] = '\0';
 		fputs(text ? text : "null", o->f);
 	} else {
-		fprintf(o->f, "\n%s:\n%s", key, text ? text : "(report failed)\n");
+		fprintf(o->f, "\n%s:%s%s\n%s", key, note ? " " : "", note ? note : "",
+		        text ? text : "(report failed)\n");
 	}
 	free(text);
 }

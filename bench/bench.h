@@ -23,9 +23,14 @@
 
 #include "pagealloc.h"
 
+/* Most --ctl PATH=VALUE settings a command takes. */
+#define BENCH_MAX_CTLS 32
+
 /* Options; a zero value (or NULL) means the workload's default. */
 struct bench_opts {
-	const char *boot; /* boot command line */
+	const char *boot;                 /* boot command line */
+	const char *ctls[BENCH_MAX_CTLS]; /* --ctl PATH=VALUE, applied after each boot */
+	unsigned nr_ctls;
 	unsigned runs;    /* repetitions of the measurement */
 	uint64_t ops;     /* operations per run (per thread where threads share the work) */
 	double seconds;   /* length of a timed run */
@@ -85,6 +90,34 @@ uint64_t bench_now_ns(void);
 
 /* Boot from opt->boot, or def when it is not given; the error is printed. */
 int bench_boot(const struct bench_opts *opt, const char *def, struct pa_pool **pool);
+
+/*
+ * Boot from line with platform (may be NULL), then apply opt's --ctl
+ * settings. Every workload boots through this (or bench_boot*), so that
+ * --ctl reaches every pool. 0, or non-zero with the error printed and
+ * nothing left booted.
+ */
+int bench_boot_with(const struct bench_opts *opt, const char *line,
+                    const struct pa_platform *platform, struct pa_pool **pool);
+
+/* What a pa_ctl_write()/pa_ctl_read() error means, in words. */
+const char *bench_ctl_error(int err);
+
+/* Apply opt's --ctl PATH=VALUE settings in order; 0, or -1 with the refused one printed. */
+int bench_apply_ctls(const struct bench_opts *opt, struct pa_pool *pool);
+
+/*
+ * Progress on stderr, only when stderr is a terminal and the command has run
+ * for more than 2 s: "WHAT  PCT%  ELAPSEDs", redrawn in place by a ticker
+ * thread twice a second and erased at the end. Workloads say what they do
+ * and how far they are with bench_progress(); the program brackets each
+ * command with bench_progress_start() and bench_progress_stop().
+ */
+void bench_progress_start(const char *what);
+void bench_progress(const char *what, double fraction); /* what may be NULL: unchanged */
+void bench_progress_stop(void);
+/* Step done of total (0-based) is starting. */
+void bench_progress_step(unsigned done, unsigned total);
 const char *bench_boot_line(const struct bench_opts *opt, const char *def);
 
 /*
@@ -106,6 +139,9 @@ const char *bench_gfp_name(pa_gfp_t gfp, char *buf, size_t len);
 
 /* 0 if order is at most the pool's max_order; else -1, with a message on how to boot. */
 int bench_check_order(struct pa_pool *pool, unsigned order);
+
+/* Frames on every CPU's per-CPU lists, all nodes and zones. */
+uint64_t bench_pcp_frames(struct pa_pool *pool);
 
 /* A report of the pool in a malloc'd string (free it), or NULL. */
 char *bench_report_text(struct pa_pool *pool, enum pa_report_kind kind, unsigned flags);
@@ -155,9 +191,16 @@ void bench_out_metric(struct bench_out *o, const char *key, const char *unit, co
 /* A report of the pool: its JSON under key, or its /proc text under a heading. */
 void bench_out_report(struct bench_out *o, const char *key, struct pa_pool *pool,
                       enum pa_report_kind kind);
+/* The same, with a one-line explanation after the heading (text only). */
+void bench_out_report_note(struct bench_out *o, const char *key, const char *note,
+                           struct pa_pool *pool, enum pa_report_kind kind);
+/* A one-line explanation of the figure just printed (text only). */
+void bench_out_note(struct bench_out *o, const char *note);
 /* Per-order figures: JSON arrays or one text table row per name. */
 void bench_out_orders(struct bench_out *o, const char *key, const char *const *names,
                       const uint64_t *const *rows, unsigned nr_rows, unsigned orders);
+/* s as a JSON string, quoted and escaped. */
+void bench_json_string(FILE *f, const char *s);
 /* A nested object under key (JSON), or a heading (text); closed by bench_out_close. */
 void bench_out_open(struct bench_out *o, const char *key);
 void bench_out_close(struct bench_out *o);
@@ -170,6 +213,7 @@ void bench_out_end(struct bench_out *o);
 int bench_alloc_free_hot(const struct bench_opts *opt, struct pa_pool *pool, FILE *out);
 int bench_alloc_free_bulk(const struct bench_opts *opt, struct pa_pool *pool, FILE *out);
 int bench_boot_time(const struct bench_opts *opt, struct pa_pool *pool, FILE *out);
+int bench_balloon(const struct bench_opts *opt, struct pa_pool *pool, FILE *out);
 int bench_churn(const struct bench_opts *opt, struct pa_pool *pool, FILE *out);
 int bench_page_fault1(const struct bench_opts *opt, struct pa_pool *pool, FILE *out);
 int bench_gigantic(const struct bench_opts *opt, struct pa_pool *pool, FILE *out);

@@ -85,6 +85,7 @@ static int boot_runs(const char *line, unsigned runs, double *ms, struct boot_sa
 	*worst = (struct boot_sample){ 0 };
 	for (unsigned r = 0; r < runs; r++) {
 		struct boot_sample s;
+		bench_progress_step(r, runs);
 		if (boot_once(line, &s))
 			return -1;
 		ms[r] = s.boot_ms;

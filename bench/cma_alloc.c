@@ -193,8 +193,10 @@ int bench_cma_alloc(const struct bench_opts *opt, struct pa_pool *given, FILE *o
 	c.free_outside_mib = calloc(c.runs, sizeof *c.free_outside_mib);
 	c.in_range = calloc(c.runs, sizeof *c.in_range);
 	int ret = !c.ms || !c.borrowed_pct || !c.moved || !c.free_outside_mib || !c.in_range;
-	for (unsigned r = 0; !ret && r < c.runs; r++)
+	for (unsigned r = 0; !ret && r < c.runs; r++) {
+		bench_progress_step(r, c.runs);
 		ret = ca_run(&c, r);
+	}
 	if (!ret)
 		ca_print(&c, out);
 	free(c.ms);

@@ -619,14 +619,9 @@ void cw_boot_line(const struct bench_opts *opt, const char *def, bool split, cha
 	         split ? " compaction_split_folios=1" : "");
 }
 
-int cw_boot(const char *line, struct pa_pool **pool)
+int cw_boot(const struct bench_opts *opt, const char *line, struct pa_pool **pool)
 {
-	char err[512] = "";
-	int ret = pa_boot(line, NULL, pool, err, sizeof err);
-	if (ret)
-		fprintf(stderr, "pagealloc: boot \"%s\": %s\n", line,
-		        err[0] ? err : strerror(-ret));
-	return ret ? -1 : 0;
+	return bench_boot_with(opt, line, NULL, pool) ? -1 : 0;
 }
 
 int cw_ctl_set(struct pa_pool *pool, const char *path, uint64_t value, uint64_t *old)

@@ -200,7 +200,7 @@ void cw_print(struct bench_out *o, const struct cw_result *res, unsigned nr, uns
 void cw_boot_line(const struct bench_opts *opt, const char *def, bool split, char *buf, size_t len);
 
 /* Boot a pool from a line; the error printed. 0 or -1. */
-int cw_boot(const char *line, struct pa_pool **pool);
+int cw_boot(const struct bench_opts *opt, const char *line, struct pa_pool **pool);
 
 /* Set a number knob through the control tree, keeping its old value in *old (may be NULL). */
 int cw_ctl_set(struct pa_pool *pool, const char *path, uint64_t value, uint64_t *old);

@@ -77,11 +77,12 @@ static void cc_layout(struct cw_owner *o, unsigned k)
 }
 
 /* Steps 2-4 on a fresh pool; v[] gets the compaction figures. */
-static int cc_compact(const char *boot, unsigned k, double *v, uint64_t *checked_total)
+static int cc_compact(const struct bench_opts *opt, const char *boot, unsigned k, double *v,
+                      uint64_t *checked_total)
 {
 	struct pa_pool *pool;
 	struct cw_owner o = { 0 };
-	if (cw_boot(boot, &pool))
+	if (cw_boot(opt, boot, &pool))
 		return -1;
 	struct pa_config cfg;
 	pa_get_config(pool, &cfg);
@@ -130,9 +131,10 @@ int bench_compact_copy(const struct bench_opts *opt, struct pa_pool *given, FILE
 	for (unsigned m = 0; m < CC_NR; m++)
 		ret |= !(v[m] = calloc(runs, sizeof(double)));
 	for (unsigned r = 0; !ret && r < runs; r++) {
+		bench_progress_step(r, runs);
 		double row[CC_NR] = { 0 };
 		row[CC_MEMCPY] = cc_memcpy();
-		ret = row[CC_MEMCPY] <= 0 || cc_compact(boot, k, row, &checked);
+		ret = row[CC_MEMCPY] <= 0 || cc_compact(opt, boot, k, row, &checked);
 		row[CC_RATIO] = row[CC_MEMCPY] > 0 ? row[CC_COMPACT] * 100 / row[CC_MEMCPY] : 0;
 		for (unsigned m = 0; m < CC_NR; m++)
 			v[m][r] = row[m];

@@ -252,7 +252,7 @@ static void dh_load_free(struct dh_loaders *L)
 /*
  * The seed's loop: every size, count times; each buffer allocated, then
  * freed. Not inlined, so that `valgrind --tool=callgrind
- * --toggle-collect=dh_loop` counts the loop alone (docs/measured-contig-cma.md).
+ * --toggle-collect=dh_loop` counts the loop alone.
  */
 static __attribute__((noinline)) double
 dh_loop(struct dh *d, struct dh_conf *c, struct pa_pool *pool, struct dh_block *b, double *lat)
@@ -299,11 +299,8 @@ static int dh_validate(struct pa_pool *pool)
 static int dh_run(struct dh *d, struct dh_conf *c, unsigned run)
 {
 	struct pa_pool *pool;
-	char err[512] = "";
-	if (pa_boot(c->boot, NULL, &pool, err, sizeof err)) {
-		fprintf(stderr, "pagealloc: boot \"%s\": %s\n", c->boot, err);
+	if (bench_boot_with(d->opt, c->boot, NULL, &pool))
 		return -1;
-	}
 	struct pa_config cfg;
 	pa_get_config(pool, &cfg);
 	c->pageblock_order = cfg.pageblock_order;
@@ -536,8 +533,10 @@ int bench_dmaheap(const struct bench_opts *opt, struct pa_pool *given, FILE *out
 	struct dh d = { 0 };
 	int ret = dh_init(&d, opt);
 	for (unsigned k = 0; !ret && k < d.nr_conf; k++)
-		for (unsigned r = 0; !ret && r < d.runs; r++)
+		for (unsigned r = 0; !ret && r < d.runs; r++) {
+			bench_progress_step(k * d.runs + r, d.nr_conf * d.runs);
 			ret = dh_run(&d, &d.conf[k], r);
+		}
 	if (!ret)
 		dh_print(&d, out);
 	for (unsigned k = 0; k < DH_MAX_CONF; k++) {

@@ -332,12 +332,9 @@ static int gig_run(struct gig *c, enum gig_way way, unsigned run)
 {
 	struct gig_result *res = &c->res[way];
 	struct gig_run r = { 0 };
-	char err[512] = "";
-	int ret = pa_boot(res->boot, NULL, &r.pool, err, sizeof err);
-	if (ret) {
-		fprintf(stderr, "pagealloc: boot \"%s\": %s\n", res->boot, err);
+	int ret = bench_boot_with(c->opt, res->boot, NULL, &r.pool);
+	if (ret)
 		return -1;
-	}
 	ret = gig_setup(c, &r, run);
 	if (!ret) {
 		res->regions = r.nr_regions;
@@ -520,11 +517,8 @@ static int gig_init(struct gig *c, const struct bench_opts *opt)
 static int gig_alloc_samples(struct gig *c, enum gig_way way)
 {
 	struct pa_pool *pool;
-	char err[512] = "";
-	if (pa_boot(c->res[way].boot, NULL, &pool, err, sizeof err)) {
-		fprintf(stderr, "pagealloc: boot \"%s\": %s\n", c->res[way].boot, err);
+	if (bench_boot_with(c->opt, c->res[way].boot, NULL, &pool))
 		return -1;
-	}
 	struct pa_config cfg;
 	pa_get_config(pool, &cfg);
 	pa_shutdown(pool);
@@ -552,8 +546,10 @@ int bench_gigantic(const struct bench_opts *opt, struct pa_pool *given, FILE *ou
 	int ret = gig_init(&c, opt);
 	for (int w = 0; !ret && w < GIG_WAYS; w++) {
 		ret = gig_alloc_samples(&c, (enum gig_way)w);
-		for (unsigned r = 0; !ret && r < c.runs; r++)
+		for (unsigned r = 0; !ret && r < c.runs; r++) {
+			bench_progress_step((unsigned)w * c.runs + r, GIG_WAYS * c.runs);
 			ret = gig_run(&c, (enum gig_way)w, r);
+		}
 	}
 	if (!ret)
 		gig_print(&c, out);

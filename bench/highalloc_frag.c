@@ -295,7 +295,7 @@ static void hf_run_free(struct hf_run *r)
 static int hf_run(struct hf *c, struct cw_result *res, unsigned run)
 {
 	struct hf_run r = { .c = c };
-	int ret = cw_boot(res->boot, &r.pool);
+	int ret = cw_boot(c->opt, res->boot, &r.pool);
 	if (!ret) {
 		pa_get_config(r.pool, &r.cfg);
 		c->pageblock_order = r.cfg.pageblock_order;
@@ -389,8 +389,10 @@ int bench_highalloc_frag(const struct bench_opts *opt, struct pa_pool *given, FI
 		cw_boot_line(opt, c.def_boot, nr == 2 && i == 0, res[i].boot, sizeof res[i].boot);
 	}
 	for (unsigned run = 0; !ret && run < c.runs; run++)
-		for (unsigned i = 0; !ret && i < nr; i++)
+		for (unsigned i = 0; !ret && i < nr; i++) {
+			bench_progress_step(run * nr + i, c.runs * nr);
 			ret = hf_run(&c, &res[i], run);
+		}
 	if (!ret)
 		hf_print(&c, res, nr, out);
 	for (unsigned i = 0; i < nr; i++)

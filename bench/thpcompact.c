@@ -214,7 +214,7 @@ static int tc_run(const struct tc *c, struct cw_result *res, unsigned run)
 {
 	struct pa_pool *pool;
 	struct cw_owner owner = { 0 };
-	if (cw_boot(res->boot, &pool))
+	if (cw_boot(c->opt, res->boot, &pool))
 		return -1;
 	struct pa_config cfg;
 	pa_get_config(pool, &cfg);
@@ -291,8 +291,10 @@ int bench_thpcompact(const struct bench_opts *opt, struct pa_pool *given, FILE *
 		cw_boot_line(opt, TC_BOOT, nr == 2 && i == 0, res[i].boot, sizeof res[i].boot);
 	}
 	for (unsigned run = 0; !ret && run < c.runs; run++)
-		for (unsigned i = 0; !ret && i < nr; i++)
+		for (unsigned i = 0; !ret && i < nr; i++) {
+			bench_progress_step(run * nr + i, c.runs * nr);
 			ret = tc_run(&c, &res[i], run);
+		}
 	if (!ret)
 		tc_print(&c, res, nr, out);
 	for (unsigned i = 0; i < nr; i++)

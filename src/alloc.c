@@ -27,6 +27,7 @@ struct alloc_ctx {
 	unsigned order;
 	unsigned mt;
 	unsigned flags;
+	enum pa_zone_type highest;  /* the highest zone type it may use: picks the lowmem reserve */
 	const struct pa_node *node; /* preferred node: the calling CPU's */
 };
 
@@ -44,6 +45,7 @@ static void alloc_ctx_init(struct alloc_ctx *ac, struct pa_pool *pool, pa_gfp_t 
 	ac->gfp = gfp;
 	ac->order = order;
 	ac->mt = gfp_migratetype(gfp);
+	ac->highest = gfp_highest_zone(gfp);
 	ac->flags = ALLOC_WMARK_LOW | ((gfp & PA_GFP_MOVABLE) ? ALLOC_CMA : 0);
 	if (gfp & PA_GFP_HIGH)
 		ac->flags |= ALLOC_MIN_RESERVE | (order > 0 ? ALLOC_HIGHATOMIC : 0);
@@ -56,6 +58,23 @@ static bool zone_allowed(const struct alloc_ctx *ac, const struct pa_zone *z)
 	       (!(ac->gfp & PA_GFP_THISNODE) || z->node == ac->node->id);
 }
 
+/*
+ * Linux's zone_statistics() for an allocation that left its node: numa_miss
+ * on the zone that served it, numa_foreign on the zone it preferred (the
+ * first its zonelist allows; not locked here, so an atomic).
+ */
+static __attribute__((noinline)) void count_numa_miss(struct pa_zone *z, const struct alloc_ctx *ac)
+{
+	z->stat[PA_ZS_NUMA_MISS]++;
+	for (unsigned i = 0; i < ac->node->nr_zonelist; i++) {
+		struct pa_zone *pref = ac->node->zonelist[i];
+		if (zone_allowed(ac, pref)) {
+			atomic_fetch_add_explicit(&pref->numa_foreign, 1, memory_order_relaxed);
+			return;
+		}
+	}
+}
+
 /* Turn a block taken off the lists into an allocated block, and count it. Zone lock held. */
 static struct pa_page *prep_block(struct pa_zone *z, pa_pfn_t pfn, const struct alloc_ctx *ac)
 {
@@ -64,6 +83,8 @@ static struct pa_page *prep_block(struct pa_zone *z, pa_pfn_t pfn, const struct 
 	z->stat[PA_ZS_PGALLOC] += 1ull << ac->order;
 	z->stat[PA_ZS_ALLOC_SUCCESS]++;
 	z->alloc_order[ac->order]++;
+	if (unlikely(z->node != ac->node->id))
+		count_numa_miss(z, ac);
 	return p;
 }
 
@@ -104,7 +125,8 @@ static struct pa_page *get_page_from_freelist(const struct alloc_ctx *ac, unsign
 			continue;
 		pa_lock(&z->lock, SITE_ALLOC);
 		struct pa_page *p = NULL;
-		pa_pfn_t pfn = zone_rmqueue(z, ac, z->wmark[flags & ALLOC_WMARK_MASK], flags);
+		uint64_t mark = z->wmark[flags & ALLOC_WMARK_MASK] + z->lowmem_reserve[ac->highest];
+		pa_pfn_t pfn = zone_rmqueue(z, ac, mark, flags);
 		if (pfn != PA_NIL) {
 			p = prep_block(z, pfn, ac);
 			if ((flags & ALLOC_HIGHATOMIC) && ac->order > 0)
@@ -292,8 +314,9 @@ unsigned pa_alloc_pages_bulk(struct pa_pool *pool, pa_gfp_t gfp, unsigned int or
 		if (!zone_allowed(&ac, z))
 			continue;
 		pa_lock(&z->lock, SITE_ALLOC_BULK);
+		uint64_t mark = z->wmark[PA_WMARK_LOW] + z->lowmem_reserve[ac.highest];
 		while (got < nr) {
-			pa_pfn_t pfn = zone_rmqueue(z, &ac, z->wmark[PA_WMARK_LOW], ac.flags);
+			pa_pfn_t pfn = zone_rmqueue(z, &ac, mark, ac.flags);
 			if (pfn == PA_NIL)
 				break;
 			out[got++] = prep_block(z, pfn, &ac);
@@ -342,8 +365,13 @@ static void describe_frame(struct pa_pool *pool, pa_pfn_t pfn, unsigned order, c
 		         p->order);
 		return;
 	case PS_ALLOC:
-		snprintf(buf, len, "an allocated block of order %u (wrong order %u)", p->order,
-		         order);
+		if (page_flags(p) & PF_CMA)
+			snprintf(buf, len,
+			         "a block of a CMA allocation (give it back with "
+			         "pa_cma_release)");
+		else
+			snprintf(buf, len, "an allocated block of order %u (wrong order %u)",
+			         p->order, order);
 		return;
 	default:
 		break;
@@ -363,21 +391,28 @@ static void describe_frame(struct pa_pool *pool, pa_pfn_t pfn, unsigned order, c
 	snprintf(buf, len, "a frame that heads no block");
 }
 
-static void bad_page(struct pa_pool *pool, pa_pfn_t pfn, unsigned order, const char *found)
+void alloc_bad_free(struct pa_pool *pool, const char *what)
 {
 	pool_stat_inc(pool, PA_PS_BAD_PAGE);
-	if (pfn == PA_PFN_INVALID)
-		platform_report(pool,
-		                "bad page: pa_free_pages(order %u): expected a frame descriptor "
-		                "of this pool; found %s; refused",
-		                order, found);
-	else
-		platform_report(pool,
-		                "bad page: pfn %llu: pa_free_pages(order %u): expected the head "
-		                "of an allocated block of order %u; found %s; refused",
-		                (unsigned long long)pfn, order, order, found);
+	platform_report(pool, "bad page: %s; refused", what);
 	if (pool->cfg.bad_page == PA_BAD_PAGE_PANIC)
 		abort();
+}
+
+static void bad_page(struct pa_pool *pool, pa_pfn_t pfn, unsigned order, const char *found)
+{
+	char what[320];
+	if (pfn == PA_PFN_INVALID)
+		snprintf(
+		        what, sizeof what,
+		        "pa_free_pages(order %u): expected a frame descriptor of this pool; found %s",
+		        order, found);
+	else
+		snprintf(what, sizeof what,
+		         "pfn %llu: pa_free_pages(order %u): expected the head of an allocated "
+		         "block of order %u; found %s",
+		         (unsigned long long)pfn, order, order, found);
+	alloc_bad_free(pool, what);
 }
 
 /* Wipe a block's bytes (init_on_free) outside the lock: the head says PS_FREEING meanwhile. */
@@ -404,7 +439,7 @@ static __attribute__((noinline)) void free_zone(struct pa_pool *pool, struct pa_
 		pa_unlock(&z->lock);
 		return;
 	}
-	if (unlikely(st != PS_ALLOC || p->order != order)) {
+	if (unlikely(st != PS_ALLOC || p->order != order || (page_flags(p) & PF_CMA))) {
 		char found[160];
 		describe_frame(pool, pfn, order, found, sizeof found);
 		pa_unlock(&z->lock);

@@ -18,6 +18,7 @@
 #include <inttypes.h>
 #include <limits.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -160,6 +161,26 @@ static bool node_has_memory(const struct pa_pool *pool, unsigned nid)
 		if (node_zone(pool, nid, t))
 			return true;
 	return false;
+}
+
+/* Frames of the node that compaction holds isolated, by a walk over block heads. */
+static uint64_t node_isolated(const struct pa_pool *pool, unsigned nid)
+{
+	const struct pa_node *n = &pool->nodes[nid];
+	uint64_t sec = 1ull << pool->cfg.section_shift, frames = 0;
+	for (pa_pfn_t pfn = n->start_pfn; pfn < n->end_pfn;) {
+		if (!memmap_section_present(pool, pfn)) {
+			pfn = (pfn / sec + 1) * sec;
+			continue;
+		}
+		const struct pa_page *p = pfn_page(pool, pfn);
+		unsigned st = page_state(p);
+		uint64_t step = block_step(p, st);
+		if (st == PS_ISOLATED)
+			frames += step;
+		pfn += step;
+	}
+	return frames;
 }
 
 static unsigned nr_orders(const struct pa_pool *pool)
@@ -503,7 +524,7 @@ static int report_pagetypeinfo(struct pa_pool *pool, struct sbuf *sb)
 
 /* Counters folded over the zones, each zone's read under its lock. */
 struct vm_snap {
-	uint64_t free_pages;
+	uint64_t free_pages, free_cma, isolated, numa_foreign;
 	uint64_t pgalloc[PA_ZONE_COUNT]; /* PA_ZS_PGALLOC by zone type */
 	uint64_t zstat[PA_NR_ZONE_STATS];
 	uint64_t *alloc_order;     /* [order] */
@@ -521,6 +542,8 @@ static void vm_snap_zone_locked(struct pa_zone *zone, struct vm_snap *s)
 {
 	pa_lock(&zone->lock, SITE_ADMIN);
 	s->free_pages += zone_nr_free(zone);
+	s->free_cma += zone_free_cma(zone);
+	s->numa_foreign += atomic_load_explicit(&zone->numa_foreign, memory_order_relaxed);
 	for (unsigned o = 0; o < nr_orders(zone->pool); o++)
 		s->folios_migrated[o] += zone->folios_migrated[o];
 	pa_unlock(&zone->lock);
@@ -549,15 +572,76 @@ static int vm_snapshot(struct pa_pool *pool, struct vm_snap *s)
 		for (unsigned o = 0; o < orders; o++)
 			s->alloc_order[o] += order[o];
 	}
+	for (unsigned nid = 0; nid < pool->nr_nodes; nid++)
+		s->isolated += node_isolated(pool, nid);
 	free(order);
 	return 0;
 }
 
 typedef void (*vm_visit_fn)(void *ctx, const char *name, uint64_t value);
 
-static void vm_visit_zone_types(const struct vm_snap *s, vm_visit_fn fn, void *ctx)
+/* Where a vmstat line's value comes from. */
+enum vm_src {
+	VM_FREE,     /* frames on the free lists */
+	VM_FREE_CMA, /* of them, on the CMA lists */
+	VM_ISOLATED, /* frames compaction holds isolated */
+	VM_NUMA_HIT, /* allocations on the preferred node: all but numa_miss */
+	VM_NUMA_FOREIGN,
+	VM_PGALLOC, /* pgalloc_<zone type>, one line per type of the layout */
+	VM_ZONE,    /* a zone counter (PA_ZONE_STATS), folded */
+	VM_POOL,    /* a pool counter (PA_POOL_STATS) */
+};
+
+struct vm_item {
+	const char *name;
+	enum vm_src src;
+	unsigned id; /* VM_ZONE, VM_POOL: the counter */
+};
+
+/*
+ * The Linux part of /proc/vmstat: the 6.1 lines that mean something here, in
+ * 6.1's order. Every other counter of the lists follows it (ours), then the
+ * per-order counters.
+ */
+static const struct vm_item vm_linux[] = {
+	{ "nr_free_pages", VM_FREE, 0 },
+	{ "nr_free_cma", VM_FREE_CMA, 0 },
+	{ "numa_hit", VM_NUMA_HIT, 0 },
+	{ "numa_miss", VM_ZONE, PA_ZS_NUMA_MISS },
+	{ "numa_foreign", VM_NUMA_FOREIGN, 0 },
+	{ "numa_local", VM_NUMA_HIT, 0 },           /* the preferred node is the CPU's own */
+	{ "numa_other", VM_ZONE, PA_ZS_NUMA_MISS }, /* likewise */
+	{ "nr_isolated_anon", VM_ISOLATED, 0 },
+	{ "pgalloc_", VM_PGALLOC, 0 },
+	{ "pgfree", VM_ZONE, PA_ZS_PGFREE },
+	{ "pgmigrate_success", VM_ZONE, PA_ZS_PGMIGRATE_SUCCESS },
+	{ "pgmigrate_fail", VM_ZONE, PA_ZS_PGMIGRATE_FAIL },
+	{ "compact_migrate_scanned", VM_ZONE, PA_ZS_COMPACT_MIGRATE_SCANNED },
+	{ "compact_free_scanned", VM_ZONE, PA_ZS_COMPACT_FREE_SCANNED },
+	{ "compact_isolated", VM_ZONE, PA_ZS_COMPACT_ISOLATED },
+	{ "compact_stall", VM_POOL, PA_PS_COMPACT_STALL },
+	{ "compact_fail", VM_POOL, PA_PS_COMPACT_FAIL },
+	{ "compact_success", VM_POOL, PA_PS_COMPACT_SUCCESS },
+	{ "compact_daemon_wake", VM_POOL, PA_PS_COMPACT_DAEMON_WAKE },
+	{ "compact_daemon_migrate_scanned", VM_ZONE, PA_ZS_COMPACT_DAEMON_MIGRATE_SCANNED },
+	{ "compact_daemon_free_scanned", VM_ZONE, PA_ZS_COMPACT_DAEMON_FREE_SCANNED },
+};
+#define NR_VM_LINUX (sizeof vm_linux / sizeof vm_linux[0])
+
+static bool vm_in_linux_part(enum vm_src src, unsigned id)
+{
+	for (size_t i = 0; i < NR_VM_LINUX; i++)
+		if (vm_linux[i].src == src && vm_linux[i].id == id)
+			return true;
+	return src == VM_ZONE && id == PA_ZS_PGALLOC; /* printed per zone type */
+}
+
+static void vm_visit_zone_types(struct pa_pool *pool, const struct vm_snap *s, vm_visit_fn fn,
+                                void *ctx)
 {
 	for (unsigned t = 0; t < PA_ZONE_COUNT; t++) {
+		if (!zone_type_in_layout(pool, t))
+			continue;
 		char name[32];
 		int n = snprintf(name, sizeof name, "%s_", pa_zone_stat_names[PA_ZS_PGALLOC]);
 		for (const char *z = zone_name(t); *z && n + 1 < (int)sizeof name; z++)
@@ -567,24 +651,61 @@ static void vm_visit_zone_types(const struct vm_snap *s, vm_visit_fn fn, void *c
 	}
 }
 
+static uint64_t vm_pool_stat(struct pa_pool *pool, unsigned k)
+{
+	return atomic_load_explicit(&pool->pool_stat[k], memory_order_relaxed);
+}
+
+static void vm_visit_linux(struct pa_pool *pool, const struct vm_snap *s, vm_visit_fn fn, void *ctx)
+{
+	for (size_t i = 0; i < NR_VM_LINUX; i++) {
+		const struct vm_item *it = &vm_linux[i];
+		switch (it->src) {
+		case VM_FREE:
+			fn(ctx, it->name, s->free_pages);
+			break;
+		case VM_FREE_CMA:
+			fn(ctx, it->name, s->free_cma);
+			break;
+		case VM_ISOLATED:
+			fn(ctx, it->name, s->isolated);
+			break;
+		case VM_NUMA_HIT:
+			fn(ctx, it->name,
+			   s->zstat[PA_ZS_ALLOC_SUCCESS] - s->zstat[PA_ZS_NUMA_MISS]);
+			break;
+		case VM_NUMA_FOREIGN:
+			fn(ctx, it->name, s->numa_foreign);
+			break;
+		case VM_PGALLOC:
+			vm_visit_zone_types(pool, s, fn, ctx);
+			break;
+		case VM_ZONE:
+			fn(ctx, it->name, s->zstat[it->id]);
+			break;
+		case VM_POOL:
+			fn(ctx, it->name, vm_pool_stat(pool, it->id));
+			break;
+		}
+	}
+}
+
 /*
- * Every vmstat line in /proc order: nr_free_pages, pgalloc per zone type
- * (all types, as Linux prints pgalloc_dma32 on machines without one), the
- * other zone counters, the pool counters, then the per-order counters:
+ * Every vmstat line in order: the Linux part (vm_linux), then our counters
+ * (those of the lists that Linux does not have), then the per-order ones:
  * failures, allocations, and folios compaction moved whole (without a
  * split; compact_folios_split counts the others).
  */
 static void vm_walk(struct pa_pool *pool, const struct vm_snap *s, vm_visit_fn fn, void *ctx)
 {
 	char name[48];
-	fn(ctx, "nr_free_pages", s->free_pages);
-	vm_visit_zone_types(s, fn, ctx);
+	vm_visit_linux(pool, s, fn, ctx);
 	for (unsigned k = 0; k < PA_NR_ZONE_STATS; k++)
-		if (k != PA_ZS_PGALLOC)
+		if (!vm_in_linux_part(VM_ZONE, k))
 			fn(ctx, pa_zone_stat_names[k], s->zstat[k]);
 	for (unsigned k = 0; k < PA_NR_POOL_STATS; k++)
-		fn(ctx, pa_pool_stat_names[k],
-		   atomic_load_explicit(&pool->pool_stat[k], memory_order_relaxed));
+		if (!vm_in_linux_part(VM_POOL, k))
+			fn(ctx, pa_pool_stat_names[k], vm_pool_stat(pool, k));
 	for (unsigned o = 0; o < nr_orders(pool); o++) {
 		snprintf(name, sizeof name, "pgalloc_fail_order_%u", o);
 		fn(ctx, name,
@@ -658,93 +779,219 @@ int pa_vmstat_read(struct pa_pool *pool, const char *name, uint64_t *value)
 /* ---------------------------------------------------------------------- */
 
 /*
- * Linux 6.7's /proc/zoneinfo for each populated zone, trimmed to what a
- * pool has (no boost, promo, cma, protection, vm stats threshold or
- * node_unreclaimable), with the zone's counters in place of Linux's vmstat
- * items and the per-order counts of seed 002's third patch:
+ * Linux 6.1's /proc/zoneinfo: for every zone type of the layout on every
+ * node, the lines 6.1 prints that mean something here, in 6.1's order and
+ * spacing, then ours. An unpopulated zone stops after "protection:", as in
+ * Linux. The node's first populated zone carries the per-node stats.
  *
- *   Node 0, zone   Normal
+ *   Node 0, zone    DMA32
+ *     per-node stats                       (first populated zone of the node)
+ *         nr_isolated_anon 0               (frames compaction holds isolated)
  *     pages free     250873
- *           min      ...            (likewise low, high, spanned, present, managed)
- *         nr_free_pages 250873      (then "      %-12s %lu" per zone counter)
+ *           boost    0                     (no watermark boosting: always 0)
+ *           min      ...                   (low, high, spanned, present, managed)
+ *           cma      0                     (frames in CMA pageblocks)
+ *           protection: (0, 0, 0)          (lowmem reserve by zone type)
+ *         nr_free_pages 250873
+ *         nr_free_cma  0
+ *         pgalloc      ...                 (ours: every zone counter)
  *     pagesets
  *       cpu: 0
- *                 count:    %lu     frames on the CPU's lists
- *                 high:     %lu
- *                 batch:    %lu
- *                 high_min: %lu
- *                 high_max: %lu
+ *                 count: 9
+ *                 high:  5253
+ *                 batch: 63
+ *     vm stats threshold: 24               (Linux's for the zone size and CPUs)
+ *                 high_min: 1286           (ours, as Linux 6.7)
+ *                 high_max: 8192
  *                 order_%u:  unmovable %lu movable %lu reclaimable %lu
- *     start_pfn:           %lu
+ *     node_unreclaimable:  0               (no reclaim here: always 0)
+ *     start_pfn:           0
  *
  * An "order_N:" line is printed for each order of which the CPU holds at
  * least one block, and gives blocks (not frames) per PCP migratetype; it
  * parses as /order_(\d+):\s+unmovable (\d+) movable (\d+) reclaimable (\d+)/.
- * JSON: {"zones":[{"node","zone","free","min","low","high","spanned",
- * "present","managed","start_pfn","stats":{name:value},"pagesets":[{"cpu",
- * "count","high","high_min","high_max","batch","orders":[{"order",
- * "unmovable","movable","reclaimable"}]}]}]}, "orders" likewise only the
- * orders held.
- *
- * The zone's figures are read under its lock (and its counters under every
- * list lock, by zone_fold_stats); each CPU's lists under their list lock,
- * by pa_pcp_info().
+ * JSON names each row by its key in the tables below: {"zones":[{"node",
+ * "zone","populated","per_node_stats":{...},"free","boost",...,"protection":
+ * [...],"stats":{...},"pagesets":[{"cpu","count","high","batch",
+ * "vm_stats_threshold","high_min","high_max","orders":[{"order","unmovable",
+ * "movable","reclaimable"}]}],"node_unreclaimable","start_pfn"}]}.
  */
 
 static const char *const pcp_type_names[PA_NR_PCP_TYPES] = { "unmovable", "movable",
 	                                                     "reclaimable" };
 
+/* A zone's figures, read under its lock (counters under every list lock too). */
 struct zi_zone {
-	uint64_t free, spanned, present, managed, wmark[PA_NR_WMARK];
+	uint64_t free, boost, min, low, high, spanned, present, managed, cma;
+	uint64_t protection[PA_ZONE_COUNT];
+	uint64_t free_cma, numa_hit, numa_miss, numa_foreign, threshold, node_unreclaimable,
+	        start_pfn;
 	uint64_t stat[PA_NR_ZONE_STATS];
 };
 
-static void snap_zoneinfo(struct pa_zone *zone, struct zi_zone *zi)
+/* One row: its JSON key, its text before the value, and the field it shows. */
+struct zi_row {
+	const char *key;
+	const char *text;
+	size_t off;
+};
+#define ZI_ROW(key, text, field)                                                                   \
+	{                                                                                          \
+		key, text, offsetof(struct zi_zone, field)                                         \
+	}
+
+/* "pages free" to "cma", then "protection:"; all an unpopulated zone shows. */
+static const struct zi_row zi_head_rows[] = {
+	ZI_ROW("free", "  pages free     ", free),
+	ZI_ROW("boost", "        boost    ", boost),
+	ZI_ROW("min", "        min      ", min),
+	ZI_ROW("low", "        low      ", low),
+	ZI_ROW("high", "        high     ", high),
+	ZI_ROW("spanned", "        spanned  ", spanned),
+	ZI_ROW("present", "        present  ", present),
+	ZI_ROW("managed", "        managed  ", managed),
+	ZI_ROW("cma", "        cma      ", cma),
+};
+
+/* 6.1's zone items that mean something here, each "      %-12s %lu"; then every zone counter. */
+static const struct zi_row zi_stat_rows[] = {
+	ZI_ROW("nr_free_pages", NULL, free),
+	ZI_ROW("nr_free_cma", NULL, free_cma),
+	ZI_ROW("numa_hit", NULL, numa_hit),
+	ZI_ROW("numa_miss", NULL, numa_miss),
+	ZI_ROW("numa_foreign", NULL, numa_foreign),
+	ZI_ROW("numa_local", NULL, numa_hit),  /* the preferred node is the CPU's own */
+	ZI_ROW("numa_other", NULL, numa_miss), /* likewise */
+};
+
+static const struct zi_row zi_tail_rows[] = {
+	ZI_ROW("node_unreclaimable", "  node_unreclaimable:  ", node_unreclaimable),
+	ZI_ROW("start_pfn", "  start_pfn:           ", start_pfn),
+};
+
+/* A CPU's pageset: 6.1's rows, the threshold line, then ours. */
+struct zi_pcp_row {
+	const char *key;
+	const char *text;
+	size_t off; /* in struct pa_pcp_info */
+};
+#define ZI_PCP(key, text, field)                                                                   \
+	{                                                                                          \
+		key, text, offsetof(struct pa_pcp_info, field)                                     \
+	}
+static const struct zi_pcp_row zi_pcp_rows[] = {
+	ZI_PCP("count", "              count: ", count),
+	ZI_PCP("high", "              high:  ", high),
+	ZI_PCP("batch", "              batch: ", batch),
+};
+static const struct zi_pcp_row zi_pcp_ours[] = {
+	ZI_PCP("high_min", "              high_min: ", high_min),
+	ZI_PCP("high_max", "              high_max: ", high_max),
+};
+
+static uint64_t zi_field(const void *base, size_t off)
 {
+	uint64_t v;
+	memcpy(&v, (const char *)base + off, sizeof v);
+	return v;
+}
+
+static unsigned fls64(uint64_t x)
+{
+	return x ? 64u - (unsigned)__builtin_clzll(x) : 0;
+}
+
+/* Linux's calculate_normal_threshold(): how far a CPU's counters may drift before folding. */
+static uint64_t zi_threshold(const struct pa_pool *pool, uint64_t managed)
+{
+	uint64_t mem = managed >> (27 - pool->cfg.page_shift);
+	uint64_t t = 2ull * fls64(pool->cfg.nr_cpus) * (1 + fls64(mem));
+	return t < 125 ? t : 125;
+}
+
+/* The zone's figures; zone may be NULL (a type the node lacks): all zero. */
+static void snap_zoneinfo(struct pa_pool *pool, struct pa_zone *zone, struct zi_zone *zi)
+{
+	memset(zi, 0, sizeof *zi);
+	if (!zone)
+		return;
 	zone_fold_stats(zone, zi->stat, NULL);
 	zi->spanned = zone->end_pfn - zone->start_pfn;
+	zi->start_pfn = zone->start_pfn;
 	pa_lock(&zone->lock, SITE_ADMIN);
 	zi->free = zone_nr_free(zone);
+	zi->min = zone->wmark[PA_WMARK_MIN];
+	zi->low = zone->wmark[PA_WMARK_LOW];
+	zi->high = zone->wmark[PA_WMARK_HIGH];
 	zi->present = zone->present_pages;
 	zi->managed = zone->managed_pages;
-	memcpy(zi->wmark, zone->wmark, sizeof zi->wmark);
+	zi->cma = zone->cma_pages;
+	zi->free_cma = zone_free_cma(zone);
+	memcpy(zi->protection, zone->lowmem_reserve, sizeof zi->protection);
 	pa_unlock(&zone->lock);
+	zi->threshold = zi_threshold(pool, zi->managed);
+	zi->numa_miss = zi->stat[PA_ZS_NUMA_MISS];
+	zi->numa_hit = zi->stat[PA_ZS_ALLOC_SUCCESS] - zi->numa_miss;
+	zi->numa_foreign = atomic_load_explicit(&zone->numa_foreign, memory_order_relaxed);
 }
 
-static void zi_text_head(struct sbuf *sb, const struct pa_zone *zone, const struct zi_zone *zi)
+static void zi_value(struct sbuf *sb, const char *key, const char *text, uint64_t v)
 {
-	const struct {
-		const char *name;
-		uint64_t v;
-	} rows[] = { { "min", zi->wmark[PA_WMARK_MIN] },   { "low", zi->wmark[PA_WMARK_LOW] },
-		     { "high", zi->wmark[PA_WMARK_HIGH] }, { "spanned", zi->spanned },
-		     { "present", zi->present },           { "managed", zi->managed } };
-	sb_printf(sb, "Node %u, zone %8s\n  pages free     %" PRIu64 "\n", zone->node,
-	          zone_name(zone->type), zi->free);
-	for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++)
-		sb_printf(sb, "        %-8s %" PRIu64 "\n", rows[i].name, rows[i].v);
-	sb_printf(sb, "      %-12s %" PRIu64 "\n", "nr_free_pages", zi->free);
-	for (unsigned k = 0; k < PA_NR_ZONE_STATS; k++)
-		sb_printf(sb, "      %-12s %" PRIu64 "\n", pa_zone_stat_names[k], zi->stat[k]);
-	sb_puts(sb, "  pagesets\n");
+	if (sb->json)
+		js_u64(sb, key, v);
+	else if (text)
+		sb_printf(sb, "%s%" PRIu64 "\n", text, v);
+	else
+		sb_printf(sb, "      %-12s %" PRIu64 "\n", key, v);
 }
 
-static void zi_json_head(struct sbuf *sb, const struct pa_zone *zone, const struct zi_zone *zi)
+static void zi_per_node(struct pa_pool *pool, struct sbuf *sb, unsigned nid)
 {
-	js_u64(sb, "node", zone->node);
-	js_str(sb, "zone", zone_name(zone->type));
-	js_u64(sb, "free", zi->free);
-	js_u64(sb, "min", zi->wmark[PA_WMARK_MIN]);
-	js_u64(sb, "low", zi->wmark[PA_WMARK_LOW]);
-	js_u64(sb, "high", zi->wmark[PA_WMARK_HIGH]);
-	js_u64(sb, "spanned", zi->spanned);
-	js_u64(sb, "present", zi->present);
-	js_u64(sb, "managed", zi->managed);
-	js_u64(sb, "start_pfn", zone->start_pfn);
-	js_open(sb, "stats", '{');
+	if (sb->json)
+		js_open(sb, "per_node_stats", '{');
+	else
+		sb_puts(sb, "  per-node stats\n");
+	zi_value(sb, "nr_isolated_anon", NULL, node_isolated(pool, nid));
+	if (sb->json)
+		js_close(sb, '}');
+}
+
+/* "pages free" through "protection:": the lines every zone prints. */
+static void zi_head(struct sbuf *sb, const struct zi_zone *zi, const bool *types)
+{
+	for (size_t i = 0; i < sizeof zi_head_rows / sizeof zi_head_rows[0]; i++)
+		zi_value(sb, zi_head_rows[i].key, zi_head_rows[i].text,
+		         zi_field(zi, zi_head_rows[i].off));
+	if (sb->json)
+		js_open(sb, "protection", '[');
+	else
+		sb_puts(sb, "        protection: (");
+	for (unsigned t = 0, first = 1; t < PA_ZONE_COUNT; t++) {
+		if (!types[t])
+			continue;
+		if (sb->json)
+			js_u64(sb, NULL, zi->protection[t]);
+		else
+			sb_printf(sb, "%s%" PRIu64, first ? "" : ", ", zi->protection[t]);
+		first = 0;
+	}
+	if (sb->json)
+		js_close(sb, ']');
+	else
+		sb_puts(sb, ")\n");
+}
+
+static void zi_stats(struct sbuf *sb, const struct zi_zone *zi)
+{
+	if (sb->json)
+		js_open(sb, "stats", '{');
+	for (size_t i = 0; i < sizeof zi_stat_rows / sizeof zi_stat_rows[0]; i++)
+		zi_value(sb, zi_stat_rows[i].key, NULL, zi_field(zi, zi_stat_rows[i].off));
 	for (unsigned k = 0; k < PA_NR_ZONE_STATS; k++)
-		js_u64(sb, pa_zone_stat_names[k], zi->stat[k]);
-	js_close(sb, '}');
+		if (k != PA_ZS_NUMA_MISS) /* a row above */
+			zi_value(sb, pa_zone_stat_names[k], NULL, zi->stat[k]);
+	if (sb->json)
+		js_close(sb, '}');
 }
 
 /* The blocks held of one order, by PCP type; false when there are none. */
@@ -782,52 +1029,71 @@ static void zi_orders(struct sbuf *sb, const uint64_t *blocks, unsigned orders)
 }
 
 static void zi_pageset(struct sbuf *sb, unsigned cpu, const struct pa_pcp_info *info,
-                       const uint64_t *blocks, unsigned orders)
+                       const struct zi_zone *zi, const uint64_t *blocks, unsigned orders)
 {
 	if (sb->json) {
 		js_open(sb, NULL, '{');
 		js_u64(sb, "cpu", cpu);
-		js_u64(sb, "count", info->count);
-		js_u64(sb, "high", info->high);
-		js_u64(sb, "high_min", info->high_min);
-		js_u64(sb, "high_max", info->high_max);
-		js_u64(sb, "batch", info->batch);
 	} else {
-		sb_printf(sb,
-		          "    cpu: %u\n              count:    %" PRIu64 "\n"
-		          "              high:     %" PRIu64 "\n              batch:    %" PRIu64
-		          "\n              high_min: %" PRIu64 "\n              high_max: %" PRIu64
-		          "\n",
-		          cpu, info->count, info->high, info->batch, info->high_min,
-		          info->high_max);
+		sb_printf(sb, "    cpu: %u\n", cpu);
 	}
+	for (size_t i = 0; i < sizeof zi_pcp_rows / sizeof zi_pcp_rows[0]; i++)
+		zi_value(sb, zi_pcp_rows[i].key, zi_pcp_rows[i].text,
+		         zi_field(info, zi_pcp_rows[i].off));
+	zi_value(sb, "vm_stats_threshold", "  vm stats threshold: ", zi->threshold);
+	for (size_t i = 0; i < sizeof zi_pcp_ours / sizeof zi_pcp_ours[0]; i++)
+		zi_value(sb, zi_pcp_ours[i].key, zi_pcp_ours[i].text,
+		         zi_field(info, zi_pcp_ours[i].off));
 	zi_orders(sb, blocks, orders);
 	if (sb->json)
 		js_close(sb, '}');
 }
 
-static void zi_zone(struct pa_pool *pool, struct sbuf *sb, struct pa_zone *zone, uint64_t *blocks)
+static void zi_pagesets(struct pa_pool *pool, struct sbuf *sb, struct pa_zone *zone,
+                        const struct zi_zone *zi, uint64_t *blocks)
 {
-	struct zi_zone zi;
-	snap_zoneinfo(zone, &zi);
-	if (sb->json) {
-		js_open(sb, NULL, '{');
-		zi_json_head(sb, zone, &zi);
+	if (sb->json)
 		js_open(sb, "pagesets", '[');
-	} else {
-		zi_text_head(sb, zone, &zi);
-	}
+	else
+		sb_puts(sb, "  pagesets\n");
 	for (unsigned cpu = 0; cpu < pool->cfg.nr_cpus; cpu++) {
 		struct pa_pcp_info info;
 		if (pa_pcp_info(pool, zone->node, zone->type, cpu, &info, blocks) == 0)
-			zi_pageset(sb, cpu, &info, blocks, nr_orders(pool));
+			zi_pageset(sb, cpu, &info, zi, blocks, nr_orders(pool));
 	}
-	if (sb->json) {
+	if (sb->json)
 		js_close(sb, ']');
-		js_close(sb, '}');
+}
+
+/* One zone type of one node; per_node: print the node's stats first. */
+static void zi_zone(struct pa_pool *pool, struct sbuf *sb, unsigned nid, unsigned t, bool per_node,
+                    uint64_t *blocks, const bool *types)
+{
+	struct pa_zone *zone = pool->nodes[nid].zones[t];
+	struct zi_zone zi;
+	snap_zoneinfo(pool, zone, &zi);
+	bool populated = zi.present > 0;
+	if (sb->json) {
+		js_open(sb, NULL, '{');
+		js_u64(sb, "node", nid);
+		js_str(sb, "zone", zone_name(t));
+		js_name(sb, "populated");
+		sb_puts(sb, populated ? "true" : "false");
 	} else {
-		sb_printf(sb, "  start_pfn:           %" PRIu64 "\n", (uint64_t)zone->start_pfn);
+		sb_printf(sb, "Node %u, zone %8s\n", nid, zone_name(t));
 	}
+	if (per_node)
+		zi_per_node(pool, sb, nid);
+	zi_head(sb, &zi, types);
+	if (populated) {
+		zi_stats(sb, &zi);
+		zi_pagesets(pool, sb, zone, &zi, blocks);
+		for (size_t i = 0; i < sizeof zi_tail_rows / sizeof zi_tail_rows[0]; i++)
+			zi_value(sb, zi_tail_rows[i].key, zi_tail_rows[i].text,
+			         zi_field(&zi, zi_tail_rows[i].off));
+	}
+	if (sb->json)
+		js_close(sb, '}');
 }
 
 static int report_zoneinfo(struct pa_pool *pool, struct sbuf *sb)
@@ -835,14 +1101,23 @@ static int report_zoneinfo(struct pa_pool *pool, struct sbuf *sb)
 	uint64_t *blocks = calloc((size_t)nr_orders(pool) * PA_NR_PCP_TYPES, sizeof *blocks);
 	if (!blocks)
 		return -ENOMEM;
+	bool types[PA_ZONE_COUNT];
+	for (unsigned t = 0; t < PA_ZONE_COUNT; t++)
+		types[t] = zone_type_in_layout(pool, t);
 	if (sb->json) {
 		js_open(sb, NULL, '{');
 		js_open(sb, "zones", '[');
 	}
-	for (unsigned nid = 0; nid < pool->nr_nodes; nid++)
-		for (unsigned t = 0; t < PA_ZONE_COUNT; t++)
-			if (node_zone(pool, nid, t))
-				zi_zone(pool, sb, node_zone(pool, nid, t), blocks);
+	for (unsigned nid = 0; nid < pool->nr_nodes; nid++) {
+		bool first = true;
+		for (unsigned t = 0; t < PA_ZONE_COUNT; t++) {
+			if (!types[t])
+				continue;
+			bool populated = node_zone(pool, nid, t) != NULL;
+			zi_zone(pool, sb, nid, t, populated && first, blocks, types);
+			first = first && !populated;
+		}
+	}
 	if (sb->json) {
 		js_close(sb, ']');
 		js_close(sb, '}');

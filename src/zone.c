@@ -61,6 +61,14 @@ pa_pfn_t zone_type_end_pfn(const struct pa_pool *pool, enum pa_zone_type t)
 	}
 }
 
+bool zone_type_in_layout(const struct pa_pool *pool, enum pa_zone_type t)
+{
+	const struct pa_boot_config *c = &pool->cfg;
+	if (t == PA_ZONE_DMA)
+		return c->zone_layout == PA_ZONES_X86_64 && c->zone_dma;
+	return t != PA_ZONE_DMA32 || c->zone_layout == PA_ZONES_X86_64;
+}
+
 static pa_pfn_t zone_type_start_pfn(const struct pa_pool *pool, enum pa_zone_type t)
 {
 	return t == PA_ZONE_DMA ? 0 : zone_type_end_pfn(pool, t - 1);
@@ -518,6 +526,30 @@ void zone_init_done(struct pa_pool *pool)
 }
 
 /*
+ * Linux's setup_per_zone_lowmem_reserve() with its default
+ * lowmem_reserve_ratio (DMA 256, DMA32 256, Normal 32, Movable 0): a zone
+ * keeps, from a request that could have used a higher zone type t of the
+ * same node, the managed frames of the zones between them over its ratio,
+ * so that lower zones are not eaten up by what higher ones could serve.
+ */
+static void zone_setup_lowmem_reserve(struct pa_node *n)
+{
+	static const unsigned ratio[PA_ZONE_COUNT] = { 256, 256, 32, 0 };
+	for (unsigned i = 0; i < PA_ZONE_COUNT; i++) {
+		struct pa_zone *z = n->zones[i];
+		uint64_t above = 0;
+		if (!z)
+			continue;
+		for (unsigned t = 0; t < PA_ZONE_COUNT; t++) {
+			if (t > i && n->zones[t])
+				above += n->zones[t]->managed_pages;
+			z->lowmem_reserve[t] =
+			        t > i && ratio[i] && z->managed_pages ? above / ratio[i] : 0;
+		}
+	}
+}
+
+/*
  * min: each zone's share of min_free_kbytes by managed pages;
  * low = min + delta, high = low + delta, delta = max(min / 4, managed * wsf / 10000).
  * Runs with every zone lock held, so allocations see a consistent set.
@@ -542,6 +574,8 @@ void zone_setup_watermarks(struct pa_pool *pool)
 		z->wmark[PA_WMARK_HIGH] = min + 2 * delta;
 		zone_set_pcp_mark(z);
 	}
+	for (unsigned i = 0; i < pool->nr_nodes; i++)
+		zone_setup_lowmem_reserve(&pool->nodes[i]);
 	for (unsigned i = pool->nr_zones; i-- > 0;)
 		pa_unlock(&pool->zones[i].lock);
 	/* The list locks nest outside the zone locks: size the lists after letting go. */

@@ -5,6 +5,7 @@
 #
 #   cmake -DPA_TEST_CONFIG=<build>/pa-test-config-<config>.cmake -P install_consumer.cmake
 include("${PA_TEST_CONFIG}")
+include("${CMAKE_CURRENT_LIST_DIR}/script_helpers.cmake")
 
 set(work "${PA_BINARY_DIR}/install_consumer")
 set(prefix "${work}/prefix")
@@ -12,16 +13,10 @@ set(consumer "${PA_SOURCE_DIR}/tests/consumer")
 file(REMOVE_RECURSE "${work}")
 file(MAKE_DIRECTORY "${work}")
 
-function(run what)
-	execute_process(COMMAND ${ARGN} RESULT_VARIABLE rc)
-	if(NOT rc EQUAL 0)
-		message(FATAL_ERROR "${what} failed (${rc}): ${ARGN}")
-	endif()
-endfunction()
-
-run("install" "${CMAKE_COMMAND}" --install "${PA_BINARY_DIR}" --config "${PA_CONFIG}"
-    --prefix "${prefix}")
-foreach(f include/pagealloc.h ${PA_INSTALL_LIBDIR}/libpagealloc.a
+# cmake_install.cmake rather than `cmake --install` (3.15): the minimum is 3.13.
+run("install" "${CMAKE_COMMAND}" "-DCMAKE_INSTALL_PREFIX=${prefix}"
+    "-DCMAKE_INSTALL_CONFIG_NAME=${PA_CONFIG}" -P "${PA_BINARY_DIR}/cmake_install.cmake")
+foreach(f include/pagealloc.h include/pagealloc_version.h ${PA_INSTALL_LIBDIR}/libpagealloc.a
           ${PA_INSTALL_LIBDIR}/pkgconfig/pagealloc.pc
           ${PA_INSTALL_LIBDIR}/cmake/pagealloc/pagealloc-config.cmake
           ${PA_INSTALL_LIBDIR}/cmake/pagealloc/pagealloc-config-version.cmake)

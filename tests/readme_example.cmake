@@ -5,32 +5,21 @@
 #   cmake -DPA_TEST_CONFIG=<build>/pa-test-config-<config>.cmake -P readme_example.cmake
 include("${PA_TEST_CONFIG}")
 
-set(readme "${PA_SOURCE_DIR}/README.md")
-file(READ "${readme}" text)
-
-# The block opens with a line that is exactly ```c and closes with the next ```.
-string(PREPEND text "\n")
-string(FIND "${text}" "\n```c\n" start)
-if(start LESS 0)
-	message(FATAL_ERROR "${readme}: no ```c block")
-endif()
-math(EXPR start "${start} + 6")
-string(SUBSTRING "${text}" ${start} -1 rest)
-string(FIND "${rest}" "\n```" end)
-if(end LESS 0)
-	message(FATAL_ERROR "${readme}: the ```c block is not closed")
-endif()
-math(EXPR end "${end} + 1")
-string(SUBSTRING "${rest}" 0 ${end} code)
+include("${CMAKE_CURRENT_LIST_DIR}/script_helpers.cmake")
 
 set(work "${PA_BINARY_DIR}/readme_example")
 file(MAKE_DIRECTORY "${work}")
-file(WRITE "${work}/example.c" "${code}")
+pa_readme_example("${PA_SOURCE_DIR}/README.md" "${work}/example.c")
+
+set(pa_includes "")
+foreach(dir IN LISTS PA_INCLUDE_DIRS)
+	list(APPEND pa_includes "-I${dir}")
+endforeach()
 
 # Strict C11 and the project's warnings: the example is what users copy.
 execute_process(
 	COMMAND "${PA_CC}" ${PA_CFLAGS} -std=c11 -Wall -Wextra -Wpedantic -Werror
-	        "-I${PA_INCLUDE_DIR}" "${work}/example.c" "${PA_STATIC_LIB}" -pthread
+	        ${pa_includes} "${work}/example.c" "${PA_STATIC_LIB}" -pthread
 	        -o "${work}/example"
 	RESULT_VARIABLE rc)
 if(NOT rc EQUAL 0)

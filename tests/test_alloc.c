@@ -440,7 +440,7 @@ TEST(alloc_dma32_comes_from_below_4g_only)
 	pa_shutdown(pool);
 }
 
-TEST(alloc_normal_zone_low_falls_back_to_dma32_and_everything_can_be_used)
+TEST(alloc_normal_zone_low_falls_back_to_dma32_down_to_its_lowmem_reserve)
 {
 	struct pa_pool *pool = test_boot(EXACT "mem=6G max_order=20");
 	const pa_pfn_t limit = (4ull << 30) / 4096;
@@ -455,10 +455,20 @@ TEST(alloc_normal_zone_low_falls_back_to_dma32_and_everything_can_be_used)
 	          "fell back to DMA32 with %" PRIu64
 	          " frames free in NORMAL (low watermark %" PRIu64 ")",
 	          normal->free_pages, normal->wmark[PA_WMARK_LOW]);
-	/* Exact capacity over both zones. */
+	/*
+	 * Exact capacity over both zones: DMA32 keeps its lowmem reserve (Normal's
+	 * managed frames / 256) from requests that Normal could serve; a DMA32
+	 * request takes that too.
+	 */
+	struct pa_zone *dma32 = zone_of_type(pool, PA_ZONE_DMA32);
+	REQUIRE(dma32);
+	CHECK_EQ_U64(dma32->lowmem_reserve[PA_ZONE_NORMAL], normal->managed_pages / 256);
 	uint64_t rest = alloc_until_fail(pool, PA_GFP_KERNEL, 0, NULL);
+	CHECK_EQ_U64(dma32->free_pages, dma32->lowmem_reserve[PA_ZONE_NORMAL]);
+	rest += alloc_until_fail(pool, PA_GFP_DMA32, 0, NULL);
 	CHECK_EQ_U64(((n + 1) << 9) + rest, usage(pool).managed);
 	CHECK_EQ_U64(normal->free_pages, 0);
+	CHECK_EQ_U64(dma32->free_pages, 0);
 	VALIDATE(pool);
 	pa_shutdown(pool);
 }

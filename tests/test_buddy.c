@@ -524,8 +524,9 @@ TEST(buddy_never_merges_across_a_zone_boundary)
 	CHECK_EQ_U64(normal->nr_free[20], 1);
 	CHECK_EQ_U64(nr_free_total(pool, 21), 0);
 	CHECK(pa_alloc_pages(pool, PA_GFP_MOVABLE | PA_GFP_NOWARN, 21) == NULL);
+	/* DMA32 keeps its lowmem reserve from requests Normal could serve: ask for DMA32. */
 	pa_pfn_t a = must_alloc(pool, PA_GFP_MOVABLE, 20);
-	pa_pfn_t b = must_alloc(pool, PA_GFP_MOVABLE, 20);
+	pa_pfn_t b = must_alloc(pool, PA_GFP_MOVABLE | PA_GFP_DMA32, 20);
 	free_pfn(pool, a, 20);
 	free_pfn(pool, b, 20);
 	CHECK_EQ_U64(nr_free_total(pool, 21), 0);
@@ -600,7 +601,7 @@ TEST(buddy_hands_out_and_merges_back_order20_blocks)
 	CHECK_EQ_U64(dma32->nr_free[20], 1);
 	CHECK_EQ_U64(normal->nr_free[20], 1);
 	pa_pfn_t a = must_alloc(pool, PA_GFP_MOVABLE, 20);
-	pa_pfn_t b = must_alloc(pool, PA_GFP_MOVABLE, 20);
+	pa_pfn_t b = must_alloc(pool, PA_GFP_MOVABLE | PA_GFP_DMA32, 20); /* past the reserve */
 	CHECK_EQ_U64(a ^ b, 1ull << 20);
 	CHECK(pa_alloc_pages(pool, PA_GFP_MOVABLE | PA_GFP_NOWARN, 20) == NULL);
 	CHECK(pa_alloc_pages(pool, PA_GFP_MOVABLE | PA_GFP_NOWARN, 0) == NULL);

@@ -8,56 +8,7 @@
 # Usage: bash tests/test_cli.sh PATH-TO-pagealloc   (or $PAGEALLOC)
 set -u
 
-PA="${1:-${PAGEALLOC:-}}"
-if [ -z "$PA" ] || [ ! -x "$PA" ]; then
-	echo "usage: $0 PATH-TO-pagealloc" >&2
-	exit 2
-fi
-command -v python3 >/dev/null || { echo "python3 is needed" >&2; exit 2; }
-
-TMP="$(mktemp -d)"
-trap 'rm -rf "$TMP"' EXIT
-passed=0
-failed=0
-
-pass() { passed=$((passed + 1)); echo "[  OK  ] $1"; }
-fail() { failed=$((failed + 1)); echo "[ FAIL ] $1"; shift; for l in "$@"; do echo "    $l"; done; }
-
-# run NAME ARGS...: run the program, keep stdout/stderr/status in $TMP/NAME.*
-run() {
-	local name="$1"; shift
-	"$PA" "$@" >"$TMP/$name.out" 2>"$TMP/$name.err"
-	echo $? >"$TMP/$name.rc"
-}
-rc_of() { cat "$TMP/$1.rc"; }
-
-# expect_ok NAME DESC ARGS...: exit status 0
-expect_ok() {
-	local name="$1" desc="$2"; shift 2
-	run "$name" "$@"
-	if [ "$(rc_of "$name")" = 0 ]; then
-		pass "$desc"
-	else
-		fail "$desc" "pagealloc $* exited $(rc_of "$name")" "stderr: $(head -c 400 "$TMP/$name.err")"
-	fi
-}
-
-# json_check NAME DESC PYTHON: the stdout of NAME parses as JSON (bound to j);
-# PYTHON is a series of assert statements.
-json_check() {
-	local name="$1" desc="$2" code="$3"
-	if python3 - "$TMP/$name.out" "$code" >"$TMP/$name.py" 2>&1 <<'EOF'
-import json, sys
-with open(sys.argv[1]) as f:
-    j = json.load(f)
-exec(sys.argv[2])
-EOF
-	then
-		pass "$desc"
-	else
-		fail "$desc" "$(tail -n 3 "$TMP/$name.py")" "output: $(head -c 300 "$TMP/$name.out")"
-	fi
-}
+source "$(dirname "${BASH_SOURCE[0]}")/cli_helpers.bash" "$@"
 
 # --- info --json ----------------------------------------------------------------
 
@@ -248,33 +199,6 @@ else
 	fail "ctl with a bad value fails with a message" "rc $(rc_of ctl_badval)"
 fi
 
-# text_check NAME DESC PYTHON: like json_check, with the stdout of NAME as text in t.
-text_check() {
-	local name="$1" desc="$2" code="$3"
-	if python3 - "$TMP/$name.out" "$code" >"$TMP/$name.py" 2>&1 <<'EOF'
-import re, sys
-with open(sys.argv[1]) as f:
-    t = f.read()
-exec(sys.argv[2])
-EOF
-	then
-		pass "$desc"
-	else
-		fail "$desc" "$(tail -n 3 "$TMP/$name.py")" "output: $(head -c 300 "$TMP/$name.out")"
-	fi
-}
-
-# expect_refused NAME DESC PATTERN ARGS...: exits non-zero with PATTERN on stderr
-expect_refused() {
-	local name="$1" desc="$2" pat="$3"; shift 3
-	run "$name" "$@"
-	if [ "$(rc_of "$name")" != 0 ] && grep -q -- "$pat" "$TMP/$name.err"; then
-		pass "$desc"
-	else
-		fail "$desc" "pagealloc $* exited $(rc_of "$name")" "stderr: $(head -c 300 "$TMP/$name.err")"
-	fi
-}
-
 # --- ctl: compaction ----------------------------------------------------------------------
 
 expect_ok ctl_compact "ctl compact_memory 1 exits 0" ctl compact_memory 1 --boot "mem=64M"
@@ -390,6 +314,29 @@ for ps in z["pagesets"]:
     js += [(o["order"], o["unmovable"], o["movable"], o["reclaimable"]) for o in ps["orders"]]
 assert js == text, (js, text)
 '
+# --- extfrag: each debugfs file on its own, exactly as Linux 6.1 prints it -----------------
+
+FIXTURES="$(cd "$(dirname "$0")" && pwd)/linux-6.1"
+for f in unusable:unusable_index index:extfrag_index; do
+	opt="${f%%:*}" file="${f#*:}"
+	expect_ok "ef_$opt" "extfrag --$opt exits 0" extfrag --$opt --boot "mem=6G zone_dma=1"
+	# A fresh pool of the fixture kernel's zones: the same lines, digit for digit in shape.
+	if [ "$(tr '0-9' '9' <"$TMP/ef_$opt.out")" = "$(tr '0-9' '9' <"$FIXTURES/$file")" ]; then
+		pass "extfrag --$opt is exactly debugfs extfrag/$file"
+	else
+		fail "extfrag --$opt is exactly debugfs extfrag/$file" "got: $(head -c 300 "$TMP/ef_$opt.out")"
+	fi
+done
+expect_ok ef_json "extfrag --index --json exits 0" extfrag --index --json
+json_check ef_json "extfrag --index --json: one file, zones with extfrag_index" '
+assert list(j) == ["zones"], list(j)
+assert all(len(z["extfrag_index"]) == 11 for z in j["zones"]), j
+'
+expect_ok ef_both "extfrag without a file prints both" extfrag
+text_check ef_both "extfrag without a file: both files under their names" '
+assert t.startswith("unusable_index:\n") and "\nextfrag_index:\n" in t, t
+'
+
 LS_RUN=(--boot "mem=256M" --run churn --ops 200000 --threads 2)
 expect_ok ls_text "lockstat --run churn with two threads exits 0" lockstat "${LS_RUN[@]}"
 text_check ls_text "lockstat (text): perf lock contention's header and rows" '
@@ -513,5 +460,4 @@ else
 	fail "an unknown option fails with a message" "rc $(rc_of badopt)"
 fi
 
-echo "$passed passed, $failed failed"
-[ "$failed" = 0 ]
+finish

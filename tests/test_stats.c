@@ -869,3 +869,317 @@ TEST(stats_info_json_has_the_documented_keys)
 	free(json);
 	pa_shutdown(pool);
 }
+
+/* --- Layouts held against Linux 6.1's own files (tests/linux-6.1/) ---------------- */
+
+/* Lines of a text, split in place. */
+struct lines {
+	char *text;
+	char **line;
+	size_t n;
+};
+
+static void split_lines(char *text, struct lines *l)
+{
+	size_t cap = 1;
+	for (const char *c = text; *c; c++)
+		cap += *c == '\n';
+	l->text = text;
+	l->line = calloc(cap, sizeof *l->line);
+	REQUIRE(l->line);
+	l->n = 0;
+	for (char *s = text; *s;) {
+		char *nl = strchr(s, '\n');
+		l->line[l->n++] = s;
+		if (!nl)
+			break;
+		*nl = '\0';
+		s = nl + 1;
+	}
+}
+
+static void read_fixture(const char *name, struct lines *l)
+{
+	char path[512];
+	snprintf(path, sizeof path, "%s/%s", PA_LINUX_FIXTURES, name);
+	FILE *f = fopen(path, "r");
+	CHECK_MSG(f != NULL, "cannot open the Linux 6.1 file %s", path);
+	REQUIRE(f);
+	char *text = calloc(1, 1 << 16);
+	REQUIRE(text);
+	size_t n = fread(text, 1, (1 << 16) - 1, f);
+	fclose(f);
+	REQUIRE(n > 0);
+	split_lines(text, l);
+}
+
+static void free_lines(struct lines *l)
+{
+	free(l->text);
+	free(l->line);
+}
+
+/*
+ * The shape of a line: every run of digits becomes '#' (6.1 prints these
+ * numbers with %lu, no width), and a protection list "(#, #, ...)" becomes
+ * "(#...)", since it has one entry per zone type of the layout.
+ */
+static void line_shape(const char *line, char *out, size_t len)
+{
+	size_t o = 0;
+	for (const char *c = line; *c && o + 1 < len; c++) {
+		if (isdigit((unsigned char)*c)) {
+			while (isdigit((unsigned char)c[1]))
+				c++;
+		}
+		out[o++] = isdigit((unsigned char)*c) ? '#' : *c;
+	}
+	out[o] = '\0';
+	char *p = strstr(out, "protection: (");
+	if (p)
+		snprintf(p, len - (size_t)(p - out), "protection: (#...)");
+}
+
+/* The shape of every line, in a second array that owns its strings. */
+static char **shapes_of(const struct lines *l)
+{
+	char **s = calloc(l->n + 1, sizeof *s);
+	REQUIRE(s);
+	for (size_t i = 0; i < l->n; i++) {
+		s[i] = malloc(256);
+		REQUIRE(s[i]);
+		line_shape(l->line[i], s[i], 256);
+	}
+	return s;
+}
+
+static void free_shapes(char **s, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		free(s[i]);
+	free(s);
+}
+
+static bool shape_in(char *const *s, size_t from, size_t to, const char *shape)
+{
+	for (size_t i = from; i < to; i++)
+		if (!strcmp(s[i], shape))
+			return true;
+	return false;
+}
+
+/* The zone block that starts at a "Node N, zone NAME" line: [start, end). */
+static size_t zone_block_end(char *const *lines, size_t n, size_t start)
+{
+	size_t e = start + 1;
+	while (e < n && strncmp(lines[e], "Node ", 5))
+		e++;
+	return e;
+}
+
+static size_t find_zone_block(const struct lines *l, const char *zone, bool populated)
+{
+	for (size_t i = 0; i < l->n; i++) {
+		if (strncmp(l->line[i], "Node ", 5))
+			continue;
+		const char *name = strrchr(l->line[i], ' ') + 1;
+		size_t e = zone_block_end(l->line, l->n, i);
+		bool pop = false;
+		for (size_t k = i; k < e; k++)
+			pop = pop || !strcmp(l->line[k], "  pagesets");
+		if ((!zone || !strcmp(name, zone)) && pop == populated)
+			return i;
+	}
+	return SIZE_MAX;
+}
+
+/*
+ * One of our zone blocks against Linux's block of the same kind: the lines
+ * whose shape Linux prints come in Linux's order and spacing (a
+ * subsequence of its block), and each of our own lines comes after the
+ * Linux line that ends its group (the zone's counters, a CPU's pageset).
+ */
+static void check_zone_block(char *const *ours, size_t n, char *const *lin, size_t ln,
+                             char *const *all, size_t all_n)
+{
+	static const char *const anchors[] = { "      numa_other   #", "  vm stats threshold: #" };
+	size_t k = 0;
+	const char *last = "";
+	for (size_t i = 0; i < n; i++) {
+		if (!shape_in(all, 0, all_n, ours[i])) {
+			bool ok = !strcmp(last, anchors[0]) || !strcmp(last, anchors[1]);
+			CHECK_MSG(
+			        ok,
+			        "our line \"%s\" is not after a group's last Linux line (after \"%s\")",
+			        ours[i], last);
+			continue;
+		}
+		while (k < ln && strcmp(lin[k], ours[i]))
+			k++;
+		CHECK_MSG(k < ln, "\"%s\" (after \"%s\") is out of Linux 6.1's order or shape",
+		          ours[i], last);
+		if (k < ln)
+			k++;
+		last = ours[i];
+	}
+}
+
+static bool block_has(char *const *s, size_t n, const char *shape)
+{
+	return shape_in(s, 0, n, shape);
+}
+
+TEST(stats_zoneinfo_layout_is_linux_6_1s)
+{
+	/* The kernel of the fixture: zones DMA, DMA32 and Normal, 2 CPUs, one node. */
+	struct pa_pool *pool = test_boot("mem=6G zone_dma=1 nr_cpus=2");
+	struct lines fx, our;
+	read_fixture("zoneinfo", &fx);
+	split_lines(report_alloc(pool, PA_REPORT_ZONEINFO, 0), &our);
+	char **fs = shapes_of(&fx), **os = shapes_of(&our);
+	static const char *const zones[] = { "DMA", "DMA32", "Normal", "Movable" };
+	size_t blocks = 0;
+	for (size_t i = 0; i < our.n; i++) {
+		if (strncmp(our.line[i], "Node ", 5))
+			continue;
+		size_t e = zone_block_end(our.line, our.n, i);
+		const char *name = strrchr(our.line[i], ' ') + 1;
+		CHECK_MSG(blocks < 4 && !strcmp(name, zones[blocks]), "zone %zu is %s", blocks,
+		          name);
+		bool populated = block_has(os + i, e - i, "  pagesets");
+		size_t f = find_zone_block(&fx, populated ? name : NULL, populated);
+		REQUIRE(f != SIZE_MAX);
+		size_t fe = zone_block_end(fx.line, fx.n, f);
+		check_zone_block(os + i, e - i, fs + f, fe - f, fs, fx.n);
+		if (!populated) { /* exactly what Linux prints for one */
+			CHECK_EQ_U64(e - i, fe - f);
+			for (size_t k = 0; k < e - i && k < fe - f; k++)
+				CHECK_MSG(!strcmp(os[i + k], fs[f + k]),
+				          "unpopulated %s: \"%s\" for \"%s\"", name, os[i + k],
+				          fs[f + k]);
+		} else {
+			static const char *const need[] = {
+				"        boost    #",         "        cma      #",
+				"        protection: (#...)", "      nr_free_cma  #",
+				"      numa_hit     #",       "  vm stats threshold: #",
+				"  node_unreclaimable:  #",   "  start_pfn:           #",
+			};
+			for (size_t k = 0; k < sizeof need / sizeof need[0]; k++)
+				CHECK_MSG(block_has(os + i, e - i, need[k]), "%s lacks \"%s\"",
+				          name, need[k]);
+			/* The per-node stats go with the node's first populated zone only. */
+			CHECK_EQ_U64(block_has(os + i, e - i, "  per-node stats"), blocks == 0);
+		}
+		blocks++;
+		i = e - 1;
+	}
+	CHECK_EQ_U64(blocks, 4);
+	free_shapes(fs, fx.n);
+	free_shapes(os, our.n);
+	free_lines(&fx);
+	free_lines(&our);
+	pa_shutdown(pool);
+}
+
+TEST(stats_zoneinfo_protection_is_linux_lowmem_reserve)
+{
+	struct pa_pool *pool = test_boot("mem=6G zone_dma=1 movablecore=1G");
+	char *t = report_alloc(pool, PA_REPORT_ZONEINFO, 0);
+	struct pa_zone *z[PA_ZONE_COUNT];
+	for (unsigned i = 0; i < PA_ZONE_COUNT; i++)
+		z[i] = pool->nodes[0].zones[i];
+	REQUIRE(z[0] && z[1] && z[2] && z[3]);
+	uint64_t m1 = z[1]->managed_pages, m2 = z[2]->managed_pages, m3 = z[3]->managed_pages;
+	char expect[160];
+	/* DMA and DMA32 keep 1/256 of what lies above them, Normal 1/32, Movable nothing. */
+	snprintf(expect, sizeof expect, "protection: (0, %" PRIu64 ", %" PRIu64 ", %" PRIu64 ")",
+	         m1 / 256, (m1 + m2) / 256, (m1 + m2 + m3) / 256);
+	CHECK_MSG(strstr(t, expect) != NULL, "no \"%s\" in\n%s", expect, t);
+	snprintf(expect, sizeof expect, "protection: (0, 0, %" PRIu64 ", %" PRIu64 ")", m2 / 256,
+	         (m2 + m3) / 256);
+	CHECK_MSG(strstr(t, expect) != NULL, "no \"%s\"", expect);
+	snprintf(expect, sizeof expect, "protection: (0, 0, 0, %" PRIu64 ")", m3 / 32);
+	CHECK_MSG(strstr(t, expect) != NULL, "no \"%s\"", expect);
+	free(t);
+	pa_shutdown(pool);
+}
+
+TEST(stats_vmstat_layout_is_linux_6_1s_then_ours)
+{
+	struct pa_pool *pool = test_boot("mem=6G zone_dma=1 nr_cpus=2");
+	struct lines fx, our;
+	read_fixture("vmstat", &fx);
+	char *text = report_alloc(pool, PA_REPORT_VMSTAT, 0);
+	split_lines(strdup(text), &our);
+	long last = -1;
+	bool ours = false;
+	size_t linux_lines = 0;
+	for (size_t i = 0; i < our.n; i++) {
+		char name[64];
+		unsigned long long v;
+		char tail;
+		CHECK_MSG(sscanf(our.line[i], "%63s %llu%c", name, &v, &tail) == 2,
+		          "\"%s\" is not \"name value\"", our.line[i]);
+		long at = -1;
+		for (size_t k = 0; k < fx.n && at < 0; k++)
+			if (!strncmp(fx.line[k], name, strlen(name)) &&
+			    fx.line[k][strlen(name)] == ' ')
+				at = (long)k;
+		if (at < 0) {
+			ours = true;
+			continue;
+		}
+		CHECK_MSG(!ours, "Linux's %s comes after our own counters", name);
+		CHECK_MSG(at > last, "%s is out of Linux 6.1's order", name);
+		last = at;
+		linux_lines++;
+	}
+	static const char *const need[] = { "nr_free_pages",      "nr_free_cma",
+		                            "numa_hit",           "pgalloc_dma",
+		                            "pgalloc_normal",     "pgfree",
+		                            "pgmigrate_success",  "compact_stall",
+		                            "compact_daemon_wake" };
+	for (size_t k = 0; k < sizeof need / sizeof need[0]; k++)
+		CHECK_MSG(vmstat_text_value(text, need[k]) >= 0, "no %s", need[k]);
+	CHECK(linux_lines >= 20);
+	CHECK(ours); /* compact_deferred and the rest follow */
+	CHECK(vmstat_text_value(text, "compact_deferred") >= 0);
+	free(text);
+	free_lines(&fx);
+	free_lines(&our);
+	pa_shutdown(pool);
+}
+
+/* Every digit as '9': the extfrag files print fixed-width numbers. */
+static void digits_shape(char *s)
+{
+	for (; *s; s++)
+		if (isdigit((unsigned char)*s))
+			*s = '9';
+}
+
+TEST(stats_extfrag_files_are_linux_6_1s)
+{
+	/* A fresh pool of the fixture's zones: every index of it has the shape Linux's has. */
+	struct pa_pool *pool = test_boot("mem=6G zone_dma=1");
+	static const struct {
+		enum pa_report_kind kind;
+		const char *file;
+	} files[] = { { PA_REPORT_UNUSABLE_INDEX, "unusable_index" },
+		      { PA_REPORT_EXTFRAG_INDEX, "extfrag_index" } };
+	for (size_t f = 0; f < 2; f++) {
+		struct lines fx, our;
+		read_fixture(files[f].file, &fx);
+		split_lines(report_alloc(pool, files[f].kind, 0), &our);
+		CHECK_EQ_U64(our.n, fx.n);
+		for (size_t i = 0; i < our.n && i < fx.n; i++) {
+			digits_shape(our.line[i]);
+			digits_shape(fx.line[i]);
+			CHECK_MSG(!strcmp(our.line[i], fx.line[i]), "%s: \"%s\" for Linux's \"%s\"",
+			          files[f].file, our.line[i], fx.line[i]);
+		}
+		free_lines(&fx);
+		free_lines(&our);
+	}
+	pa_shutdown(pool);
+}

@@ -548,7 +548,8 @@ TEST(zone_allocations_fall_back_to_other_nodes)
 		pages[n++] = p;
 	}
 	CHECK_EQ_U64(n, node_pages);
-	/* Without THISNODE the rest comes from the other node. */
+	CHECK_EQ_U64(vmstat(pool, "numa_miss"), 0);
+	/* Without THISNODE the rest comes from the other node: each one a NUMA miss. */
 	while (n < total) {
 		struct pa_page *p = pa_alloc_pages(pool, PA_GFP_NOWARN | PA_GFP_NOCOMPACT, 0);
 		if (!p)
@@ -556,6 +557,11 @@ TEST(zone_allocations_fall_back_to_other_nodes)
 		pages[n++] = p;
 	}
 	CHECK_EQ_U64(n, total);
+	CHECK_EQ_U64(vmstat(pool, "numa_miss"), total - node_pages);
+	CHECK_EQ_U64(vmstat(pool, "numa_other"), total - node_pages);
+	CHECK_EQ_U64(vmstat(pool, "numa_foreign"), total - node_pages);
+	CHECK_EQ_U64(vmstat(pool, "numa_hit"), node_pages);
+	CHECK_EQ_U64(vmstat(pool, "numa_local"), node_pages);
 	for (uint64_t i = 0; i < n; i++)
 		pa_free_pages(pool, pages[i], 0);
 	free(pages);

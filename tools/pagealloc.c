@@ -11,6 +11,7 @@
 #include "pagealloc.h"
 
 #include "bench.h"
+#include "cli.h"
 #include "replay.h"
 
 #include <errno.h>
@@ -29,12 +30,16 @@ struct cli {
 	struct bench_opts bench;          /* the workload's options */
 	const char *args[2];              /* positional arguments */
 	unsigned nargs;
+	unsigned extfrag_files; /* extfrag: bit 0 --unusable, bit 1 --index; none: both */
+	const char *svg;        /* map: --svg FILE */
 };
 
 enum cmd_flags {
-	CMD_JSON = 1u << 0,  /* takes --json */
-	CMD_RUN = 1u << 1,   /* takes --run WORKLOAD */
-	CMD_BENCH = 1u << 2, /* parses the workload's options itself */
+	CMD_JSON = 1u << 0,    /* takes --json */
+	CMD_RUN = 1u << 1,     /* takes --run WORKLOAD */
+	CMD_BENCH = 1u << 2,   /* parses the workload's options itself */
+	CMD_EXTFRAG = 1u << 3, /* takes --unusable and --index */
+	CMD_SVG = 1u << 4,     /* takes --svg FILE */
 };
 
 struct command {
@@ -51,6 +56,7 @@ static int cmd_report(struct cli *cli);
 static int cmd_extfrag(struct cli *cli);
 static int cmd_bench(struct cli *cli);
 static int cmd_ctl(struct cli *cli);
+static int cmd_map(struct cli *cli);
 
 static const struct command commands[] = {
 	{ "info", "", "the derived configuration: page size, orders, zones, watermarks", cmd_report,
@@ -68,12 +74,19 @@ static const struct command commands[] = {
 	{ "lockstat", "",
 	  "lock contention per lock and call site, as perf lock contention prints it", cmd_report,
 	  CMD_JSON | CMD_RUN, 0, PA_REPORT_LOCKSTAT },
-	{ "extfrag", "", "unusable free space and fragmentation indexes, as debugfs extfrag",
-	  cmd_extfrag, CMD_JSON | CMD_RUN, 0, PA_REPORT_EXTFRAG_INDEX },
+	{ "extfrag", "[--unusable | --index]",
+	  "unusable free space and fragmentation indexes, as debugfs extfrag "
+	  "(--unusable: exactly extfrag/unusable_index, --index: exactly extfrag/extfrag_index)",
+	  cmd_extfrag, CMD_JSON | CMD_RUN | CMD_EXTFRAG, 0, PA_REPORT_EXTFRAG_INDEX },
 	{ "bench", "[NAME] [options]", "run a workload and time it (default: churn)", cmd_bench,
 	  CMD_BENCH, 1, PA_REPORT_COUNT },
-	{ "ctl", "[PATH [VALUE]]", "read (or write, then read) a runtime knob; no PATH lists them",
-	  cmd_ctl, 0, 2, PA_REPORT_COUNT },
+	{ "map", "[--svg FILE]",
+	  "the pool, one cell per pageblock: type, fullness, per-CPU frames, zones, CMA, 1 GiB "
+	  "grid",
+	  cmd_map, CMD_RUN | CMD_SVG, 0, PA_REPORT_COUNT },
+	{ "ctl", "[PATH [VALUE]]",
+	  "read (or write, then read) a runtime knob; no PATH lists every path with its value",
+	  cmd_ctl, CMD_JSON, 2, PA_REPORT_COUNT },
 };
 
 #define NR_COMMANDS (sizeof commands / sizeof commands[0])
@@ -92,23 +105,28 @@ static void usage(FILE *f)
 	fprintf(f, "\noptions:\n"
 	           "  --boot \"CMDLINE\"  boot line, e.g. \"mem=4G numa=2 max_order=18\" "
 	           "(default: all defaults)\n"
+	           "  --ctl PATH=VALUE set a runtime knob after boot, before anything else\n"
+	           "                   (repeatable; every command; pagealloc ctl lists them)\n"
 	           "  --json           JSON instead of the /proc text\n"
-	           "  --run WORKLOAD   (buddyinfo, pagetypeinfo, vmstat, zoneinfo, lockstat, "
+	           "  --run WORKLOAD   (buddyinfo, pagetypeinfo, vmstat, zoneinfo, lockstat, map, "
 	           "extfrag)\n"
 	           "                   run a workload first, with its options (pagealloc bench "
 	           "--help\n"
 	           "                   lists them)\n"
-	           "  --help           this text, or a command's\n");
+	           "  --help           this text, or a command's\n"
+	           "  --version        the version of the program and its library\n");
 }
 
 static void cmd_usage(const struct command *cmd, FILE *f)
 {
-	fprintf(f, "usage: pagealloc %s%s%s [--boot \"CMDLINE\"]%s%s\n%s\n", cmd->name,
-	        *cmd->args ? " " : "", cmd->args, (cmd->flags & CMD_JSON) ? " [--json]" : "",
+	fprintf(f, "usage: pagealloc %s%s%s [--boot \"CMDLINE\"] [--ctl PATH=VALUE]...%s%s\n%s\n",
+	        cmd->name, *cmd->args ? " " : "", cmd->args,
+	        (cmd->flags & CMD_JSON) ? " [--json]" : "",
 	        (cmd->flags & CMD_RUN) ? " [--run WORKLOAD [workload options]]" : "", cmd->help);
 	if (cmd->fn == cmd_ctl)
 		fprintf(f, "a write lasts as long as this process's pool: the value read back "
-		           "shows it\n");
+		           "shows it.\nTo run a command with a knob set, give it --ctl PATH=VALUE; "
+		           "`pagealloc ctl help` describes each path\n");
 	if (cmd->flags & CMD_RUN) {
 		fprintf(f, "\nworkloads (pagealloc bench NAME --help gives their options):\n");
 		bench_list(f);
@@ -142,6 +160,25 @@ static const char *opt_value(int argc, char **argv, int *i, const char *name, bo
 	return NULL;
 }
 
+/* --ctl PATH=VALUE: checked for its shape here, applied after each boot. */
+static int add_ctl(struct bench_opts *opt, const char *set)
+{
+	const char *eq = strchr(set, '=');
+	if (!eq || eq == set) {
+		fprintf(stderr,
+		        "pagealloc: --ctl %s: expected PATH=VALUE, e.g. "
+		        "--ctl pcp/orders/4/enabled=1\n",
+		        set);
+		return -1;
+	}
+	if (opt->nr_ctls == BENCH_MAX_CTLS) {
+		fprintf(stderr, "pagealloc: more than %d --ctl options\n", BENCH_MAX_CTLS);
+		return -1;
+	}
+	opt->ctls[opt->nr_ctls++] = set;
+	return 1;
+}
+
 /* The options of the command itself; 1 taken, 0 not one of them, -1 bad. */
 static int parse_cli_opt(struct cli *cli, int argc, char **argv, int *i)
 {
@@ -152,6 +189,8 @@ static int parse_cli_opt(struct cli *cli, int argc, char **argv, int *i)
 		cli->bench.boot = v;
 		return 1;
 	}
+	if ((v = opt_value(argc, argv, i, "--ctl", &missing)))
+		return add_ctl(&cli->bench, v);
 	if ((cli->cmd->flags & CMD_RUN) && (v = opt_value(argc, argv, i, "--run", &missing))) {
 		cli->run = bench_find(v);
 		if (cli->run && !cli->run->own_pool)
@@ -160,12 +199,21 @@ static int parse_cli_opt(struct cli *cli, int argc, char **argv, int *i)
 		        cli->run ? "boots pools of its own" : "no such workload");
 		return -1;
 	}
+	if ((cli->cmd->flags & CMD_SVG) && (v = opt_value(argc, argv, i, "--svg", &missing))) {
+		cli->svg = v;
+		return 1;
+	}
 	if (missing) {
 		fprintf(stderr, "pagealloc: %s needs a value\n", argv[*i]);
 		return -1;
 	}
 	if ((cli->cmd->flags & CMD_JSON) && strcmp(argv[*i], "--json") == 0) {
 		cli->json = true;
+		return 1;
+	}
+	if ((cli->cmd->flags & CMD_EXTFRAG) &&
+	    (strcmp(argv[*i], "--unusable") == 0 || strcmp(argv[*i], "--index") == 0)) {
+		cli->extfrag_files |= argv[*i][2] == 'u' ? 1u : 2u;
 		return 1;
 	}
 	return 0;
@@ -212,17 +260,10 @@ static int parse_cli(struct cli *cli, int argc, char **argv)
 /* Commands                                                                */
 /* ---------------------------------------------------------------------- */
 
+/* Boot from --boot (all defaults without it), then apply the --ctl settings. */
 static int boot_pool(const struct cli *cli, struct pa_pool **pool)
 {
-	char err[512] = "";
-	const char *line = cli->boot ? cli->boot : "";
-	int ret = pa_boot(line, NULL, pool, err, sizeof err);
-	if (ret)
-		fprintf(stderr, "pagealloc: boot \"%s\": %s\n", line,
-		        err[0] ? err : strerror(-ret));
-	else
-		pa_deferred_init_wait(*pool); /* reports show the whole pool */
-	return ret;
+	return bench_boot(&cli->bench, "", pool);
 }
 
 /* Boot, and run the --run workload on the pool if one was named. */
@@ -230,6 +271,8 @@ static int prepare_pool(const struct cli *cli, struct pa_pool **pool)
 {
 	if (boot_pool(cli, pool))
 		return -1;
+	if (cli->run)
+		bench_progress(cli->run->name, 0);
 	if (cli->run && cli->run->run(&cli->bench, *pool, NULL)) {
 		pa_shutdown(*pool);
 		return -1;
@@ -259,7 +302,10 @@ static int cmd_report(struct cli *cli)
 	return ret ? 1 : 0;
 }
 
-/* Both debugfs extfrag files: text one after the other, or one JSON object. */
+/*
+ * One debugfs extfrag file exactly (--unusable, --index), or both: text one
+ * after the other under their names, or one JSON object.
+ */
 static int cmd_extfrag(struct cli *cli)
 {
 	static const enum pa_report_kind kinds[] = { PA_REPORT_UNUSABLE_INDEX,
@@ -268,6 +314,12 @@ static int cmd_extfrag(struct cli *cli)
 	int ret = 0;
 	if (prepare_pool(cli, &pool))
 		return 1;
+	if (cli->extfrag_files == 1 || cli->extfrag_files == 2) {
+		ret = print_report(pool, kinds[cli->extfrag_files - 1],
+		                   cli->json ? PA_REPORT_JSON : 0);
+		pa_shutdown(pool);
+		return ret ? 1 : 0;
+	}
 	for (unsigned i = 0; i < 2 && !ret; i++) {
 		if (cli->json)
 			printf("%s\"%s\": ", i ? ",\n " : "{", pa_report_name(kinds[i]));
@@ -290,46 +342,43 @@ static int cmd_bench(struct cli *cli)
 		bench_list(stderr);
 		return EXIT_USAGE;
 	}
+	bench_progress(w->name, 0);
 	return w->run(&cli->bench, NULL, stdout) ? 1 : 0;
-}
-
-/* Print a path's value; after a write, a write-only path ("pcp/drain") prints nothing. */
-static int ctl_print(struct pa_pool *pool, const char *path, bool written)
-{
-	int n = pa_ctl_read(pool, path, NULL, 0);
-	if (n == -EPERM && written)
-		return 0;
-	char *buf = n >= 0 ? malloc((size_t)n + 1) : NULL;
-	if (n >= 0 && buf)
-		n = pa_ctl_read(pool, path, buf, (size_t)n + 1);
-	if (n < 0 || !buf) {
-		fprintf(stderr, "pagealloc ctl: %s: %s\n", path,
-		        n == -EPERM ? "write-only" : strerror(n < 0 ? -n : ENOMEM));
-		free(buf);
-		return -1;
-	}
-	fputs(buf, stdout);
-	free(buf);
-	return 0;
 }
 
 static int cmd_ctl(struct cli *cli)
 {
 	struct pa_pool *pool;
-	const char *path = cli->nargs ? cli->args[0] : "help";
+	const char *path = cli->args[0];
 	int ret = 0;
 	if (boot_pool(cli, &pool))
 		return 1;
+	if (!cli->nargs) {
+		ret = cli_ctl_list(pool, cli->json, stdout);
+		pa_shutdown(pool);
+		return ret ? 1 : 0;
+	}
 	if (cli->nargs == 2) {
 		ret = pa_ctl_write(pool, path, cli->args[1]);
 		if (ret)
 			fprintf(stderr,
 			        "pagealloc ctl: %s=%s: %s (`pagealloc ctl` lists the paths and "
 			        "their values)\n",
-			        path, cli->args[1], strerror(-ret));
+			        path, cli->args[1], bench_ctl_error(ret));
 	}
 	if (!ret)
-		ret = ctl_print(pool, path, cli->nargs == 2);
+		ret = cli_ctl_show(pool, path, cli->nargs == 2, cli->json, stdout);
+	pa_shutdown(pool);
+	return ret ? 1 : 0;
+}
+
+/* The map of the pool after boot, --ctl and --run: SVG to --svg FILE, else text. */
+static int cmd_map(struct cli *cli)
+{
+	struct pa_pool *pool;
+	if (prepare_pool(cli, &pool))
+		return 1;
+	int ret = cli_map(pool, cli->svg, stdout);
 	pa_shutdown(pool);
 	return ret ? 1 : 0;
 }
@@ -339,6 +388,10 @@ int main(int argc, char **argv)
 	if (argc < 2) {
 		usage(stderr);
 		return EXIT_USAGE;
+	}
+	if (strcmp(argv[1], "--version") == 0 || strcmp(argv[1], "version") == 0) {
+		printf("pagealloc %s\n", pa_version());
+		return 0;
 	}
 	if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 ||
 	    strcmp(argv[1], "help") == 0) {
@@ -376,5 +429,8 @@ int main(int argc, char **argv)
 		}
 		return 0;
 	}
-	return cli.cmd->fn(&cli);
+	bench_progress_start(cli.cmd->name);
+	ret = cli.cmd->fn(&cli);
+	bench_progress_stop();
+	return ret;
 }

@@ -111,7 +111,8 @@ int rp_parse_gfp(const char *s, size_t len, pa_gfp_t *out, char *bad, size_t bad
 
 #define RP_MAX_ZONES  8
 #define RP_MAX_ORDERS 41
-#define RP_NR_MT      6 /* Unmovable Movable Reclaimable HighAtomic CMA Isolate */
+#define RP_NR_MT      6  /* Unmovable Movable Reclaimable HighAtomic CMA Isolate */
+#define RP_MAX_CPUS   64 /* per-CPU counts kept for the starting state */
 
 /* What one side (kernel or pagealloc) looked like at one moment. */
 struct rp_zone_state {
@@ -121,6 +122,7 @@ struct rp_zone_state {
 	uint64_t free_mt[RP_NR_MT][RP_MAX_ORDERS]; /* blocks per type and order */
 	uint64_t pageblocks[RP_NR_MT];             /* pageblocks per type */
 	uint64_t pcp;                              /* frames on per-CPU lists */
+	uint64_t pcp_cpu[RP_MAX_CPUS];             /* the same per CPU (kernel zoneinfo) */
 	uint64_t present, managed, min_wmark;
 };
 
@@ -216,6 +218,7 @@ struct rp_result {
 	uint64_t map_errors, realloc_live, moved; /* map upkeep: see replay_run.c */
 	uint64_t start_shortfall;                 /* free blocks the start could not place */
 	double seconds, events_per_sec;
+	double compact_seconds; /* of seconds: compact_memory and kcompactd runs */
 	unsigned nr_orders;
 	struct rp_sample *series;
 	size_t nr_series, cap_series;

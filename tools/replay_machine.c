@@ -191,6 +191,7 @@ void rp_state_parse_zoneinfo(const char *text, struct rp_state *st)
 {
 	struct rp_zone_state *z = NULL;
 	uint64_t spanned = 0;
+	unsigned cpu = 0;
 	for (const char *l = text; l && *l; l = strchr(l, '\n'), l = l ? l + 1 : NULL) {
 		char name[16];
 		const char *rest;
@@ -214,9 +215,13 @@ void rp_state_parse_zoneinfo(const char *text, struct rp_state *st)
 			z->managed = v;
 		else if (strncmp(s, "min ", 4) == 0)
 			z->min_wmark = v;
-		else if (strncmp(s, "count:", 6) == 0)
+		else if (strncmp(s, "cpu:", 4) == 0)
+			cpu = (unsigned)v;
+		else if (strncmp(s, "count:", 6) == 0) {
 			z->pcp += v;
-		else if (strncmp(s, "start_pfn:", 10) == 0) {
+			if (cpu < RP_MAX_CPUS)
+				z->pcp_cpu[cpu] += v;
+		} else if (strncmp(s, "start_pfn:", 10) == 0) {
 			z->start_pfn = v;
 			z->end_pfn = v + spanned;
 		}

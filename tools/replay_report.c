@@ -173,10 +173,10 @@ void rp_print_table(FILE *f, const struct rp_machine *m, const struct rp_result 
 	fprintf(f, "boot: %s\n", r->boot);
 	fprintf(f,
 	        "events %llu (%llu acted on): allocations %llu, frees %llu; %.2f M events/s "
-	        "(replay loop %.3f s)\n",
+	        "(replay loop %.3f s, of which %.3f s compact_memory and kcompactd runs)\n",
 	        (unsigned long long)r->events, (unsigned long long)r->actions,
 	        (unsigned long long)r->allocs, (unsigned long long)r->frees,
-	        r->events_per_sec / 1e6, r->seconds);
+	        r->events_per_sec / 1e6, r->seconds, r->compact_seconds);
 	fprintf(f, "frees by class:");
 	for (unsigned i = 0; i < RPF_COUNT; i++)
 		fprintf(f, " %s %llu", rp_free_class_names[i],

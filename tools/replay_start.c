@@ -135,17 +135,31 @@ static void pcp_switch(struct rp_ctx *c, bool off, uint64_t *saved)
 	}
 }
 
+/*
+ * Take every free frame. The lower zones keep their lowmem reserve from
+ * requests that a higher zone could serve, so DMA32 and then DMA requests
+ * take what is left there.
+ */
 static void fill(struct rp_ctx *c)
 {
+	static const pa_gfp_t zone_gfp[] = { 0, PA_GFP_DMA32, PA_GFP_DMA };
 	const pa_gfp_t gfp = PA_GFP_MOVABLE | PA_GFP_COMP | PA_GFP_NOWARN | PA_GFP_NOCOMPACT;
-	for (int o = (int)c->max_order; o >= 0; o--) {
-		struct pa_page *p;
-		while ((p = pa_alloc_pages(c->pool, gfp, (unsigned)o))) {
-			pa_pfn_t pfn = pa_page_to_pfn(c->pool, p);
-			c->pre[pfn] = (uint8_t)(o + 1);
-			pa_set_owner(c->pool, p, c->owner, RP_COOKIE_PRE);
+	for (unsigned z = 0; z < sizeof zone_gfp / sizeof zone_gfp[0]; z++) {
+		for (int o = (int)c->max_order; o >= 0; o--) {
+			struct pa_page *p;
+			while ((p = pa_alloc_pages(c->pool, gfp | zone_gfp[z], (unsigned)o))) {
+				pa_pfn_t pfn = pa_page_to_pfn(c->pool, p);
+				c->pre[pfn] = (uint8_t)(o + 1);
+				pa_set_owner(c->pool, p, c->owner, RP_COOKIE_PRE);
+			}
 		}
 	}
+}
+
+/* The zone modifier that reaches pfn past the lowmem reserves: DMA below 16 MiB, DMA32 below 4 GiB. */
+static pa_gfp_t zone_gfp_of(uint64_t pfn)
+{
+	return pfn < (16ull << 20) >> 12 ? PA_GFP_DMA : pfn < (4ull << 30) >> 12 ? PA_GFP_DMA32 : 0;
 }
 
 static pa_gfp_t mt_gfp(unsigned mt)
@@ -165,8 +179,10 @@ static bool retype_block(struct rp_ctx *c, uint64_t b, unsigned mt)
 	if (r > PB_ORDER && !pre_split(c, h, r, PB_ORDER))
 		return false;
 	pre_free(c, b, PB_ORDER);
-	struct pa_page *p = pa_alloc_pages(
-	        c->pool, mt_gfp(mt) | PA_GFP_COMP | PA_GFP_NOWARN | PA_GFP_NOCOMPACT, PB_ORDER);
+	const pa_gfp_t gfp = mt_gfp(mt) | PA_GFP_COMP | PA_GFP_NOWARN | PA_GFP_NOCOMPACT;
+	struct pa_page *p = pa_alloc_pages(c->pool, gfp | zone_gfp_of(b), PB_ORDER);
+	if (!p && zone_gfp_of(b) == PA_GFP_DMA) /* no ZONE_DMA: b is in DMA32 */
+		p = pa_alloc_pages(c->pool, gfp | PA_GFP_DMA32, PB_ORDER);
 	if (!p)
 		return false;
 	uint64_t got = pa_page_to_pfn(c->pool, p);
@@ -198,9 +214,34 @@ static bool held(const struct rp_ctx *c, uint64_t p)
 	return p >= c->nr_frames || !pa_pfn_to_page(c->pool, p) || pre_head(c, p, &r) != UINT64_MAX;
 }
 
-/* Free up to *count blocks of order inside [b, b + span); a freed block's buddy stays held. */
+/* If [q, q + 2^order) is all pre-trace blocks, free them (they merge); else change nothing. */
+static bool free_pieces(struct rp_ctx *c, uint64_t q, unsigned order)
+{
+	uint64_t end = q + (1ull << order);
+	for (uint64_t p = q; p < end; p += 1ull << (c->pre[p] - 1u))
+		if (!c->pre[p])
+			return false;
+	for (uint64_t p = q; p < end;) {
+		uint64_t step = 1ull << (c->pre[p] - 1u);
+		pre_free(c, p, c->pre[p] - 1u);
+		p += step;
+	}
+	return true;
+}
+
+/*
+ * Free up to *count blocks of order inside [b, b + span). Below the kernel's
+ * largest order a freed block's buddy stays held, so that it does not merge;
+ * blocks of the kernel's largest order merge as a pool with a larger
+ * max_order would merge them.
+ */
 static void free_in(struct rp_ctx *c, uint64_t b, uint64_t span, unsigned order, uint64_t *count)
 {
+	bool top = order >= c->m->max_order || order == c->max_order;
+	unsigned r0, span_order = (unsigned)__builtin_ctzll(span);
+	uint64_t h = pre_head(c, b, &r0);
+	if (h != UINT64_MAX && r0 > span_order) /* a block larger than the span: cut it to spans */
+		pre_split(c, h, r0, span_order);
 	for (uint64_t p = b; p < b + span && *count;) {
 		if (!c->pre[p]) {
 			p++;
@@ -208,12 +249,17 @@ static void free_in(struct rp_ctx *c, uint64_t b, uint64_t span, unsigned order,
 		}
 		unsigned r = c->pre[p] - 1u;
 		uint64_t size = 1ull << r;
-		if (r == order && (order == c->max_order || held(c, p ^ (1ull << order)))) {
+		if (r < order && top && (p & ((1ull << order) - 1)) == 0 &&
+		    free_pieces(c, p, order)) {
+			--*count; /* smaller pieces (cut by retyping) freed together merge */
+			size = 1ull << order;
+		} else if (r == order && (top || held(c, p ^ (1ull << order)))) {
 			pre_free(c, p, order);
 			--*count;
 		} else if (r > order && pre_split(c, p, r, order)) {
 			/* Even pieces go free; each odd one stays as its neighbour's buddy. */
-			for (uint64_t j = 0; j < size && *count; j += 2ull << order) {
+			for (uint64_t j = 0; j < size && *count;
+			     j += (top ? 1ull : 2ull) << order) {
 				pre_free(c, p + j, order);
 				--*count;
 			}
@@ -254,6 +300,21 @@ static void place_all(struct rp_ctx *c, const struct rp_zone_state *kz, const ui
 		}
 }
 
+/*
+ * The kernel's per-CPU lists held pages too: free as many single frames of
+ * the zone's pre-trace memory on each CPU, so that they land on its lists.
+ */
+static void fill_pcp(struct rp_ctx *c, const struct rp_zone_state *kz)
+{
+	for (unsigned cpu = 0; cpu < RP_MAX_CPUS; cpu++) {
+		c->cpu = cpu;
+		for (uint64_t n = kz->pcp_cpu[cpu]; n; n--)
+			if (!pre_free_anywhere(c, kz->start_pfn, 0))
+				break;
+	}
+	c->cpu = 0;
+}
+
 int rp_start_state(struct rp_ctx *c)
 {
 	if (!c->m->nr_snapshots)
@@ -276,6 +337,8 @@ int rp_start_state(struct rp_ctx *c)
 	free(pbtype);
 	pa_ctl_write(c->pool, "min_free_kbytes", mfk);
 	pcp_switch(c, false, &saved);
+	for (unsigned z = 0; z < st->nr_zones; z++)
+		fill_pcp(c, &st->zone[z]);
 	return 0;
 }
 
