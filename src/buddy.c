@@ -44,9 +44,47 @@ static inline __attribute__((always_inline)) void list_link(struct pa_zone *z, p
 	p->lru.next = *head;
 	if (*head != PA_NIL)
 		pfn_page(pool, *head)->lru.prev = (uint32_t)pfn;
+	else if (order == pool->cfg.max_order)
+		z->max_tail[mt] = (uint32_t)pfn; /* the first block is the last too */
 	*head = (uint32_t)pfn;
 	z->nonempty[mt] |= 1ull << order;
 	count_add(z, order, mt, 1);
+}
+
+/*
+ * Link a max-order block at the tail of its list (page shuffling): the zone
+ * keeps the tail of each max-order list for this.
+ */
+static void list_link_tail(struct pa_zone *z, pa_pfn_t pfn, unsigned order, unsigned mt)
+{
+	struct pa_pool *pool = z->pool;
+	uint32_t tail = z->max_tail[mt];
+	if (*list_head(z, order, mt) == PA_NIL) {
+		list_link(z, pfn, order, mt);
+		return;
+	}
+	struct pa_page *p = pfn_page(pool, pfn);
+	set_page_state(p, PS_FREE);
+	set_page_order(p, order);
+	p->mt = (uint8_t)mt;
+	set_page_flags(p, 0);
+	p->lru.prev = tail;
+	p->lru.next = PA_NIL;
+	pfn_page(pool, tail)->lru.next = (uint32_t)pfn;
+	z->max_tail[mt] = (uint32_t)pfn;
+	count_add(z, order, mt, 1);
+}
+
+void buddy_relink_max(struct pa_zone *z, unsigned mt, const uint32_t *pfns, uint64_t n)
+{
+	struct pa_pool *pool = z->pool;
+	for (uint64_t i = 0; i < n; i++) {
+		struct pa_page *p = pfn_page(pool, pfns[i]);
+		p->lru.prev = i ? pfns[i - 1] : PA_NIL;
+		p->lru.next = i + 1 < n ? pfns[i + 1] : PA_NIL;
+	}
+	*list_head(z, pool->cfg.max_order, mt) = n ? pfns[0] : PA_NIL;
+	z->max_tail[mt] = n ? pfns[n - 1] : PA_NIL;
 }
 
 /* Unlink a free block; its descriptor keeps order and type. */
@@ -62,6 +100,8 @@ static inline __attribute__((always_inline)) void list_unlink(struct pa_zone *z,
 		*head = p->lru.next;
 	if (p->lru.next != PA_NIL)
 		pfn_page(pool, p->lru.next)->lru.prev = p->lru.prev;
+	else if (order == pool->cfg.max_order)
+		z->max_tail[mt] = p->lru.prev;
 	if (*head == PA_NIL && !(unlikely(z->nr_untouched) && untouched_list(z, order, mt)))
 		z->nonempty[mt] &= ~(1ull << order);
 	count_add(z, order, mt, UINT64_MAX); /* minus one */
@@ -124,7 +164,10 @@ void buddy_free_block(struct pa_zone *z, pa_pfn_t pfn, unsigned order, unsigned 
 		pfn &= ~(1ull << order);
 		order++;
 	}
-	list_link(z, pfn, order, mt);
+	if (unlikely(order == max_order) && unlikely(pool->cfg.shuffle) && shuffle_pick_tail(z))
+		list_link_tail(z, pfn, order, mt);
+	else
+		list_link(z, pfn, order, mt);
 }
 
 /* Give back the upper halves of [pfn, pfn + 2^high) down to order low. */
