@@ -128,6 +128,12 @@ static const struct bench_workload workloads[] = {
 	  "  default boot:  mem=128M backing=anon cma=16M kcompactd=manual (nr_cpus=threads+1)\n"
 	  "  exits 1 on a corrupt byte, a lost frame or a failed pa_validate\n",
 	  true, bench_soak },
+	{ "balloon", "a guest's churn with a free page reporting device, reporting off then on",
+	  "  --seconds S    length of each run (default 2): 8 grow/shrink cycles\n"
+	  "  --seed N       random seed (default 42)\n"
+	  "  default boot:  "
+	  "mem=1G backing=anon page_reporting_delay_ms=50\n",
+	  true, bench_balloon },
 	{ "boot",
 	  "boot time, first allocation and resident memory, 1 GiB to 4 TiB, both init modes",
 	  "  --runs N       repetitions (default 5)\n"

@@ -146,7 +146,8 @@ struct pa_page *pa_alloc_pages(struct pa_pool *pool, pa_gfp_t gfp, unsigned int 
 
 /*
  * Free a block. A bad free (double free, a frame never allocated, a tail
- * frame, the wrong order, a descriptor not of this pool) is reported,
+ * frame, the wrong order, a descriptor not of this pool, a block of a
+ * pa_cma_alloc(), which pa_cma_release() gives back) is reported,
  * counted as bad_page and refused; with bad_page=panic it aborts. A NULL
  * page is such a bad free; with a NULL pool nothing happens.
  */
@@ -294,6 +295,50 @@ long pa_compact(struct pa_pool *pool, int node);
  */
 long pa_kcompactd_run(struct pa_pool *pool, int node);
 
+/* --- Free page reporting ------------------------------------------------ */
+
+/*
+ * A device that takes free memory back (a balloon's free page reporting):
+ * free blocks of order >= page_reporting_order (-1: the pageblock order)
+ * are handed to it in batches of up to PA_REPORTING_CAPACITY ranges, taken
+ * off the free lists for the call. A block larger than page_reporting_max_order
+ * is handed as several ranges of that order, without being split in the buddy.
+ * Afterwards the blocks are free again, marked reported, and are not
+ * reported again until they were allocated. Free memory that was never
+ * handed out (untouched since boot) was never backed and is not reported.
+ */
+#define PA_REPORTING_CAPACITY 32
+
+struct pa_reported_range {
+	pa_pfn_t pfn;
+	unsigned order;
+};
+
+struct pa_page_reporting_ops {
+	/* free blocks, taken off the lists for the call; 0 when the device took them */
+	int (*report)(void *arg, const struct pa_reported_range *ranges, unsigned nr);
+};
+
+/*
+ * Register the pool's one reporting device: -EINVAL for a NULL pool or ops
+ * or no report callback, -EBUSY when one is registered. With
+ * page_reporting=thread (the default) a worker reports
+ * page_reporting_delay_ms after free memory built up; with manual, only
+ * pa_page_reporting_run() does.
+ */
+int pa_page_reporting_register(struct pa_pool *pool, const struct pa_page_reporting_ops *ops,
+                               void *arg);
+/* Unregister; returns once no call to the device is running. */
+void pa_page_reporting_unregister(struct pa_pool *pool);
+/* One pass now; frames reported, or -EINVAL (NULL pool), -ENODEV (no device). */
+long pa_page_reporting_run(struct pa_pool *pool);
+/*
+ * Was this allocated block handed out from memory reported to the device
+ * (so a hypervisor must fault it back in)? 1 yes, 0 no, -EINVAL if page is
+ * not the head of an allocated block of this pool.
+ */
+int pa_page_reported(struct pa_pool *pool, const struct pa_page *page);
+
 /* --- Contiguous ranges and CMA ------------------------------------------ */
 
 /*
@@ -322,7 +367,13 @@ int pa_alloc_contig_range(struct pa_pool *pool, pa_pfn_t start_pfn, pa_pfn_t end
 struct pa_page *pa_alloc_contig_pages(struct pa_pool *pool, uint64_t nr_pages, pa_gfp_t gfp,
                                       int node);
 
-/* Free what pa_alloc_contig_range() or pa_alloc_contig_pages() took. NULL pool: nothing. */
+/*
+ * Free what pa_alloc_contig_range() or pa_alloc_contig_pages() took, all of
+ * it or any part. A range that is not wholly such frames (a block of
+ * pa_alloc_pages(), a CMA allocation, free frames, a range past the pool or
+ * a count that wraps) is a bad free: reported, counted, refused, and nothing
+ * is freed. NULL pool or nr_pages 0: nothing.
+ */
 void pa_free_contig_range(struct pa_pool *pool, pa_pfn_t pfn, uint64_t nr_pages);
 
 /* A CMA area (cma=SIZE[@START] on the boot line, in order). */
@@ -345,12 +396,17 @@ int pa_cma_get(struct pa_pool *pool, unsigned area, struct pa_cma_info *out);
 /*
  * Allocate count frames from CMA area, aligned to 1 << align_order frames,
  * moving the movable folios that borrowed the area. NULL when no such range
- * can be emptied (or for a NULL pool, no such area, count 0, align_order
- * above max_order). Release with pa_cma_release().
+ * can be emptied (or for a NULL pool, no such area, count 0 or larger than
+ * the area, align_order above max_order). Release with pa_cma_release(),
+ * never pa_free_pages() or pa_free_contig_range() (refused as bad frees).
  */
 struct pa_page *pa_cma_alloc(struct pa_pool *pool, unsigned area, uint64_t count,
                              unsigned align_order);
-/* 0, or -EINVAL when the frames are not a pa_cma_alloc() of this area (NULL included). */
+/*
+ * Release count frames (all or part of a pa_cma_alloc()). 0, or -EINVAL when
+ * the frames are not a pa_cma_alloc() of this area (NULL included, a count
+ * of 0 or one reaching past the area); nothing changes then.
+ */
 int pa_cma_release(struct pa_pool *pool, unsigned area, struct pa_page *page, uint64_t count);
 
 /* --- Configuration, read back ------------------------------------------ */

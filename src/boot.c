@@ -330,6 +330,32 @@ static int key_zones(struct parse_ctx *p)
 		               "or flat for one Normal zone per node)");
 	return 0;
 }
+static int key_page_reporting(struct parse_ctx *p)
+{
+	if (strcmp(p->val, "thread") == 0)
+		p->cfg->page_reporting_manual = false;
+	else if (strcmp(p->val, "manual") == 0)
+		p->cfg->page_reporting_manual = true;
+	else
+		return fail(p,
+		            "unknown mode (valid: thread, or manual for pa_page_reporting_run())");
+	return 0;
+}
+
+static int key_reporting_delay(struct parse_ctx *p)
+{
+	return get_uint(p, 0, 3600000, &p->cfg->page_reporting_delay_ms);
+}
+
+static int key_reporting_max_order(struct parse_ctx *p)
+{
+	int64_t v;
+	if (!parse_int(p->val, &v) || v < -1 || v > PA_MAX_ORDER_LIMIT)
+		return fail(p, "out of range (valid: -1 for max_order, or 0..max_order)");
+	p->cfg->page_reporting_max_order = (int)v;
+	return 0;
+}
+
 static int key_kcompactd(struct parse_ctx *p)
 {
 	if (strcmp(p->val, "thread") == 0)
@@ -381,6 +407,9 @@ static const struct boot_key {
 	{ "cma", key_cma },
 	{ "backing", key_backing },
 	{ "page_reporting_order", key_reporting_order },
+	{ "page_reporting", key_page_reporting },
+	{ "page_reporting_delay_ms", key_reporting_delay },
+	{ "page_reporting_max_order", key_reporting_max_order },
 	{ "min_free_kbytes", key_min_free_kbytes },
 	{ "watermark_scale_factor", key_wsf },
 	{ "compaction_split_folios", key_split_folios },
@@ -407,6 +436,8 @@ static void boot_defaults(struct pa_boot_config *c, unsigned online_cpus)
 	c->thp = true;
 	c->nr_cpus = online_cpus > PA_MAX_CPUS ? PA_MAX_CPUS : online_cpus;
 	c->page_reporting_order = -1;
+	c->page_reporting_delay_ms = 2000;
+	c->page_reporting_max_order = -1;
 	c->min_free_kbytes = -1;
 	c->watermark_scale_factor = 10;
 	c->compaction_proactiveness = 20;
@@ -486,6 +517,9 @@ static int boot_derive(struct pa_boot_config *c, char *err, size_t errlen)
 	if (c->page_reporting_order > (int)c->max_order)
 		return boot_error(err, errlen, "page_reporting_order=%d: above max_order=%u",
 		                  c->page_reporting_order, c->max_order);
+	if (c->page_reporting_max_order > (int)c->max_order)
+		return boot_error(err, errlen, "page_reporting_max_order=%d: above max_order=%u",
+		                  c->page_reporting_max_order, c->max_order);
 	return 0;
 }
 
@@ -573,7 +607,8 @@ int pa_boot(const char *cmdline, const struct pa_platform *platform, struct pa_p
 	pthread_mutex_init(&pool->pcp_order_mutex, NULL);
 	pthread_mutex_init(&pool->ctl_lock, NULL);
 	pthread_mutex_init(&pool->owner_lock, NULL);
-	atomic_init(&pool->nr_owners, 1); /* owner 0 is "none" */
+	atomic_init(&pool->nr_owners, 1);                       /* owner 0 is "none" */
+	atomic_init(&pool->reporting_notify_order, UINT32_MAX); /* no device until one registers */
 	if (platform)
 		pool->plat = *platform;
 	pool->cpu_default = !pool->plat.cpu_id;
@@ -585,6 +620,8 @@ int pa_boot(const char *cmdline, const struct pa_platform *platform, struct pa_p
 		rc = zone_init_all(pool, err, errlen);
 	if (rc == 0)
 		rc = cma_init(pool, err, errlen);
+	if (rc == 0)
+		rc = reporting_init(pool, err, errlen);
 	if (rc == 0)
 		rc = deferred_init_start(pool, err, errlen);
 	if (rc == 0 && !pool->deferred)
@@ -606,6 +643,7 @@ void pa_shutdown(struct pa_pool *pool)
 	if (!pool)
 		return;
 	deferred_init_stop(pool);
+	reporting_stop(pool);
 	compaction_stop(pool);
 	cma_destroy(pool);
 	zone_destroy_all(pool);

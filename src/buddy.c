@@ -168,23 +168,33 @@ void buddy_free_block(struct pa_zone *z, pa_pfn_t pfn, unsigned order, unsigned 
 		list_link_tail(z, pfn, order, mt);
 	else
 		list_link(z, pfn, order, mt);
+	if (unlikely(order >=
+	             atomic_load_explicit(&pool->reporting_notify_order, memory_order_relaxed)))
+		reporting_notify(pool);
 }
 
-/* Give back the upper halves of [pfn, pfn + 2^high) down to order low. */
-static void buddy_expand(struct pa_zone *z, pa_pfn_t pfn, unsigned low, unsigned high, unsigned mt)
+/*
+ * Give back the upper halves of [pfn, pfn + 2^high) down to order low. The
+ * halves of a reported block stay reported: the device has all of it.
+ */
+static void buddy_expand(struct pa_zone *z, pa_pfn_t pfn, unsigned low, unsigned high, unsigned mt,
+                         unsigned flags)
 {
 	zone_free_add(z, (1ull << high) - (1ull << low));
 	while (high > low) {
 		high--;
 		list_link(z, pfn + (1ull << high), high, mt);
+		if (unlikely(flags))
+			set_page_flags(pfn_page(z->pool, pfn + (1ull << high)), flags);
 	}
 }
 
 void buddy_take_block(struct pa_zone *z, pa_pfn_t pfn, unsigned low, unsigned high)
 {
-	unsigned mt = pfn_page(z->pool, pfn)->mt;
+	const struct pa_page *p = pfn_page(z->pool, pfn);
+	unsigned mt = p->mt, flags = page_flags(p) & PF_REPORTED;
 	buddy_list_del(z, pfn);
-	buddy_expand(z, pfn, low, high, mt);
+	buddy_expand(z, pfn, low, high, mt, flags);
 }
 
 pa_pfn_t buddy_take_smallest(struct pa_zone *z, unsigned order, unsigned mt)
@@ -227,7 +237,7 @@ void buddy_add_untouched(struct pa_zone *z, pa_pfn_t chunk)
 	z->nr_untouched++;
 	count_add(z, mo, PA_MT_MOVABLE, chunk_blocks(z));
 	z->nonempty[PA_MT_MOVABLE] |= 1ull << mo;
-	z->free_pages += 1ull << z->pool->cfg.chunk_order;
+	zone_free_add(z, 1ull << z->pool->cfg.chunk_order);
 }
 
 /*

@@ -57,6 +57,8 @@ enum pa_page_flags {
 	PF_COMP = 1u << 0,         /* allocated as a folio (PA_GFP_COMP) */
 	PF_REPORTED = 1u << 1,     /* free block already reported (free page reporting) */
 	PF_FREE_PENDING = 1u << 2, /* freed by its owner while isolated: compaction frees it */
+	PF_CONTIG = 1u << 3, /* a block of a contiguous range: pa_free_contig_range() frees it */
+	PF_CMA = 1u << 4,    /* taken by pa_cma_alloc(): only pa_cma_release() frees it */
 };
 
 struct pa_page {
@@ -135,7 +137,8 @@ static inline void set_page_mt(struct pa_page *p, unsigned mt)
 static inline void page_prep_fields(struct pa_page *p, unsigned mt, uint32_t gfp)
 {
 	set_page_mt(p, mt);
-	set_page_flags(p, (gfp & PA_GFP_COMP) ? PF_COMP : 0);
+	/* A block taken whole or split from a reported one stays marked: pa_page_reported() */
+	set_page_flags(p, ((gfp & PA_GFP_COMP) ? PF_COMP : 0) | (page_flags(p) & PF_REPORTED));
 	set_page_owner(p, 0);
 	set_page_pins(p, 0);
 	p->private = 0;
@@ -251,7 +254,10 @@ enum pa_zone_stat {
 	X(COMPACT_FAIL, "compact_fail")                                                            \
 	X(COMPACT_SUCCESS, "compact_success")                                                      \
 	X(COMPACT_DAEMON_WAKE, "compact_daemon_wake")                                              \
-	X(COMPACT_DEFERRED, "compact_deferred")
+	X(COMPACT_DEFERRED, "compact_deferred")                                                    \
+	X(REPORTED_PAGES, "page_reporting_pages")                                                  \
+	X(REPORT_CALLS, "page_reporting_calls")                                                    \
+	X(REPORT_REFUSED, "page_reporting_refused")
 
 enum pa_pool_stat {
 #define X(id, name) PA_PS_##id,
@@ -395,8 +401,11 @@ struct pa_boot_config {
 	bool kcompactd_manual; /* kcompactd=manual: no threads; pa_kcompactd_run() drives them */
 	unsigned compaction_proactiveness;
 	bool shuffle, init_on_free, deferred_init;
-	bool zone_dma;                   /* ZONE_DMA below 16 MiB */
-	enum pa_zone_layout zone_layout; /* zones=x86_64 or flat */
+	bool page_reporting_manual;       /* page_reporting=manual: no worker thread */
+	unsigned page_reporting_delay_ms; /* the worker's delay after free memory builds up */
+	int page_reporting_max_order;     /* -1: max_order; the largest range a device takes */
+	bool zone_dma;                    /* ZONE_DMA below 16 MiB */
+	enum pa_zone_layout zone_layout;  /* zones=x86_64 or flat */
 	unsigned debug;
 	enum pa_bad_page_mode bad_page;
 
@@ -463,7 +472,10 @@ struct pa_pool {
 	struct pa_kcompactd *kcompactd; /* [node] */
 
 	struct pa_deferred *deferred; /* background init ("deferred.c"); NULL when done at boot */
-	_Atomic bool min_free_kbytes_user; /* written through ctl: kept when init ends */
+	/* Free page reporting ("reporting.c"); frees of this order or above notify it. */
+	struct pa_reporting *reporting;
+	_Atomic unsigned reporting_notify_order; /* UINT32_MAX while no device is registered */
+	_Atomic bool min_free_kbytes_user;       /* written through ctl: kept when init ends */
 
 	/* CMA areas ("cma.c"), fixed at boot. */
 	unsigned nr_cma;
@@ -609,6 +621,12 @@ void zone_prepare_range(struct pa_zone *zone, pa_pfn_t start, pa_pfn_t end);
 pa_pfn_t zone_untouched_pop(struct pa_zone *zone);
 /* Default min_free_kbytes and watermarks again, once deferred init has grown managed pages. */
 void zone_init_done(struct pa_pool *pool);
+
+/* "reporting.c": free page reporting */
+int reporting_init(struct pa_pool *pool, char *err, size_t errlen);
+void reporting_stop(struct pa_pool *pool);
+/* A free of a block of the reporting order or above: schedule a pass (zone lock may be held). */
+void reporting_notify(struct pa_pool *pool);
 
 /* "deferred.c": background init threads, one per node */
 int deferred_init_start(struct pa_pool *pool, char *err, size_t errlen);
@@ -896,8 +914,9 @@ static inline struct pa_page *pcp_alloc(struct pa_zone *z, unsigned cpu, unsigne
 
 /*
  * Free onto this CPU's list; false when the zone path must decide (the lock
- * is busy, the free is bad, the order was switched off meanwhile, or the
- * pageblock is isolated). HIGHATOMIC and CMA blocks wait on the movable list;
+ * is busy, the free is bad, the order was switched off meanwhile, the
+ * pageblock is isolated, or a CMA pageblock's block is a CMA allocation,
+ * which only pa_cma_release() frees). HIGHATOMIC and CMA blocks wait on the movable list;
  * a spill returns them to the buddy by their pageblock's type.
  */
 static inline bool pcp_free(struct pa_zone *z, unsigned cpu, pa_pfn_t pfn, unsigned order)
@@ -917,12 +936,14 @@ static inline bool pcp_free(struct pa_zone *z, unsigned cpu, pa_pfn_t pfn, unsig
 	 * frame (read-only zero descriptor) from writing to it.
 	 */
 	if (unlikely(page_state(p) != PS_ALLOC || p->order != order ||
-	             !pcp_order_enabled(pool, order) || mt == PA_MT_ISOLATE ||
+	             !pcp_order_enabled(pool, order) ||
+	             (mt >= PA_MT_CMA && (mt == PA_MT_ISOLATE || (page_flags(p) & PF_CMA))) ||
 	             !__atomic_compare_exchange_n(&p->state, &alloc, (uint8_t)PS_PCP, false,
 	                                          __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))) {
 		pa_spin_unlock(&pcp->lock);
 		return false;
 	}
+	set_page_flags(p, 0); /* used memory: not reported any more */
 	if (unlikely(pool->cfg.init_on_free))
 		return pcp_free_wipe_unlock(z, pcp, pfn, order);
 	unsigned type = mt < PA_NR_PCP_TYPES ? mt : PA_MT_MOVABLE;
@@ -1016,12 +1037,25 @@ void isolation_undo(struct pa_zone *zone, pa_pfn_t start, pa_pfn_t end);
 bool isolation_range_free(struct pa_zone *zone, pa_pfn_t start, pa_pfn_t end);
 /* Move every movable folio out of [start, end); true if the range is then free. */
 bool compaction_empty_range(struct pa_zone *zone, pa_pfn_t start, pa_pfn_t end);
+/* pa_alloc_contig_range() whose blocks carry flags (PF_CONTIG, and PF_CMA for an area). */
+int contig_alloc_range(struct pa_pool *pool, pa_pfn_t start, pa_pfn_t end, unsigned mt,
+                       unsigned flags);
+/*
+ * Free [pfn, pfn + nr) if it is all blocks of contiguous ranges, taken by
+ * pa_cma_alloc() exactly when cma says so: 0, or -EINVAL with nothing freed
+ * and what was found written into why.
+ */
+int contig_free_range(struct pa_pool *pool, pa_pfn_t pfn, uint64_t nr, bool cma, char *why,
+                      size_t len);
 int cma_init(struct pa_pool *pool, char *err, size_t errlen);
 void cma_destroy(struct pa_pool *pool);
 
 /* ---------------------------------------------------------------------- */
 /* "alloc.c"                                                               */
 /* ---------------------------------------------------------------------- */
+
+/* A bad free other than pa_free_pages()'s: report "bad page: <what>; refused", count it. */
+void alloc_bad_free(struct pa_pool *pool, const char *what);
 
 /* Which pageblocks an allocation of gfp belongs to. */
 static inline unsigned gfp_migratetype(pa_gfp_t gfp)

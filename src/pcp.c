@@ -197,9 +197,11 @@ static unsigned refill_take_whole(struct pa_zone *z, unsigned order, unsigned mt
 static void refill_cut(struct pa_pool *pool, struct pa_pcp *pcp, struct pcp_block b, unsigned order,
                        unsigned mt)
 {
+	unsigned reported = page_flags(pfn_page(pool, b.pfn)) & PF_REPORTED; /* for every piece */
 	for (uint64_t i = 1ull << (b.order - order); i-- > 0;) {
 		pa_pfn_t pfn = b.pfn + (i << order);
 		set_page_order(pfn_page(pool, pfn), order);
+		set_page_flags(pfn_page(pool, pfn), reported);
 		pcp_push(pool, pcp, pfn, order, mt);
 	}
 }
