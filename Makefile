@@ -7,6 +7,7 @@
 #   make test           format-check, build/ + ctest, an -O3 -DNDEBUG build (build-o3/),
 #                       then ASan+UBSan (build-asan/) and TSan (build-tsan/)
 #   make bench          build, then the allocation benchmarks
+#   make figures        build, run the documented benchmarks, write docs/figures.md (+ SVG)
 #   make soak           the soak workload, SOAK_SECONDS each in the plain and TSan builds
 #   make install        install into $(PREFIX) (default /usr/local)
 #   make format         clang-format -i every .c/.h of ours
@@ -39,7 +40,7 @@ CHECK     = cd $(1) && $(SUBMAKE) $(CTEST) --output-on-failure --parallel $(JOBS
 
 FORMAT_DIRS := src include tools bench tests examples
 
-.PHONY: all build run test test-plain test-o3 test-asan test-tsan bench soak install format format-check clean
+.PHONY: all build run test test-plain test-o3 test-asan test-tsan bench figures soak install format format-check clean
 
 all: build
 
@@ -87,6 +88,11 @@ soak: build
 	$(call CONFIGURE,$(BUILD_TSAN)) -DPA_SANITIZE=thread -DPA_TEST_SCALE=$(SAN_SCALE)
 	$(call COMPILE,$(BUILD_TSAN))
 	TSAN_OPTIONS=halt_on_error=1 ./$(BUILD_TSAN)/pagealloc bench soak --seconds $(SOAK_SECONDS)
+
+# Every figure of docs/figures.md, with the machine, the date and the commit
+# (tools/figures.py; a few minutes).
+figures: build
+	python3 tools/figures.py --program $(PROGRAM) --out docs/figures.md
 
 install: build
 	$(CMAKE) -DCMAKE_INSTALL_PREFIX="$(PREFIX)" -P $(BUILD)/cmake_install.cmake

@@ -429,6 +429,28 @@ struct pa_config {
 /* The derived configuration of a booted pool. NULL pool or out: nothing is written. */
 void pa_get_config(const struct pa_pool *pool, struct pa_config *out);
 
+/* One pageblock and what its frames hold, for a map of the pool (pagealloc map). */
+struct pa_pageblock_info {
+	pa_pfn_t start_pfn;
+	uint64_t nr_frames;     /* frames of the pool in it (the last one may be short) */
+	enum pa_migratetype mt; /* its migratetype (PA_MT_CMA inside a CMA area) */
+	int node;               /* -1 outside every zone (all holes) */
+	enum pa_zone_type zone; /* meaningful when node >= 0 */
+	uint64_t free;          /* frames in the buddy's free lists */
+	uint64_t pcp;           /* frames on per-CPU lists */
+	uint64_t allocated;     /* frames handed out */
+	uint64_t other;         /* held by the pool: isolated, captured, being freed */
+	uint64_t hole;          /* frames with no memory behind them */
+};
+
+/*
+ * The number of pageblocks (0 for a NULL pool), and pageblock index's
+ * description: 0, -EINVAL for a NULL pool or out, -ENOENT past the end. A
+ * snapshot without locks: exact when nothing else runs on the pool.
+ */
+uint64_t pa_pageblock_count(const struct pa_pool *pool);
+int pa_pageblock_info(const struct pa_pool *pool, uint64_t index, struct pa_pageblock_info *out);
+
 /* --- Control, reports, validation --------------------------------------- */
 
 /*

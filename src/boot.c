@@ -276,6 +276,11 @@ static int key_backing(struct parse_ctx *p)
 	return 0;
 }
 
+static int key_backing_keep(struct parse_ctx *p)
+{
+	return get_bool(p, &p->cfg->backing_keep);
+}
+
 static int key_reporting_order(struct parse_ctx *p)
 {
 	int64_t v;
@@ -406,6 +411,7 @@ static const struct boot_key {
 	{ "nr_cpus", key_nr_cpus },
 	{ "cma", key_cma },
 	{ "backing", key_backing },
+	{ "backing_keep", key_backing_keep },
 	{ "page_reporting_order", key_reporting_order },
 	{ "page_reporting", key_page_reporting },
 	{ "page_reporting_delay_ms", key_reporting_delay },

@@ -394,6 +394,7 @@ struct pa_boot_config {
 	struct pa_cma_request cma[PA_MAX_CMA];
 	enum pa_backing backing;
 	char backing_path[256];
+	bool backing_keep; /* backing_keep=1: a file:PATH created at boot outlives the pool */
 	int page_reporting_order; /* -1: the pageblock order */
 	int64_t min_free_kbytes;  /* -1: Linux's formula */
 	unsigned watermark_scale_factor;
@@ -444,6 +445,7 @@ struct pa_pool {
 	uint8_t *base;
 	size_t base_bytes;
 	int backing_fd;
+	bool backing_created; /* backing=file: boot created the file (removed at shutdown) */
 
 	unsigned nr_nodes;
 	struct pa_node nodes[PA_MAX_NODES];

@@ -554,6 +554,48 @@ TEST(boot_file_backing_boots)
 	unlink(path);
 }
 
+/* Boot line with backing=file:path (and extra keys), booted and shut down; 0 or the error. */
+static int boot_file_backed(const char *path, const char *extra, char *err, size_t errlen)
+{
+	char line[512];
+	snprintf(line, sizeof line, "mem=16M backing=file:%s %s", path, extra);
+	struct pa_pool *pool = NULL;
+	int rc = pa_boot(line, NULL, &pool, err, errlen);
+	if (rc == 0) {
+		CHECK_MSG(access(path, F_OK) == 0, "%s: no file while the pool is up", path);
+		pa_shutdown(pool);
+	}
+	return rc;
+}
+
+TEST(boot_file_backing_removes_the_file_it_created)
+{
+	char path[128], err[512] = "";
+	snprintf(path, sizeof path, "/tmp/pa_test_backing_%ld.img", (long)getpid());
+	unlink(path);
+	REQUIRE(boot_file_backed(path, "", err, sizeof err) == 0);
+	CHECK_MSG(access(path, F_OK) != 0, "%s: still there after shutdown", path);
+
+	/* backing_keep=1: the created file stays. */
+	REQUIRE(boot_file_backed(path, "backing_keep=1", err, sizeof err) == 0);
+	CHECK_MSG(access(path, F_OK) == 0, "%s: removed despite backing_keep=1", path);
+
+	/* A file that was there before boot is the user's: never removed. */
+	REQUIRE(boot_file_backed(path, "", err, sizeof err) == 0);
+	CHECK_MSG(access(path, F_OK) == 0, "%s: a file the pool did not create was removed", path);
+	unlink(path);
+	expect_rejected("mem=16M backing=file:/tmp/x backing_keep=2", "backing_keep", "2");
+}
+
+TEST(boot_file_backing_errors_name_the_path)
+{
+	const char *path = "/nonexistent-dir/pa_test_backing.img";
+	char err[512] = "";
+	int rc = boot_file_backed(path, "", err, sizeof err);
+	CHECK_MSG(rc == -ENOENT, "boot with %s = %d, expected -ENOENT", path, rc);
+	CHECK_MSG(strstr(err, path) != NULL, "message \"%s\" does not name %s", err, path);
+}
+
 TEST(boot_pools_side_by_side_keep_their_configs)
 {
 	struct pa_pool *a = test_boot("mem=64M max_order=6");
