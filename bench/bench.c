@@ -18,7 +18,7 @@
 /* ---------------------------------------------------------------------- */
 
 static const struct bench_workload workloads[] = {
-	{ "churn", "random allocations and frees of orders 0..10 on a 1 GiB pool (make run)",
+	{ "churn", "random allocations and frees of orders 0..10 on a 1 GiB pool (the default)",
 	  "  --seconds S    how long to churn (default 2), or --ops N in all\n"
 	  "  --threads N    threads sharing the pool, each with its own blocks (default 1)\n"
 	  "  --order N      largest order of the mix (default 10, at most max_order)\n"

@@ -108,7 +108,7 @@ static void usage(FILE *f)
 	           "  --ctl PATH=VALUE set a runtime knob after boot, before anything else\n"
 	           "                   (repeatable; every command; pagealloc ctl lists them)\n"
 	           "  --json           JSON instead of the /proc text\n"
-	           "  --run WORKLOAD   (buddyinfo, pagetypeinfo, vmstat, zoneinfo, lockstat, "
+	           "  --run WORKLOAD   (buddyinfo, pagetypeinfo, vmstat, zoneinfo, lockstat, map, "
 	           "extfrag)\n"
 	           "                   run a workload first, with its options (pagealloc bench "
 	           "--help\n"
