@@ -120,7 +120,10 @@ const char *pa_version(void);
  * Boot a pool from a kernel-style command line ("mem=4G numa=2 max_order=18").
  * platform may be NULL. Returns 0 and sets *out, or -errno with a message
  * naming the offending key and value in err (when err is not NULL).
- * -EINVAL when cmdline or out is NULL.
+ * -EINVAL when cmdline or out is NULL. Numbers are decimal (no sign, 0x or
+ * leading zero), sizes take a K, M, G or T suffix, and anything that
+ * overflows 64 bits is refused; a key given twice is refused, except
+ * memhole= and cma=, which add one more each time.
  */
 int pa_boot(const char *cmdline, const struct pa_platform *platform, struct pa_pool **out,
             char *err, size_t errlen);
