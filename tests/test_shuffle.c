@@ -13,7 +13,7 @@
 #define ORDER  10 /* max order of the 1 GiB pools below */
 #define BLOCKS 256
 
-static const char *const EXACT = "mem=1G min_free_kbytes=0 pcp_orders=none ";
+static const char *const EXACT = "mem=1G min_free_kbytes=0 ";
 
 static struct pa_pool *boot_line(const char *extra)
 {
@@ -73,14 +73,15 @@ static char *report(struct pa_pool *pool, enum pa_report_kind kind)
 TEST(shuffle_boot_hands_out_max_order_blocks_in_random_order)
 {
 	static pa_pfn_t plain[BLOCKS], a[BLOCKS], b[BLOCKS];
-	struct pa_pool *pool = boot_line("");
+	struct pa_pool *pool = boot_line("pcp_orders=none");
 	char *fresh = report(pool, PA_REPORT_BUDDYINFO);
 	take_all(pool, plain);
 	pa_shutdown(pool);
 	/* Without shuffling: address order. */
 	CHECK_MSG(rises(plain) == 0 || rises(plain) == BLOCKS - 1, "unshuffled: %u rises",
 	          rises(plain));
-	static const char *const lines[] = { "shuffle=1", "shuffle=1 deferred_init=0" };
+	static const char *const lines[] = { "pcp_orders=none shuffle=1",
+		                             "pcp_orders=none shuffle=1 deferred_init=0" };
 	for (unsigned k = 0; k < 2; k++) {
 		pool = boot_line(
 		        lines[k]); /* test_boot waits for deferred init: shuffled by then */
@@ -110,7 +111,7 @@ TEST(shuffle_frees_go_to_the_head_or_the_tail_at_random)
 {
 	static pa_pfn_t first[BLOCKS], again[BLOCKS];
 	static unsigned freed_at[BLOCKS];
-	struct pa_pool *pool = boot_line("shuffle=1");
+	struct pa_pool *pool = boot_line("pcp_orders=none shuffle=1");
 	take_all(pool, first);
 	give_all(pool, first); /* block first[i] freed i-th */
 	for (unsigned i = 0; i < BLOCKS; i++)
