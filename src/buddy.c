@@ -19,7 +19,6 @@ static inline uint32_t *list_head(struct pa_zone *z, unsigned order, unsigned mt
 /* Block counts; the callers account free_pages once per operation, not per level. */
 static inline void count_add(struct pa_zone *z, unsigned order, unsigned mt, uint64_t n)
 {
-	z->nr_free[order] += n;
 	z->nr_free_mt[order * PA_MT_COUNT + mt] += n;
 }
 
@@ -37,12 +36,12 @@ static inline bool untouched_list(const struct pa_zone *z, unsigned order, unsig
 struct lists {
 	struct pa_page *map;
 	uint32_t *head;
-	uint64_t *nr_free, *nr_free_mt, *nonempty;
+	uint64_t *nr_free_mt, *nonempty;
 };
 
 static inline struct lists lists_of(struct pa_zone *z)
 {
-	return (struct lists){ z->pool->map, z->list_head, z->nr_free, z->nr_free_mt, z->nonempty };
+	return (struct lists){ z->pool->map, z->list_head, z->nr_free_mt, z->nonempty };
 }
 
 /* Link a free block at the head of its list: the most recently freed is the cache-hottest. */
@@ -62,7 +61,6 @@ static inline __attribute__((always_inline)) void list_link(const struct lists *
 		l->map[next].lru.prev = (uint32_t)pfn;
 	l->head[i] = (uint32_t)pfn;
 	l->nonempty[mt] |= 1ull << order;
-	l->nr_free[order]++;
 	l->nr_free_mt[i]++;
 }
 
@@ -81,7 +79,6 @@ list_unlink(struct pa_zone *z, const struct lists *l, pa_pfn_t pfn, unsigned ord
 		l->map[next].lru.prev = prev;
 	else if (prev == PA_NIL && !(unlikely(z->nr_untouched) && untouched_list(z, order, mt)))
 		l->nonempty[mt] &= ~(1ull << order); /* it was alone on the list */
-	l->nr_free[order]--;
 	l->nr_free_mt[i]--;
 }
 
