@@ -721,3 +721,27 @@ TEST(deferred_init_and_reporting_refuse_null_foreign_and_free_blocks)
 	fx_done(&f, 0, 0);
 	fx_done(&g, 0, 0);
 }
+
+TEST(hotplug_refuses_null_partial_blocks_and_wrong_states)
+{
+	struct fx f;
+	fx_boot(&f, BOOT_LINE);
+	char buf[64] = "";
+	REQUIRE(pa_ctl_read(f.pool, "memory/block_size_bytes", buf, sizeof buf) > 0);
+	uint64_t n = strtoull(buf, NULL, 10) / f.cfg.page_size, hole = HOLE_BYTES / f.cfg.page_size;
+	REFUSED(pa_memory_offline(NULL, 0, n), -EINVAL);
+	REFUSED(pa_memory_online(NULL, 0, n), -EINVAL);
+	REFUSED(pa_memory_offline(f.pool, 0, 0), -EINVAL);
+	REFUSED(pa_memory_offline(f.pool, 1, n), -EINVAL);
+	REFUSED(pa_memory_offline(f.pool, 0, n - 1), -EINVAL);
+	REFUSED(pa_memory_offline(f.pool, f.cfg.total_pages, n), -EINVAL);
+	REFUSED(pa_memory_offline(f.pool, UINT64_MAX - n + 1, n), -EINVAL);
+	REFUSED(pa_memory_offline(f.pool, 0, UINT64_MAX), -EINVAL);
+	REFUSED(pa_memory_online(f.pool, 0, n), -EINVAL); /* online already */
+	REFUSED(pa_memory_online(f.pool, hole - hole % n, n), -EINVAL);
+	REFUSED(pa_ctl_write(f.pool, "memory/x/online", "1"), -EINVAL);
+	REFUSED(pa_ctl_write(f.pool, "memory/1/online", "on"), -EINVAL);
+	REFUSED(pa_ctl_write(f.pool, "memory/1000000/online", "0"), -EINVAL);
+	REFUSED(pa_ctl_write(f.pool, "memory/block_size_bytes", "1"), -EPERM);
+	fx_done(&f, 0, 0);
+}
