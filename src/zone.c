@@ -494,9 +494,12 @@ static uint64_t int_sqrt(uint64_t x)
 static uint64_t default_min_free_kbytes(const struct pa_pool *pool)
 {
 	uint64_t lowmem = 0;
-	for (unsigned i = 0; i < pool->nr_zones; i++)
-		if (pool->zones[i].type != PA_ZONE_MOVABLE)
-			lowmem += pool->zones[i].managed_pages;
+	for (unsigned i = 0; i < pool->nr_zones; i++) {
+		struct pa_zone *z = &pool->zones[i];
+		pa_lock(&z->lock, SITE_ADMIN); /* hotplug may be changing it */
+		lowmem += z->type != PA_ZONE_MOVABLE ? z->managed_pages : 0;
+		pa_unlock(&z->lock);
+	}
 	uint64_t kb = int_sqrt((lowmem << pool->cfg.page_shift >> 10) * 16);
 	return kb < 128 ? 128 : kb > 262144 ? 262144 : kb;
 }
