@@ -7,6 +7,10 @@
 #   make test           format-check, build/ + ctest, an -O3 -DNDEBUG build (build-o3/),
 #                       then ASan+UBSan (build-asan/) and TSan (build-tsan/)
 #   make bench          build, then the allocation benchmarks
+#   make figures        build, run the documented benchmarks, write docs/figures.md (+ SVG)
+#   make fuzz           build the libFuzzer targets with clang (build-fuzz/) and run each
+#                       for FUZZ_SECONDS (60); new inputs go to build-fuzz/corpus/, crashes
+#                       to build-fuzz/artifacts/
 #   make soak           the soak workload, SOAK_SECONDS each in the plain and TSan builds
 #   make install        install into $(PREFIX) (default /usr/local)
 #   make format         clang-format -i every .c/.h of ours
@@ -21,6 +25,9 @@ CLANG_FORMAT ?= clang-format
 SAN_SCALE   ?= 0.1
 # Length of each soak run (make soak), in seconds.
 SOAK_SECONDS ?= 20
+# Seconds each fuzz target runs in make fuzz, and the compiler that builds them.
+FUZZ_SECONDS ?= 60
+FUZZ_CC     ?= clang
 # Extra arguments for every configure, e.g. CMAKE_ARGS=-DCMAKE_C_COMPILER=clang
 CMAKE_ARGS  ?=
 
@@ -28,6 +35,8 @@ BUILD      := build
 BUILD_ASAN := build-asan
 BUILD_TSAN := build-tsan
 BUILD_O3   := build-o3
+BUILD_FUZZ := build-fuzz
+FUZZ_TARGETS = $(patsubst tests/fuzz/fuzz_%.c,%,$(wildcard tests/fuzz/fuzz_*.c))
 PROGRAM    := ./$(BUILD)/pagealloc
 
 # cmake --build runs make itself; keep this make's job server and flags out of
@@ -39,7 +48,8 @@ CHECK     = cd $(1) && $(SUBMAKE) $(CTEST) --output-on-failure --parallel $(JOBS
 
 FORMAT_DIRS := src include tools bench tests examples
 
-.PHONY: all build run test test-plain test-o3 test-asan test-tsan bench soak install format format-check clean
+.PHONY: all build run test test-plain test-o3 test-asan test-tsan bench figures soak fuzz install \
+	format format-check clean
 
 all: build
 
@@ -88,6 +98,26 @@ soak: build
 	$(call COMPILE,$(BUILD_TSAN))
 	TSAN_OPTIONS=halt_on_error=1 ./$(BUILD_TSAN)/pagealloc bench soak --seconds $(SOAK_SECONDS)
 
+# Each target in turn (the machine is shared), from the committed seeds plus
+# what earlier runs found; a crash stops make with the input in artifacts/.
+fuzz:
+	$(CMAKE) -S . -B $(BUILD_FUZZ) -DCMAKE_BUILD_TYPE=Release -DCMAKE_C_COMPILER=$(FUZZ_CC) \
+		-DPA_FUZZ=ON $(CMAKE_ARGS)
+	$(SUBMAKE) $(CMAKE) --build $(BUILD_FUZZ) --parallel $(JOBS) --target fuzz_targets
+	@for t in $(FUZZ_TARGETS); do \
+		mkdir -p $(BUILD_FUZZ)/corpus/$$t $(BUILD_FUZZ)/artifacts && \
+		echo "fuzz_$$t: $(FUZZ_SECONDS) s" && \
+		$(BUILD_FUZZ)/fuzz/fuzz_$$t -max_total_time=$(FUZZ_SECONDS) -timeout=30 \
+			-print_final_stats=1 -artifact_prefix=$(BUILD_FUZZ)/artifacts/$$t- \
+			$$(test -f tests/fuzz/$$t.dict && echo -dict=tests/fuzz/$$t.dict) \
+			$(BUILD_FUZZ)/corpus/$$t tests/fuzz/corpus/$$t || exit 1; \
+	done
+
+# Every figure of docs/figures.md, with the machine, the date and the commit
+# (tools/figures.py; a few minutes).
+figures: build
+	python3 tools/figures.py --program $(PROGRAM) --out docs/figures.md
+
 install: build
 	$(CMAKE) -DCMAKE_INSTALL_PREFIX="$(PREFIX)" -P $(BUILD)/cmake_install.cmake
 
@@ -99,4 +129,4 @@ format-check:
 		xargs -0 -r $(CLANG_FORMAT) --dry-run --Werror
 
 clean:
-	rm -rf $(BUILD) $(BUILD_ASAN) $(BUILD_TSAN) $(BUILD_O3)
+	rm -rf $(BUILD) $(BUILD_ASAN) $(BUILD_TSAN) $(BUILD_O3) $(BUILD_FUZZ)

@@ -18,7 +18,7 @@
 /* ---------------------------------------------------------------------- */
 
 static const struct bench_workload workloads[] = {
-	{ "churn", "random allocations and frees of orders 0..10 on a 1 GiB pool (make run)",
+	{ "churn", "random allocations and frees of orders 0..10 on a 1 GiB pool (the default)",
 	  "  --seconds S    how long to churn (default 2), or --ops N in all\n"
 	  "  --threads N    threads sharing the pool, each with its own blocks (default 1)\n"
 	  "  --order N      largest order of the mix (default 10, at most max_order)\n"
@@ -575,6 +575,22 @@ uint64_t bench_seed_state(uint64_t seed, uint64_t stream)
 	return z ? z : 1;
 }
 
+uint64_t bench_pcp_frames(struct pa_pool *pool)
+{
+	struct pa_config cfg;
+	pa_get_config(pool, &cfg);
+	uint64_t sum = 0;
+	for (unsigned n = 0; n < cfg.nr_nodes; n++)
+		for (unsigned z = 0; z < PA_ZONE_COUNT; z++)
+			for (unsigned cpu = 0; cpu < cfg.nr_cpus; cpu++) {
+				struct pa_pcp_info info;
+				if (pa_pcp_info(pool, n, (enum pa_zone_type)z, cpu, &info, NULL) ==
+				    0)
+					sum += info.count;
+			}
+	return sum;
+}
+
 char *bench_report_text(struct pa_pool *pool, enum pa_report_kind kind, unsigned flags)
 {
 	int n = pa_report(pool, kind, flags, NULL, 0);
@@ -706,13 +722,20 @@ void bench_json_string(FILE *f, const char *s)
 	fputc('"', f);
 }
 
-/* A double for JSON: no nan or inf there. */
+static bool is_finite(double v)
+{
+	return v == v && v - v == 0;
+}
+
+/* A double for JSON: a whole number as an integer (counts stay counts), no nan or inf. */
 static void json_double(FILE *f, double v)
 {
-	if (v == v && v - v == 0)
-		fprintf(f, "%.3f", v);
-	else
+	if (!is_finite(v))
 		fputs("null", f);
+	else if (v == (double)(int64_t)v && v < 9007199254740992.0 && v > -9007199254740992.0)
+		fprintf(f, "%" PRId64, (int64_t)v);
+	else
+		fprintf(f, "%.3f", v);
 }
 
 void bench_out_begin(struct bench_out *o, FILE *f, bool json, const char *workload)
@@ -743,8 +766,10 @@ void bench_out_f64(struct bench_out *o, const char *key, double value)
 	out_key(o, key);
 	if (o->json)
 		json_double(o->f, value);
-	else
+	else if (is_finite(value))
 		fprintf(o->f, "%.2f\n", value);
+	else
+		fputs("n/a\n", o->f);
 }
 
 void bench_out_metric(struct bench_out *o, const char *key, const char *unit, const double *samples,
@@ -777,6 +802,18 @@ void bench_out_metric(struct bench_out *o, const char *key, const char *unit, co
 void bench_out_report(struct bench_out *o, const char *key, struct pa_pool *pool,
                       enum pa_report_kind kind)
 {
+	bench_out_report_note(o, key, NULL, pool, kind);
+}
+
+void bench_out_note(struct bench_out *o, const char *note)
+{
+	if (!o->json)
+		fprintf(o->f, "  (%s)\n", note);
+}
+
+void bench_out_report_note(struct bench_out *o, const char *key, const char *note,
+                           struct pa_pool *pool, enum pa_report_kind kind)
+{
 	char *text = bench_report_text(pool, kind, o->json ? PA_REPORT_JSON : 0);
 	if (o->json) {
 		out_key(o, key);
@@ -785,7 +822,8 @@ void bench_out_report(struct bench_out *o, const char *key, struct pa_pool *pool
 			text[--n] = '\0';
 		fputs(text ? text : "null", o->f);
 	} else {
-		fprintf(o->f, "\n%s:\n%s", key, text ? text : "(report failed)\n");
+		fprintf(o->f, "\n%s:%s%s\n%s", key, note ? " " : "", note ? note : "",
+		        text ? text : "(report failed)\n");
 	}
 	free(text);
 }

@@ -140,6 +140,9 @@ const char *bench_gfp_name(pa_gfp_t gfp, char *buf, size_t len);
 /* 0 if order is at most the pool's max_order; else -1, with a message on how to boot. */
 int bench_check_order(struct pa_pool *pool, unsigned order);
 
+/* Frames on every CPU's per-CPU lists, all nodes and zones. */
+uint64_t bench_pcp_frames(struct pa_pool *pool);
+
 /* A report of the pool in a malloc'd string (free it), or NULL. */
 char *bench_report_text(struct pa_pool *pool, enum pa_report_kind kind, unsigned flags);
 
@@ -188,6 +191,11 @@ void bench_out_metric(struct bench_out *o, const char *key, const char *unit, co
 /* A report of the pool: its JSON under key, or its /proc text under a heading. */
 void bench_out_report(struct bench_out *o, const char *key, struct pa_pool *pool,
                       enum pa_report_kind kind);
+/* The same, with a one-line explanation after the heading (text only). */
+void bench_out_report_note(struct bench_out *o, const char *key, const char *note,
+                           struct pa_pool *pool, enum pa_report_kind kind);
+/* A one-line explanation of the figure just printed (text only). */
+void bench_out_note(struct bench_out *o, const char *note);
 /* Per-order figures: JSON arrays or one text table row per name. */
 void bench_out_orders(struct bench_out *o, const char *key, const char *const *names,
                       const uint64_t *const *rows, unsigned nr_rows, unsigned orders);

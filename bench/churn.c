@@ -223,6 +223,7 @@ static void churn_print_counts(struct churn *c, struct bench_out *o)
 	const char *names[] = { "allocations", "failures" };
 	const uint64_t *rows[] = { allocs, fails };
 	bench_out_orders(o, "per_order", names, rows, 2, orders);
+	bench_out_note(o, "the churn's own allocations and failures, per block order");
 }
 
 /* The vmstat lines worth a look after a churn; names not present are skipped. */
@@ -244,10 +245,27 @@ static void churn_print_vmstat(struct churn *c, struct bench_out *o)
 {
 	uint64_t v;
 	if (!o->json)
-		fprintf(o->f, "\nvmstat highlights:\n");
+		fprintf(o->f, "\nvmstat highlights: counters of the whole run, as /proc/vmstat\n");
 	for (size_t i = 0; i < sizeof vmstat_highlights / sizeof vmstat_highlights[0]; i++)
 		if (pa_vmstat_read(c->pool, vmstat_highlights[i], &v) == 0)
 			bench_out_u64(o, vmstat_highlights[i], v);
+}
+
+/* Where every frame is after the churn: the buddy, the per-CPU lists, or held. */
+static void churn_print_usage(struct churn *c, struct bench_out *o)
+{
+	struct pa_usage u;
+	pa_get_usage(c->pool, &u);
+	uint64_t pcp = bench_pcp_frames(c->pool);
+	bench_out_open(o, "frames_after");
+	bench_out_u64(o, "managed", u.managed);
+	bench_out_u64(o, "free_in_buddy", u.free);
+	bench_out_u64(o, "on_per_cpu_lists", pcp);
+	bench_out_u64(o, "allocated", u.allocated);
+	bench_out_u64(o, "other_reserved", u.reserved > pcp ? u.reserved - pcp : 0);
+	bench_out_note(o, "managed = free in the buddy + on the per-CPU lists + allocated + "
+	                  "other reserved; `pcp/drain` gives the per-CPU frames back");
+	bench_out_close(o);
 }
 
 static int churn_validate(struct churn *c, struct bench_out *o)
@@ -284,12 +302,17 @@ static int churn_measured(struct churn *c, FILE *out)
 	int ret = 0;
 	bench_out_begin(&o, out, c->opt->json, "churn");
 	churn_print_head(c, &o);
-	bench_out_report(&o, "buddyinfo_before", c->pool, PA_REPORT_BUDDYINFO);
+	bench_out_report_note(&o, "buddyinfo_before",
+	                      "free blocks per order (0 to max_order, left to right), after boot",
+	                      c->pool, PA_REPORT_BUDDYINFO);
 	for (unsigned r = 0; !ret && r < c->runs; r++) {
 		bench_progress_step(r, c->runs);
 		ret = churn_run(c, r);
 		if (!ret && r + 1 == c->runs)
-			bench_out_report(&o, "buddyinfo_held", c->pool, PA_REPORT_BUDDYINFO);
+			bench_out_report_note(&o, "buddyinfo_held",
+			                      "the same at the end of the last run, the churn's "
+			                      "blocks still held",
+			                      c->pool, PA_REPORT_BUDDYINFO);
 		for (unsigned i = 0; i < c->nt; i++)
 			churn_free_all(&c->t[i]);
 	}
@@ -297,9 +320,14 @@ static int churn_measured(struct churn *c, FILE *out)
 		return ret;
 	bench_out_metric(&o, "ops_per_sec", "operations per second, all threads", c->ops_per_sec,
 	                 c->runs);
+	bench_out_note(&o, "an operation is one allocation or one free of a random order");
 	churn_print_counts(c, &o);
 	churn_print_vmstat(c, &o);
-	bench_out_report(&o, "buddyinfo_after", c->pool, PA_REPORT_BUDDYINFO);
+	bench_out_report_note(&o, "buddyinfo_after",
+	                      "the same after every block was freed; frames cached on the "
+	                      "per-CPU lists are not in it",
+	                      c->pool, PA_REPORT_BUDDYINFO);
+	churn_print_usage(c, &o);
 	ret = churn_validate(c, &o);
 	bench_out_end(&o);
 	return ret ? 1 : 0;

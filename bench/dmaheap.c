@@ -254,7 +254,7 @@ static void dh_load_free(struct dh_loaders *L)
 /*
  * The seed's loop: every size, count times; each buffer allocated, then
  * freed. Not inlined, so that `valgrind --tool=callgrind
- * --toggle-collect=dh_loop` counts the loop alone (docs/measured-contig-cma.md).
+ * --toggle-collect=dh_loop` counts the loop alone.
  */
 static __attribute__((noinline)) double
 dh_loop(struct dh *d, struct dh_conf *c, struct pa_pool *pool, struct dh_block *b, double *lat)

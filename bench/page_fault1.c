@@ -21,6 +21,7 @@
 #include "bench.h"
 
 #include <inttypes.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -59,7 +60,7 @@ struct pf1_result {
 	enum pf1_pcp pcp;
 	double *ops_per_sec;         /* [run], per thread */
 	char *lock_text, *lock_json; /* the last run's lock table */
-	uint64_t zone_contended;     /* the last run's zone-lock contended acquisitions */
+	double *contended;           /* [run], zone-lock contended acquisitions */
 };
 
 struct pf1 {
@@ -236,17 +237,22 @@ static double pf1_measure(struct pf1 *c)
 	return sum / c->nt;
 }
 
-/* Keep the lock table of the pool (the last run's). */
-static int pf1_keep_locks(struct pa_pool *pool, struct pf1_result *res)
+/* Count the run's zone-lock contention; keep the lock table of the last run. */
+static int pf1_keep_locks(struct pa_pool *pool, struct pf1_result *res, unsigned run, bool last)
 {
+	char *json = bench_report_text(pool, PA_REPORT_LOCKSTAT, PA_REPORT_JSON);
+	if (!json)
+		return -1;
+	res->contended[run] = (double)pf1_zone_contended(json);
+	if (!last) {
+		free(json);
+		return 0;
+	}
 	free(res->lock_text);
 	free(res->lock_json);
+	res->lock_json = json;
 	res->lock_text = bench_report_text(pool, PA_REPORT_LOCKSTAT, 0);
-	res->lock_json = bench_report_text(pool, PA_REPORT_LOCKSTAT, PA_REPORT_JSON);
-	if (!res->lock_text || !res->lock_json)
-		return -1;
-	res->zone_contended = pf1_zone_contended(res->lock_json);
-	return 0;
+	return res->lock_text ? 0 : -1;
 }
 
 static int pf1_validate(struct pa_pool *pool)
@@ -270,8 +276,8 @@ static int pf1_run(struct pf1 *c, struct pf1_result *res, unsigned run)
 		res->ops_per_sec[run] = pf1_measure(c);
 		ret = res->ops_per_sec[run] < 0 || pf1_validate(pool);
 	}
-	if (!ret && run + 1 == c->runs)
-		ret = pf1_keep_locks(pool, res);
+	if (!ret)
+		ret = pf1_keep_locks(pool, res, run, run + 1 == c->runs);
 	pf1_threads_free(c);
 	pa_shutdown(pool);
 	return ret ? -1 : 0;
@@ -280,7 +286,8 @@ static int pf1_run(struct pf1 *c, struct pf1_result *res, unsigned run)
 static int pf1_config(struct pf1 *c, struct pf1_result *res)
 {
 	res->ops_per_sec = calloc(c->runs, sizeof *res->ops_per_sec);
-	if (!res->ops_per_sec)
+	res->contended = calloc(c->runs, sizeof *res->contended);
+	if (!res->ops_per_sec || !res->contended)
 		return -1;
 	for (unsigned r = 0; r < c->runs; r++) {
 		bench_progress_step(r, c->runs);
@@ -316,7 +323,8 @@ static void pf1_out_result(struct bench_out *o, const struct pf1 *c, const struc
 {
 	bench_out_metric(o, "ops_per_sec_per_thread", "allocations+frees per second per thread",
 	                 res->ops_per_sec, c->runs);
-	bench_out_u64(o, "zone_lock_contended", res->zone_contended);
+	bench_out_metric(o, "zone_lock_contended", "contended zone-lock acquisitions per run",
+	                 res->contended, c->runs);
 	if (o->json)
 		pf1_out_locks(o, res->lock_json);
 	else
@@ -332,11 +340,16 @@ static void pf1_out_head(struct bench_out *o, const struct pf1 *c)
 	bench_out_u64(o, "runs", c->runs);
 }
 
-/* off / on, with 0 on counted as 1 so that the ratio stays a number. */
-static double pf1_ratio(const struct pf1_result res[2])
+/* Median off / median on; no ratio (NaN: null in JSON) when on is 0. */
+static double pf1_ratio(const struct pf1 *c, const struct pf1_result res[2], double *off,
+                        double *on)
 {
-	uint64_t on = res[1].zone_contended;
-	return (double)res[0].zone_contended / (double)(on ? on : 1);
+	struct bench_summary s[2];
+	for (unsigned i = 0; i < 2; i++)
+		bench_summarize(res[i].contended, c->runs, &s[i]);
+	*off = s[0].median;
+	*on = s[1].median;
+	return *on > 0 ? *off / *on : NAN;
 }
 
 static void pf1_print(const struct pf1 *c, const struct pf1_result *res, unsigned nr, FILE *out)
@@ -359,10 +372,12 @@ static void pf1_print(const struct pf1 *c, const struct pf1_result *res, unsigne
 		bench_out_close(&o);
 	}
 	if (nr == 2) {
+		double off, on, ratio = pf1_ratio(c, res, &off, &on);
 		if (!o.json)
-			fprintf(out, "\nzone lock contended: %" PRIu64 " off, %" PRIu64 " on\n",
-			        res[0].zone_contended, res[1].zone_contended);
-		bench_out_f64(&o, "zone_lock_contended_ratio", pf1_ratio(res));
+			fprintf(out,
+			        "\nzone lock contended, median of %u runs: %.0f off, %.0f on\n",
+			        c->runs, off, on);
+		bench_out_f64(&o, "zone_lock_contended_ratio", ratio);
 	}
 	bench_out_end(&o);
 }
@@ -381,6 +396,7 @@ int bench_page_fault1(const struct bench_opts *opt, struct pa_pool *given, FILE 
 		pf1_print(&c, res, nr, out);
 	for (unsigned i = 0; i < 2; i++) {
 		free(res[i].ops_per_sec);
+		free(res[i].contended);
 		free(res[i].lock_text);
 		free(res[i].lock_json);
 	}

@@ -120,7 +120,10 @@ const char *pa_version(void);
  * Boot a pool from a kernel-style command line ("mem=4G numa=2 max_order=18").
  * platform may be NULL. Returns 0 and sets *out, or -errno with a message
  * naming the offending key and value in err (when err is not NULL).
- * -EINVAL when cmdline or out is NULL.
+ * -EINVAL when cmdline or out is NULL. Numbers are decimal (no sign, 0x or
+ * leading zero), sizes take a K, M, G or T suffix, and anything that
+ * overflows 64 bits is refused; a key given twice is refused, except
+ * memhole= and cma=, which add one more each time.
  */
 int pa_boot(const char *cmdline, const struct pa_platform *platform, struct pa_pool **out,
             char *err, size_t errlen);
@@ -146,7 +149,8 @@ struct pa_page *pa_alloc_pages(struct pa_pool *pool, pa_gfp_t gfp, unsigned int 
 
 /*
  * Free a block. A bad free (double free, a frame never allocated, a tail
- * frame, the wrong order, a descriptor not of this pool) is reported,
+ * frame, the wrong order, a descriptor not of this pool, a block of a
+ * pa_cma_alloc(), which pa_cma_release() gives back) is reported,
  * counted as bad_page and refused; with bad_page=panic it aborts. A NULL
  * page is such a bad free; with a NULL pool nothing happens.
  */
@@ -384,7 +388,13 @@ int pa_alloc_contig_range(struct pa_pool *pool, pa_pfn_t start_pfn, pa_pfn_t end
 struct pa_page *pa_alloc_contig_pages(struct pa_pool *pool, uint64_t nr_pages, pa_gfp_t gfp,
                                       int node);
 
-/* Free what pa_alloc_contig_range() or pa_alloc_contig_pages() took. NULL pool: nothing. */
+/*
+ * Free what pa_alloc_contig_range() or pa_alloc_contig_pages() took, all of
+ * it or any part. A range that is not wholly such frames (a block of
+ * pa_alloc_pages(), a CMA allocation, free frames, a range past the pool or
+ * a count that wraps) is a bad free: reported, counted, refused, and nothing
+ * is freed. NULL pool or nr_pages 0: nothing.
+ */
 void pa_free_contig_range(struct pa_pool *pool, pa_pfn_t pfn, uint64_t nr_pages);
 
 /* A CMA area (cma=SIZE[@START] on the boot line, in order). */
@@ -407,12 +417,17 @@ int pa_cma_get(struct pa_pool *pool, unsigned area, struct pa_cma_info *out);
 /*
  * Allocate count frames from CMA area, aligned to 1 << align_order frames,
  * moving the movable folios that borrowed the area. NULL when no such range
- * can be emptied (or for a NULL pool, no such area, count 0, align_order
- * above max_order). Release with pa_cma_release().
+ * can be emptied (or for a NULL pool, no such area, count 0 or larger than
+ * the area, align_order above max_order). Release with pa_cma_release(),
+ * never pa_free_pages() or pa_free_contig_range() (refused as bad frees).
  */
 struct pa_page *pa_cma_alloc(struct pa_pool *pool, unsigned area, uint64_t count,
                              unsigned align_order);
-/* 0, or -EINVAL when the frames are not a pa_cma_alloc() of this area (NULL included). */
+/*
+ * Release count frames (all or part of a pa_cma_alloc()). 0, or -EINVAL when
+ * the frames are not a pa_cma_alloc() of this area (NULL included, a count
+ * of 0 or one reaching past the area); nothing changes then.
+ */
 int pa_cma_release(struct pa_pool *pool, unsigned area, struct pa_page *page, uint64_t count);
 
 /* --- Configuration, read back ------------------------------------------ */
@@ -434,6 +449,28 @@ struct pa_config {
 
 /* The derived configuration of a booted pool. NULL pool or out: nothing is written. */
 void pa_get_config(const struct pa_pool *pool, struct pa_config *out);
+
+/* One pageblock and what its frames hold, for a map of the pool (pagealloc map). */
+struct pa_pageblock_info {
+	pa_pfn_t start_pfn;
+	uint64_t nr_frames;     /* frames of the pool in it (the last one may be short) */
+	enum pa_migratetype mt; /* its migratetype (PA_MT_CMA inside a CMA area) */
+	int node;               /* -1 outside every zone (all holes) */
+	enum pa_zone_type zone; /* meaningful when node >= 0 */
+	uint64_t free;          /* frames in the buddy's free lists */
+	uint64_t pcp;           /* frames on per-CPU lists */
+	uint64_t allocated;     /* frames handed out */
+	uint64_t other;         /* held by the pool: isolated, captured, being freed */
+	uint64_t hole;          /* frames with no memory behind them */
+};
+
+/*
+ * The number of pageblocks (0 for a NULL pool), and pageblock index's
+ * description: 0, -EINVAL for a NULL pool or out, -ENOENT past the end. A
+ * snapshot without locks: exact when nothing else runs on the pool.
+ */
+uint64_t pa_pageblock_count(const struct pa_pool *pool);
+int pa_pageblock_info(const struct pa_pool *pool, uint64_t index, struct pa_pageblock_info *out);
 
 /* --- Control, reports, validation --------------------------------------- */
 

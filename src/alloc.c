@@ -365,8 +365,13 @@ static void describe_frame(struct pa_pool *pool, pa_pfn_t pfn, unsigned order, c
 		         p->order);
 		return;
 	case PS_ALLOC:
-		snprintf(buf, len, "an allocated block of order %u (wrong order %u)", p->order,
-		         order);
+		if (page_flags(p) & PF_CMA)
+			snprintf(buf, len,
+			         "a block of a CMA allocation (give it back with "
+			         "pa_cma_release)");
+		else
+			snprintf(buf, len, "an allocated block of order %u (wrong order %u)",
+			         p->order, order);
 		return;
 	default:
 		break;
@@ -386,21 +391,28 @@ static void describe_frame(struct pa_pool *pool, pa_pfn_t pfn, unsigned order, c
 	snprintf(buf, len, "a frame that heads no block");
 }
 
-static void bad_page(struct pa_pool *pool, pa_pfn_t pfn, unsigned order, const char *found)
+void alloc_bad_free(struct pa_pool *pool, const char *what)
 {
 	pool_stat_inc(pool, PA_PS_BAD_PAGE);
-	if (pfn == PA_PFN_INVALID)
-		platform_report(pool,
-		                "bad page: pa_free_pages(order %u): expected a frame descriptor "
-		                "of this pool; found %s; refused",
-		                order, found);
-	else
-		platform_report(pool,
-		                "bad page: pfn %llu: pa_free_pages(order %u): expected the head "
-		                "of an allocated block of order %u; found %s; refused",
-		                (unsigned long long)pfn, order, order, found);
+	platform_report(pool, "bad page: %s; refused", what);
 	if (pool->cfg.bad_page == PA_BAD_PAGE_PANIC)
 		abort();
+}
+
+static void bad_page(struct pa_pool *pool, pa_pfn_t pfn, unsigned order, const char *found)
+{
+	char what[320];
+	if (pfn == PA_PFN_INVALID)
+		snprintf(
+		        what, sizeof what,
+		        "pa_free_pages(order %u): expected a frame descriptor of this pool; found %s",
+		        order, found);
+	else
+		snprintf(what, sizeof what,
+		         "pfn %llu: pa_free_pages(order %u): expected the head of an allocated "
+		         "block of order %u; found %s",
+		         (unsigned long long)pfn, order, order, found);
+	alloc_bad_free(pool, what);
 }
 
 /* Wipe a block's bytes (init_on_free) outside the lock: the head says PS_FREEING meanwhile. */
@@ -427,7 +439,7 @@ static __attribute__((noinline)) void free_zone(struct pa_pool *pool, struct pa_
 		pa_unlock(&z->lock);
 		return;
 	}
-	if (unlikely(st != PS_ALLOC || p->order != order)) {
+	if (unlikely(st != PS_ALLOC || p->order != order || (page_flags(p) & PF_CMA))) {
 		char found[160];
 		describe_frame(pool, pfn, order, found, sizeof found);
 		pa_unlock(&z->lock);

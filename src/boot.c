@@ -38,14 +38,23 @@ __attribute__((format(printf, 2, 3))) static int fail(struct parse_ctx *p, const
 	return -EINVAL;
 }
 
-/* A decimal number with an optional K/M/G/T suffix; false on any junk. */
+/*
+ * Decimal digits and nothing before them: no sign, no 0x, and no leading
+ * zero, which C (and Linux's memparse) would read as octal.
+ */
+static bool decimal_start(const char *s)
+{
+	return s[0] >= '0' && s[0] <= '9' && !(s[0] == '0' && s[1] >= '0' && s[1] <= '9');
+}
+
+/* A decimal number with an optional K/M/G/T suffix; false on any junk or overflow. */
 static bool parse_size(const char *s, uint64_t *out)
 {
 	char *end;
-	if (*s < '0' || *s > '9')
+	if (!decimal_start(s))
 		return false;
 	errno = 0;
-	unsigned long long v = strtoull(s, &end, 0);
+	unsigned long long v = strtoull(s, &end, 10);
 	if (errno)
 		return false;
 	unsigned shift = 0;
@@ -82,7 +91,7 @@ static bool parse_size(const char *s, uint64_t *out)
 static bool parse_int(const char *s, int64_t *out)
 {
 	char *end;
-	if (!*s)
+	if (!decimal_start(s[0] == '-' ? s + 1 : s))
 		return false;
 	errno = 0;
 	long long v = strtoll(s, &end, 10);
@@ -96,7 +105,8 @@ static int get_uint(struct parse_ctx *p, int64_t lo, int64_t hi, unsigned *out)
 {
 	int64_t v;
 	if (!parse_int(p->val, &v))
-		return fail(p, "not a number (valid: %lld..%lld)", (long long)lo, (long long)hi);
+		return fail(p, "not a decimal number (valid: %lld..%lld)", (long long)lo,
+		            (long long)hi);
 	if (v < lo || v > hi)
 		return fail(p, "out of range (valid: %lld..%lld)", (long long)lo, (long long)hi);
 	*out = (unsigned)v;
@@ -115,7 +125,8 @@ static int get_bool(struct parse_ctx *p, bool *out)
 static int get_size(struct parse_ctx *p, uint64_t *out)
 {
 	if (!parse_size(p->val, out))
-		return fail(p, "not a size (valid: a number with an optional K, M, G or T suffix)");
+		return fail(p, "not a size (valid: a decimal number below 2^64 bytes, no leading "
+		               "zero, with an optional K, M, G or T suffix)");
 	return 0;
 }
 
@@ -242,7 +253,9 @@ static int key_cma(struct parse_ctx *p)
 	if (at)
 		*at = '\0';
 	if (!parse_size(buf, &r.size) || r.size == 0 || (at && !parse_size(at + 1, &r.start)))
-		return fail(p, "expected SIZE[@START] with sizes like 64M");
+		return fail(p, "expected SIZE[@START] with decimal sizes like 64M");
+	if (at && r.start > UINT64_MAX - r.size)
+		return fail(p, "START + SIZE is past 2^64 bytes");
 	if (c->nr_cma == PA_MAX_CMA)
 		return fail(p, "too many CMA areas (at most %d)", PA_MAX_CMA);
 	snprintf(r.arg, sizeof r.arg, "%s", p->val);
@@ -268,6 +281,11 @@ static int key_backing(struct parse_ctx *p)
 	} else
 		return fail(p, "unknown backing (valid: none, anon, file:PATH, hugetlb)");
 	return 0;
+}
+
+static int key_backing_keep(struct parse_ctx *p)
+{
+	return get_bool(p, &p->cfg->backing_keep);
 }
 
 static int key_reporting_order(struct parse_ctx *p)
@@ -426,7 +444,7 @@ static int key_bad_page(struct parse_ctx *p)
 	return 0;
 }
 
-/* The boot keys, as data. */
+/* The boot keys, as data. A key given twice is refused unless it adds to a list. */
 static const struct boot_key {
 	const char *name;
 	int (*parse)(struct parse_ctx *p);
@@ -444,6 +462,7 @@ static const struct boot_key {
 	{ "nr_cpus", key_nr_cpus },
 	{ "cma", key_cma },
 	{ "backing", key_backing },
+	{ "backing_keep", key_backing_keep },
 	{ "page_reporting_order", key_reporting_order },
 	{ "memory_block_size", key_memory_block_size },
 	{ "offline", key_offline },
@@ -486,7 +505,24 @@ static void boot_defaults(struct pa_boot_config *c, unsigned online_cpus)
 	c->deferred_init = true;
 }
 
-static int parse_one(struct pa_boot_config *cfg, const char *tok, char *err, size_t errlen)
+#define NR_BOOT_KEYS (sizeof boot_keys / sizeof boot_keys[0])
+_Static_assert(NR_BOOT_KEYS <= 64, "the keys seen fit in one mask");
+
+/*
+ * The key of index i (or its alias) was given before: the name it was
+ * given as, or NULL when it was not or may repeat.
+ */
+static const char *given_before(size_t i, uint64_t seen)
+{
+	bool list = boot_keys[i].parse == key_memhole || boot_keys[i].parse == key_cma;
+	for (size_t j = 0; j < NR_BOOT_KEYS && !list; j++)
+		if (((seen >> j) & 1) && boot_keys[j].parse == boot_keys[i].parse)
+			return boot_keys[j].name;
+	return NULL;
+}
+
+static int parse_one(struct pa_boot_config *cfg, const char *tok, uint64_t *seen, char *err,
+                     size_t errlen)
 {
 	char key[KEY_MAX];
 	const char *eq = strchr(tok, '=');
@@ -500,9 +536,18 @@ static int parse_one(struct pa_boot_config *cfg, const char *tok, char *err, siz
 	p.val = eq + 1;
 	if (!*p.val)
 		return fail(&p, "empty value");
-	for (size_t i = 0; i < sizeof boot_keys / sizeof boot_keys[0]; i++)
-		if (strcmp(key, boot_keys[i].name) == 0)
-			return boot_keys[i].parse(&p);
+	for (size_t i = 0; i < NR_BOOT_KEYS; i++) {
+		if (strcmp(key, boot_keys[i].name) != 0)
+			continue;
+		const char *before = given_before(i, *seen);
+		if (before)
+			return fail(&p,
+			            "%s given twice (as %s= before); only memhole= and cma= may "
+			            "be repeated",
+			            key, before);
+		*seen |= 1ull << i;
+		return boot_keys[i].parse(&p);
+	}
 	return fail(&p, "unknown boot key");
 }
 
@@ -611,7 +656,7 @@ static int boot_check_layout(const struct pa_boot_config *c, char *err, size_t e
 		                  c->movablecore_arg, c->mem_arg);
 	for (unsigned i = 0; i < c->nr_cma; i++) {
 		const struct pa_cma_request *r = &c->cma[i];
-		if (r->size >= c->mem || (r->start != UINT64_MAX && r->start + r->size > c->mem))
+		if (r->size >= c->mem || (r->start != UINT64_MAX && r->start > c->mem - r->size))
 			return boot_error(err, errlen, "cma=%s: does not fit in mem=%s", r->arg,
 			                  c->mem_arg);
 	}
@@ -645,6 +690,7 @@ int boot_parse(const char *cmdline, unsigned online_cpus, struct pa_boot_config 
                size_t errlen)
 {
 	char tok[KEY_MAX + VAL_MAX];
+	uint64_t seen = 0;
 	boot_defaults(cfg, online_cpus);
 	for (const char *s = cmdline ? cmdline : ""; *s;) {
 		while (*s == ' ' || *s == '\t' || *s == '\n')
@@ -656,7 +702,7 @@ int boot_parse(const char *cmdline, unsigned online_cpus, struct pa_boot_config 
 			return boot_error(err, errlen, "%.40s...: boot parameter too long", s);
 		memcpy(tok, s, n);
 		tok[n] = '\0';
-		int rc = parse_one(cfg, tok, err, errlen);
+		int rc = parse_one(cfg, tok, &seen, err, errlen);
 		if (rc)
 			return rc;
 		s += n;

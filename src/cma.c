@@ -174,18 +174,20 @@ static bool claim(struct pa_cma_area *a, uint64_t off, uint64_t count, uint8_t v
 struct pa_page *pa_cma_alloc(struct pa_pool *pool, unsigned area, uint64_t count,
                              unsigned align_order)
 {
-	if (!pool || area >= pool->nr_cma || !count || align_order > pool->cfg.max_order)
+	if (!pool || area >= pool->nr_cma || !count || align_order > pool->cfg.max_order ||
+	    count > pool->cma[area].info.nr_pages)
 		return NULL;
 	struct pa_cma_area *a = &pool->cma[area];
 	uint64_t align = 1ull << align_order, n = a->info.nr_pages;
 	pa_pfn_t base = a->info.start_pfn;
-	for (pa_pfn_t s = (base + align - 1) & ~(align - 1); s + count <= base + n; s += align) {
+	/* count <= n: the last start, base + n - count, cannot wrap */
+	for (pa_pfn_t s = (base + align - 1) & ~(align - 1); s <= base + n - count; s += align) {
 		pthread_mutex_lock(&a->lock);
 		bool mine = claim(a, s - base, count, 1);
 		pthread_mutex_unlock(&a->lock);
 		if (!mine)
 			continue;
-		if (pa_alloc_contig_range(pool, s, s + count, PA_MT_CMA, 0) == 0)
+		if (contig_alloc_range(pool, s, s + count, PA_MT_CMA, PF_CONTIG | PF_CMA) == 0)
 			return pfn_page(pool, s);
 		pthread_mutex_lock(&a->lock);
 		claim(a, s - base, count, 0);
@@ -200,17 +202,22 @@ int pa_cma_release(struct pa_pool *pool, unsigned area, struct pa_page *page, ui
 		return -EINVAL;
 	struct pa_cma_area *a = &pool->cma[area];
 	pa_pfn_t pfn = pa_page_to_pfn(pool, page), base = a->info.start_pfn;
-	if (pfn == PA_PFN_INVALID || pfn < base || pfn + count > base + a->info.nr_pages)
+	uint64_t n = a->info.nr_pages;
+	/* In the area without computing pfn + count, which a huge count would wrap. */
+	if (pfn == PA_PFN_INVALID || pfn < base || count == 0 || count > n ||
+	    pfn - base > n - count)
 		return -EINVAL;
 	pthread_mutex_lock(&a->lock);
 	bool ok = true;
 	for (uint64_t i = pfn - base; i < pfn - base + count; i++)
 		ok &= a->used[i] != 0;
-	if (ok)
-		claim(a, pfn - base, count, 0);
 	pthread_mutex_unlock(&a->lock);
-	if (!ok)
+	char why[160];
+	/* Freed first, the map cleared after: the frames are never claimed by two at once. */
+	if (!ok || contig_free_range(pool, pfn, count, true, why, sizeof why) != 0)
 		return -EINVAL;
-	pa_free_contig_range(pool, pfn, count);
+	pthread_mutex_lock(&a->lock);
+	claim(a, pfn - base, count, 0);
+	pthread_mutex_unlock(&a->lock);
 	return 0;
 }

@@ -9,6 +9,7 @@
  */
 #include "internal.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 
 /* The largest aligned block at pfn that fits below end, no larger than max_order. */
@@ -35,9 +36,9 @@ static void give_back(struct pa_zone *z, pa_pfn_t lo, pa_pfn_t hi)
 /*
  * Take the free range [start, end) (isolated, checked free): unlink its
  * blocks, give back what sticks out, and make the range allocated blocks
- * of type mt. Zone lock held.
+ * of type mt that carry flags. Zone lock held.
  */
-static void take_range(struct pa_zone *z, pa_pfn_t start, pa_pfn_t end, unsigned mt)
+static void take_range(struct pa_zone *z, pa_pfn_t start, pa_pfn_t end, unsigned mt, unsigned flags)
 {
 	struct pa_pool *pool = z->pool;
 	for (pa_pfn_t p = start; p < end;) {
@@ -51,7 +52,7 @@ static void take_range(struct pa_zone *z, pa_pfn_t start, pa_pfn_t end, unsigned
 	for (pa_pfn_t p = start; p < end;) {
 		unsigned o = fit_order(pool, p, end);
 		page_prep_alloc(pfn_page(pool, p), o, mt, 0);
-		set_page_flags(pfn_page(pool, p), 0); /* a body frame's stale flags mean nothing */
+		set_page_flags(pfn_page(pool, p), flags); /* a body frame's stale flags go */
 		z->stat[PA_ZS_PGALLOC] += 1ull << o;
 		z->stat[PA_ZS_ALLOC_SUCCESS]++;
 		z->alloc_order[o]++;
@@ -108,14 +109,15 @@ static void restore_types(struct pa_zone *z, pa_pfn_t start, pa_pfn_t end, const
  * freed onto a CPU's list meanwhile (its head outside the range) is drained
  * before the range is called busy.
  */
-static bool empty_and_take(struct pa_zone *z, pa_pfn_t start, pa_pfn_t end, unsigned mt)
+static bool empty_and_take(struct pa_zone *z, pa_pfn_t start, pa_pfn_t end, unsigned mt,
+                           unsigned flags)
 {
 	if (!compaction_empty_range(z, start, end))
 		pa_drain_all(z->pool);
 	pa_lock(&z->lock, SITE_ADMIN);
 	bool free = isolation_range_free(z, start, end);
 	if (free)
-		take_range(z, start, end, mt);
+		take_range(z, start, end, mt, flags);
 	pa_unlock(&z->lock);
 	return free;
 }
@@ -135,8 +137,16 @@ static bool range_present(const struct pa_pool *pool, pa_pfn_t start, pa_pfn_t e
 int pa_alloc_contig_range(struct pa_pool *pool, pa_pfn_t start, pa_pfn_t end, unsigned migratetype,
                           pa_gfp_t gfp)
 {
-	(void)gfp; /* every mode moves what it can; there is no reclaim to allow or forbid */
-	if (!pool || start >= end || end > pool->nr_frames || (gfp & ~PA_GFP_ALL_FLAGS) ||
+	/* every mode moves what it can; there is no reclaim to allow or forbid */
+	if (!pool || (gfp & ~PA_GFP_ALL_FLAGS))
+		return -EINVAL;
+	return contig_alloc_range(pool, start, end, migratetype, PF_CONTIG);
+}
+
+int contig_alloc_range(struct pa_pool *pool, pa_pfn_t start, pa_pfn_t end, unsigned migratetype,
+                       unsigned flags)
+{
+	if (start >= end || end > pool->nr_frames ||
 	    (migratetype != PA_MT_MOVABLE && migratetype != PA_MT_CMA))
 		return -EINVAL;
 	struct pa_zone *z = zone_of_pfn(pool, start);
@@ -156,7 +166,7 @@ int pa_alloc_contig_range(struct pa_pool *pool, pa_pfn_t start, pa_pfn_t end, un
 		isolation_undo(z, start, end);
 		return -ENOMEM;
 	}
-	bool taken = empty_and_take(z, start, end, migratetype);
+	bool taken = empty_and_take(z, start, end, migratetype, flags);
 	if (!taken && old)
 		restore_types(z, start, end, old);
 	free(old);
@@ -167,43 +177,95 @@ int pa_alloc_contig_range(struct pa_pool *pool, pa_pfn_t start, pa_pfn_t end, un
 /*
  * A contiguous allocation is a row of plain (non-folio) blocks; a release of
  * part of it (as cma_release() allows) first cuts the block under each edge,
- * as Linux's split_page(), so that the part is a row of whole blocks.
+ * as Linux's split_page(), so that the part is a row of whole blocks. Zone
+ * lock held; the block was checked to be one of a contiguous range.
  */
-static void split_at(struct pa_pool *pool, pa_pfn_t edge)
+static void split_at(struct pa_zone *z, pa_pfn_t edge)
 {
-	struct pa_zone *z = zone_of_pfn(pool, edge);
-	if (!z)
+	struct pa_pool *pool = z->pool;
+	if (edge >= z->end_pfn)
 		return;
-	pa_lock(&z->lock, SITE_ADMIN);
 	pa_pfn_t head = memmap_block_head(pool, edge);
 	struct pa_page *h = head == PA_NIL ? NULL : pfn_page(pool, head);
-	if (h && head < edge && page_state(h) == PS_ALLOC && !(page_flags(h) & PF_COMP)) {
-		unsigned mt = page_mt(h), order = page_order(h);
-		pa_pfn_t tail = head + (1ull << order);
-		uint64_t owner = page_owner(h), cookie = h->private;
-		for (pa_pfn_t p = head; p < tail;) {
-			unsigned o = fit_order(pool, p, p < edge ? edge : tail);
-			page_prep_alloc(pfn_page(pool, p), o, mt, 0);
-			set_page_flags(pfn_page(pool, p), 0);
-			set_page_owner(pfn_page(pool, p), (unsigned)owner);
-			pfn_page(pool, p)->private = cookie;
-			p += 1ull << o;
+	if (!h || head == edge || page_state(h) != PS_ALLOC)
+		return;
+	unsigned mt = page_mt(h), order = page_order(h), flags = page_flags(h);
+	pa_pfn_t tail = head + (1ull << order);
+	for (pa_pfn_t p = head; p < tail;) {
+		unsigned o = fit_order(pool, p, p < edge ? edge : tail);
+		page_prep_alloc(pfn_page(pool, p), o, mt, 0);
+		set_page_flags(pfn_page(pool, p), flags);
+		p += 1ull << o;
+	}
+}
+
+/*
+ * Is [pfn, end) wholly blocks of contiguous ranges (and of CMA allocations
+ * exactly when cma)? What it found instead goes into why. Zone lock held.
+ */
+static bool range_is_contig(struct pa_zone *z, pa_pfn_t pfn, pa_pfn_t end, bool cma, char *why,
+                            size_t len)
+{
+	struct pa_pool *pool = z->pool;
+	for (pa_pfn_t p = pfn; p < end;) {
+		pa_pfn_t head = memmap_block_head(pool, p);
+		const struct pa_page *h = head == PA_NIL ? NULL : pfn_page(pool, head);
+		unsigned flags = h ? page_flags(h) : 0;
+		if (!h || page_state(h) != PS_ALLOC || !(flags & PF_CONTIG) ||
+		    !(flags & PF_CMA) != !cma) {
+			snprintf(why, len, "pfn %llu is %s", (unsigned long long)p,
+			         !h || page_state(h) != PS_ALLOC ? "not allocated" :
+			         !(flags & PF_CONTIG) ? "in a block of pa_alloc_pages()" :
+			         cma                  ? "not of a CMA allocation" :
+			               "of a CMA allocation (give it back with pa_cma_release)");
+			return false;
 		}
+		p = head + (1ull << page_order(h));
+	}
+	return true;
+}
+
+int contig_free_range(struct pa_pool *pool, pa_pfn_t pfn, uint64_t nr, bool cma, char *why,
+                      size_t len)
+{
+	struct pa_zone *z = pfn < pool->nr_frames ? zone_of_pfn(pool, pfn) : NULL;
+	if (!z || nr == 0 || nr > z->end_pfn - pfn) {
+		snprintf(why, len, "the range is %s",
+		         !nr ? "empty" :
+		         z   ? "not inside one zone" :
+		               "not inside the pool");
+		return -EINVAL;
+	}
+	pa_pfn_t end = pfn + nr;
+	pa_lock(&z->lock, SITE_ADMIN);
+	bool ok = range_is_contig(z, pfn, end, cma, why, len);
+	if (ok) {
+		split_at(z, pfn);
+		split_at(z, end);
+		for (pa_pfn_t p = pfn; cma && p < end; p += 1ull << page_order(pfn_page(pool, p)))
+			set_page_flags(pfn_page(pool, p),
+			               PF_CONTIG); /* now pa_free_pages() takes it */
 	}
 	pa_unlock(&z->lock);
+	if (!ok)
+		return -EINVAL;
+	for (pa_pfn_t p = pfn; p < end;) { /* the caller's blocks: their orders hold still */
+		unsigned o = page_order(pfn_page(pool, p));
+		pa_free_pages(pool, pfn_page(pool, p), o);
+		p += 1ull << o;
+	}
+	return 0;
 }
 
 void pa_free_contig_range(struct pa_pool *pool, pa_pfn_t pfn, uint64_t nr_pages)
 {
-	if (!pool)
-		return;
-	split_at(pool, pfn);
-	split_at(pool, pfn + nr_pages);
-	for (pa_pfn_t p = pfn, end = pfn + nr_pages; p < end;) {
-		unsigned o = fit_order(pool, p, end);
-		pa_free_pages(pool, pa_pfn_to_page(pool, p) ? pfn_page(pool, p) : NULL, o);
-		p += 1ull << o;
-	}
+	char why[160], what[256];
+	if (!pool || nr_pages == 0 ||
+	    contig_free_range(pool, pfn, nr_pages, false, why, sizeof why) == 0)
+		return; /* nothing to free, or freed */
+	snprintf(what, sizeof what, "pa_free_contig_range(pfn %llu, %llu frames): %s",
+	         (unsigned long long)pfn, (unsigned long long)nr_pages, why);
+	alloc_bad_free(pool, what);
 }
 
 /*

@@ -57,6 +57,8 @@ enum pa_page_flags {
 	PF_COMP = 1u << 0,         /* allocated as a folio (PA_GFP_COMP) */
 	PF_REPORTED = 1u << 1,     /* free block already reported (free page reporting) */
 	PF_FREE_PENDING = 1u << 2, /* freed by its owner while isolated: compaction frees it */
+	PF_CONTIG = 1u << 3, /* a block of a contiguous range: pa_free_contig_range() frees it */
+	PF_CMA = 1u << 4,    /* taken by pa_cma_alloc(): only pa_cma_release() frees it */
 };
 
 struct pa_page {
@@ -392,6 +394,7 @@ struct pa_boot_config {
 	struct pa_cma_request cma[PA_MAX_CMA];
 	enum pa_backing backing;
 	char backing_path[256];
+	bool backing_keep; /* backing_keep=1: a file:PATH created at boot outlives the pool */
 	int page_reporting_order; /* -1: the pageblock order */
 	int64_t min_free_kbytes;  /* -1: Linux's formula */
 	unsigned watermark_scale_factor;
@@ -447,6 +450,7 @@ struct pa_pool {
 	uint8_t *base;
 	size_t base_bytes;
 	int backing_fd;
+	bool backing_created; /* backing=file: boot created the file (removed at shutdown) */
 
 	unsigned nr_nodes;
 	struct pa_node nodes[PA_MAX_NODES];
@@ -918,8 +922,9 @@ static inline struct pa_page *pcp_alloc(struct pa_zone *z, unsigned cpu, unsigne
 
 /*
  * Free onto this CPU's list; false when the zone path must decide (the lock
- * is busy, the free is bad, the order was switched off meanwhile, or the
- * pageblock is isolated). HIGHATOMIC and CMA blocks wait on the movable list;
+ * is busy, the free is bad, the order was switched off meanwhile, the
+ * pageblock is isolated, or a CMA pageblock's block is a CMA allocation,
+ * which only pa_cma_release() frees). HIGHATOMIC and CMA blocks wait on the movable list;
  * a spill returns them to the buddy by their pageblock's type.
  */
 static inline bool pcp_free(struct pa_zone *z, unsigned cpu, pa_pfn_t pfn, unsigned order)
@@ -939,7 +944,8 @@ static inline bool pcp_free(struct pa_zone *z, unsigned cpu, pa_pfn_t pfn, unsig
 	 * frame (read-only zero descriptor) from writing to it.
 	 */
 	if (unlikely(page_state(p) != PS_ALLOC || p->order != order ||
-	             !pcp_order_enabled(pool, order) || mt == PA_MT_ISOLATE ||
+	             !pcp_order_enabled(pool, order) ||
+	             (mt >= PA_MT_CMA && (mt == PA_MT_ISOLATE || (page_flags(p) & PF_CMA))) ||
 	             !__atomic_compare_exchange_n(&p->state, &alloc, (uint8_t)PS_PCP, false,
 	                                          __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))) {
 		pa_spin_unlock(&pcp->lock);
@@ -1039,12 +1045,25 @@ void isolation_undo(struct pa_zone *zone, pa_pfn_t start, pa_pfn_t end);
 bool isolation_range_free(struct pa_zone *zone, pa_pfn_t start, pa_pfn_t end);
 /* Move every movable folio out of [start, end); true if the range is then free. */
 bool compaction_empty_range(struct pa_zone *zone, pa_pfn_t start, pa_pfn_t end);
+/* pa_alloc_contig_range() whose blocks carry flags (PF_CONTIG, and PF_CMA for an area). */
+int contig_alloc_range(struct pa_pool *pool, pa_pfn_t start, pa_pfn_t end, unsigned mt,
+                       unsigned flags);
+/*
+ * Free [pfn, pfn + nr) if it is all blocks of contiguous ranges, taken by
+ * pa_cma_alloc() exactly when cma says so: 0, or -EINVAL with nothing freed
+ * and what was found written into why.
+ */
+int contig_free_range(struct pa_pool *pool, pa_pfn_t pfn, uint64_t nr, bool cma, char *why,
+                      size_t len);
 int cma_init(struct pa_pool *pool, char *err, size_t errlen);
 void cma_destroy(struct pa_pool *pool);
 
 /* ---------------------------------------------------------------------- */
 /* "alloc.c"                                                               */
 /* ---------------------------------------------------------------------- */
+
+/* A bad free other than pa_free_pages()'s: report "bad page: <what>; refused", count it. */
+void alloc_bad_free(struct pa_pool *pool, const char *what);
 
 /* Which pageblocks an allocation of gfp belongs to. */
 static inline unsigned gfp_migratetype(pa_gfp_t gfp)

@@ -93,6 +93,31 @@ static int backing_fail(char *err, size_t errlen, const char *what, int e)
 	return -e;
 }
 
+/*
+ * backing=file:PATH: open the file, creating it if it is not there (then it
+ * is ours to remove at shutdown, unless backing_keep=1), and size it to mem.
+ * Errors name the path.
+ */
+static int backing_open_file(struct pa_pool *pool, size_t bytes, char *err, size_t errlen)
+{
+	const char *path = pool->cfg.backing_path;
+	char what[400];
+	pool->backing_fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+	pool->backing_created = pool->backing_fd >= 0;
+	if (pool->backing_fd < 0 && errno == EEXIST)
+		pool->backing_fd = open(path, O_RDWR | O_CLOEXEC);
+	if (pool->backing_fd < 0) {
+		snprintf(what, sizeof what, "backing=file:%s: cannot open or create the file",
+		         path);
+		return backing_fail(err, errlen, what, errno);
+	}
+	if (ftruncate(pool->backing_fd, (off_t)bytes) != 0) {
+		snprintf(what, sizeof what, "backing=file:%s: cannot size the file to mem", path);
+		return backing_fail(err, errlen, what, errno);
+	}
+	return 0;
+}
+
 /* Map the bytes behind the frames, for backing=anon, file:PATH and hugetlb. */
 static int memmap_map_backing(struct pa_pool *pool, char *err, size_t errlen)
 {
@@ -108,19 +133,19 @@ static int memmap_map_backing(struct pa_pool *pool, char *err, size_t errlen)
 		if (p == MAP_FAILED)
 			return backing_fail(err, errlen, "backing=anon: cannot map mem", errno);
 		break;
-	case PA_BACKING_FILE:
-		pool->backing_fd = open(c->backing_path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
-		if (pool->backing_fd < 0)
-			return backing_fail(err, errlen, "backing=file: cannot open the file",
-			                    errno);
-		if (ftruncate(pool->backing_fd, (off_t)bytes) != 0)
-			return backing_fail(err, errlen,
-			                    "backing=file: cannot size the file to mem", errno);
+	case PA_BACKING_FILE: {
+		int rc = backing_open_file(pool, bytes, err, errlen);
+		if (rc)
+			return rc;
 		p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, pool->backing_fd, 0);
-		if (p == MAP_FAILED)
-			return backing_fail(err, errlen, "backing=file: cannot map the file",
-			                    errno);
+		if (p == MAP_FAILED) {
+			char what[400];
+			snprintf(what, sizeof what, "backing=file:%s: cannot map the file",
+			         c->backing_path);
+			return backing_fail(err, errlen, what, errno);
+		}
 		break;
+	}
 	case PA_BACKING_HUGETLB:
 		/* No MAP_NORESERVE: without reserved huge pages this must fail now, not SIGBUS later. */
 		p = mmap(NULL, bytes, PROT_READ | PROT_WRITE,
@@ -166,6 +191,8 @@ void memmap_destroy(struct pa_pool *pool)
 		munmap(pool->base, pool->base_bytes);
 	if (pool->backing_fd >= 0)
 		close(pool->backing_fd);
+	if (pool->backing_created && !pool->cfg.backing_keep)
+		unlink(pool->cfg.backing_path);
 	if (pool->map)
 		pool->plat.release(pool->plat.ctx, pool->map, pool->map_bytes);
 	free(pool->section_present);

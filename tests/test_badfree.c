@@ -489,3 +489,80 @@ TEST(badfree_panic_mode_allows_good_frees)
 	VALIDATE(pool);
 	pa_shutdown(pool);
 }
+
+/* --- Freeing the wrong kind of range, and counts that overflow ----------------- */
+
+/*
+ * pa_free_contig_range() over part of a block from pa_alloc_pages() would
+ * split the owner's block: refused, and the owner's free still works.
+ */
+TEST(badfree_contig_range_over_part_of_a_pa_alloc_pages_block_is_refused)
+{
+	struct fixture f;
+	fixture_boot(&f, POOL_LINE " pcp_orders=none");
+	char boot_bi[4096];
+	pa_report(f.pool, PA_REPORT_BUDDYINFO, 0, boot_bi, sizeof boot_bi);
+	struct pa_page *p = pa_alloc_pages(f.pool, PA_GFP_KERNEL, 3);
+	REQUIRE(p);
+	pa_pfn_t pfn = pa_page_to_pfn(f.pool, p);
+	struct snapshot s;
+	take_snapshot(&f, &s);
+	pa_free_contig_range(f.pool, pfn + 2, 4);
+	expect_refused(&f, &s, pfn + 2, "pa_free_contig_range over part of an order-3 block");
+	take_snapshot(&f, &s);
+	pa_free_contig_range(f.pool, pfn, 8);
+	expect_refused(&f, &s, pfn, "pa_free_contig_range over a whole order-3 block");
+	pa_free_pages(f.pool, p, 3);
+	expect_clean_after(&f, boot_bi);
+}
+
+/* A page of a CMA allocation freed with pa_free_pages() would leave the area's map claimed. */
+TEST(badfree_cma_allocation_freed_with_pa_free_pages_or_free_contig_range_is_refused)
+{
+	struct fixture f;
+	fixture_boot(&f, POOL_LINE " cma=4M");
+	char boot_bi[4096];
+	pa_report(f.pool, PA_REPORT_BUDDYINFO, 0, boot_bi, sizeof boot_bi);
+	struct pa_page *p = pa_cma_alloc(f.pool, 0, 16, 4); /* one order-4 block */
+	REQUIRE(p);
+	pa_pfn_t pfn = pa_page_to_pfn(f.pool, p);
+	struct pa_cma_info ci;
+	struct snapshot s;
+	for (unsigned order = 0; order <= 4; order += 4) { /* the zone path and the CPU lists */
+		take_snapshot(&f, &s);
+		REQUIRE(pa_ctl_write(f.pool, "pcp/orders/4/enabled", order ? "1" : "0") == 0);
+		pa_free_pages(f.pool, p, 4);
+		expect_refused(&f, &s, pfn, "pa_free_pages of a CMA allocation");
+		CHECK_MSG(strstr(f.cap.last, "pa_cma_release"), "report: %s", f.cap.last);
+	}
+	take_snapshot(&f, &s);
+	pa_free_contig_range(f.pool, pfn, 16);
+	expect_refused(&f, &s, pfn, "pa_free_contig_range of a CMA allocation");
+	REQUIRE(pa_cma_get(f.pool, 0, &ci) == 0);
+	CHECK_EQ_U64(ci.allocated_pages, 16);
+	CHECK_EQ_U64(pa_cma_release(f.pool, 0, p, 16), 0);
+	REQUIRE(pa_cma_get(f.pool, 0, &ci) == 0);
+	CHECK_EQ_U64(ci.allocated_pages, 0);
+	expect_clean_after(&f, boot_bi);
+}
+
+/* A count that reaches past the pool (or wraps) is refused at once: no endless walk. */
+TEST(badfree_contig_range_with_an_overflowing_count_is_refused_at_once)
+{
+	struct fixture f;
+	fixture_boot(&f, POOL_LINE);
+	char boot_bi[4096];
+	pa_report(f.pool, PA_REPORT_BUDDYINFO, 0, boot_bi, sizeof boot_bi);
+	struct pa_page *p = pa_alloc_contig_pages(f.pool, 16, PA_GFP_MOVABLE, -1);
+	REQUIRE(p);
+	pa_pfn_t pfn = pa_page_to_pfn(f.pool, p), start = pfn + 8; /* start > 0: end wraps */
+	const uint64_t counts[] = { 1ull << 62, UINT64_MAX, 0 - start + 1, 0 - start };
+	for (unsigned i = 0; i < 4; i++) {
+		struct snapshot s;
+		take_snapshot(&f, &s);
+		pa_free_contig_range(f.pool, start, counts[i]);
+		expect_refused(&f, &s, start, "pa_free_contig_range with an overflowing count");
+	}
+	pa_free_contig_range(f.pool, pfn, 16);
+	expect_clean_after(&f, boot_bi);
+}

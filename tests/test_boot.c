@@ -95,6 +95,41 @@ TEST(boot_rejects_bad_mem_size)
 	expect_rejected("mem=32T", "mem", "32T");
 }
 
+/* Numbers are decimal: no octal from a leading zero, no hex, no sign; overflow is refused. */
+TEST(boot_rejects_numbers_that_are_not_plain_decimal)
+{
+	expect_rejected("mem=010G", "mem", "010G"); /* C's strtoull(, 0) reads 8 GiB */
+	expect_rejected("mem=0x40000000", "mem", "0x40000000");
+	expect_rejected("mem=+1G", "mem", "+1G");
+	expect_rejected("mem=18446744073709551616", "mem", "18446744073709551616");
+	expect_rejected("mem=17179869184G", "mem", "17179869184G"); /* 2^64 bytes */
+	expect_rejected("mem=1G max_order=010", "max_order", "010");
+	expect_rejected("mem=1G numa=0x2", "numa", "0x2");
+	expect_rejected("mem=1G min_free_kbytes=+5", "min_free_kbytes", "+5");
+	expect_rejected("mem=1G memhole=0100M-200M", "memhole", "0100M-200M");
+	expect_rejected("mem=1G cma=04M", "cma", "04M");
+	/* START + SIZE past 2^64 must not wrap into the fit check. */
+	expect_rejected("mem=1G cma=4M@18446744073705357312", "cma", "4M@18446744073705357312");
+	expect_rejected("mem=1G cma=4M@18446744073709551615", "cma", "4M@18446744073709551615");
+	struct pa_config cfg;
+	boot_config("mem=10G", &cfg); /* a plain decimal with a suffix still boots */
+	CHECK_EQ_U64(cfg.total_pages, 10ull << 18);
+}
+
+/* A key that is not a list, given twice (or with its alias), is refused naming it. */
+TEST(boot_rejects_a_key_given_twice)
+{
+	expect_rejected("mem=1G mem=2G", "mem", "2G");
+	expect_rejected("mem=1G max_order=5 max_order=5", "max_order", NULL);
+	expect_rejected("mem=1G debug=1 bad_page=report debug=0", "debug", NULL);
+	expect_rejected_alt("mem=1G pageblock_order_ceil=5 page_block_max_order=6",
+	                    "page_block_max_order", "pageblock_order_ceil", NULL);
+	/* memhole= and cma= add to lists. */
+	struct pa_pool *pool = test_boot("mem=8G memhole=1G-2G memhole=3G-4G cma=4M cma=8M");
+	CHECK_EQ_U64(pa_cma_count(pool), 2);
+	pa_shutdown(pool);
+}
+
 TEST(boot_rejects_bad_page_shift)
 {
 	expect_rejected("page_shift=13", "page_shift", "13");
@@ -552,6 +587,48 @@ TEST(boot_file_backing_boots)
 		pa_shutdown(pool);
 	}
 	unlink(path);
+}
+
+/* Boot line with backing=file:path (and extra keys), booted and shut down; 0 or the error. */
+static int boot_file_backed(const char *path, const char *extra, char *err, size_t errlen)
+{
+	char line[512];
+	snprintf(line, sizeof line, "mem=16M backing=file:%s %s", path, extra);
+	struct pa_pool *pool = NULL;
+	int rc = pa_boot(line, NULL, &pool, err, errlen);
+	if (rc == 0) {
+		CHECK_MSG(access(path, F_OK) == 0, "%s: no file while the pool is up", path);
+		pa_shutdown(pool);
+	}
+	return rc;
+}
+
+TEST(boot_file_backing_removes_the_file_it_created)
+{
+	char path[128], err[512] = "";
+	snprintf(path, sizeof path, "/tmp/pa_test_backing_%ld.img", (long)getpid());
+	unlink(path);
+	REQUIRE(boot_file_backed(path, "", err, sizeof err) == 0);
+	CHECK_MSG(access(path, F_OK) != 0, "%s: still there after shutdown", path);
+
+	/* backing_keep=1: the created file stays. */
+	REQUIRE(boot_file_backed(path, "backing_keep=1", err, sizeof err) == 0);
+	CHECK_MSG(access(path, F_OK) == 0, "%s: removed despite backing_keep=1", path);
+
+	/* A file that was there before boot is the user's: never removed. */
+	REQUIRE(boot_file_backed(path, "", err, sizeof err) == 0);
+	CHECK_MSG(access(path, F_OK) == 0, "%s: a file the pool did not create was removed", path);
+	unlink(path);
+	expect_rejected("mem=16M backing=file:/tmp/x backing_keep=2", "backing_keep", "2");
+}
+
+TEST(boot_file_backing_errors_name_the_path)
+{
+	const char *path = "/nonexistent-dir/pa_test_backing.img";
+	char err[512] = "";
+	int rc = boot_file_backed(path, "", err, sizeof err);
+	CHECK_MSG(rc == -ENOENT, "boot with %s = %d, expected -ENOENT", path, rc);
+	CHECK_MSG(strstr(err, path) != NULL, "message \"%s\" does not name %s", err, path);
 }
 
 TEST(boot_pools_side_by_side_keep_their_configs)

@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
 # The program's version, --ctl PATH=VALUE on every command, the ctl listing
-# (text and JSON), and progress on stderr: shown on a terminal for a command
-# longer than 2 s, never when stderr is a file.
+# (text and JSON), progress on stderr (shown on a terminal for a command
+# longer than 2 s, never when stderr is a file), and the figures users read:
+# counts as JSON integers, page-fault1's contended counts as medians with no
+# ratio when the "on" count is 0, churn's accounting of every frame.
 #
 # Usage: bash tests/test_cli_knobs.sh PATH-TO-pagealloc   (or $PAGEALLOC)
 set -u
@@ -75,6 +77,42 @@ assert j["vmstat"]["report"] is True
 expect_ok ctl_one_json "ctl PATH --json exits 0" ctl page_size --json
 json_check ctl_one_json "ctl PATH --json gives path and integer value" '
 assert j == {"path": "page_size", "value": 4096}, j
+'
+
+# --- figures -------------------------------------------------------------------------------
+
+expect_ok cma_int "bench cma-alloc --runs 1 --json exits 0" bench cma-alloc --runs 1 --json
+json_check cma_int "JSON counts are integers, not 8143.000" '
+m = j["folios_moved"]
+assert isinstance(m["median"], int) and isinstance(m["samples"][0], int), m
+assert isinstance(j["latency_ms"]["median"], (int, float))
+'
+expect_ok pf1 "page-fault1 --compare with one thread exits 0" \
+	bench page-fault1 --compare --threads 1 --iterations 2 --runs 3 --json
+json_check pf1 "page-fault1: contended counts are medians with min and max; ratio null when on is 0" '
+off, on = j["off"]["zone_lock_contended"], j["on"]["zone_lock_contended"]
+for m in (off, on):
+    assert len(m["samples"]) == 3 and m["min"] <= m["median"] <= m["max"], m
+r = j["zone_lock_contended_ratio"]
+if on["median"] == 0:
+    assert r is None, r
+else:
+    assert abs(r - off["median"] / on["median"]) < 1e-3, (r, off, on)
+'
+expect_ok pf1_text "page-fault1 --compare text exits 0" \
+	bench page-fault1 --compare --threads 1 --iterations 2 --runs 3
+text_check pf1_text "page-fault1 text: the ratio is n/a or a number, never 0 counted as 1" '
+m = re.search(r"^zone_lock_contended_ratio +(\S+)$", t, re.M)
+assert m, t[-400:]
+on = re.search(r"median of 3 runs: (\d+) off, (\d+) on", t)
+assert on, t[-400:]
+assert (m.group(1) == "n/a") == (on.group(2) == "0"), (m.group(1), on.groups())
+'
+expect_ok churn_after "bench churn --json exits 0" bench churn --ops 20000 --boot "mem=64M" --json
+json_check churn_after "churn: after freeing everything, every frame is in the buddy or on a per-CPU list" '
+f = j["frames_after"]
+assert f["managed"] == f["free_in_buddy"] + f["on_per_cpu_lists"] + f["allocated"] + f["other_reserved"], f
+assert f["allocated"] == 0 and f["on_per_cpu_lists"] > 0, f
 '
 
 # --- progress -----------------------------------------------------------------------------

@@ -597,6 +597,38 @@ TEST(cma_alloc_respects_align_order_and_refuses_bad_requests)
 	pa_shutdown(pool);
 }
 
+/*
+ * Counts that reach past the area or wrap around are refused at once and
+ * change nothing: no read or write beyond the area's map.
+ */
+TEST(cma_alloc_and_release_refuse_counts_that_overflow)
+{
+	const char *cmd = QUIET "mem=64M cma=4M";
+	struct pa_pool *pool = test_boot(cmd);
+	struct pa_cma_info ci = cma(pool, 0);
+	CHECK(pa_cma_alloc(pool, 0, UINT64_MAX, 0) == NULL);
+	CHECK(pa_cma_alloc(pool, 0, UINT64_MAX - ci.start_pfn + 1, 0) == NULL);
+	CHECK(pa_cma_alloc(pool, 0, 1ull << 63, 3) == NULL);
+	CHECK_EQ_U64(cma(pool, 0).allocated_pages, 0);
+	struct pa_page *p = pa_cma_alloc(pool, 0, 64, 0);
+	REQUIRE(p);
+	pa_pfn_t pfn = pa_page_to_pfn(pool, p);
+	struct pa_usage u = usage(pool);
+	const uint64_t counts[] = {
+		0 - pfn + 1, 0 - pfn, UINT64_MAX, 1ull << 62, ci.nr_pages + 1, 0
+	};
+	for (unsigned i = 0; i < sizeof counts / sizeof counts[0]; i++)
+		CHECK_MSG(pa_cma_release(pool, 0, p, counts[i]) == -EINVAL,
+		          "pa_cma_release(count %" PRIu64 ") was not refused", counts[i]);
+	CHECK_EQ_U64(cma(pool, 0).allocated_pages, 64);
+	CHECK_EQ_U64(usage(pool).allocated, u.allocated);
+	VALIDATE(pool);
+	CHECK_EQ_U64(pa_cma_release(pool, 0, p, 64), 0);
+	CHECK_EQ_U64(cma(pool, 0).allocated_pages, 0);
+	expect_as_fresh(pool, cmd);
+	pa_shutdown(pool);
+}
+
 TEST(cma_alloc_with_a_pinned_borrower_fails_cleanly_and_the_pin_stays)
 {
 	const char *cmd = QUIET "mem=64M cma=8M backing=anon";

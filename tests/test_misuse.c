@@ -484,6 +484,20 @@ TEST(contig_refuses_null_empty_reversed_and_out_of_range)
 	fx_done(&f, 2, 2);
 }
 
+TEST(pageblock_info_refuses_null_and_indexes_past_the_end)
+{
+	struct fx f;
+	fx_boot(&f, BOOT_LINE);
+	struct pa_pageblock_info b;
+	uint64_t n = pa_pageblock_count(f.pool);
+	REFUSED(pa_pageblock_count(NULL), 0);
+	REFUSED(pa_pageblock_info(NULL, 0, &b), -EINVAL);
+	REFUSED(pa_pageblock_info(f.pool, 0, NULL), -EINVAL);
+	REFUSED(pa_pageblock_info(f.pool, n, &b), -ENOENT);
+	REFUSED(pa_pageblock_info(f.pool, UINT64_MAX, &b), -ENOENT);
+	fx_done(&f, 0, 0);
+}
+
 TEST(cma_refuses_null_unknown_areas_and_foreign_frames)
 {
 	struct fx f;

@@ -20,4 +20,7 @@ int cli_ctl_list(struct pa_pool *pool, bool json, FILE *out);
  */
 int cli_ctl_show(struct pa_pool *pool, const char *path, bool written, bool json, FILE *out);
 
+/* The pool one cell per pageblock: SVG written to svg_path, or text to out. 0 or -1. */
+int cli_map(struct pa_pool *pool, const char *svg_path, FILE *out);
+
 #endif /* PA_CLI_H */

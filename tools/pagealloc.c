@@ -31,6 +31,7 @@ struct cli {
 	const char *args[2];              /* positional arguments */
 	unsigned nargs;
 	unsigned extfrag_files; /* extfrag: bit 0 --unusable, bit 1 --index; none: both */
+	const char *svg;        /* map: --svg FILE */
 };
 
 enum cmd_flags {
@@ -38,6 +39,7 @@ enum cmd_flags {
 	CMD_RUN = 1u << 1,     /* takes --run WORKLOAD */
 	CMD_BENCH = 1u << 2,   /* parses the workload's options itself */
 	CMD_EXTFRAG = 1u << 3, /* takes --unusable and --index */
+	CMD_SVG = 1u << 4,     /* takes --svg FILE */
 };
 
 struct command {
@@ -54,6 +56,7 @@ static int cmd_report(struct cli *cli);
 static int cmd_extfrag(struct cli *cli);
 static int cmd_bench(struct cli *cli);
 static int cmd_ctl(struct cli *cli);
+static int cmd_map(struct cli *cli);
 
 static const struct command commands[] = {
 	{ "info", "", "the derived configuration: page size, orders, zones, watermarks", cmd_report,
@@ -77,6 +80,10 @@ static const struct command commands[] = {
 	  cmd_extfrag, CMD_JSON | CMD_RUN | CMD_EXTFRAG, 0, PA_REPORT_EXTFRAG_INDEX },
 	{ "bench", "[NAME] [options]", "run a workload and time it (default: churn)", cmd_bench,
 	  CMD_BENCH, 1, PA_REPORT_COUNT },
+	{ "map", "[--svg FILE]",
+	  "the pool, one cell per pageblock: type, fullness, per-CPU frames, zones, CMA, 1 GiB "
+	  "grid",
+	  cmd_map, CMD_RUN | CMD_SVG, 0, PA_REPORT_COUNT },
 	{ "ctl", "[PATH [VALUE]]",
 	  "read (or write, then read) a runtime knob; no PATH lists every path with its value",
 	  cmd_ctl, CMD_JSON, 2, PA_REPORT_COUNT },
@@ -101,7 +108,7 @@ static void usage(FILE *f)
 	           "  --ctl PATH=VALUE set a runtime knob after boot, before anything else\n"
 	           "                   (repeatable; every command; pagealloc ctl lists them)\n"
 	           "  --json           JSON instead of the /proc text\n"
-	           "  --run WORKLOAD   (buddyinfo, pagetypeinfo, vmstat, zoneinfo, lockstat, "
+	           "  --run WORKLOAD   (buddyinfo, pagetypeinfo, vmstat, zoneinfo, lockstat, map, "
 	           "extfrag)\n"
 	           "                   run a workload first, with its options (pagealloc bench "
 	           "--help\n"
@@ -191,6 +198,10 @@ static int parse_cli_opt(struct cli *cli, int argc, char **argv, int *i)
 		fprintf(stderr, "pagealloc: --run %s: %s\n", v,
 		        cli->run ? "boots pools of its own" : "no such workload");
 		return -1;
+	}
+	if ((cli->cmd->flags & CMD_SVG) && (v = opt_value(argc, argv, i, "--svg", &missing))) {
+		cli->svg = v;
+		return 1;
 	}
 	if (missing) {
 		fprintf(stderr, "pagealloc: %s needs a value\n", argv[*i]);
@@ -357,6 +368,17 @@ static int cmd_ctl(struct cli *cli)
 	}
 	if (!ret)
 		ret = cli_ctl_show(pool, path, cli->nargs == 2, cli->json, stdout);
+	pa_shutdown(pool);
+	return ret ? 1 : 0;
+}
+
+/* The map of the pool after boot, --ctl and --run: SVG to --svg FILE, else text. */
+static int cmd_map(struct cli *cli)
+{
+	struct pa_pool *pool;
+	if (prepare_pool(cli, &pool))
+		return 1;
+	int ret = cli_map(pool, cli->svg, stdout);
 	pa_shutdown(pool);
 	return ret ? 1 : 0;
 }

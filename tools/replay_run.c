@@ -443,6 +443,40 @@ static int write_map(const struct rp_ctx *c, const char *path)
 /* Boot and run                                                            */
 /* ---------------------------------------------------------------------- */
 
+/* Does a token after `from` in line set the key of the token at tok (its first klen bytes)? */
+static bool set_again(const char *from, const char *tok, size_t klen)
+{
+	for (const char *s = from; *s;) {
+		s += strspn(s, " ");
+		if (strncmp(s, tok, klen) == 0 && s[klen] == '=')
+			return true;
+		s += strcspn(s, " ");
+	}
+	return false;
+}
+
+/*
+ * The pool refuses a key given twice: where the options set a key of the
+ * machine's line again, keep the last (memhole= and cma= add to lists).
+ */
+static void keep_last_keys(char *line)
+{
+	char out[1024];
+	size_t n = 0;
+	for (const char *s = line; *s;) {
+		s += strspn(s, " ");
+		size_t len = strcspn(s, " "), klen = strcspn(s, "= ");
+		bool list = (klen == 7 && !strncmp(s, "memhole", 7)) ||
+		            (klen == 3 && !strncmp(s, "cma", 3));
+		if (len && (list || !set_again(s + len, s, klen)) && n + len + 1 < sizeof out)
+			n += (size_t)snprintf(out + n, sizeof out - n, "%s%.*s", n ? " " : "",
+			                      (int)len, s);
+		s += len;
+	}
+	out[n] = '\0';
+	strcpy(line, out);
+}
+
 static int boot(struct rp_ctx *c)
 {
 	char err[512], line[1024];
@@ -459,6 +493,7 @@ static int boot(struct rp_ctx *c)
 	snprintf(line + n, sizeof line - n, " kcompactd=manual%s%s%s",
 	         c->kernel_has_dma ? " zone_dma=1" : "", o->boot_extra ? " " : "",
 	         o->boot_extra ? o->boot_extra : "");
+	keep_last_keys(line);
 	int rc = pa_boot(line, &plat, &c->pool, err, sizeof err);
 	if (rc && c->kernel_has_dma && strstr(err, "zone_dma")) {
 		/* A pool without ZONE_DMA: the kernel's DMA zone is part of DMA32. */

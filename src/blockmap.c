@@ -1,0 +1,85 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The pool pageblock by pageblock, for maps (pagealloc map): each
+ * pageblock's type, zone and node, and how many of its frames are free,
+ * on per-CPU lists, allocated or holes. Frames are counted from the block
+ * heads in the descriptors; a block that began in an earlier pageblock (a
+ * free block above the pageblock order) is found through its head.
+ * Untouched chunks (deferred init, no descriptors written yet) are free.
+ */
+#include "internal.h"
+
+uint64_t pa_pageblock_count(const struct pa_pool *pool)
+{
+	return pool ? pool->nr_pageblocks : 0;
+}
+
+/* Add n frames in state st to the counts. */
+static void count_frames(struct pa_pageblock_info *out, unsigned st, uint64_t n)
+{
+	switch (st) {
+	case PS_FREE:
+		out->free += n;
+		break;
+	case PS_PCP:
+		out->pcp += n;
+		break;
+	case PS_ALLOC:
+		out->allocated += n;
+		break;
+	case PS_HOLE:
+		out->hole += n;
+		break;
+	default:
+		out->other += n;
+		break;
+	}
+}
+
+/* The state and the end of the block that holds pfn (pfn + 1 for a hole). */
+static unsigned block_at(const struct pa_pool *pool, pa_pfn_t pfn, pa_pfn_t *end)
+{
+	if (!memmap_frame_present(pool, pfn)) {
+		*end = pfn + 1;
+		return PS_HOLE;
+	}
+	const struct pa_page *p = pfn_page(pool, pfn);
+	unsigned st = page_state(p);
+	pa_pfn_t head = pfn;
+	if (st == PS_BODY) {
+		head = memmap_block_head(pool, pfn);
+		if (head == PA_NIL) { /* an untouched chunk: free, a max-order block */
+			*end = (pfn | ((1ull << pool->cfg.max_order) - 1)) + 1;
+			return PS_FREE;
+		}
+		p = pfn_page(pool, head);
+		st = page_state(p);
+	}
+	*end = head + block_step(p, st);
+	return st;
+}
+
+int pa_pageblock_info(const struct pa_pool *pool, uint64_t index, struct pa_pageblock_info *out)
+{
+	if (!pool || !out)
+		return -EINVAL;
+	if (index >= pool->nr_pageblocks)
+		return -ENOENT;
+	unsigned shift = pool->cfg.pageblock_order;
+	pa_pfn_t start = index << shift, stop = (index + 1) << shift;
+	if (stop > pool->nr_frames)
+		stop = pool->nr_frames;
+	const struct pa_zone *z = zone_of_pfn(pool, start);
+	*out = (struct pa_pageblock_info){ .start_pfn = start,
+		                           .nr_frames = stop - start,
+		                           .mt = (enum pa_migratetype)pageblock_mt(pool, start),
+		                           .node = z ? (int)z->node : -1,
+		                           .zone = z ? z->type : PA_ZONE_NORMAL };
+	for (pa_pfn_t pfn = start, end; pfn < stop; pfn = end) {
+		unsigned st = block_at(pool, pfn, &end);
+		if (end <= pfn) /* never stall on a damaged descriptor */
+			end = pfn + 1;
+		count_frames(out, st, (end < stop ? end : stop) - pfn);
+	}
+	return 0;
+}

@@ -1,0 +1,354 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
+"""Run the documented benchmarks and write docs/figures.md with SVG charts beside it.
+
+    python3 tools/figures.py [--program build/pagealloc] [--out docs/figures.md]
+                             [--only NAME,NAME] [--quick] [--list]
+
+`make figures` runs it. Every figure in the file comes from a command shown
+above its table, run here; nothing is copied by hand.
+
+Adding a section: write a function that takes a Figures object, runs its
+commands with fig.bench(...), and returns the section's Markdown (fig.table()
+and fig.chart() help); register it with @section("name", "Title"). Sections
+appear in the order they are defined. Use fig.runs (5, or 1 with --quick) and
+fig.quick to keep --quick runs small: the test of this script uses them.
+"""
+import argparse
+import datetime
+import json
+import os
+import platform
+import shlex
+import subprocess
+import sys
+import time
+from xml.sax.saxutils import escape
+
+SECTIONS = []
+
+
+def section(name, title):
+    """Register a function as a section of docs/figures.md."""
+    def register(fn):
+        SECTIONS.append((name, title, fn))
+        return fn
+    return register
+
+
+# --------------------------------------------------------------------------
+# Formatting
+# --------------------------------------------------------------------------
+
+def num(v, digits=None):
+    """A number for a table: integers with thousands separators, others rounded."""
+    if v is None:
+        return "n/a"
+    if isinstance(v, int) or (isinstance(v, float) and v.is_integer() and digits is None):
+        return f"{int(v):,}"
+    if digits is None:
+        digits = 2 if abs(v) < 100 else 1 if abs(v) < 1000 else 0
+    return f"{v:,.{digits}f}"
+
+
+def mmm(metric, digits=None):
+    """A metric of the benchmark JSON as "median (min - max)"."""
+    if not isinstance(metric, dict):
+        return num(metric, digits)
+    return f"{num(metric['median'], digits)} ({num(metric['min'], digits)} - " \
+           f"{num(metric['max'], digits)})"
+
+
+class Figures:
+    def __init__(self, program, out_dir, quick):
+        self.program = program
+        rel = os.path.relpath(program)
+        self.shown_program = rel if rel.startswith(".") or os.path.isabs(rel) else "./" + rel
+        self.out_dir = out_dir
+        self.quick = quick
+        self.runs = 1 if quick else 5
+        self.seconds = 0.0
+
+    def bench(self, *args):
+        """Run `pagealloc ARGS --json`; returns (parsed JSON, the command as shown)."""
+        argv = [self.program] + [str(a) for a in args] + ["--json"]
+        shown = " ".join(shlex.quote(str(a)) for a in [self.shown_program] + list(args))
+        print(f"figures: {shown}", file=sys.stderr, flush=True)
+        start = time.monotonic()
+        done = subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        self.seconds += time.monotonic() - start
+        if done.returncode != 0:
+            raise RuntimeError(f"{shown} exited {done.returncode}: {done.stderr.strip()}")
+        return json.loads(done.stdout), shown
+
+    @staticmethod
+    def table(head, rows):
+        lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+        lines += ["| " + " | ".join(str(c) for c in row) + " |" for row in rows]
+        return "\n".join(lines) + "\n"
+
+    @staticmethod
+    def commands(*shown):
+        return "\n".join(f"    {c}" for c in shown) + "\n"
+
+    def chart(self, name, title, unit, bars):
+        """A horizontal bar chart, median with a min-max whisker: bars are
+        (label, metric) with metric a {median, min, max} dict. Written to
+        OUT_DIR/figures-NAME.svg; returns the Markdown image link."""
+        path = os.path.join(self.out_dir, f"figures-{name}.svg")
+        with open(path, "w") as f:
+            f.write(bar_chart_svg(title, unit, bars))
+        return f"![{title}](figures-{name}.svg)\n"
+
+
+def bar_chart_svg(title, unit, bars):
+    label_w, bar_w, row_h, top = 300, 420, 26, 40
+    height = top + row_h * len(bars) + 30
+    width = label_w + bar_w + 120
+    top_value = max(max(m["max"], m["median"]) for _, m in bars) or 1
+    scale = bar_w / top_value
+    out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
+           f'font-family="sans-serif" font-size="12">',
+           f'<rect width="{width}" height="{height}" fill="white"/>',
+           f'<text x="10" y="20" font-size="14" font-weight="bold">{escape(title)}</text>']
+    for i, (label, m) in enumerate(bars):
+        y = top + i * row_h
+        out.append(f'<text x="{label_w - 8}" y="{y + 15}" text-anchor="end">{escape(label)}</text>')
+        out.append(f'<rect x="{label_w}" y="{y + 3}" width="{m["median"] * scale:.1f}" '
+                   f'height="{row_h - 8}" fill="#4a7ab5"/>')
+        x0, x1, yc = label_w + m["min"] * scale, label_w + m["max"] * scale, y + row_h / 2 - 1
+        out.append(f'<line x1="{x0:.1f}" y1="{yc}" x2="{x1:.1f}" y2="{yc}" stroke="black"/>')
+        for x in (x0, x1):
+            out.append(f'<line x1="{x:.1f}" y1="{yc - 5}" x2="{x:.1f}" y2="{yc + 5}" stroke="black"/>')
+        out.append(f'<text x="{max(x1, label_w + m["median"] * scale) + 6:.1f}" y="{y + 15}">'
+                   f'{escape(num(m["median"]))}</text>')
+    out.append(f'<text x="{label_w}" y="{height - 8}" fill="#555">{escape(unit)}; bar: median, '
+               f'whisker: min to max</text>')
+    out.append("</svg>\n")
+    return "\n".join(out)
+
+
+# --------------------------------------------------------------------------
+# The machine
+# --------------------------------------------------------------------------
+
+def read_first(path, key):
+    try:
+        with open(path) as f:
+            for line in f:
+                if line.startswith(key):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return "unknown"
+
+
+def git(*args):
+    try:
+        return subprocess.run(["git"] + list(args), stdout=subprocess.PIPE,
+                              stderr=subprocess.DEVNULL, text=True, check=True).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return ""
+
+
+def machine(program):
+    mem_kb = read_first("/proc/meminfo", "MemTotal").split()[0]
+    mem = f"{int(mem_kb) / (1 << 20):.1f} GiB" if mem_kb.isdigit() else "unknown"
+    commit = git("rev-parse", "--short=12", "HEAD") or "unknown"
+    if git("status", "--porcelain", "--untracked-files=no"):
+        commit += " (with uncommitted changes)"
+    version = subprocess.run([program, "--version"], stdout=subprocess.PIPE,
+                             text=True).stdout.strip()
+    rows = [("CPU", read_first("/proc/cpuinfo", "model name")),
+            ("cores", str(os.cpu_count())),
+            ("memory", mem),
+            ("kernel", f"{platform.system()} {platform.release()}"),
+            ("load average at start", " ".join(f"{x:.2f}" for x in os.getloadavg())),
+            ("program", version),
+            ("commit", commit),
+            ("date", datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"))]
+    return Figures.table(["", ""], rows)
+
+
+# --------------------------------------------------------------------------
+# The sections
+# --------------------------------------------------------------------------
+
+@section("fast-paths", "Fast paths: one block allocated and freed, and bulk")
+def fast_paths(fig):
+    hot, bulk, cmds, bars = [], [], [], []
+    ops = ["--ops", 200000] if fig.quick else []
+    for order in (0, 3, 9):
+        j, c = fig.bench("bench", "alloc-free-hot", "--order", order, "--runs", fig.runs, *ops)
+        cmds.append(c)
+        hot.append([order, mmm(j["ns_per_op"])])
+        bars.append((f"hot pair, order {order}", j["ns_per_op"]))
+    nr = ["--nr", 65536] if fig.quick else []
+    for order, api in ((0, "loop"), (0, "bulk"), (9, "loop")):
+        j, c = fig.bench("bench", "alloc-free-bulk", "--order", order, "--api", api,
+                         "--runs", fig.runs, *nr)
+        cmds.append(c)
+        bulk.append([order, api, num(j["blocks"]), mmm(j["alloc_ns_per_op"]),
+                     mmm(j["free_ns_per_op"])])
+        bars.append((f"bulk alloc+free, order {order}, {api}", j["ns_per_op"]))
+    return (fig.commands(*cmds) + "\nOne block allocated and freed at once, `--ops` times "
+            "(ns per pair):\n\n" +
+            fig.table(["order", "ns per alloc+free pair"], hot) +
+            "\nN blocks allocated, then all N freed (`loop`: pa_alloc_pages one at a time; "
+            "`bulk`: pa_alloc_pages_bulk, 128 per call):\n\n" +
+            fig.table(["order", "api", "blocks", "ns per allocation", "ns per free"], bulk) +
+            "\n" + fig.chart("fast-paths", "alloc + free, ns per pair", "ns per pair", bars))
+
+
+@section("page-fault1", "Per-CPU lists and the zone lock: page_fault1")
+def page_fault1(fig):
+    rows, cmds, bars = [], [], []
+    for order in (0, 4):
+        it = ["--iterations", 4] if fig.quick else []
+        j, c = fig.bench("bench", "page-fault1", "--compare", "--threads", 4, "--order", order,
+                         "--runs", fig.runs, *it)
+        cmds.append(c)
+        ratio = j["zone_lock_contended_ratio"]
+        for mode in ("off", "on"):
+            r = j[mode]
+            rows.append([order, mode, mmm(r["ops_per_sec_per_thread"], 0),
+                         mmm(r["zone_lock_contended"]), num(ratio) if mode == "on" else ""])
+            bars.append((f"order {order}, {mode} the per-CPU lists", r["ops_per_sec_per_thread"]))
+    return (fig.commands(*cmds) +
+            "\nFour threads, each posing as its own CPU, map and unmap 128 MiB of folios of the "
+            "order; the order is taken off the per-CPU lists (`off`, as mainline Linux) or put "
+            "on them (`on`). Zone-lock contended acquisitions are counted per run; the ratio "
+            "is the median off over the median on (n/a when on is 0).\n\n" +
+            fig.table(["order", "per-CPU lists", "ops/s per thread", "zone lock contended",
+                       "ratio off/on"], rows) + "\n" +
+            fig.chart("page-fault1", "page_fault1: allocations+frees per second per thread",
+                      "operations per second per thread", bars))
+
+
+def compaction_rows(j):
+    """The two modes of a --compare run of highalloc-frag or thpcompact."""
+    rows = []
+    for mode, label in (("default", "default"), ("split_folios", "compaction_split_folios=1")):
+        s = j[mode]["summary"]
+        rows.append([label, mmm(s["success_pct"]), mmm(s["latency_ns.mean"], 0),
+                     mmm(s["pages_migrated"]), mmm(s["folios_split"])])
+    return rows
+
+
+COMPACTION_HEAD = ["mode", "success %", "mean latency ns", "pages migrated", "folios split"]
+
+
+@section("highalloc-frag", "Compaction: huge blocks from a fragmented pool (highalloc-frag)")
+def highalloc_frag(fig):
+    j, c = fig.bench("bench", "highalloc-frag", "--compare", "--folio-order", 4,
+                     "--runs", fig.runs)
+    return (fig.commands(c) + "\nA 1 GiB pool filled with order-4 movable folios, 7/32 of "
+            "memory freed in a scattered pattern, then order-9 blocks allocated until one "
+            "fails; success is the share of the blocks that could exist.\n\n" +
+            fig.table(COMPACTION_HEAD, compaction_rows(j)))
+
+
+@section("thpcompact", "Compaction: THPs after page-cache refill (thpcompact)")
+def thpcompact(fig):
+    j, c = fig.bench("bench", "thpcompact", "--compare", "--runs", fig.runs)
+    return (fig.commands(c) + "\nFault memory in order-0 folios, free half of every 2 MiB, "
+            "refill with page cache, then allocate THPs.\n\n" +
+            fig.table(COMPACTION_HEAD, compaction_rows(j)))
+
+
+@section("compact-copy", "Compaction's copy bandwidth against memcpy")
+def compact_copy(fig):
+    j, c = fig.bench("bench", "compact-copy", "--runs", fig.runs)
+    rows = [["memcpy, one thread", mmm(j["memcpy_mib_per_s"], 0)],
+            ["pa_compact (bytes migrated / time)", mmm(j["compact_mib_per_s"], 0)],
+            ["compaction as % of memcpy", mmm(j["ratio_pct"], 1)]]
+    return (fig.commands(c) + f"\nA backed pool; data {j['data']}.\n\n" +
+            fig.table(["", "MiB/s"], rows))
+
+
+@section("cma", "CMA: pa_cma_alloc of 64 MiB from a half-borrowed area")
+def cma(fig):
+    j, c = fig.bench("bench", "cma-alloc", "--runs", 3 if fig.quick else 9)
+    rows = [["latency, ms per pa_cma_alloc", mmm(j["latency_ms"])],
+            ["folios moved out per call", mmm(j["folios_moved"])],
+            ["area held by movable folios before, %", mmm(j["borrowed_pct"])],
+            ["calls that succeeded", f"{j['succeeded']} of {j['runs']}"]]
+    return fig.commands(c) + "\n" + fig.table(["", "median (min - max)"], rows)
+
+
+@section("dmaheap", "dma-buf system heap: pageblock order 10 against 7")
+def dmaheap(fig):
+    count = ["--count", 20] if fig.quick else []
+    j, c = fig.bench("bench", "dmaheap", "--runs", fig.runs, *count)
+    rows = []
+    for key in [k for k in j if k.startswith("pageblock_")]:
+        r = j[key]
+        fails = sum(r["order_failures"].values())
+        rows.append([r["pageblock_order"], mmm(r["allocs_per_sec"], 0),
+                     num(r["latency_p50_ns"]), num(r["latency_p99_ns"]), num(fails)])
+    return (fig.commands(c) + "\nGreedy orders 8, 4, 0 for buffers of 8M 4M 2M 1M 64 8 4 bytes "
+            "(16 KiB pages), each pageblock order on a fresh pool.\n\n" +
+            fig.table(["pageblock order", "buffers per second", "p50 ns", "p99 ns",
+                       "failed blocks"], rows))
+
+
+@section("gigantic", "Gigantic blocks: 1 GiB by buddy order 18 and by pa_alloc_contig_pages")
+def gigantic(fig):
+    boot = ["--boot", "mem=4G"] if fig.quick else []
+    j, c = fig.bench("bench", "gigantic", "--runs", fig.runs, *boot)
+    rows = []
+    for way, label in (("buddy", "buddy (pa_alloc_pages, max_order=18)"),
+                       ("contig", "pa_alloc_contig_pages (max_order=10)")):
+        r = j[way]
+        rows.append([label, r["eligible"], r["obtained"], r["missed"],
+                     num(r["latency_median_ms"]), num(r["latency_p95_ms"]),
+                     num(r["latency_max_ms"]), num(r["folios_moved"])])
+    return (fig.commands(c) + f"\n{j['runs']} runs per way, each on a fresh pool: memory "
+            "filled with movable folios, 85 % freed at random, 0.02 % unmovable pages "
+            "scattered in; then 1 GiB blocks until one fails. Counts are summed over the "
+            "runs; latencies are over every successful allocation.\n\n" +
+            fig.table(["way", "eligible regions", "obtained", "missed", "median ms", "p95 ms",
+                       "max ms", "folios moved"], rows))
+
+
+# --------------------------------------------------------------------------
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--program", default="build/pagealloc")
+    ap.add_argument("--out", default="docs/figures.md")
+    ap.add_argument("--only", help="comma-separated section names (default: all)")
+    ap.add_argument("--quick", action="store_true",
+                    help="one run each, small sizes: checks the generator, not the speed")
+    ap.add_argument("--list", action="store_true", help="list the sections")
+    a = ap.parse_args()
+    if a.list:
+        for name, title, _ in SECTIONS:
+            print(f"{name:16} {title}")
+        return 0
+    wanted = a.only.split(",") if a.only else [n for n, _, _ in SECTIONS]
+    unknown = set(wanted) - {n for n, _, _ in SECTIONS}
+    if unknown:
+        print(f"figures: no section {', '.join(sorted(unknown))} (--list)", file=sys.stderr)
+        return 2
+    out_dir = os.path.dirname(os.path.abspath(a.out))
+    os.makedirs(out_dir, exist_ok=True)
+    fig = Figures(os.path.abspath(a.program), out_dir, a.quick)
+    parts = ["# Figures\n",
+             "Generated by `make figures` (tools/figures.py); do not edit by hand. Each table "
+             "follows the exact commands that produced it, run from the top of the source tree "
+             "after `make build`. Figures are medians of the runs with min and max in brackets unless a "
+             "table says otherwise; speeds depend on the machine and its load.\n",
+             "## Machine\n", machine(fig.program)]
+    for name, title, fn in SECTIONS:
+        if name in wanted:
+            parts += [f"## {title}\n", fn(fig)]
+    parts.append(f"\n_All commands took {fig.seconds:.0f} s._\n")
+    with open(a.out, "w") as f:
+        f.write("\n".join(parts))
+    print(f"figures: wrote {a.out} ({fig.seconds:.0f} s of benchmarks)", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
