@@ -311,6 +311,39 @@ def gigantic(fig):
                        "max ms", "folios moved"], rows))
 
 
+@section("boot", "Boot: pa_boot and the first allocation, 1 GiB to 4 TiB, both init modes")
+def boot(fig):
+    j, c = fig.bench("bench", "boot", "--runs", fig.runs)
+    rows = [[r["mem"], r["deferred_init"], num(r["boot_ms"], 3), num(r["init_done_ms"], 3),
+             num(r["rss_boot_bytes"] / 1048576, 1), num(r["rss_init_bytes"] / 1048576, 1),
+             num(r["rss_init_bytes_per_frame"], 4)] for r in j["rows"]]
+    return (fig.commands(c) + f"\nMetadata-only pools (4 KiB frames, max_order=10), median of "
+            f"{j['runs']} boots each: the time of pa_boot plus the first allocation, the time "
+            "until deferred init is done (pa_deferred_init_wait), and the growth of the "
+            "process's resident memory after each (the largest of the runs).\n\n" +
+            fig.table(["mem", "deferred_init", "boot + first alloc ms", "init done ms",
+                       "resident MiB at boot", "resident MiB after init", "bytes per frame"],
+                      rows))
+
+
+@section("balloon", "Free page reporting: a guest's churn with a balloon device")
+def balloon(fig):
+    secs = ["--seconds", 0.5] if fig.quick else []
+    j, c = fig.bench("bench", "balloon", *secs)
+    rows = [["off", "", "", num(j["alloc_ns_reporting_off"]), num(j["free_ns_reporting_off"]),
+             num(j["rss_bytes_at_end_off"] / 1048576, 0)],
+            ["on", num(j["reported_bytes"] / 1048576, 0), num(j["reports_per_second"]),
+             num(j["alloc_ns_reporting_on"]), num(j["free_ns_reporting_on"]),
+             num(j["rss_bytes_at_end_on"] / 1048576, 0)]]
+    return (fig.commands(c) + f"\nOne run each way on {j['boot']}: the guest grows its "
+            "working set to 70 % of memory and shrinks it to 10 %, eight times; the device "
+            "discards what is reported (MADV_DONTNEED). Allocation and free times are per call, "
+            "timed in batches of 32; resident memory is the process's at the end, with the "
+            "guest holding 10 %.\n\n" +
+            fig.table(["reporting", "reported MiB", "reports per second", "ns per allocation",
+                       "ns per free", "resident MiB at the end"], rows))
+
+
 # --------------------------------------------------------------------------
 
 def main():
