@@ -250,8 +250,9 @@ static int bulk_run(struct bulk_thread *t, unsigned nt, double *alloc, double *f
 	return 0;
 }
 
-static void bulk_print(const struct bench_opts *opt, const struct bulk_thread *t, unsigned nt,
-                       double *const samples[4], unsigned runs, FILE *out)
+static void bulk_print(struct pa_pool *pool, const struct bench_opts *opt,
+                       const struct bulk_thread *t, unsigned nt, double *const samples[4],
+                       unsigned runs, FILE *out)
 {
 	uint64_t got = 0;
 	for (unsigned i = 0; i < nt; i++)
@@ -267,6 +268,10 @@ static void bulk_print(const struct bench_opts *opt, const struct bulk_thread *t
 	bench_out_metric(&o, "ns_per_op", "ns per alloc+free pair", samples[2], runs);
 	bench_out_metric(&o, "ops_per_sec", "allocations+frees per second, all threads", samples[3],
 	                 runs);
+	char *locks = bench_report_text(pool, PA_REPORT_LOCKSTAT, PA_REPORT_JSON);
+	if (locks) /* refills and spills of every run share the zone lock: its contention */
+		bench_out_u64(&o, "zone_lock_contended", bench_zone_lock_contended(locks));
+	free(locks);
 	bench_out_end(&o);
 }
 
@@ -288,7 +293,7 @@ int bench_alloc_free_bulk(const struct bench_opts *opt, struct pa_pool *given, F
 		               &samples[3][r]) != 0;
 	}
 	if (!ret && !given)
-		bulk_print(opt, t, nt, samples, runs, out);
+		bulk_print(pool, opt, t, nt, samples, runs, out);
 	for (unsigned i = 0; t && i < nt; i++)
 		free(t[i].blocks);
 	free(t);

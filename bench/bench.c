@@ -604,6 +604,17 @@ char *bench_report_text(struct pa_pool *pool, enum pa_report_kind kind, unsigned
 	return buf;
 }
 
+uint64_t bench_zone_lock_contended(const char *json)
+{
+	uint64_t sum = 0;
+	for (const char *p = json; (p = strstr(p, "\"name\":\"zone->lock")); p++) {
+		const char *c = strstr(p, "\"contended\":");
+		if (c)
+			sum += strtoull(c + strlen("\"contended\":"), NULL, 10);
+	}
+	return sum;
+}
+
 /* Start n threads on fn together (a barrier), wait for all; one runs inline. */
 struct parallel_arg {
 	void *(*fn)(void *);

@@ -145,6 +145,8 @@ uint64_t bench_pcp_frames(struct pa_pool *pool);
 
 /* A report of the pool in a malloc'd string (free it), or NULL. */
 char *bench_report_text(struct pa_pool *pool, enum pa_report_kind kind, unsigned flags);
+/* The zone-lock rows' contended counts summed, from the lockstat JSON (rows "zone->lock ..."). */
+uint64_t bench_zone_lock_contended(const char *lockstat_json);
 
 /*
  * Run fn on n threads at once (released together by a barrier), each given

@@ -206,18 +206,6 @@ static int pf1_set_pcp(struct pa_pool *pool, unsigned order, enum pf1_pcp pcp)
 /* A run                                                                   */
 /* ---------------------------------------------------------------------- */
 
-/* The zone-lock rows' contended counts summed, from the lockstat JSON (rows name "zone->lock ..."). */
-static uint64_t pf1_zone_contended(const char *json)
-{
-	uint64_t sum = 0;
-	for (const char *p = json; (p = strstr(p, "\"name\":\"zone->lock")); p++) {
-		const char *c = strstr(p, "\"contended\":");
-		if (c)
-			sum += strtoull(c + strlen("\"contended\":"), NULL, 10);
-	}
-	return sum;
-}
-
 /* The ops per second per thread of the run (mean of the threads), or -1 on a failure. */
 static double pf1_measure(struct pf1 *c)
 {
@@ -243,7 +231,7 @@ static int pf1_keep_locks(struct pa_pool *pool, struct pf1_result *res, unsigned
 	char *json = bench_report_text(pool, PA_REPORT_LOCKSTAT, PA_REPORT_JSON);
 	if (!json)
 		return -1;
-	res->contended[run] = (double)pf1_zone_contended(json);
+	res->contended[run] = (double)bench_zone_lock_contended(json);
 	if (!last) {
 		free(json);
 		return 0;

@@ -29,56 +29,77 @@ static inline bool untouched_list(const struct pa_zone *z, unsigned order, unsig
 	return order == z->pool->cfg.max_order && mt == PA_MT_MOVABLE;
 }
 
+/*
+ * The zone's list arrays, read once into locals: descriptor fields are
+ * bytes, and a byte store may alias anything, so without them the compiler
+ * reloads every pointer after each store of a merge or split level.
+ */
+struct lists {
+	struct pa_page *map;
+	uint32_t *head;
+	uint64_t *nr_free, *nr_free_mt, *nonempty;
+};
+
+static inline struct lists lists_of(struct pa_zone *z)
+{
+	return (struct lists){ z->pool->map, z->list_head, z->nr_free, z->nr_free_mt, z->nonempty };
+}
+
 /* Link a free block at the head of its list: the most recently freed is the cache-hottest. */
-static inline __attribute__((always_inline)) void list_link(struct pa_zone *z, pa_pfn_t pfn,
+static inline __attribute__((always_inline)) void list_link(const struct lists *l, pa_pfn_t pfn,
                                                             unsigned order, unsigned mt)
 {
-	struct pa_pool *pool = z->pool;
-	struct pa_page *p = pfn_page(pool, pfn);
-	uint32_t *head = list_head(z, order, mt);
+	struct pa_page *p = &l->map[pfn];
+	unsigned i = order * PA_MT_COUNT + mt;
+	uint32_t next = l->head[i];
 	set_page_state(p, PS_FREE);
 	set_page_order(p, order);
 	p->mt = (uint8_t)mt;
 	set_page_flags(p, 0);
 	p->lru.prev = PA_NIL;
-	p->lru.next = *head;
-	if (*head != PA_NIL)
-		pfn_page(pool, *head)->lru.prev = (uint32_t)pfn;
-	*head = (uint32_t)pfn;
-	z->nonempty[mt] |= 1ull << order;
-	count_add(z, order, mt, 1);
+	p->lru.next = next;
+	if (next != PA_NIL)
+		l->map[next].lru.prev = (uint32_t)pfn;
+	l->head[i] = (uint32_t)pfn;
+	l->nonempty[mt] |= 1ull << order;
+	l->nr_free[order]++;
+	l->nr_free_mt[i]++;
 }
 
-/* Unlink a free block; its descriptor keeps order and type. */
-static inline __attribute__((always_inline)) void list_unlink(struct pa_zone *z, pa_pfn_t pfn)
+/* Unlink a free block of that order and type; its descriptor keeps them. */
+static inline __attribute__((always_inline)) void
+list_unlink(struct pa_zone *z, const struct lists *l, pa_pfn_t pfn, unsigned order, unsigned mt)
 {
-	struct pa_pool *pool = z->pool;
-	struct pa_page *p = pfn_page(pool, pfn);
-	unsigned order = p->order, mt = p->mt;
-	uint32_t *head = list_head(z, order, mt);
-	if (p->lru.prev != PA_NIL)
-		pfn_page(pool, p->lru.prev)->lru.next = p->lru.next;
+	struct pa_page *p = &l->map[pfn];
+	unsigned i = order * PA_MT_COUNT + mt;
+	uint32_t prev = p->lru.prev, next = p->lru.next;
+	if (prev != PA_NIL)
+		l->map[prev].lru.next = next;
 	else
-		*head = p->lru.next;
-	if (p->lru.next != PA_NIL)
-		pfn_page(pool, p->lru.next)->lru.prev = p->lru.prev;
-	if (*head == PA_NIL && !(unlikely(z->nr_untouched) && untouched_list(z, order, mt)))
-		z->nonempty[mt] &= ~(1ull << order);
-	count_add(z, order, mt, UINT64_MAX); /* minus one */
+		l->head[i] = next;
+	if (next != PA_NIL)
+		l->map[next].lru.prev = prev;
+	else if (prev == PA_NIL && !(unlikely(z->nr_untouched) && untouched_list(z, order, mt)))
+		l->nonempty[mt] &= ~(1ull << order); /* it was alone on the list */
+	l->nr_free[order]--;
+	l->nr_free_mt[i]--;
 }
 
 void buddy_list_add(struct pa_zone *z, pa_pfn_t pfn, unsigned order, unsigned mt)
 {
 	pa_assert(z->pool, (pfn & ((1ull << order) - 1)) == 0 && order <= z->pool->cfg.max_order);
-	list_link(z, pfn, order, mt);
+	struct lists l = lists_of(z);
+	list_link(&l, pfn, order, mt);
 	zone_free_add(z, 1ull << order);
 }
 
 void buddy_list_del(struct pa_zone *z, pa_pfn_t pfn)
 {
-	pa_assert(z->pool, pfn_page(z->pool, pfn)->state == PS_FREE);
-	zone_free_add(z, 0 - (1ull << pfn_page(z->pool, pfn)->order));
-	list_unlink(z, pfn);
+	struct lists l = lists_of(z);
+	const struct pa_page *p = &l.map[pfn];
+	pa_assert(z->pool, p->state == PS_FREE);
+	zone_free_add(z, 0 - (1ull << p->order));
+	list_unlink(z, &l, pfn, p->order, p->mt);
 }
 
 void buddy_list_move(struct pa_zone *z, pa_pfn_t pfn, unsigned new_mt)
@@ -103,55 +124,51 @@ static inline bool mt_mergeable(unsigned mt)
 void buddy_free_block(struct pa_zone *z, pa_pfn_t pfn, unsigned order, unsigned mt)
 {
 	struct pa_pool *pool = z->pool;
+	struct lists l = lists_of(z);
 	zone_free_add(z, 1ull << order);
 	unsigned max_order = pool->cfg.max_order, pb_order = pool->cfg.pageblock_order;
-	while (order < max_order) {
-		pa_pfn_t buddy = pfn ^ (1ull << order);
-		if (buddy < z->start_pfn || buddy >= z->end_pfn)
-			break;
-		struct pa_page *bp = pfn_page(pool, buddy);
-		if (page_state_relaxed(bp) != PS_FREE || bp->order != order)
+	pa_pfn_t start = z->start_pfn, span = z->end_pfn - z->start_pfn;
+	for (; order < max_order; order++) {
+		pa_pfn_t bit = 1ull << order, buddy = pfn ^ bit;
+		if (buddy - start >= span)
+			break; /* outside the zone (below start, it wraps) */
+		struct pa_page *bp = &l.map[buddy];
+		if (page_state_relaxed(bp) != PS_FREE || page_order(bp) != order)
 			break;
 		unsigned bmt = bp->mt;
-		if (unlikely(order >= pb_order) && bmt != mt &&
-		    (!mt_mergeable(mt) || !mt_mergeable(bmt)))
-			break;
-		list_unlink(z, buddy);
-		/* The merged block is all one type: the freed side's. */
-		if (unlikely(bmt != mt))
+		if (unlikely(bmt != mt)) {
+			if (order >= pb_order && (!mt_mergeable(mt) || !mt_mergeable(bmt)))
+				break;
+			/* The merged block is all one type: the freed side's. */
 			pageblock_set_mt_range(pool, buddy, order, mt);
-		set_page_state(pfn_page(pool, pfn > buddy ? pfn : buddy), PS_BODY);
-		pfn &= ~(1ull << order);
-		order++;
+		}
+		list_unlink(z, &l, buddy, order, bmt);
+		set_page_state(&l.map[pfn | bit], PS_BODY); /* the upper half's head */
+		pfn &= ~bit;
 	}
-	list_link(z, pfn, order, mt);
+	list_link(&l, pfn, order, mt);
 	if (unlikely(order >=
 	             atomic_load_explicit(&pool->reporting_notify_order, memory_order_relaxed)))
 		reporting_notify(pool);
 }
 
 /*
- * Give back the upper halves of [pfn, pfn + 2^high) down to order low. The
- * halves of a reported block stay reported: the device has all of it.
+ * Remove a free block of order `high` and give back its upper halves down to
+ * order `low`. The halves of a reported block stay reported: the device has
+ * all of it.
  */
-static void buddy_expand(struct pa_zone *z, pa_pfn_t pfn, unsigned low, unsigned high, unsigned mt,
-                         unsigned flags)
-{
-	zone_free_add(z, (1ull << high) - (1ull << low));
-	while (high > low) {
-		high--;
-		list_link(z, pfn + (1ull << high), high, mt);
-		if (unlikely(flags))
-			set_page_flags(pfn_page(z->pool, pfn + (1ull << high)), flags);
-	}
-}
-
 void buddy_take_block(struct pa_zone *z, pa_pfn_t pfn, unsigned low, unsigned high)
 {
-	const struct pa_page *p = pfn_page(z->pool, pfn);
-	unsigned mt = p->mt, flags = page_flags(p) & PF_REPORTED;
-	buddy_list_del(z, pfn);
-	buddy_expand(z, pfn, low, high, mt, flags);
+	struct lists l = lists_of(z);
+	unsigned mt = l.map[pfn].mt, flags = page_flags(&l.map[pfn]) & PF_REPORTED;
+	list_unlink(z, &l, pfn, high, mt);
+	zone_free_add(z, 0 - (1ull << low));
+	while (high > low) {
+		high--;
+		list_link(&l, pfn + (1ull << high), high, mt);
+		if (unlikely(flags))
+			set_page_flags(&l.map[pfn + (1ull << high)], flags);
+	}
 }
 
 pa_pfn_t buddy_take_smallest(struct pa_zone *z, unsigned order, unsigned mt)
@@ -206,7 +223,8 @@ void buddy_materialise(struct pa_zone *z, pa_pfn_t chunk)
 {
 	unsigned mo = z->pool->cfg.max_order;
 	uint64_t n = chunk_blocks(z);
+	struct lists l = lists_of(z);
 	count_add(z, mo, PA_MT_MOVABLE, 0 - n);
 	for (uint64_t b = 0; b < n; b++)
-		list_link(z, chunk + (b << mo), mo, PA_MT_MOVABLE);
+		list_link(&l, chunk + (b << mo), mo, PA_MT_MOVABLE);
 }

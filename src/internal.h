@@ -181,8 +181,16 @@ struct pa_lock_stat {
 	uint64_t max_wait_ns;
 };
 
+/*
+ * The zone lock: a word taken with one compare-and-swap and given back with
+ * one exchange, as Linux's zone lock is a spinlock. A waiter spins a while,
+ * then sleeps on the condition variable (v = 2 says someone may sleep), so
+ * that a holder preempted on a busy machine costs no CPU.
+ */
 struct pa_lock {
+	_Atomic uint32_t v; /* 0 free, 1 held, 2 held and a waiter may sleep */
 	pthread_mutex_t mutex;
+	pthread_cond_t cond;
 	const char *name;
 	struct pa_pool *pool;                       /* for the clock */
 	_Atomic(unsigned long) owner;               /* holder's thread id when debug >= 1, else 0 */
@@ -499,6 +507,11 @@ struct pa_pool {
 
 void platform_fill_defaults(struct pa_platform *plat);
 unsigned platform_cpu_slow(void);
+/* The CPU id where rseq is missing, asked again when left runs out. */
+struct platform_cpu_cache {
+	unsigned cpu, left;
+};
+extern _Thread_local struct platform_cpu_cache platform_cpu_cache;
 
 /*
  * The default CPU id: the kernel's restartable-sequence area, which glibc
@@ -514,19 +527,25 @@ static inline unsigned platform_cpu(void)
 		if (likely(cpu >= 0))
 			return (unsigned)cpu;
 	}
-	return platform_cpu_slow();
+	if (unlikely(platform_cpu_cache.left == 0))
+		return platform_cpu_slow();
+	platform_cpu_cache.left--;
+	return platform_cpu_cache.cpu;
 }
 unsigned platform_online_cpus(void);
 void platform_lock_init(struct pa_lock *lock, struct pa_pool *pool, const char *name);
 void platform_lock_destroy(struct pa_lock *lock);
 void platform_lock_slow(struct pa_lock *lock, enum pa_lock_site site);
+void platform_lock_wake(struct pa_lock *lock);
 void platform_report(const struct pa_pool *pool, const char *fmt, ...)
         __attribute__((format(printf, 2, 3)));
 
 /* Take a lock; contention is timed and counted only when the trylock fails. */
 static inline void pa_lock(struct pa_lock *lock, enum pa_lock_site site)
 {
-	if (unlikely(pthread_mutex_trylock(&lock->mutex) != 0))
+	uint32_t free = 0;
+	if (unlikely(!atomic_compare_exchange_strong_explicit(
+	            &lock->v, &free, 1, memory_order_acquire, memory_order_relaxed)))
 		platform_lock_slow(lock, site);
 	if (unlikely(lock->pool->cfg.debug))
 		atomic_store_explicit(&lock->owner, (unsigned long)pthread_self(),
@@ -537,7 +556,8 @@ static inline void pa_unlock(struct pa_lock *lock)
 {
 	if (unlikely(lock->pool->cfg.debug))
 		atomic_store_explicit(&lock->owner, 0, memory_order_relaxed);
-	pthread_mutex_unlock(&lock->mutex);
+	if (unlikely(atomic_exchange_explicit(&lock->v, 0, memory_order_release) == 2))
+		platform_lock_wake(lock);
 }
 
 /* Lock precondition, checked when debug >= 1. */
@@ -876,15 +896,21 @@ static inline pa_pfn_t pcp_pop(struct pa_pool *pool, struct pa_pcp *pcp, unsigne
 }
 
 /* A list is a stack through lru.next: the most recently freed block is the cache-hottest. */
+static inline void pcp_link(struct pa_pool *pool, struct pa_pcp *pcp, pa_pfn_t pfn, unsigned order,
+                            unsigned type)
+{
+	uint32_t *head = &pcp->head[pcp_index(order, type)];
+	pfn_page(pool, pfn)->lru.next = *head;
+	*head = (uint32_t)pfn;
+	pcp->count += 1u << order;
+}
+
+/* The same for a block whose state is not PS_PCP yet. */
 static inline void pcp_push(struct pa_pool *pool, struct pa_pcp *pcp, pa_pfn_t pfn, unsigned order,
                             unsigned type)
 {
-	struct pa_page *p = pfn_page(pool, pfn);
-	uint32_t *head = &pcp->head[pcp_index(order, type)];
-	set_page_state(p, PS_PCP);
-	p->lru.next = *head;
-	*head = (uint32_t)pfn;
-	pcp->count += 1u << order;
+	set_page_state(pfn_page(pool, pfn), PS_PCP);
+	pcp_link(pool, pcp, pfn, order, type);
 }
 
 /* A block popped off a list becomes an allocated one: order, type and zone are already set. */
@@ -955,7 +981,7 @@ static inline bool pcp_free(struct pa_zone *z, unsigned cpu, pa_pfn_t pfn, unsig
 	if (unlikely(pool->cfg.init_on_free))
 		return pcp_free_wipe_unlock(z, pcp, pfn, order);
 	unsigned type = mt < PA_NR_PCP_TYPES ? mt : PA_MT_MOVABLE;
-	pcp_push(pool, pcp, pfn, order, type);
+	pcp_link(pool, pcp, pfn, order, type); /* the compare-and-swap made it PS_PCP */
 	pcp->ops[2 * order + 1]++;
 	pcp->alloc_factor >>= 1;
 	if (pcp->free_count < (pcp->batch << 5))

@@ -16,18 +16,18 @@
 #include <time.h>
 #include <unistd.h>
 
+_Thread_local struct platform_cpu_cache platform_cpu_cache;
+
 /*
  * Without rseq, sched_getcpu() is a system call: ask it every 64th time only.
  * A stale id costs nothing but locality; the lists are locked either way.
  */
 unsigned platform_cpu_slow(void)
 {
-	static _Thread_local unsigned cached, uses;
-	if (uses++ % 64 == 0) {
-		int cpu = sched_getcpu();
-		cached = cpu < 0 ? 0 : (unsigned)cpu;
-	}
-	return cached;
+	int cpu = sched_getcpu();
+	platform_cpu_cache.cpu = cpu < 0 ? 0 : (unsigned)cpu;
+	platform_cpu_cache.left = 63;
+	return platform_cpu_cache.cpu;
 }
 
 static unsigned default_cpu_id(void *ctx)
@@ -113,7 +113,9 @@ void pa_assert_fail(const char *expr, const char *file, int line, const char *fu
 
 void platform_lock_init(struct pa_lock *lock, struct pa_pool *pool, const char *name)
 {
+	atomic_init(&lock->v, 0);
 	pthread_mutex_init(&lock->mutex, NULL);
+	pthread_cond_init(&lock->cond, NULL);
 	lock->name = name;
 	lock->pool = pool;
 	atomic_init(&lock->owner, 0);
@@ -124,23 +126,7 @@ void platform_lock_init(struct pa_lock *lock, struct pa_pool *pool, const char *
 void platform_lock_destroy(struct pa_lock *lock)
 {
 	pthread_mutex_destroy(&lock->mutex);
-}
-
-/*
- * The trylock failed: wait, then account the wait to the call site. The
- * figures are written while the lock is held, so they need no atomics.
- */
-void platform_lock_slow(struct pa_lock *lock, enum pa_lock_site site)
-{
-	const struct pa_platform *plat = &lock->pool->plat;
-	uint64_t t0 = plat->now_ns(plat->ctx);
-	pthread_mutex_lock(&lock->mutex);
-	uint64_t waited = plat->now_ns(plat->ctx) - t0;
-	struct pa_lock_stat *st = &lock->site[site];
-	st->contended++;
-	st->total_wait_ns += waited;
-	if (waited > st->max_wait_ns)
-		st->max_wait_ns = waited;
+	pthread_cond_destroy(&lock->cond);
 }
 
 static inline void cpu_relax(void)
@@ -150,6 +136,49 @@ static inline void cpu_relax(void)
 #elif defined(__aarch64__)
 	__asm__ volatile("yield");
 #endif
+}
+
+#define LOCK_SPINS 200 /* tries before sleeping: a few list operations' worth */
+
+/*
+ * The compare-and-swap failed: spin while the holder is likely running,
+ * then sleep until an unlock that sees 2 wakes us. Taking the word with 2
+ * after a sleep is conservative: the next unlock wakes whoever else sleeps.
+ * The wait is accounted to the call site while the lock is held, so the
+ * figures need no atomics.
+ */
+void platform_lock_slow(struct pa_lock *lock, enum pa_lock_site site)
+{
+	const struct pa_platform *plat = &lock->pool->plat;
+	uint64_t t0 = plat->now_ns(plat->ctx);
+	bool got = false;
+	for (unsigned i = 0; i < LOCK_SPINS && !got; i++) {
+		uint32_t free = 0;
+		cpu_relax();
+		got = atomic_load_explicit(&lock->v, memory_order_relaxed) == 0 &&
+		      atomic_compare_exchange_weak_explicit(
+		              &lock->v, &free, 1, memory_order_acquire, memory_order_relaxed);
+	}
+	if (!got) {
+		pthread_mutex_lock(&lock->mutex);
+		while (atomic_exchange_explicit(&lock->v, 2, memory_order_acquire) != 0)
+			pthread_cond_wait(&lock->cond, &lock->mutex);
+		pthread_mutex_unlock(&lock->mutex);
+	}
+	uint64_t waited = plat->now_ns(plat->ctx) - t0;
+	struct pa_lock_stat *st = &lock->site[site];
+	st->contended++;
+	st->total_wait_ns += waited;
+	if (waited > st->max_wait_ns)
+		st->max_wait_ns = waited;
+}
+
+/* An unlock found a waiter that may sleep: the mutex orders this after its check. */
+void platform_lock_wake(struct pa_lock *lock)
+{
+	pthread_mutex_lock(&lock->mutex);
+	pthread_cond_signal(&lock->cond);
+	pthread_mutex_unlock(&lock->mutex);
 }
 
 /* Wait for a per-CPU list lock (a drain, validation, or a remote CPU's lists). */

@@ -1135,10 +1135,11 @@ static int report_zoneinfo(struct pa_pool *pool, struct sbuf *sb)
  * first, in the layout of `perf lock contention`:
  *
  *    contended   total wait     max wait     avg wait         type   caller
- *          713      4.64 ms     74.37 us      6.51 us        mutex   pa_alloc_pages (zone->lock Node 0 Normal)
+ *          713      4.64 ms     74.37 us      6.51 us     spinlock   pa_alloc_pages (zone->lock Node 0 Normal)
  *
- * Zone locks are pthread mutexes ("mutex"), one per zone. The per-CPU list
- * locks are spin locks ("spinlock"), summed over the CPUs of a zone: a
+ * Zone locks are spin locks that sleep after a while ("spinlock", as perf
+ * names Linux's zone lock), one per zone. The per-CPU list locks are spin
+ * locks ("spinlock") too, summed over the CPUs of a zone: a
  * CPU's failed trylock (it then takes the zone path) counts as a contended
  * acquisition with no wait, so contended = waits + failed trylocks, and the
  * wait figures are those of the waits. avg = total / contended, as perf.
@@ -1220,7 +1221,7 @@ static void snap_locks(struct pa_pool *pool, struct lock_rows *r)
 		snap_zone_lock(zone, site);
 		snprintf(name, sizeof name, "zone->lock Node %u %s", zone->node,
 		         zone_name(zone->type));
-		lock_rows_add(r, name, "mutex", site, NULL);
+		lock_rows_add(r, name, "spinlock", site, NULL);
 		memset(site, 0, sizeof site);
 		snap_pcp_locks(zone, site, busy);
 		snprintf(name, sizeof name, "pcp->lock Node %u %s", zone->node,

@@ -20,7 +20,7 @@
 static struct rp_trace read_trace(const char *path)
 {
 	struct rp_trace t;
-	REQUIRE(rp_trace_read(path, &t, false) == 0);
+	REQUIRE(rp_trace_read(path, &t, NULL) == 0);
 	return t;
 }
 
@@ -200,7 +200,7 @@ TEST(parser_plain_xz_and_gzip_give_the_same_events)
 	rp_trace_free(&xz);
 	rp_trace_free(&gz);
 	struct rp_trace missing;
-	CHECK(rp_trace_read(DATA "/no-such-file", &missing, false) == -1);
+	CHECK(rp_trace_read(DATA "/no-such-file", &missing, NULL) == -1);
 }
 
 TEST(replay_of_3000_events_from_the_kernels_starting_state)

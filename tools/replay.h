@@ -99,8 +99,11 @@ struct rp_trace {
 	char err[256]; /* the first line that could not be parsed, and why */
 };
 
+/* How far a long step is (0..1), for a progress line; may be NULL. */
+typedef void (*rp_progress_fn)(const char *what, double fraction);
+
 /* Read a trace file (plain, .xz, .gz; "-" is stdin). 0, or -1 with a message on stderr. */
-int rp_trace_read(const char *path, struct rp_trace *t, bool progress);
+int rp_trace_read(const char *path, struct rp_trace *t, rp_progress_fn progress);
 /* Parse one line into t; 0, or -1 with the reason in t->err (the line is counted unparsed). */
 int rp_parse_line(struct rp_trace *t, const char *line, size_t len);
 void rp_trace_free(struct rp_trace *t);
@@ -193,7 +196,7 @@ struct rp_options {
 	uint64_t validate_every;
 	uint64_t series_every; /* 0: a --series point every 1/300 of the trace */
 	bool want_series;
-	bool progress;
+	rp_progress_fn progress;
 };
 
 /* One point of --series. */
@@ -239,8 +242,10 @@ double rp_state_extfrag(const struct rp_state *st, unsigned order);
 /* Total variation distance between the free-pages-by-order distributions. */
 double rp_state_tvd(const struct rp_state *a, const struct rp_state *b);
 
-void rp_print_table(FILE *f, const struct rp_machine *m, const struct rp_result *r);
-void rp_print_json(FILE *f, const struct rp_machine *m, const struct rp_result *r);
+void rp_print_table(FILE *f, const struct rp_machine *m, const struct rp_result *r,
+                    const struct rp_trace *t);
+void rp_print_json(FILE *f, const struct rp_machine *m, const struct rp_result *r,
+                   const struct rp_trace *t);
 int rp_write_series(const char *path, const struct rp_result *r);
 int rp_write_svg(const char *path, const struct rp_machine *m, const struct rp_result *r,
                  const struct rp_trace *t);

@@ -7,6 +7,8 @@
 #define _GNU_SOURCE
 #include "replay.h"
 
+#include "bench.h"
+
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -40,7 +42,8 @@ static void replay_usage(FILE *f)
 	        "                         pageblocks per type, per-CPU pages, as JSON\n"
 	        "  --every N              events between --series points (default: 300 points)\n"
 	        "  --svg FILE             fragmentation over time, phase markers, kernel points\n"
-	        "  --map FILE             the pool's pageblocks at the end, as SVG\n"
+	        "  --map FILE             the pool's memory map at the end, as pagealloc map draws "
+	        "it (SVG)\n"
 	        "  --validate-every N     pa_validate every N events (default 200000; 0: at the "
 	        "end only)\n"
 	        "  --compare \"KEYS\" ...   replay under each configuration, print them side by "
@@ -123,7 +126,7 @@ static int parse_replay_args(struct replay_args *a, int argc, char **argv)
 		return -1;
 	}
 	a->opt.want_series = a->series || a->svg;
-	a->opt.progress = isatty(2) && !getenv("CI");
+	a->opt.progress = bench_progress; /* prints only on a terminal */
 	return 0;
 }
 
@@ -135,9 +138,9 @@ static int replay_one(const struct replay_args *a, const struct rp_trace *t, str
 	if (rp_replay(t, m, opt, &res))
 		return 1;
 	if (a->json)
-		rp_print_json(out, m, &res);
+		rp_print_json(out, m, &res, t);
 	else
-		rp_print_table(out, m, &res);
+		rp_print_table(out, m, &res, t);
 	int rc = 0;
 	if (a->series && rp_write_series(a->series, &res))
 		rc = 1;
@@ -164,7 +167,7 @@ static pid_t start_config(const struct replay_args *a, const struct rp_trace *t,
 	ca.series = ca.svg = NULL;
 	ca.opt.map_path = NULL;
 	ca.opt.boot_extra = a->configs[i];
-	ca.opt.progress = false;
+	ca.opt.progress = NULL;
 	int rc = replay_one(&ca, t, m, &ca.opt, tmp);
 	fflush(tmp);
 	_exit(rc);
@@ -223,14 +226,19 @@ int replay_main(int argc, char **argv)
 		return rc < 0 ? 2 : 0;
 	struct rp_machine *m = calloc(1, sizeof *m);
 	struct rp_trace t;
+	bench_progress_start("replay");
 	if (!m || rp_machine_load(a.path, m) || rp_trace_read(m->trace_path, &t, a.opt.progress)) {
+		bench_progress_stop();
 		free(m);
 		return 1;
 	}
 	if (t.unparsed)
 		fprintf(stderr, "pagealloc replay: %llu line(s) not understood, first: %s\n",
 		        (unsigned long long)t.unparsed, t.err);
+	if (a.nr_configs)
+		bench_progress_stop(); /* the parent waits; each child replays quietly */
 	rc = a.nr_configs ? run_compare(&a, &t, m) : replay_one(&a, &t, m, &a.opt, stdout);
+	bench_progress_stop();
 	rp_trace_free(&t);
 	free(m);
 	return rc;

@@ -17,7 +17,7 @@
 #include <lzma.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <zlib.h>
 
@@ -593,23 +593,6 @@ static void input_close(struct input *in)
 		fclose(in->f);
 }
 
-static double now_s(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
-static void show_progress(const struct rp_trace *t, const struct input *in, double t0, double *last)
-{
-	double now = now_s();
-	if (now - *last < 0.25)
-		return;
-	*last = now;
-	fprintf(stderr, "\rparsing: %llu lines, %.1f MB read, %.1f s", (unsigned long long)t->lines,
-	        in->raw_read / 1e6, now - t0);
-}
-
 /* Split the text into lines; a partial last line stays at the front of buf. */
 static size_t parse_lines(struct rp_trace *t, char *buf, size_t len)
 {
@@ -626,7 +609,7 @@ static size_t parse_lines(struct rp_trace *t, char *buf, size_t len)
 	return rest;
 }
 
-int rp_trace_read(const char *path, struct rp_trace *t, bool progress)
+int rp_trace_read(const char *path, struct rp_trace *t, rp_progress_fn progress)
 {
 	struct input in;
 	memset(t, 0, sizeof *t);
@@ -634,7 +617,8 @@ int rp_trace_read(const char *path, struct rp_trace *t, bool progress)
 		return -1;
 	size_t cap = 1 << 20, len = 0;
 	char *buf = malloc(cap + 1);
-	double t0 = now_s(), last = t0;
+	struct stat sb;
+	double size = strcmp(path, "-") && stat(path, &sb) == 0 ? (double)sb.st_size : 0;
 	int rc = buf ? 0 : -1;
 	while (rc == 0) {
 		ssize_t n = input_read(&in, buf + len, cap - len, path);
@@ -648,12 +632,10 @@ int rp_trace_read(const char *path, struct rp_trace *t, bool progress)
 			rc = -1;
 		}
 		if (progress)
-			show_progress(t, &in, t0, &last);
+			progress("parsing the trace", size > 0 ? (double)in.raw_read / size : 0);
 	}
 	if (rc == 0 && len)
 		rp_parse_line(t, buf, len);
-	if (progress)
-		fprintf(stderr, "\r%60s\r", "");
 	free(buf);
 	input_close(&in);
 	if (t->nr_cpus < t->cpus_seen)

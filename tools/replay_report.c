@@ -168,7 +168,17 @@ static void print_snapshot(FILE *f, const struct rp_snapshot *s)
 	fprintf(f, "  total variation distance of free pages by order: %.4f\n", rp_state_tvd(k, p));
 }
 
-void rp_print_table(FILE *f, const struct rp_machine *m, const struct rp_result *r)
+/* The phase markers (tracing_mark_write) with their time and place in the trace. */
+static void print_marks(FILE *f, const struct rp_trace *t)
+{
+	for (size_t i = 0; i < t->nr; i++)
+		if (t->ev[i].type == RP_MARK)
+			fprintf(f, "  %12.6f s  event %-8zu %s\n", (double)t->ev[i].ts_ns / 1e9, i,
+			        t->marks[t->ev[i].arg]);
+}
+
+void rp_print_table(FILE *f, const struct rp_machine *m, const struct rp_result *r,
+                    const struct rp_trace *t)
 {
 	fprintf(f, "boot: %s\n", r->boot);
 	fprintf(f,
@@ -202,6 +212,10 @@ void rp_print_table(FILE *f, const struct rp_machine *m, const struct rp_result 
 		        "allocated again while live %llu\n",
 		        (unsigned long long)r->start_shortfall, (unsigned long long)r->map_errors,
 		        (unsigned long long)r->realloc_live);
+	if (t->nr_marks) {
+		fprintf(f, "phase markers:\n");
+		print_marks(f, t);
+	}
 	for (unsigned s = 0; s < m->nr_snapshots; s++)
 		if (m->snap[s].taken)
 			print_snapshot(f, &m->snap[s]);
@@ -252,7 +266,8 @@ static void json_escape(FILE *f, const char *s)
 	fputc('"', f);
 }
 
-void rp_print_json(FILE *f, const struct rp_machine *m, const struct rp_result *r)
+void rp_print_json(FILE *f, const struct rp_machine *m, const struct rp_result *r,
+                   const struct rp_trace *t)
 {
 	fprintf(f, "{\"boot\": ");
 	json_escape(f, r->boot);
@@ -267,7 +282,17 @@ void rp_print_json(FILE *f, const struct rp_machine *m, const struct rp_result *
 	for (unsigned i = 0; i < RPF_COUNT; i++)
 		fprintf(f, "%s\"%s\": %llu", i ? ", " : "", rp_free_class_names[i],
 		        (unsigned long long)r->free_class[i]);
-	fprintf(f, "}, \"moved\": %llu, \"snapshots\": [", (unsigned long long)r->moved);
+	fprintf(f, "}, \"moved\": %llu, \"marks\": [", (unsigned long long)r->moved);
+	bool any = false;
+	for (size_t i = 0; i < t->nr; i++)
+		if (t->ev[i].type == RP_MARK) {
+			fprintf(f, "%s{\"t\": %.6f, \"event\": %zu, \"text\": ", any ? ", " : "",
+			        (double)t->ev[i].ts_ns / 1e9, i);
+			json_escape(f, t->marks[t->ev[i].arg]);
+			fputc('}', f);
+			any = true;
+		}
+	fprintf(f, "], \"snapshots\": [");
 	bool first = true;
 	for (unsigned s = 0; s < m->nr_snapshots; s++) {
 		const struct rp_snapshot *sn = &m->snap[s];
@@ -357,13 +382,14 @@ int rp_write_svg(const char *path, const struct rp_machine *m, const struct rp_r
 	for (size_t i = 0; i < t->nr; i++)
 		if (t->ev[i].type == RP_MARK) {
 			double x = X((double)t->ev[i].ts_ns / 1e9);
+			/* "PHASE 6b ..." is labelled "6b"; another marker by its first word. */
 			const char *mk = t->marks[t->ev[i].arg];
+			if (strncmp(mk, "PHASE ", 6) == 0)
+				mk += 6;
 			fprintf(f,
 			        "<line x1=\"%.1f\" y1=\"%.0f\" x2=\"%.1f\" y2=\"%.0f\" "
 			        "stroke=\"#bbb\"/><text x=\"%.1f\" y=\"%.0f\" fill=\"#777\">%.*s</text>\n",
-			        x, Y(0), x, Y(1), x + 2, Y(1) + 10,
-			        strncmp(mk, "PHASE ", 6) ? 8 : 3,
-			        strncmp(mk, "PHASE ", 6) ? mk : mk + 6);
+			        x, Y(0), x, Y(1), x + 2, Y(1) + 10, (int)strcspn(mk, " <&"), mk);
 		}
 	fprintf(f, "<polyline fill=\"none\" stroke=\"#1f77b4\" stroke-width=\"1.5\" points=\"");
 	for (size_t i = 0; i < r->nr_series; i++)

@@ -19,6 +19,8 @@
 #define _GNU_SOURCE
 #include "replay_run.h"
 
+#include "cli.h"
+
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -266,9 +268,6 @@ static void do_event(struct rp_ctx *c, const struct rp_event *ev)
 		break;
 	case RP_MARK:
 		c->res->marks++;
-		if (c->opt->progress || c->print_marks)
-			fprintf(stderr, "%s%.6f %s\n", c->opt->progress ? "\r" : "",
-			        (double)ev->ts_ns / 1e9, c->trace->marks[ev->arg]);
 		break;
 	case RP_KCOMPACTD: {
 		double t0 = now_s();
@@ -290,12 +289,6 @@ static void do_event(struct rp_ctx *c, const struct rp_event *ev)
 	default:
 		break;
 	}
-}
-
-static void progress(const struct rp_ctx *c, size_t i, double t0)
-{
-	fprintf(stderr, "\rreplaying: %zu / %zu events (%.0f%%), %.1f s", i, c->trace->nr,
-	        100.0 * (double)i / (double)c->trace->nr, now_s() - t0);
 }
 
 /* Snapshots are taken before the first event at or after their uptime. */
@@ -336,7 +329,7 @@ static void run_events(struct rp_ctx *c)
 	uint64_t vevery = c->opt->validate_every, severy = c->opt->series_every;
 	if (c->opt->want_series && !severy)
 		severy = t->nr / 300 ? t->nr / 300 : 1;
-	double t0 = now_s(), busy = 0;
+	double busy = 0;
 	size_t chunk = 65536;
 	for (size_t i = 0; i < t->nr;) {
 		size_t end = i + chunk < t->nr ? i + chunk : t->nr;
@@ -359,11 +352,9 @@ static void run_events(struct rp_ctx *c)
 		if (severy && i % severy == 0)
 			rp_sample(c, i);
 		if (c->opt->progress)
-			progress(c, i, t0);
+			c->opt->progress("replaying", (double)i / (double)t->nr);
 	}
 	take_snapshots(c, t->nr);
-	if (c->opt->progress)
-		fprintf(stderr, "\r%70s\r", "");
 	/* Every trace event counts: those the loop does not act on were handled when parsed. */
 	uint64_t events = 0;
 	for (unsigned n = 0; n < RPN_COUNT; n++)
@@ -372,71 +363,6 @@ static void run_events(struct rp_ctx *c)
 	c->res->actions = t->nr;
 	c->res->seconds = busy;
 	c->res->events_per_sec = busy > 0 ? (double)events / busy : 0;
-}
-
-/* ---------------------------------------------------------------------- */
-/* The memory map                                                          */
-/* ---------------------------------------------------------------------- */
-
-/* Frames per pageblock that traced and pre-trace blocks hold, and the holes. */
-static void tally_blocks(const struct rp_ctx *c, uint32_t *traced, uint32_t *pre, uint32_t *hole,
-                         unsigned pb_order)
-{
-	for (uint64_t k = 0; k < c->nr_kmap; k++)
-		if (c->kmap[k].kind == KM_LIVE)
-			for (uint64_t i = 0; i < (1ull << c->kmap[k].order); i++)
-				traced[(c->kmap[k].ppfn + i) >> pb_order]++;
-	for (uint64_t p = 0; p < c->nr_frames; p++) {
-		if (c->pre[p])
-			for (uint64_t i = 0; i < (1ull << (c->pre[p] - 1)); i++)
-				pre[(p + i) >> pb_order]++;
-		if (!pa_pfn_to_page(c->pool, p))
-			hole[p >> pb_order]++;
-	}
-}
-
-/*
- * The pool's pageblocks as a grid, one cell each: white when free, blue as
- * traced allocations fill it, grey for memory in use before tracing, black
- * for holes.
- */
-static int write_map(const struct rp_ctx *c, const char *path)
-{
-	struct pa_config cfg;
-	pa_get_config(c->pool, &cfg);
-	uint64_t n = (c->nr_frames >> cfg.pageblock_order) + 1;
-	uint32_t *traced = calloc(n, 4), *pre = calloc(n, 4), *hole = calloc(n, 4);
-	FILE *f = traced && pre && hole ? fopen(path, "w") : NULL;
-	if (!f) {
-		free(traced), free(pre), free(hole);
-		perror(path);
-		return -1;
-	}
-	tally_blocks(c, traced, pre, hole, cfg.pageblock_order);
-	const unsigned cols = 64, cell = 12;
-	double per = (double)(1u << cfg.pageblock_order);
-	uint64_t rows = (n + cols - 1) / cols;
-	fprintf(f,
-	        "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%u\" height=\"%llu\" "
-	        "font-family=\"sans-serif\" font-size=\"11\">\n<rect width=\"100%%\" "
-	        "height=\"100%%\" fill=\"white\"/>\n<text x=\"4\" y=\"14\">pageblocks "
-	        "(%u frames each) at the end of the replay: blue traced, grey before tracing, "
-	        "white free, black hole</text>\n",
-	        cols * cell + 8, (unsigned long long)(rows * cell + 28), 1u << cfg.pageblock_order);
-	for (uint64_t b = 0; b < n; b++) {
-		double t = traced[b] / per, q = pre[b] / per, h = hole[b] / per;
-		int r = (int)(255 * (1 - t) * (1 - q * 0.55) * (1 - h));
-		int g = (int)(255 * (1 - t * 0.5) * (1 - q * 0.55) * (1 - h));
-		int bl = (int)(255 * (1 - q * 0.55) * (1 - h));
-		fprintf(f,
-		        "<rect x=\"%llu\" y=\"%llu\" width=\"%u\" height=\"%u\" "
-		        "fill=\"rgb(%d,%d,%d)\" stroke=\"#eee\" stroke-width=\"0.5\"/>\n",
-		        (unsigned long long)(4 + (b % cols) * cell),
-		        (unsigned long long)(22 + (b / cols) * cell), cell, cell, r, g, bl);
-	}
-	fprintf(f, "</svg>\n");
-	free(traced), free(pre), free(hole);
-	return fclose(f) ? -1 : 0;
 }
 
 /* ---------------------------------------------------------------------- */
@@ -559,7 +485,7 @@ int rp_replay(const struct rp_trace *t, struct rp_machine *m, const struct rp_op
 		res->map_errors = c->map_errors;
 		res->realloc_live = c->realloc_live;
 		res->moved = c->moved;
-		if (opt->map_path && write_map(c, opt->map_path))
+		if (opt->map_path && cli_map(c->pool, opt->map_path, NULL))
 			rc = -1;
 	}
 	if (c->pool)
