@@ -10,7 +10,7 @@ set -u
 source "$(dirname "${BASH_SOURCE[0]}")/cli_helpers.bash" "$@"
 SRC="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 
-if python3 "$SRC/tools/figures.py" --quick --only fast-paths,page-fault1,cma --program "$PA" \
+if python3 "$SRC/tools/figures.py" --quick --only fast-paths,page-fault1,cma,replay --program "$PA" \
 	--out "$TMP/figs/figures.md" >"$TMP/figs.out" 2>"$TMP/figs.err"; then
 	pass "figures.py --quick writes figures.md"
 else

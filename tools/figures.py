@@ -344,6 +344,41 @@ def balloon(fig):
                        "ns per free", "resident MiB at the end"], rows))
 
 
+@section("replay", "Replaying a Linux 6.1 trace (docs/replay.md)")
+def replay(fig):
+    """The shipped excerpt (or PA_REPLAY_RECORDING, e.g. the whole shared recording)."""
+    src = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
+    rec = os.environ.get("PA_REPLAY_RECORDING",
+                         os.path.join(src, "examples", "replay", "linux-6.1-compact"))
+    rec = os.path.relpath(rec)
+    runs, cmd = [], None
+    for _ in range(fig.runs):
+        start = time.monotonic()
+        j, cmd = fig.bench("replay", rec)
+        runs.append((j, time.monotonic() - start))
+    eps = sorted(r[0]["events_per_sec"] / 1e6 for r in runs)
+    wall = sorted(r[1] for r in runs)
+    j = runs[0][0]
+    rows = []
+    for s in j["snapshots"]:
+        k, p = s["kernel"], s["pagealloc"]
+        rows.append([s["name"], f"{num(k['free'])} / {num(p['free'])}",
+                     f"{num(k['pcp'])} / {num(p['pcp'])}",
+                     f"{num(k['unusable']['9'], 3)} / {num(p['unusable']['9'], 3)}",
+                     num(s["tvd"], 4)])
+    mid = len(eps) // 2
+    return (fig.commands(cmd) + f"\n{num(j['events'])} trace events ({num(j['allocs'])} "
+            f"allocations, {num(j['frees'])} frees): replay loop {num(eps[mid])} M events/s "
+            f"({num(eps[0])} - {num(eps[-1])}), whole command with parsing "
+            f"{num(wall[mid])} s ({num(wall[0])} - {num(wall[-1])}) over {len(runs)} runs; "
+            f"{j['failed_kernel_served']} allocations failed that the kernel served, "
+            f"{j['bad_page']} bad pages, {j['validate_failures']} failed validations.\n\n"
+            "Kernel / pagealloc at each snapshot (free pages, per-CPU pages, unusable index at "
+            "order 9) and the total variation distance of their free-pages-by-order "
+            "distributions:\n\n" +
+            fig.table(["snapshot", "free pages", "per-CPU pages", "unusable (9)", "TVD"], rows))
+
+
 # --------------------------------------------------------------------------
 
 def main():
