@@ -238,6 +238,13 @@ enum pa_migrate_result {
  * The callbacks run in the compacting thread with no pool lock held; they may
  * call pa_page_to_pfn() and friends but must not allocate from the pool.
  *
+ * Writing a movable folio: the copy is taken before migrate is called, so a
+ * write to the old folio while it is being moved is not in the new one (lost
+ * once migrate answers PA_MIGRATE_OK). Hold a pin across a write that may
+ * race a move: a pinned folio is never moved, and pa_pin() answers -EBUSY
+ * while a move is under way (retry it). An owner that cannot pin may instead
+ * answer PA_MIGRATE_AGAIN from migrate when it wrote the folio meanwhile.
+ *
  * Freeing a folio that compaction is moving is safe: pa_free_pages() of the
  * old folio (or of the new one, once migrate has handed it over) marks it,
  * and when the move ends the move is undone and both copies go back to the
