@@ -109,6 +109,11 @@ struct pa_platform {
 	void (*release)(void *ctx, void *addr, size_t bytes);
 	/* A one-line report (a bad free, an allocation failure). Default: stderr. */
 	void (*report)(void *ctx, const char *line);
+	/*
+	 * The machine's memory in bytes: boot refuses (-ENOMEM) a pool whose
+	 * metadata could not fit in it. Default: the system's physical memory.
+	 */
+	uint64_t (*machine_bytes)(void *ctx);
 };
 
 /* --- Boot ------------------------------------------------------------- */
