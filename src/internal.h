@@ -265,7 +265,9 @@ enum pa_zone_stat {
 	X(COMPACT_DEFERRED, "compact_deferred")                                                    \
 	X(REPORTED_PAGES, "page_reporting_pages")                                                  \
 	X(REPORT_CALLS, "page_reporting_calls")                                                    \
-	X(REPORT_REFUSED, "page_reporting_refused")
+	X(REPORT_REFUSED, "page_reporting_refused")                                                \
+	X(MEMORY_OFFLINE, "memory_offline")                                                        \
+	X(MEMORY_ONLINE, "memory_online")
 
 enum pa_pool_stat {
 #define X(id, name) PA_PS_##id,
@@ -297,7 +299,6 @@ struct pa_zone {
 	uint32_t *list_head;            /* [order * PA_MT_COUNT + mt], PA_NIL when empty */
 	uint32_t max_tail[PA_MT_COUNT]; /* last block of each max-order list (shuffle's tail) */
 	uint64_t shuffle_rng;           /* page shuffling's random state */
-	uint64_t *nr_free;              /* [order]: free blocks of that order, all types */
 	uint64_t *nr_free_mt;           /* [order * PA_MT_COUNT + mt] */
 	uint64_t nonempty[PA_MT_COUNT]; /* bit o set: the (o, mt) list is not empty */
 	_Atomic uint64_t free_pages; /* frames on the free lists; zone_free_add(), zone_nr_free() */
@@ -348,6 +349,18 @@ static inline void zone_free_add(struct pa_zone *z, uint64_t delta)
 static inline uint64_t zone_nr_free(const struct pa_zone *z)
 {
 	return atomic_load_explicit(&z->free_pages, memory_order_relaxed);
+}
+
+/*
+ * Free blocks of an order, all types: summed on read, so that a merge or
+ * split level updates one count. Zone lock held.
+ */
+static inline uint64_t zone_free_blocks(const struct pa_zone *z, unsigned order)
+{
+	uint64_t n = 0;
+	for (unsigned mt = 0; mt < PA_MT_COUNT; mt++)
+		n += z->nr_free_mt[order * PA_MT_COUNT + mt];
+	return n;
 }
 
 struct pa_node {
@@ -413,8 +426,12 @@ struct pa_boot_config {
 	bool page_reporting_manual;       /* page_reporting=manual: no worker thread */
 	unsigned page_reporting_delay_ms; /* the worker's delay after free memory builds up */
 	int page_reporting_max_order;     /* -1: max_order; the largest range a device takes */
-	bool zone_dma;                    /* ZONE_DMA below 16 MiB */
-	enum pa_zone_layout zone_layout;  /* zones=x86_64 or flat */
+	uint64_t memory_block_size;       /* hotplug unit, bytes: a power of two of sections */
+	char memory_block_arg[PA_ARG_MAX];
+	unsigned nr_offline; /* offline=START-END: present but offline at boot */
+	struct pa_range offline[PA_MAX_HOLES];
+	bool zone_dma;                   /* ZONE_DMA below 16 MiB */
+	enum pa_zone_layout zone_layout; /* zones=x86_64 or flat */
 	unsigned debug;
 	enum pa_bad_page_mode bad_page;
 
@@ -423,6 +440,7 @@ struct pa_boot_config {
 	unsigned pageblock_order;
 	unsigned section_shift; /* frames per section, log2 */
 	unsigned chunk_order;   /* init and untouched unit: max(section, max-order block), log2 */
+	unsigned block_shift;   /* frames per memory block, log2 */
 };
 
 /* Parse and validate a command line into cfg; 0 or -EINVAL with a message. */
@@ -482,6 +500,10 @@ struct pa_pool {
 	struct pa_kcompactd *kcompactd; /* [node] */
 
 	struct pa_deferred *deferred; /* background init ("deferred.c"); NULL when done at boot */
+	/* Memory hotplug ("hotplug.c"): a state per memory block. */
+	uint8_t *block_offline; /* [block]: 1 while offline */
+	uint64_t nr_blocks;
+	pthread_mutex_t hotplug_lock; /* one offline or online at a time */
 	/* Free page reporting ("reporting.c"); frees of this order or above notify it. */
 	struct pa_reporting *reporting;
 	_Atomic unsigned reporting_notify_order; /* UINT32_MAX while no device is registered */
@@ -650,6 +672,16 @@ void zone_prepare_range(struct pa_zone *zone, pa_pfn_t start, pa_pfn_t end);
 pa_pfn_t zone_untouched_pop(struct pa_zone *zone);
 /* Default min_free_kbytes and watermarks again, once deferred init has grown managed pages. */
 void zone_init_done(struct pa_pool *pool);
+
+/* "hotplug.c": memory blocks offline and online */
+int hotplug_init(struct pa_pool *pool, char *err, size_t errlen);
+void hotplug_destroy(struct pa_pool *pool);
+/* Is pfn in a memhole= hole (never memory), as opposed to offline memory? */
+bool boot_pfn_in_hole(const struct pa_boot_config *c, pa_pfn_t pfn);
+/* Is any frame of [lo, hi) in a hole or offline at boot? */
+bool boot_range_hidden(const struct pa_boot_config *c, pa_pfn_t lo, pa_pfn_t hi);
+/* contig.c: can every allocated frame of [start, end) move (holes skipped)? Zone lock held. */
+bool contig_range_movable(const struct pa_pool *pool, pa_pfn_t start, pa_pfn_t end, bool cma);
 
 /* "reporting.c": free page reporting */
 int reporting_init(struct pa_pool *pool, char *err, size_t errlen);
