@@ -13,8 +13,7 @@
  * start of the area, moving the folios in the way.
  */
 #define _GNU_SOURCE
-#include "bench.h"
-#include "movable.h"
+#include "compact_common.h"
 
 #include <inttypes.h>
 #include <stdlib.h>
@@ -47,12 +46,11 @@ struct ca_slots {
 };
 
 /* Free n of the folios listed in v (of *nr), chosen at random; the rest stay listed. */
-static void ca_free_random(struct bench_owned *o, uint64_t *v, uint64_t *nr, uint64_t n,
-                           uint64_t *rng)
+static void ca_free_random(struct cw_owner *o, uint64_t *v, uint64_t *nr, uint64_t n, uint64_t *rng)
 {
 	for (uint64_t i = 0; i < n && *nr; i++) {
 		uint64_t k = bench_rand(rng) % *nr;
-		bench_owned_free(o, v[k]);
+		cw_free(o, v[k]);
 		v[k] = v[--*nr];
 	}
 }
@@ -64,15 +62,15 @@ static void ca_free_random(struct bench_owned *o, uint64_t *v, uint64_t *nr, uin
  * everywhere, not just in one half, and free folios outside it for the
  * moved ones to go to: half an area's worth. Returns the frames borrowed.
  */
-static uint64_t ca_fill(struct bench_owned *o, const struct pa_cma_info *a, struct ca_slots *sl,
+static uint64_t ca_fill(struct cw_owner *o, const struct pa_cma_info *a, struct ca_slots *sl,
                         uint64_t seed, unsigned run)
 {
 	uint64_t rng = bench_seed_state(seed, run);
-	for (int64_t s; (s = bench_owned_alloc(o, PA_GFP_USER_MOVABLE, 0)) >= 0;) {
-		if (in_area(a, bench_owned_pfn(o, (uint64_t)s)))
-			sl->in[sl->nr_in++] = (uint64_t)s;
+	for (uint64_t s; (s = cw_alloc(o, PA_GFP_USER_MOVABLE, 0)) != CW_NONE;) {
+		if (in_area(a, cw_pfn(o, s)))
+			sl->in[sl->nr_in++] = s;
 		else
-			sl->out[sl->nr_out++] = (uint64_t)s;
+			sl->out[sl->nr_out++] = s;
 	}
 	uint64_t half = a->nr_pages / 2;
 	ca_free_random(o, sl->in, &sl->nr_in, sl->nr_in > half ? sl->nr_in - half : 0, &rng);
@@ -81,12 +79,12 @@ static uint64_t ca_fill(struct bench_owned *o, const struct pa_cma_info *a, stru
 }
 
 /* Folios in the range the allocation will take: the first nr frames of the area (aligned). */
-static uint64_t ca_in_range(struct bench_owned *o, const struct ca_slots *sl,
+static uint64_t ca_in_range(struct cw_owner *o, const struct ca_slots *sl,
                             const struct pa_cma_info *a, uint64_t nr)
 {
 	uint64_t n = 0;
 	for (uint64_t i = 0; i < sl->nr_in; i++)
-		n += bench_owned_pfn(o, sl->in[i]) < a->start_pfn + nr;
+		n += cw_pfn(o, sl->in[i]) < a->start_pfn + nr;
 	return n;
 }
 
@@ -119,7 +117,7 @@ static int ca_measure(struct ca *c, struct pa_pool *pool, unsigned run)
 static int ca_run(struct ca *c, unsigned run)
 {
 	struct pa_pool *pool;
-	struct bench_owned o = { 0 };
+	struct cw_owner o = { 0 };
 	struct pa_usage u;
 	if (bench_boot(c->opt, CA_BOOT, &pool))
 		return -1;
@@ -134,7 +132,7 @@ static int ca_run(struct ca *c, unsigned run)
 		        "pagealloc: cma-alloc: no cma= area on the boot line, or no memory\n");
 	if (!c->nr)
 		c->nr = CA_BYTES >> cfg.page_shift;
-	ret = ret || bench_owned_init(&o, pool, u.managed);
+	ret = ret || cw_owner_init(&o, pool, u.managed);
 	if (!ret) {
 		uint64_t borrowed =
 		        ca_fill(&o, &c->area, &sl, c->opt->seed_set ? c->opt->seed : 42, run);
@@ -146,11 +144,11 @@ static int ca_run(struct ca *c, unsigned run)
 		                 << cfg.page_shift) /
 		        (1 << 20);
 		ret = ca_measure(c, pool, run);
-		c->moved[run] = (double)o.moved;
+		c->moved[run] = (double)atomic_load(&o.moved);
 		ret = ca_validate(pool) || ret;
 	}
 	pa_shutdown(pool);
-	bench_owned_destroy(&o);
+	cw_owner_destroy(&o);
 	free(sl.in);
 	free(sl.out);
 	return ret;

@@ -211,26 +211,44 @@ static uint64_t cw_slot_get(struct cw_owner *o)
 	return slot;
 }
 
+/* A slot back on the stack: its allocation failed. */
+static void cw_slot_put(struct cw_owner *o, uint64_t slot)
+{
+	pthread_mutex_lock(&o->slots_lock);
+	o->free_slots[o->nr_free++] = slot;
+	pthread_mutex_unlock(&o->slots_lock);
+}
+
 uint64_t cw_alloc(struct cw_owner *o, pa_gfp_t gfp, unsigned order)
 {
 	pa_gfp_t g = gfp | PA_GFP_MOVABLE | PA_GFP_COMP | PA_GFP_NOWARN;
-	struct pa_page *p = pa_alloc_pages(o->pool, g, order);
-	if (!p)
-		return CW_NONE;
 	uint64_t slot = cw_slot_get(o);
-	if (slot == CW_NONE) {
-		pa_free_pages(o->pool, p, order);
+	if (slot == CW_NONE)
+		return CW_NONE;
+	pthread_mutex_lock(cw_lock(o, slot));
+	uint32_t gen = o->f[slot].gen + 1;
+	pthread_mutex_unlock(cw_lock(o, slot));
+	uint64_t cookie = (uint64_t)gen << 32 | (slot + 1);
+	/*
+	 * A backed folio is owned once its pattern is written (a move meanwhile
+	 * would copy half of it); a metadata-only one from the start, so that no
+	 * contiguous allocation finds it movable by nobody. Until the table
+	 * names it, a migrate callback answers BUSY.
+	 */
+	struct pa_page *p = o->backed ? pa_alloc_pages(o->pool, g, order) :
+	                                pa_alloc_owned(o->pool, g, order, o->id, cookie);
+	if (!p) {
+		cw_slot_put(o, slot);
 		return CW_NONE;
 	}
 	pthread_mutex_lock(cw_lock(o, slot));
-	struct cw_folio *f = &o->f[slot];
-	uint32_t gen = f->gen + 1;
-	uint64_t cookie = (uint64_t)gen << 32 | (slot + 1);
-	*f = (struct cw_folio){ .page = p, .cookie = cookie, .gen = gen, .order = (uint8_t)order };
+	o->f[slot] = (struct cw_folio){
+		.page = p, .cookie = cookie, .gen = gen, .order = (uint8_t)order
+	};
 	pthread_mutex_unlock(cw_lock(o, slot));
-	/* Not movable until pa_set_owner: nobody else looks at the bytes yet. */
-	if (o->backed)
-		cw_fill(o, p, cookie, 1ull << order);
+	if (!o->backed)
+		return slot;
+	cw_fill(o, p, cookie, 1ull << order);
 	int rc = pa_set_owner(o->pool, p, o->id, cookie);
 	if (rc)
 		fprintf(stderr, "pagealloc: pa_set_owner: %s (the folio stays unmovable)\n",
@@ -247,6 +265,8 @@ void cw_free(struct cw_owner *o, uint64_t slot)
 {
 	pthread_mutex_lock(cw_lock(o, slot));
 	struct cw_folio *f = &o->f[slot];
+	if (f->pinned)
+		pa_unpin(o->pool, f->page);
 	if (f->pieces) {
 		for (uint64_t i = 0; i < (1ull << f->order); i++)
 			pa_free_pages(o->pool, f->pieces[i], 0);
@@ -262,6 +282,28 @@ void cw_free(struct cw_owner *o, uint64_t slot)
 		o->free_slots[o->nr_free++] = slot;
 		pthread_mutex_unlock(&o->slots_lock);
 	}
+}
+
+int cw_pin(struct cw_owner *o, uint64_t slot)
+{
+	pthread_mutex_lock(cw_lock(o, slot));
+	struct cw_folio *f = &o->f[slot];
+	int rc = f->pinned ? 0 : f->page && !f->pieces ? pa_pin(o->pool, f->page) : -EINVAL;
+	f->pinned |= rc == 0;
+	pthread_mutex_unlock(cw_lock(o, slot));
+	return rc;
+}
+
+bool cw_view(struct cw_owner *o, uint64_t slot, struct cw_view *v)
+{
+	pthread_mutex_lock(cw_lock(o, slot));
+	const struct cw_folio *f = &o->f[slot];
+	struct pa_page *p = f->pieces ? f->pieces[0] : f->page;
+	*v = (struct cw_view){ .pfn = p ? pa_page_to_pfn(o->pool, p) : PA_PFN_INVALID,
+		               .order = f->order,
+		               .pinned = f->pinned };
+	pthread_mutex_unlock(cw_lock(o, slot));
+	return p != NULL;
 }
 
 bool cw_check(struct cw_owner *o, uint64_t slot)

@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * What the compaction workloads share (thpcompact, highalloc-frag,
- * compact-copy):
+ * compact-copy, soak; the owner also gigantic, dmaheap and cma-alloc):
  *
  *  - an owner of movable folios that follows every move and split, keeps a
- *    pattern in each folio of a backed pool and checks it at the end;
+ *    pattern in each folio of a backed pool and checks it, and can pin;
  *  - the compaction counters of vmstat, read before and after a phase;
  *  - the figures of a run from one list, printed for one mode, or for the
  *    old mode (compaction_split_folios=1) beside the default in the layout
@@ -41,6 +41,7 @@ struct cw_folio {
 	uint64_t cookie;         /* of the folio now in the slot */
 	uint32_t gen;            /* folios the slot has held; kept when it is emptied */
 	uint8_t order;           /* as allocated */
+	bool pinned;             /* by cw_pin */
 };
 
 struct cw_owner {
@@ -70,6 +71,15 @@ void cw_owner_destroy(struct cw_owner *o);
 uint64_t cw_alloc(struct cw_owner *o, pa_gfp_t gfp, unsigned order);
 /* Free a slot's folio (its pieces after a split); nothing for an empty slot. The slot is reused. */
 void cw_free(struct cw_owner *o, uint64_t slot);
+/* Pin a slot's folio (once; it stops being movable): 0 or -errno. cw_free unpins it. */
+int cw_pin(struct cw_owner *o, uint64_t slot);
+/* What a slot holds now: false for an empty slot. */
+struct cw_view {
+	pa_pfn_t pfn;
+	unsigned order;
+	bool pinned;
+};
+bool cw_view(struct cw_owner *o, uint64_t slot, struct cw_view *v);
 /*
  * Do the bytes of a slot's folio hold its pattern? Safe while compaction
  * moves it: the library copies before it hands the owner the new folio.

@@ -18,7 +18,7 @@
  * allocation has to move out.
  */
 #define _GNU_SOURCE
-#include "bench.h"
+#include "compact_common.h"
 #include "movable.h"
 
 #include <inttypes.h>
@@ -136,7 +136,7 @@ static uint64_t dh_alloc_cma(struct pa_pool *pool, uint64_t pages, struct dh_blo
 /* ---------------------------------------------------------------------- */
 
 struct dh_load {
-	struct bench_owned *owner;
+	struct cw_owner *owner;
 	uint64_t target; /* folios this thread holds */
 	uint64_t rng;
 	uint64_t *slots, nr;
@@ -149,18 +149,18 @@ static void *dh_load_main(void *arg)
 {
 	struct dh_load *l = arg;
 	while (l->nr < l->target) {
-		int64_t s = bench_owned_alloc(l->owner, PA_GFP_USER_MOVABLE, 0);
-		if (s < 0)
+		uint64_t s = cw_alloc(l->owner, PA_GFP_USER_MOVABLE, 0);
+		if (s == CW_NONE)
 			break;
-		l->slots[l->nr++] = (uint64_t)s;
+		l->slots[l->nr++] = s;
 	}
 	atomic_fetch_add(l->ready, 1);
 	while (!atomic_load_explicit(l->stop, memory_order_relaxed) && l->nr) {
 		uint64_t k = bench_rand(&l->rng) % l->nr;
-		bench_owned_free(l->owner, l->slots[k]);
-		int64_t s = bench_owned_alloc(l->owner, PA_GFP_USER_MOVABLE, 0);
-		if (s >= 0)
-			l->slots[k] = (uint64_t)s;
+		cw_free(l->owner, l->slots[k]);
+		uint64_t s = cw_alloc(l->owner, PA_GFP_USER_MOVABLE, 0);
+		if (s != CW_NONE)
+			l->slots[k] = s;
 		else
 			l->slots[k] = l->slots[--l->nr];
 	}
@@ -168,23 +168,21 @@ static void *dh_load_main(void *arg)
 }
 
 /* The share of the CMA area that folios of the owner hold now. */
-static double dh_borrowed_pct(struct pa_pool *pool, struct bench_owned *o)
+static double dh_borrowed_pct(struct pa_pool *pool, struct cw_owner *o)
 {
 	struct pa_cma_info a;
 	if (pa_cma_get(pool, 0, &a))
 		return 0;
 	uint64_t in = 0;
-	pthread_mutex_lock(&o->lock);
-	for (uint64_t s = 0; s < o->next; s++) {
-		pa_pfn_t pfn = o->page[s] ? pa_page_to_pfn(pool, o->page[s]) : PA_PFN_INVALID;
+	for (uint64_t s = 0; s < cw_nr_slots(o); s++) {
+		pa_pfn_t pfn = cw_pfn(o, s);
 		in += pfn >= a.start_pfn && pfn < a.start_pfn + a.nr_pages;
 	}
-	pthread_mutex_unlock(&o->lock);
 	return 100.0 * (double)in / (double)a.nr_pages;
 }
 
 struct dh_loaders {
-	struct bench_owned owner;
+	struct cw_owner owner;
 	struct dh_load *load;
 	pthread_t *tid;
 	unsigned n, started;
@@ -211,7 +209,7 @@ static int dh_load_start(struct dh_loaders *L, struct pa_pool *pool, unsigned n,
 	L->n = n;
 	L->load = calloc(n, sizeof *L->load);
 	L->tid = calloc(n, sizeof *L->tid);
-	if (!L->load || !L->tid || bench_owned_init(&L->owner, pool, u.managed))
+	if (!L->load || !L->tid || cw_owner_init(&L->owner, pool, u.managed))
 		return -1;
 	for (unsigned i = 0; i < n; i++) {
 		struct dh_load *l = &L->load[i];
@@ -244,7 +242,7 @@ static void dh_load_free(struct dh_loaders *L)
 		free(L->load[i].slots);
 	free(L->load);
 	free(L->tid);
-	bench_owned_destroy(&L->owner);
+	cw_owner_destroy(&L->owner);
 }
 
 /* ---------------------------------------------------------------------- */

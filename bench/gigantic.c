@@ -20,7 +20,7 @@
  * frames outside it is a miss: the goal is none.
  */
 #define _GNU_SOURCE
-#include "bench.h"
+#include "compact_common.h"
 #include "movable.h"
 
 #include <inttypes.h>
@@ -61,7 +61,7 @@ struct gig_result {
 /* One run's pool and records. */
 struct gig_run {
 	struct pa_pool *pool;
-	struct bench_owned owner;
+	struct cw_owner owner;
 	struct bench_zone zones[GIG_MAX_ZONES];
 	int nr_zones;
 	unsigned order;
@@ -93,14 +93,14 @@ static bool chance(uint64_t *rng, double pct)
 /* Fill the pool with order-0 movable folios until an allocation fails (at the watermark). */
 static void gig_fill(struct gig_run *r)
 {
-	while (bench_owned_alloc(&r->owner, PA_GFP_USER_MOVABLE, 0) >= 0)
+	while (cw_alloc(&r->owner, PA_GFP_USER_MOVABLE, 0) != CW_NONE)
 		;
 }
 
 /* A random order of the slots (Fisher-Yates), so that frees land anywhere. */
 static uint64_t *gig_shuffle(struct gig_run *r)
 {
-	uint64_t n = r->owner.next, *order = malloc((n ? n : 1) * sizeof *order);
+	uint64_t n = cw_nr_slots(&r->owner), *order = malloc((n ? n : 1) * sizeof *order);
 	for (uint64_t i = 0; order && i < n; i++)
 		order[i] = i;
 	for (uint64_t i = n; order && i > 1; i--) {
@@ -145,7 +145,7 @@ static void gig_free_transient(struct gig_run *r, uint64_t nr_transient)
 static int gig_fragment(struct gig_run *r, double fill_pct, uint64_t nr_unmovable,
                         uint64_t nr_transient)
 {
-	uint64_t *order = gig_shuffle(r), n = r->owner.next;
+	uint64_t *order = gig_shuffle(r), n = cw_nr_slots(&r->owner);
 	r->unmovable = calloc(nr_unmovable ? nr_unmovable : 1, sizeof *r->unmovable);
 	if (!order || !r->unmovable) {
 		free(order);
@@ -157,7 +157,7 @@ static int gig_fragment(struct gig_run *r, double fill_pct, uint64_t nr_unmovabl
 	for (uint64_t i = 0; i < n; i++) {
 		if (chance(&r->rng, fill_pct))
 			continue;
-		bench_owned_free(&r->owner, order[i]);
+		cw_free(&r->owner, order[i]);
 		for (freed++; r->nr_unmovable < nr_unmovable && (double)freed >= next; next += step)
 			if (!gig_unmovable_one(r))
 				break;
@@ -171,9 +171,9 @@ static int gig_fragment(struct gig_run *r, double fill_pct, uint64_t nr_unmovabl
 
 static void gig_pin(struct gig_run *r, double pct)
 {
-	for (uint64_t s = 0; pct > 0 && s < r->owner.next; s++)
-		if (bench_owned_pfn(&r->owner, s) != PA_PFN_INVALID && chance(&r->rng, pct))
-			bench_owned_pin(&r->owner, s);
+	for (uint64_t s = 0; pct > 0 && s < cw_nr_slots(&r->owner); s++)
+		if (cw_pfn(&r->owner, s) != PA_PFN_INVALID && chance(&r->rng, pct))
+			cw_pin(&r->owner, s);
 }
 
 /* ---------------------------------------------------------------------- */
@@ -206,17 +206,14 @@ static void gig_census(struct gig_run *r)
 		pa_pfn_t s = i << r->order;
 		r->region[i] = (struct gig_region){ .zone = zone_of(r, s, s + (1ull << r->order)) };
 	}
-	struct bench_owned *o = &r->owner;
-	pthread_mutex_lock(&o->lock);
-	for (uint64_t s = 0; s < o->next; s++) {
-		if (!o->page[s])
+	struct cw_view v;
+	for (uint64_t s = 0; s < cw_nr_slots(&r->owner); s++) {
+		if (!cw_view(&r->owner, s, &v))
 			continue;
-		pa_pfn_t pfn = pa_page_to_pfn(r->pool, o->page[s]);
-		struct gig_region *g = &r->region[pfn >> r->order];
-		g->movable += 1ull << o->order[s];
-		g->pinned += o->pinned[s];
+		struct gig_region *g = &r->region[v.pfn >> r->order];
+		g->movable += 1ull << v.order;
+		g->pinned += v.pinned;
 	}
-	pthread_mutex_unlock(&o->lock);
 	for (uint64_t i = 0; i < r->nr_unmovable; i++)
 		r->region[pa_page_to_pfn(r->pool, r->unmovable[i]) >> r->order].unmovable++;
 	for (uint64_t i = 0; i < r->nr_blocks; i++)
@@ -319,8 +316,7 @@ static int gig_setup(struct gig *c, struct gig_run *r, unsigned run)
 	r->rng = bench_seed_state(c->seed, run);
 	r->max_blocks = cfg.total_pages >> c->order;
 	r->blocks = calloc(r->max_blocks ? r->max_blocks : 1, sizeof *r->blocks);
-	if (!r->blocks || bench_owned_init(&r->owner, r->pool, cfg.total_pages) ||
-	    gig_regions_init(r))
+	if (!r->blocks || cw_owner_init(&r->owner, r->pool, cfg.total_pages) || gig_regions_init(r))
 		return -1;
 	gig_fill(r);
 	uint64_t nr_unmovable = (uint64_t)((double)cfg.total_pages * c->unmovable_pct / 100.0);
@@ -343,16 +339,16 @@ static int gig_run(struct gig *c, enum gig_way way, unsigned run)
 	if (!ret) {
 		res->regions = r.nr_regions;
 		res->eligible[run] = gig_eligible(&r);
-		uint64_t moved = r.owner.moved;
+		uint64_t moved = atomic_load(&r.owner.moved);
 		gig_measure(c, &r, way, run);
-		res->moved += r.owner.moved - moved;
+		res->moved += atomic_load(&r.owner.moved) - moved;
 		free(res->last);
 		res->last = r.region;
 		r.region = NULL;
 		ret = gig_validate(r.pool);
 	}
 	pa_shutdown(r.pool);
-	bench_owned_destroy(&r.owner);
+	cw_owner_destroy(&r.owner);
 	free(r.unmovable);
 	free(r.blocks);
 	free(r.region);
