@@ -670,6 +670,8 @@ int pa_boot(const char *cmdline, const struct pa_platform *platform, struct pa_p
 		rc = reporting_init(pool, err, errlen);
 	if (rc == 0)
 		rc = deferred_init_start(pool, err, errlen);
+	if (rc == 0 && !pool->deferred)
+		shuffle_pool(pool); /* every chunk is initialised: shuffle now */
 	if (rc == 0) {
 		atomic_store(&pool->compaction_proactiveness, pool->cfg.compaction_proactiveness);
 		rc = compaction_init(pool, err, errlen);

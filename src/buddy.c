@@ -38,11 +38,15 @@ struct lists {
 	struct pa_page *map;
 	uint32_t *head;
 	uint64_t *nr_free, *nr_free_mt, *nonempty;
+	uint32_t *max_tail; /* [mt]: the last block of each max-order list */
+	unsigned max_order;
 };
 
 static inline struct lists lists_of(struct pa_zone *z)
 {
-	return (struct lists){ z->pool->map, z->list_head, z->nr_free, z->nr_free_mt, z->nonempty };
+	return (struct lists){ z->pool->map,          z->list_head, z->nr_free,
+		               z->nr_free_mt,         z->nonempty,  z->max_tail,
+		               z->pool->cfg.max_order };
 }
 
 /* Link a free block at the head of its list: the most recently freed is the cache-hottest. */
@@ -60,10 +64,58 @@ static inline __attribute__((always_inline)) void list_link(const struct lists *
 	p->lru.next = next;
 	if (next != PA_NIL)
 		l->map[next].lru.prev = (uint32_t)pfn;
+	else if (order == l->max_order)
+		l->max_tail[mt] = (uint32_t)pfn; /* the first block is the last too */
 	l->head[i] = (uint32_t)pfn;
 	l->nonempty[mt] |= 1ull << order;
 	l->nr_free[order]++;
 	l->nr_free_mt[i]++;
+}
+
+/*
+ * Link a max-order block at the tail of its list (page shuffling): the zone
+ * keeps the tail of each max-order list for this.
+ */
+static void list_link_tail(const struct lists *l, pa_pfn_t pfn, unsigned order, unsigned mt)
+{
+	unsigned i = order * PA_MT_COUNT + mt;
+	uint32_t tail = l->max_tail[mt];
+	if (l->head[i] == PA_NIL) {
+		list_link(l, pfn, order, mt);
+		return;
+	}
+	struct pa_page *p = &l->map[pfn];
+	set_page_state(p, PS_FREE);
+	set_page_order(p, order);
+	p->mt = (uint8_t)mt;
+	set_page_flags(p, 0);
+	p->lru.prev = tail;
+	p->lru.next = PA_NIL;
+	l->map[tail].lru.next = (uint32_t)pfn;
+	l->max_tail[mt] = (uint32_t)pfn;
+	l->nr_free[order]++;
+	l->nr_free_mt[i]++;
+}
+
+void buddy_relink_max(struct pa_zone *z, unsigned mt, const uint32_t *pfns, uint64_t n)
+{
+	struct pa_pool *pool = z->pool;
+	for (uint64_t i = 0; i < n; i++) {
+		struct pa_page *p = pfn_page(pool, pfns[i]);
+		p->lru.prev = i ? pfns[i - 1] : PA_NIL;
+		p->lru.next = i + 1 < n ? pfns[i + 1] : PA_NIL;
+	}
+	*list_head(z, pool->cfg.max_order, mt) = n ? pfns[0] : PA_NIL;
+	z->max_tail[mt] = n ? pfns[n - 1] : PA_NIL;
+}
+
+/* The max-order tail left the list: prev is the tail now, or the list is empty. */
+static inline void list_unlink_max_tail(struct pa_zone *z, const struct lists *l, uint32_t prev,
+                                        unsigned mt)
+{
+	l->max_tail[mt] = prev;
+	if (prev == PA_NIL && !(unlikely(z->nr_untouched) && untouched_list(z, l->max_order, mt)))
+		l->nonempty[mt] &= ~(1ull << l->max_order);
 }
 
 /* Unlink a free block of that order and type; its descriptor keeps them. */
@@ -79,7 +131,9 @@ list_unlink(struct pa_zone *z, const struct lists *l, pa_pfn_t pfn, unsigned ord
 		l->head[i] = next;
 	if (next != PA_NIL)
 		l->map[next].lru.prev = prev;
-	else if (prev == PA_NIL && !(unlikely(z->nr_untouched) && untouched_list(z, order, mt)))
+	else if (order == l->max_order)
+		list_unlink_max_tail(z, l, prev, mt);
+	else if (prev == PA_NIL)
 		l->nonempty[mt] &= ~(1ull << order); /* it was alone on the list */
 	l->nr_free[order]--;
 	l->nr_free_mt[i]--;
@@ -146,7 +200,10 @@ void buddy_free_block(struct pa_zone *z, pa_pfn_t pfn, unsigned order, unsigned 
 		set_page_state(&l.map[pfn | bit], PS_BODY); /* the upper half's head */
 		pfn &= ~bit;
 	}
-	list_link(&l, pfn, order, mt);
+	if (unlikely(order == max_order) && unlikely(pool->cfg.shuffle) && shuffle_pick_tail(z))
+		list_link_tail(&l, pfn, order, mt);
+	else
+		list_link(&l, pfn, order, mt);
 	if (unlikely(order >=
 	             atomic_load_explicit(&pool->reporting_notify_order, memory_order_relaxed)))
 		reporting_notify(pool);

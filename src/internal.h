@@ -295,6 +295,8 @@ struct pa_zone {
 
 	struct pa_lock lock;            /* guards everything below and the zone's pageblock bits */
 	uint32_t *list_head;            /* [order * PA_MT_COUNT + mt], PA_NIL when empty */
+	uint32_t max_tail[PA_MT_COUNT]; /* last block of each max-order list (shuffle's tail) */
+	uint64_t shuffle_rng;           /* page shuffling's random state */
 	uint64_t *nr_free;              /* [order]: free blocks of that order, all types */
 	uint64_t *nr_free_mt;           /* [order * PA_MT_COUNT + mt] */
 	uint64_t nonempty[PA_MT_COUNT]; /* bit o set: the (o, mt) list is not empty */
@@ -742,6 +744,19 @@ pa_pfn_t buddy_list_peek(const struct pa_zone *zone, unsigned order, unsigned mt
 void buddy_add_untouched(struct pa_zone *zone, pa_pfn_t chunk);
 /* Write the descriptors of an untouched chunk (its bit cleared) and link its blocks. */
 void buddy_materialise(struct pa_zone *zone, pa_pfn_t chunk);
+/* Make the max-order list of mt hold exactly pfns[0..n), in that order (page shuffling). */
+void buddy_relink_max(struct pa_zone *zone, unsigned mt, const uint32_t *pfns, uint64_t n);
+
+/* ---------------------------------------------------------------------- */
+/* "shuffle.c": Linux's page shuffling (shuffle=1)                         */
+/* ---------------------------------------------------------------------- */
+
+/* A random state for the zone, from the clock: every boot shuffles differently. */
+void shuffle_seed(struct pa_zone *zone);
+/* Shuffle every zone's max-order free lists: at boot, or when deferred init is done. */
+void shuffle_pool(struct pa_pool *pool);
+/* A freed max-order block goes to the tail of its list: a coin flip. Zone lock held. */
+bool shuffle_pick_tail(struct pa_zone *zone);
 
 /* First order >= order with a free block of a type in mask `mts`; -1 if none. */
 static inline int buddy_first_order(const struct pa_zone *zone, unsigned order, unsigned mt)

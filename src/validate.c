@@ -66,6 +66,9 @@ static int check_list(struct vctx *v, struct pa_zone *z, unsigned order, unsigne
 		prev = pfn;
 		pfn = p->lru.next;
 	}
+	if (order == pool->cfg.max_order && z->max_tail[mt] != prev)
+		return vfail(v, z, "list (order %u, %s) ends at pfn %u, its tail says %u", order,
+		             pa_migratetype_names[mt], prev, z->max_tail[mt]);
 	*count = n;
 	return 0;
 }

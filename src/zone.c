@@ -143,6 +143,8 @@ static int zone_alloc_arrays(struct pa_zone *z, unsigned max_order)
 		return -ENOMEM;
 	for (size_t i = 0; i < orders * PA_MT_COUNT; i++)
 		z->list_head[i] = PA_NIL;
+	for (unsigned mt = 0; mt < PA_MT_COUNT; mt++)
+		z->max_tail[mt] = PA_NIL;
 	return 0;
 }
 
@@ -301,6 +303,8 @@ static int zone_init(struct pa_pool *pool, struct pa_zone *z, unsigned node, enu
 	z->end_pfn = end;
 	z->compact_cached_migrate_pfn = start;
 	z->compact_cached_free_pfn = end;
+	if (pool->cfg.shuffle)
+		shuffle_seed(z);
 	platform_lock_init(&z->lock, pool, lock_names[type]);
 	if (zone_alloc_arrays(z, pool->cfg.max_order) || zone_alloc_untouched(z) ||
 	    pcp_init_zone(z))
@@ -523,6 +527,7 @@ void zone_init_done(struct pa_pool *pool)
 		}
 	zone_setup_watermarks(pool);
 	pthread_mutex_unlock(&pool->ctl_lock);
+	shuffle_pool(pool); /* where Linux's page_alloc_init_late() shuffles */
 }
 
 /*

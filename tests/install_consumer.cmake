@@ -13,7 +13,7 @@ set(consumer "${PA_SOURCE_DIR}/tests/consumer")
 file(REMOVE_RECURSE "${work}")
 file(MAKE_DIRECTORY "${work}")
 
-# cmake_install.cmake rather than `cmake --install` (3.15): the minimum is 3.13.
+# cmake_install.cmake rather than `cmake --install` (3.15): the minimum is 3.14.
 run("install" "${CMAKE_COMMAND}" "-DCMAKE_INSTALL_PREFIX=${prefix}"
     "-DCMAKE_INSTALL_CONFIG_NAME=${PA_CONFIG}" -P "${PA_BINARY_DIR}/cmake_install.cmake")
 foreach(f include/pagealloc.h include/pagealloc_version.h ${PA_INSTALL_LIBDIR}/libpagealloc.a

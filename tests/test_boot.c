@@ -661,3 +661,13 @@ TEST(boot_failure_leaves_no_pool_behind)
 		CHECK(pool == NULL);
 	}
 }
+
+TEST(version_matches_the_header)
+{
+	char want[32];
+	snprintf(want, sizeof want, "%d.%d.%d", PA_VERSION_MAJOR, PA_VERSION_MINOR,
+	         PA_VERSION_PATCH);
+	CHECK_MSG(strcmp(pa_version(), want) == 0, "pa_version() \"%s\", header %s", pa_version(),
+	          want);
+	CHECK(strcmp(PA_VERSION_STRING, want) == 0);
+}

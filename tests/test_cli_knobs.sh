@@ -14,10 +14,12 @@ source "$(dirname "${BASH_SOURCE[0]}")/cli_helpers.bash" "$@"
 # --- version ---------------------------------------------------------------------------
 
 expect_ok version "--version exits 0" --version
-if grep -Eq '^pagealloc [0-9]+\.[0-9]+\.[0-9]+$' "$TMP/version.out"; then
-	pass "--version prints pagealloc MAJOR.MINOR.PATCH"
+SRC="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+want="$(sed -n 's/^project(pagealloc VERSION \([0-9.]*\).*/\1/p' "$SRC/CMakeLists.txt")"
+if [ -n "$want" ] && [ "$(cat "$TMP/version.out")" = "pagealloc $want" ]; then
+	pass "--version prints the version of CMakeLists.txt ($want)"
 else
-	fail "--version prints pagealloc MAJOR.MINOR.PATCH" "$(cat "$TMP/version.out")"
+	fail "--version prints the version of CMakeLists.txt" "got $(cat "$TMP/version.out"), want $want"
 fi
 
 # --- --ctl on every command -------------------------------------------------------------

@@ -15,7 +15,7 @@ file(REMOVE_RECURSE "${work}")
 file(MAKE_DIRECTORY "${work}/src")
 pa_readme_example("${PA_SOURCE_DIR}/README.md" "${work}/src/example.c")
 file(WRITE "${work}/src/CMakeLists.txt" "\
-cmake_minimum_required(VERSION 3.13)
+cmake_minimum_required(VERSION 3.14)
 project(parent C)
 add_subdirectory([[${PA_SOURCE_DIR}]] third_party/pagealloc)
 add_executable(example example.c)

@@ -225,35 +225,49 @@ def page_fault1(fig):
                       "operations per second per thread", bars))
 
 
-def compaction_rows(j):
-    """The two modes of a --compare run of highalloc-frag or thpcompact."""
-    rows = []
-    for mode, label in (("default", "default"), ("split_folios", "compaction_split_folios=1")):
-        s = j[mode]["summary"]
-        rows.append([label, mmm(s["success_pct"]), mmm(s["latency_ns.mean"], 0),
-                     mmm(s["pages_migrated"]), mmm(s["folios_split"])])
-    return rows
-
-
-COMPACTION_HEAD = ["mode", "success %", "mean latency ns", "pages migrated", "folios split"]
+def compaction_table(fig, workload, variants):
+    """One row per mode of each variant (a list of extra options) of a compaction
+    workload; --compare runs give both modes."""
+    rows, cmds = [], []
+    for extra in variants:
+        j, c = fig.bench("bench", workload, *extra, "--runs", fig.runs)
+        cmds.append(c)
+        for mode, label in (("default", "default"), ("split_folios", "split_folios=1")):
+            if mode not in j:
+                continue
+            s = j[mode]["summary"]
+            rows.append([" ".join(str(e) for e in extra if e != "--compare") or "(defaults)",
+                         label, mmm(s["success_pct"]), mmm(s["latency_ns.mean"], 0),
+                         mmm(s["pages_migrated"]), mmm(s["folios_migrated_whole"]),
+                         mmm(s["folios_split"])])
+    head = ["options", "mode", "success %", "mean latency ns", "pages migrated",
+            "folios moved whole", "folios split"]
+    return fig.commands(*cmds), fig.table(head, rows)
 
 
 @section("highalloc-frag", "Compaction: huge blocks from a fragmented pool (highalloc-frag)")
 def highalloc_frag(fig):
-    j, c = fig.bench("bench", "highalloc-frag", "--compare", "--folio-order", 4,
-                     "--runs", fig.runs)
-    return (fig.commands(c) + "\nA 1 GiB pool filled with order-4 movable folios, 7/32 of "
-            "memory freed in a scattered pattern, then order-9 blocks allocated until one "
-            "fails; success is the share of the blocks that could exist.\n\n" +
-            fig.table(COMPACTION_HEAD, compaction_rows(j)))
+    variants = [["--compare"], ["--compare", "--folio-order", 4],
+                ["--unmovable-pct", 0.1], ["--order", 18, "--folio-order", 9, "--compare"]]
+    if fig.quick:
+        variants = variants[:2]
+    cmds, table = compaction_table(fig, "highalloc-frag", variants)
+    return (cmds + "\nThe pool (1 GiB; 16 GiB for order 18) is filled with movable folios of "
+            "`--folio-order`, 7/32 of memory is freed in a scattered pattern, then blocks of "
+            "`--order` (default 9) are allocated until one fails. Success is the share of the "
+            "free memory obtained as blocks; `split_folios=1` is the same run with "
+            "`compaction_split_folios=1` (large folios split, as before folio compaction); "
+            "`--unmovable-pct` scatters that share of unmovable pages over the pool.\n\n" +
+            table)
 
 
 @section("thpcompact", "Compaction: THPs after page-cache refill (thpcompact)")
 def thpcompact(fig):
-    j, c = fig.bench("bench", "thpcompact", "--compare", "--runs", fig.runs)
-    return (fig.commands(c) + "\nFault memory in order-0 folios, free half of every 2 MiB, "
-            "refill with page cache, then allocate THPs.\n\n" +
-            fig.table(COMPACTION_HEAD, compaction_rows(j)))
+    variants = [["--compare"], ["--compare", "--threads", 2, "--folio-order", 4]]
+    cmds, table = compaction_table(fig, "thpcompact", variants[:1] if fig.quick else variants)
+    return (cmds + "\nFault memory in movable folios, free the first half of every 2 MiB, "
+            "refill half of that with page cache, then allocate THPs with an order-0 "
+            "fallback; success is huge blocks over attempts.\n\n" + table)
 
 
 @section("compact-copy", "Compaction's copy bandwidth against memcpy")
@@ -309,6 +323,24 @@ def gigantic(fig):
             "runs; latencies are over every successful allocation.\n\n" +
             fig.table(["way", "eligible regions", "obtained", "missed", "median ms", "p95 ms",
                        "max ms", "folios moved"], rows))
+
+
+@section("boot", "Boot: pa_boot plus the first allocation, and deferred init")
+def boot(fig):
+    rows, cmds = [], []
+    sizes = ("1G", "64G") if fig.quick else ("1G", "64G", "1T", "4T")
+    for mem in sizes:
+        for deferred in (1, 0):
+            j, c = fig.bench("bench", "boot", "--boot", f"mem={mem} deferred_init={deferred}",
+                             "--runs", fig.runs)
+            cmds.append(c)
+            rows.append([mem, deferred, mmm(j["boot_ms"]), mmm(j["init_done_ms"]),
+                         mmm(j["shutdown_ms"]), num(j["rss_init_bytes"] / 2**20, 1)])
+    return (fig.commands(*cmds) + "\nMetadata-only pools. `boot ms` is pa_boot and the first "
+            "allocation (what a user waits for); `init done` until deferred init has finished; "
+            "resident memory is the largest growth over the runs.\n\n" +
+            fig.table(["mem", "deferred_init", "boot ms", "init done ms", "shutdown ms",
+                       "resident MiB"], rows))
 
 
 @section("replay", "Replaying a Linux 6.1 trace (docs/replay.md)")
