@@ -109,6 +109,11 @@ struct pa_platform {
 	void (*release)(void *ctx, void *addr, size_t bytes);
 	/* A one-line report (a bad free, an allocation failure). Default: stderr. */
 	void (*report)(void *ctx, const char *line);
+	/*
+	 * The machine's memory in bytes: boot refuses (-ENOMEM) a pool whose
+	 * metadata could not fit in it. Default: the system's physical memory.
+	 */
+	uint64_t (*machine_bytes)(void *ctx);
 };
 
 /* --- Boot ------------------------------------------------------------- */
@@ -136,6 +141,7 @@ void pa_shutdown(struct pa_pool *pool);
  * every frame of the pool into the buddy and the watermarks were set from
  * the full size. Returns at once with deferred_init=0 or when it is done.
  * Allocations need not wait: one that runs short initialises more itself.
+ * NULL: nothing happens.
  */
 void pa_deferred_init_wait(struct pa_pool *pool);
 
@@ -238,6 +244,13 @@ enum pa_migrate_result {
  * The callbacks run in the compacting thread with no pool lock held; they may
  * call pa_page_to_pfn() and friends but must not allocate from the pool.
  *
+ * Writing a movable folio: the copy is taken before migrate is called, so a
+ * write to the old folio while it is being moved is not in the new one (lost
+ * once migrate answers PA_MIGRATE_OK). Hold a pin across a write that may
+ * race a move: a pinned folio is never moved, and pa_pin() answers -EBUSY
+ * while a move is under way (retry it). An owner that cannot pin may instead
+ * answer PA_MIGRATE_AGAIN from migrate when it wrote the folio meanwhile.
+ *
  * Freeing a folio that compaction is moving is safe: pa_free_pages() of the
  * old folio (or of the new one, once migrate has handed it over) marks it,
  * and when the move ends the move is undone and both copies go back to the
@@ -331,14 +344,14 @@ struct pa_page_reporting_ops {
  */
 int pa_page_reporting_register(struct pa_pool *pool, const struct pa_page_reporting_ops *ops,
                                void *arg);
-/* Unregister; returns once no call to the device is running. */
+/* Unregister; returns once no call to the device is running. NULL pool or no device: nothing. */
 void pa_page_reporting_unregister(struct pa_pool *pool);
 /* One pass now; frames reported, or -EINVAL (NULL pool), -ENODEV (no device). */
 long pa_page_reporting_run(struct pa_pool *pool);
 /*
  * Was this allocated block handed out from memory reported to the device
  * (so a hypervisor must fault it back in)? 1 yes, 0 no, -EINVAL if page is
- * not the head of an allocated block of this pool.
+ * not the head of an allocated block of this pool (NULL included).
  */
 int pa_page_reported(struct pa_pool *pool, const struct pa_page *page);
 
