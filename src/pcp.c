@@ -120,7 +120,7 @@ void pcp_setup_sizes(struct pa_zone *z)
 static unsigned refill_count(struct pa_pcp *pcp, unsigned order)
 {
 	if (order) {
-		unsigned n = pcp->batch >> order;
+		unsigned n = order < 32 ? pcp->batch >> order : 0; /* max_order may reach 40 */
 		return n < 2 ? 2 : n;
 	}
 	uint64_t n = (uint64_t)pcp->batch << pcp->alloc_factor;

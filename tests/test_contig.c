@@ -495,7 +495,7 @@ TEST(contig_range_being_taken_already_is_ebusy_and_changes_nothing)
 /* A copy of every pageblock's bits, to compare types exactly. */
 static uint8_t *pb_bits_copy(const struct pa_pool *pool)
 {
-	size_t n = (size_t)(pool->nr_frames >> pool->cfg.pageblock_order) + 1;
+	size_t n = (size_t)pool->nr_pageblocks;
 	uint8_t *b = malloc(n);
 	REQUIRE(b);
 	memcpy(b, pool->pb_bits, n);
@@ -504,7 +504,7 @@ static uint8_t *pb_bits_copy(const struct pa_pool *pool)
 
 static void expect_pb_bits(const struct pa_pool *pool, const uint8_t *was, const char *what)
 {
-	size_t n = (size_t)(pool->nr_frames >> pool->cfg.pageblock_order) + 1;
+	size_t n = (size_t)pool->nr_pageblocks;
 	for (size_t i = 0; i < n; i++)
 		if (pool->pb_bits[i] != was[i]) {
 			test_fail(__FILE__, __LINE__,

@@ -1888,3 +1888,46 @@ TEST(pcp_ctl_bad_writes_fail_and_change_nothing)
 	expect_whole(pool, fresh);
 	pa_shutdown(pool);
 }
+
+/* --- Orders of 32 and above ------------------------------------------------------ */
+
+/*
+ * max_order=40 (the largest accepted) with the per-CPU lists on for orders
+ * 32 and up: every order's arithmetic stays in 64 bits (UBSan checks the
+ * shifts in `make test`). Blocks of those orders cannot exist in a pool of
+ * 2^14 frames; asking for one fails cleanly, the lists, the drains and the
+ * reports still walk every order, and the pool stays whole.
+ */
+TEST(pcp_orders_32_and_above_are_64_bit_safe_at_max_order_40)
+{
+	struct pa_pool *pool = pcp_boot(
+	        "mem=1G page_shift=16 max_order=40 pcp_orders=0,13,32-40 min_free_kbytes=0");
+	REQUIRE(pool->cfg.max_order == 40);
+	char fresh[BI_LEN];
+	buddyinfo(pool, fresh, sizeof fresh);
+	for (unsigned o = 0; o <= 40; o++) {
+		struct pa_page *p = pa_alloc_pages(pool, PA_GFP_MOVABLE | PA_GFP_NOWARN, o);
+		CHECK_MSG((p != NULL) == (o <= 14), "order %u: %s", o, p ? "allocated" : "failed");
+		if (p)
+			pa_free_pages(pool, p, o);
+		char path[64];
+		snprintf(path, sizeof path, "pcp/orders/%u/enabled", o);
+		REQUIRE(pa_ctl_write(pool, path, o % 2 ? "1" : "0") == 0);
+	}
+	struct pa_page *bulk[4];
+	CHECK_EQ_U64(pa_alloc_pages_bulk(pool, PA_GFP_KERNEL | PA_GFP_NOWARN, 33, 4, bulk), 0);
+	uint64_t blocks[(40 + 1) * PA_NR_PCP_TYPES];
+	struct pa_pcp_info info;
+	REQUIRE(pa_pcp_info(pool, 0, PA_ZONE_DMA32, 0, &info, blocks) == 0 ||
+	        pa_pcp_info(pool, 0, PA_ZONE_NORMAL, 0, &info, blocks) == 0);
+	for (int k = 0; k < PA_REPORT_COUNT; k++) {
+		char *buf = malloc(1 << 20);
+		REQUIRE(buf);
+		CHECK(pa_report(pool, (enum pa_report_kind)k, 0, buf, 1 << 20) > 0);
+		CHECK(pa_report(pool, (enum pa_report_kind)k, PA_REPORT_JSON, buf, 1 << 20) > 0);
+		free(buf);
+	}
+	CHECK(pa_compact(pool, -1) >= 0);
+	expect_whole(pool, fresh);
+	pa_shutdown(pool);
+}
