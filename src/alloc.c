@@ -39,7 +39,8 @@ static const struct pa_node *local_node(struct pa_pool *pool)
 	return &pool->nodes[(uint64_t)cpu * pool->nr_nodes / pool->cfg.nr_cpus];
 }
 
-static void alloc_ctx_init(struct alloc_ctx *ac, struct pa_pool *pool, pa_gfp_t gfp, unsigned order)
+static inline void alloc_ctx_init(struct alloc_ctx *ac, struct pa_pool *pool, pa_gfp_t gfp,
+                                  unsigned order)
 {
 	ac->pool = pool;
 	ac->gfp = gfp;
@@ -52,7 +53,7 @@ static void alloc_ctx_init(struct alloc_ctx *ac, struct pa_pool *pool, pa_gfp_t 
 	ac->node = local_node(pool);
 }
 
-static bool zone_allowed(const struct alloc_ctx *ac, const struct pa_zone *z)
+static inline bool zone_allowed(const struct alloc_ctx *ac, const struct pa_zone *z)
 {
 	return zone_gfp_allows(z, ac->gfp) &&
 	       (!(ac->gfp & PA_GFP_THISNODE) || z->node == ac->node->id);

@@ -19,7 +19,6 @@ static inline uint32_t *list_head(struct pa_zone *z, unsigned order, unsigned mt
 /* Block counts; the callers account free_pages once per operation, not per level. */
 static inline void count_add(struct pa_zone *z, unsigned order, unsigned mt, uint64_t n)
 {
-	z->nr_free[order] += n;
 	z->nr_free_mt[order * PA_MT_COUNT + mt] += n;
 }
 
@@ -37,16 +36,15 @@ static inline bool untouched_list(const struct pa_zone *z, unsigned order, unsig
 struct lists {
 	struct pa_page *map;
 	uint32_t *head;
-	uint64_t *nr_free, *nr_free_mt, *nonempty;
+	uint64_t *nr_free_mt, *nonempty;
 	uint32_t *max_tail; /* [mt]: the last block of each max-order list */
 	unsigned max_order;
 };
 
 static inline struct lists lists_of(struct pa_zone *z)
 {
-	return (struct lists){ z->pool->map,          z->list_head, z->nr_free,
-		               z->nr_free_mt,         z->nonempty,  z->max_tail,
-		               z->pool->cfg.max_order };
+	return (struct lists){ z->pool->map, z->list_head, z->nr_free_mt,
+		               z->nonempty,  z->max_tail,  z->pool->cfg.max_order };
 }
 
 /* Link a free block at the head of its list: the most recently freed is the cache-hottest. */
@@ -68,7 +66,6 @@ static inline __attribute__((always_inline)) void list_link(const struct lists *
 		l->max_tail[mt] = (uint32_t)pfn; /* the first block is the last too */
 	l->head[i] = (uint32_t)pfn;
 	l->nonempty[mt] |= 1ull << order;
-	l->nr_free[order]++;
 	l->nr_free_mt[i]++;
 }
 
@@ -93,7 +90,6 @@ static void list_link_tail(const struct lists *l, pa_pfn_t pfn, unsigned order, 
 	p->lru.next = PA_NIL;
 	l->map[tail].lru.next = (uint32_t)pfn;
 	l->max_tail[mt] = (uint32_t)pfn;
-	l->nr_free[order]++;
 	l->nr_free_mt[i]++;
 }
 
@@ -135,7 +131,6 @@ list_unlink(struct pa_zone *z, const struct lists *l, pa_pfn_t pfn, unsigned ord
 		list_unlink_max_tail(z, l, prev, mt);
 	else if (prev == PA_NIL)
 		l->nonempty[mt] &= ~(1ull << order); /* it was alone on the list */
-	l->nr_free[order]--;
 	l->nr_free_mt[i]--;
 }
 

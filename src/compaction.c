@@ -680,9 +680,10 @@ static uint64_t zone_extfrag(struct pa_zone *z, unsigned order)
 	uint64_t free = 0, suitable = 0;
 	pa_lock(&z->lock, SITE_ADMIN);
 	for (unsigned o = 0; o <= z->pool->cfg.max_order; o++) {
-		free += z->nr_free[o] << o;
+		uint64_t n = zone_free_blocks(z, o);
+		free += n << o;
 		if (o >= order)
-			suitable += z->nr_free[o] << (o - order);
+			suitable += n << (o - order);
 	}
 	pa_unlock(&z->lock);
 	return free ? (free - (suitable << order)) * 100 / free : 0;

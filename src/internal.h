@@ -297,7 +297,6 @@ struct pa_zone {
 	uint32_t *list_head;            /* [order * PA_MT_COUNT + mt], PA_NIL when empty */
 	uint32_t max_tail[PA_MT_COUNT]; /* last block of each max-order list (shuffle's tail) */
 	uint64_t shuffle_rng;           /* page shuffling's random state */
-	uint64_t *nr_free;              /* [order]: free blocks of that order, all types */
 	uint64_t *nr_free_mt;           /* [order * PA_MT_COUNT + mt] */
 	uint64_t nonempty[PA_MT_COUNT]; /* bit o set: the (o, mt) list is not empty */
 	_Atomic uint64_t free_pages; /* frames on the free lists; zone_free_add(), zone_nr_free() */
@@ -348,6 +347,18 @@ static inline void zone_free_add(struct pa_zone *z, uint64_t delta)
 static inline uint64_t zone_nr_free(const struct pa_zone *z)
 {
 	return atomic_load_explicit(&z->free_pages, memory_order_relaxed);
+}
+
+/*
+ * Free blocks of an order, all types: summed on read, so that a merge or
+ * split level updates one count. Zone lock held.
+ */
+static inline uint64_t zone_free_blocks(const struct pa_zone *z, unsigned order)
+{
+	uint64_t n = 0;
+	for (unsigned mt = 0; mt < PA_MT_COUNT; mt++)
+		n += z->nr_free_mt[order * PA_MT_COUNT + mt];
+	return n;
 }
 
 struct pa_node {

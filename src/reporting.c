@@ -156,7 +156,7 @@ static uint64_t report_zone(struct pa_reporting *r, struct pa_zone *z, int *err,
 		return 0;
 	}
 	for (unsigned o = r->order; o <= pool->cfg.max_order && !*err; o++) {
-		uint64_t budget = (z->nr_free[o] + PA_REPORTING_CAPACITY * 16 - 1) /
+		uint64_t budget = (zone_free_blocks(z, o) + PA_REPORTING_CAPACITY * 16 - 1) /
 		                  (PA_REPORTING_CAPACITY * 16);
 		for (unsigned mt = 0; mt < PA_MT_COUNT && !*err; mt++)
 			if (mt != PA_MT_ISOLATE && buddy_list_peek(z, o, mt) != PA_NIL)

@@ -191,9 +191,9 @@ static unsigned nr_orders(const struct pa_pool *pool)
 /* Copy the free block counts per order of a zone, under its lock. */
 static void snap_nr_free(struct pa_zone *zone, uint64_t *out)
 {
-	size_t bytes = nr_orders(zone->pool) * sizeof *out;
 	pa_lock(&zone->lock, SITE_ADMIN);
-	memcpy(out, zone->nr_free, bytes);
+	for (unsigned o = 0; o < nr_orders(zone->pool); o++)
+		out[o] = zone_free_blocks(zone, o);
 	pa_unlock(&zone->lock);
 }
 

@@ -134,12 +134,10 @@ static int zone_alloc_arrays(struct pa_zone *z, unsigned max_order)
 {
 	size_t orders = max_order + 1;
 	z->list_head = malloc(orders * PA_MT_COUNT * sizeof *z->list_head);
-	z->nr_free = calloc(orders, sizeof *z->nr_free);
 	z->nr_free_mt = calloc(orders * PA_MT_COUNT, sizeof *z->nr_free_mt);
 	z->alloc_order = calloc(orders, sizeof *z->alloc_order);
 	z->folios_migrated = calloc(orders, sizeof *z->folios_migrated);
-	if (!z->list_head || !z->nr_free || !z->nr_free_mt || !z->alloc_order ||
-	    !z->folios_migrated)
+	if (!z->list_head || !z->nr_free_mt || !z->alloc_order || !z->folios_migrated)
 		return -ENOMEM;
 	for (size_t i = 0; i < orders * PA_MT_COUNT; i++)
 		z->list_head[i] = PA_NIL;
@@ -474,7 +472,6 @@ void zone_destroy_all(struct pa_pool *pool)
 		platform_lock_destroy(&z->lock);
 		pcp_destroy_zone(z);
 		free(z->list_head);
-		free(z->nr_free);
 		free(z->nr_free_mt);
 		free(z->alloc_order);
 		free(z->folios_migrated);

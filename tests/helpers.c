@@ -129,7 +129,7 @@ uint64_t free_frames_from(struct pa_pool *pool, unsigned order)
 	for (unsigned z = 0; z < pool->nr_zones; z++) {
 		pa_lock(&pool->zones[z].lock, SITE_ADMIN);
 		for (unsigned o = order; o <= pool->cfg.max_order; o++)
-			n += pool->zones[z].nr_free[o] << o;
+			n += zone_free_blocks(&pool->zones[z], o) << o;
 		pa_unlock(&pool->zones[z].lock);
 	}
 	return n;

@@ -85,7 +85,7 @@ TEST(alloc_every_managed_frame_can_be_allocated_at_every_order)
 			/* Whatever is left is smaller than the order. */
 			for (unsigned z = 0; z < pool->nr_zones; z++)
 				for (unsigned k = o; k <= cfg.max_order; k++)
-					CHECK_EQ_U64(pool->zones[z].nr_free[k], 0);
+					CHECK_EQ_U64(zone_free_blocks(&pool->zones[z], k), 0);
 			VALIDATE(pool);
 			for (uint64_t i = 0; i < n; i++)
 				free_pfn(pool, pfns[i], o);
@@ -620,11 +620,13 @@ TEST(alloc_validate_reports_a_corrupted_free_count)
 {
 	struct pa_pool *pool = test_boot(EXACT "mem=64M max_order=10");
 	char err[256] = "";
-	pool->zones[0].nr_free[3]++; /* break an invariant behind the allocator's back */
+	pool->zones[0]
+	        .nr_free_mt[3 * PA_MT_COUNT +
+	                    PA_MT_MOVABLE]++; /* break an invariant behind the allocator's back */
 	int rc = pa_validate(pool, err, sizeof err);
 	CHECK_EQ_U64((uint64_t)(int64_t)rc, (uint64_t)(int64_t)-EFAULT);
 	CHECK_MSG(err[0] != '\0', "pa_validate gave no message");
-	pool->zones[0].nr_free[3]--;
+	pool->zones[0].nr_free_mt[3 * PA_MT_COUNT + PA_MT_MOVABLE]--;
 	VALIDATE(pool);
 	pa_shutdown(pool);
 }

@@ -44,7 +44,7 @@ static uint64_t nr_free_total(struct pa_pool *pool, unsigned order)
 {
 	uint64_t n = 0;
 	for (unsigned z = 0; z < pool->nr_zones; z++)
-		n += pool->zones[z].nr_free[order];
+		n += zone_free_blocks(&pool->zones[z], order);
 	return n;
 }
 
@@ -105,10 +105,10 @@ static void check_full_merge(struct pa_pool *pool)
 			}
 		}
 		for (unsigned o = 0; o <= cfg.max_order; o++)
-			CHECK_MSG(zone->nr_free[o] == expect[o],
+			CHECK_MSG(zone_free_blocks(zone, o) == expect[o],
 			          "zone %u [%" PRIu64 ", %" PRIu64 "): nr_free[%u] = %" PRIu64
 			          ", the maximal aligned decomposition has %" PRIu64,
-			          z, zone->start_pfn, zone->end_pfn, o, zone->nr_free[o],
+			          z, zone->start_pfn, zone->end_pfn, o, zone_free_blocks(zone, o),
 			          expect[o]);
 	}
 	CHECK_EQ_U64(usage.managed, present_total);
@@ -218,9 +218,9 @@ TEST(buddy_boot_mem64m_max_order10_has_sixteen_order10_blocks)
 {
 	struct pa_pool *pool = test_boot(EXACT "mem=64M max_order=10");
 	REQUIRE(pool->nr_zones == 1);
-	CHECK_EQ_U64(pool->zones[0].nr_free[10], 16);
+	CHECK_EQ_U64(zone_free_blocks(&pool->zones[0], 10), 16);
 	for (unsigned o = 0; o < 10; o++)
-		CHECK_EQ_U64(pool->zones[0].nr_free[o], 0);
+		CHECK_EQ_U64(zone_free_blocks(&pool->zones[0], o), 0);
 	pa_shutdown(pool);
 }
 
@@ -240,13 +240,13 @@ TEST(buddy_split_leaves_the_buddy_of_every_order_free)
 	pa_pfn_t p = must_alloc(pool, PA_GFP_MOVABLE, 0);
 	struct pa_zone *zone = &pool->zones[0];
 	for (unsigned o = 0; o < 10; o++) {
-		CHECK_EQ_U64(zone->nr_free[o], 1);
+		CHECK_EQ_U64(zone_free_blocks(zone, o), 1);
 		struct pa_page *b = pfn_page(pool, buddy_at(p, o));
 		CHECK_MSG(b->state == PS_FREE && b->order == o,
 		          "buddy of order %u at pfn %" PRIu64 ": state %u order %u", o,
 		          buddy_at(p, o), b->state, b->order);
 	}
-	CHECK_EQ_U64(zone->nr_free[10], 15);
+	CHECK_EQ_U64(zone_free_blocks(zone, 10), 15);
 	VALIDATE(pool);
 	free_pfn(pool, p, 0);
 	check_full_merge(pool);
@@ -268,13 +268,13 @@ TEST(buddy_smallest_fit_takes_the_smallest_sufficient_block)
 		          "order-%u request took pfn %" PRIu64
 		          ", the free order-%u block is at %" PRIu64,
 		          o, got[i], o, buddy_at(p, o));
-		CHECK_EQ_U64(zone->nr_free[o], 0);
-		CHECK_EQ_U64(zone->nr_free[10], 15);
+		CHECK_EQ_U64(zone_free_blocks(zone, o), 0);
+		CHECK_EQ_U64(zone_free_blocks(zone, 10), 15);
 	}
 	/* Order 2 now needs a split of the free order-2 block: still no order-10 split. */
 	pa_pfn_t q = must_alloc(pool, PA_GFP_MOVABLE, 2);
 	CHECK_EQ_U64(q, buddy_at(p, 2));
-	CHECK_EQ_U64(zone->nr_free[10], 15);
+	CHECK_EQ_U64(zone_free_blocks(zone, 10), 15);
 	/* The free order-4 block goes first; the next order-4 request splits the order-6 one. */
 	pa_pfn_t r = must_alloc(pool, PA_GFP_MOVABLE, 4);
 	CHECK_EQ_U64(r, buddy_at(p, 4));
@@ -283,10 +283,10 @@ TEST(buddy_smallest_fit_takes_the_smallest_sufficient_block)
 	          "second order-4 block at %" PRIu64
 	          " is not from the free order-6 block at %" PRIu64,
 	          s, buddy_at(p, 6));
-	CHECK_EQ_U64(zone->nr_free[10], 15);
-	CHECK_EQ_U64(zone->nr_free[6], 0);
-	CHECK_EQ_U64(zone->nr_free[5], 1);
-	CHECK_EQ_U64(zone->nr_free[4], 1);
+	CHECK_EQ_U64(zone_free_blocks(zone, 10), 15);
+	CHECK_EQ_U64(zone_free_blocks(zone, 6), 0);
+	CHECK_EQ_U64(zone_free_blocks(zone, 5), 1);
+	CHECK_EQ_U64(zone_free_blocks(zone, 4), 1);
 	VALIDATE(pool);
 
 	for (unsigned i = 0; i < 5; i++)
@@ -520,8 +520,8 @@ TEST(buddy_never_merges_across_a_zone_boundary)
 	CHECK_EQ_U64(dma32->end_pfn, 1ull << 20);
 	CHECK_EQ_U64(normal->start_pfn, 1ull << 20);
 	CHECK_EQ_U64(normal->end_pfn, 1ull << 21);
-	CHECK_EQ_U64(dma32->nr_free[20], 1);
-	CHECK_EQ_U64(normal->nr_free[20], 1);
+	CHECK_EQ_U64(zone_free_blocks(dma32, 20), 1);
+	CHECK_EQ_U64(zone_free_blocks(normal, 20), 1);
 	CHECK_EQ_U64(nr_free_total(pool, 21), 0);
 	CHECK(pa_alloc_pages(pool, PA_GFP_MOVABLE | PA_GFP_NOWARN, 21) == NULL);
 	/* DMA32 keeps its lowmem reserve from requests Normal could serve: ask for DMA32. */
@@ -598,8 +598,8 @@ TEST(buddy_hands_out_and_merges_back_order20_blocks)
 	struct pa_zone *dma32 = zone_of_type(pool, PA_ZONE_DMA32);
 	struct pa_zone *normal = zone_of_type(pool, PA_ZONE_NORMAL);
 	REQUIRE(dma32 && normal);
-	CHECK_EQ_U64(dma32->nr_free[20], 1);
-	CHECK_EQ_U64(normal->nr_free[20], 1);
+	CHECK_EQ_U64(zone_free_blocks(dma32, 20), 1);
+	CHECK_EQ_U64(zone_free_blocks(normal, 20), 1);
 	pa_pfn_t a = must_alloc(pool, PA_GFP_MOVABLE, 20);
 	pa_pfn_t b = must_alloc(pool, PA_GFP_MOVABLE | PA_GFP_DMA32, 20); /* past the reserve */
 	CHECK_EQ_U64(a ^ b, 1ull << 20);
@@ -607,8 +607,8 @@ TEST(buddy_hands_out_and_merges_back_order20_blocks)
 	CHECK(pa_alloc_pages(pool, PA_GFP_MOVABLE | PA_GFP_NOWARN, 0) == NULL);
 	free_pfn(pool, a, 20);
 	free_pfn(pool, b, 20);
-	CHECK_EQ_U64(dma32->nr_free[20], 1);
-	CHECK_EQ_U64(normal->nr_free[20], 1);
+	CHECK_EQ_U64(zone_free_blocks(dma32, 20), 1);
+	CHECK_EQ_U64(zone_free_blocks(normal, 20), 1);
 
 	/* Split one down to order 0 and merge it back. */
 	pa_pfn_t f = must_alloc(pool, PA_GFP_MOVABLE, 0);

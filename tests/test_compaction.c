@@ -530,8 +530,9 @@ TEST(compact_node_argument_limits_the_pass_to_that_node)
 	CHECK(moved > 0);
 	CHECK_EQ_U64(pool->zones[0].stat[PA_ZS_PGMIGRATE_SUCCESS], moved0);
 	CHECK_EQ_U64(pool->zones[1].stat[PA_ZS_PGMIGRATE_SUCCESS] - moved1, (uint64_t)moved);
-	CHECK_EQ_U64(pool->zones[0].nr_free[9] + pool->zones[0].nr_free[10], 0);
-	CHECK(pool->zones[1].nr_free[9] + pool->zones[1].nr_free[10] > 0);
+	CHECK_EQ_U64(zone_free_blocks(&pool->zones[0], 9) + zone_free_blocks(&pool->zones[0], 10),
+	             0);
+	CHECK(zone_free_blocks(&pool->zones[1], 9) + zone_free_blocks(&pool->zones[1], 10) > 0);
 	/* Every folio stayed on its node. */
 	for (size_t i = 0; i < o.nr; i++)
 		if (o.f[i].live)
@@ -539,7 +540,7 @@ TEST(compact_node_argument_limits_the_pass_to_that_node)
 			             o.f[i].first_pfn >= pool->zones[1].start_pfn);
 	long all = pa_compact(pool, -1);
 	CHECK(all > 0);
-	CHECK(pool->zones[0].nr_free[9] + pool->zones[0].nr_free[10] > 0);
+	CHECK(zone_free_blocks(&pool->zones[0], 9) + zone_free_blocks(&pool->zones[0], 10) > 0);
 	to_check_all(&o);
 	to_expect_clean(&o);
 	to_finish(&o);

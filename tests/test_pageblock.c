@@ -95,7 +95,7 @@ static void check_lists_match_pageblock_types(struct pa_pool *pool)
 				CHECK_EQ_U64(n, zone->nr_free_mt[o * PA_MT_COUNT + mt]);
 				total += n;
 			}
-			CHECK_EQ_U64(total, zone->nr_free[o]);
+			CHECK_EQ_U64(total, zone_free_blocks(zone, o));
 		}
 	}
 	VALIDATE(pool);
@@ -234,7 +234,7 @@ static void take_all_movable_pageblocks(struct pa_pool *pool, unsigned n)
 		pa_pfn_t p = must_alloc(pool, PA_GFP_MOVABLE, 9);
 		CHECK_EQ_U64(pageblock_mt(pool, p), PA_MT_MOVABLE);
 	}
-	CHECK_EQ_U64(pool->zones[0].nr_free[9], 0);
+	CHECK_EQ_U64(zone_free_blocks(&pool->zones[0], 9), 0);
 }
 
 TEST(pageblock_small_movable_fallback_steals_without_retyping)
@@ -311,7 +311,7 @@ static void pin_one_frame_per_movable_pageblock(struct pa_pool *pool, unsigned n
 	}
 	free(kept);
 	free(all);
-	CHECK_EQ_U64(pool->zones[0].nr_free[9], 0);
+	CHECK_EQ_U64(zone_free_blocks(&pool->zones[0], 9), 0);
 	CHECK_EQ_U64(pool->zones[0].nr_free_mt[8 * PA_MT_COUNT + PA_MT_MOVABLE], n);
 }
 

@@ -428,11 +428,11 @@ static void check_full_merge(struct model *m)
 			}
 		}
 		for (unsigned o = 0; o <= m->max_order; o++)
-			if (z->nr_free[o] != expect[o])
+			if (zone_free_blocks(z, o) != expect[o])
 				MFAIL(m,
 				      "after freeing everything: zone %u nr_free[%u] = %" PRIu64
 				      ", want %" PRIu64,
-				      i, o, z->nr_free[o], expect[o]);
+				      i, o, zone_free_blocks(z, o), expect[o]);
 	}
 }
 

@@ -655,9 +655,9 @@ TEST(stats_validate_detects_corruption)
 	VALIDATE(pool);
 	struct pa_zone *z = &pool->zones[0];
 
-	z->nr_free[10]++;
+	z->nr_free_mt[10 * PA_MT_COUNT + PA_MT_MOVABLE]++;
 	expect_invalid(pool, "a free count per order off by one");
-	z->nr_free[10]--;
+	z->nr_free_mt[10 * PA_MT_COUNT + PA_MT_MOVABLE]--;
 	VALIDATE(pool);
 
 	z->free_pages += 1;

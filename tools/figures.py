@@ -3,7 +3,7 @@
 """Run the documented benchmarks and write docs/figures.md with SVG charts beside it.
 
     python3 tools/figures.py [--program build/pagealloc] [--out docs/figures.md]
-                             [--only NAME,NAME] [--quick] [--list]
+                             [--only NAME,NAME] [--quick] [--list] [--before PROGRAM]
 
 `make figures` runs it. Every figure in the file comes from a command shown
 above its table, run here; nothing is copied by hand.
@@ -19,9 +19,12 @@ import datetime
 import json
 import os
 import platform
+import re
 import shlex
+import shutil
 import subprocess
 import sys
+import tempfile
 import time
 from xml.sax.saxutils import escape
 
@@ -60,8 +63,9 @@ def mmm(metric, digits=None):
 
 
 class Figures:
-    def __init__(self, program, out_dir, quick):
+    def __init__(self, program, out_dir, quick, before=None):
         self.program = program
+        self.before = before  # a program to measure first, for "before -> now" figures
         rel = os.path.relpath(program)
         self.shown_program = rel if rel.startswith(".") or os.path.isabs(rel) else "./" + rel
         self.out_dir = out_dir
@@ -71,8 +75,13 @@ class Figures:
 
     def bench(self, *args):
         """Run `pagealloc ARGS --json`; returns (parsed JSON, the command as shown)."""
-        argv = [self.program] + [str(a) for a in args] + ["--json"]
-        shown = " ".join(shlex.quote(str(a)) for a in [self.shown_program] + list(args))
+        return self.bench_with(self.program, *args)
+
+    def bench_with(self, program, *args):
+        """The same with another program (--before's)."""
+        argv = [program] + [str(a) for a in args] + ["--json"]
+        name = self.shown_program if program == self.program else program
+        shown = " ".join(shlex.quote(str(a)) for a in [name] + list(args))
         print(f"figures: {shown}", file=sys.stderr, flush=True)
         start = time.monotonic()
         done = subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
@@ -379,6 +388,144 @@ def replay(fig):
 
 
 # --------------------------------------------------------------------------
+# Allocation speed: instructions per pair, bulk frees on and off the lists,
+# two threads. With --before PROGRAM, each figure is shown before -> now.
+# --------------------------------------------------------------------------
+
+HOT_BOOT = "mem=1G min_free_kbytes=0"
+BULK_BOOT = "mem=4G min_free_kbytes=0"
+
+
+def callgrind_pair(program, boot, ops):
+    """Instructions per order-0 alloc+free pair: callgrind runs of 2*ops and ops pairs,
+    the difference over ops (boot and shutdown cancel out). Returns (count, the
+    annotate file of the longer run) or (None, None) without valgrind."""
+    if not shutil.which("valgrind"):
+        return None, None
+    counts, out = [], None
+    for n in (ops, 2 * ops):
+        out = tempfile.NamedTemporaryFile(prefix="callgrind.", delete=False).name
+        done = subprocess.run(["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}",
+                               program, "bench", "alloc-free-hot", "--order", "0", "--ops",
+                               str(n), "--runs", "1", "--boot", boot],
+                              stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        m = re.search(r"Collected : (\d+)", done.stderr)
+        if done.returncode != 0 or not m:
+            raise RuntimeError(f"callgrind of {program} exited {done.returncode}")
+        counts.append(int(m.group(1)))
+        if n == ops:
+            os.unlink(out)
+    return round((counts[1] - counts[0]) / ops), out
+
+
+def annotate_summary(path, pairs, top=12):
+    """The functions of a callgrind run by self instructions, per pair."""
+    text = subprocess.run(["callgrind_annotate", path], stdout=subprocess.PIPE,
+                          stderr=subprocess.DEVNULL, text=True).stdout
+    os.unlink(path)
+    rows = []
+    for line in text.split("file:function", 1)[-1].splitlines():
+        m = re.match(r"\s*([\d,]+)\s+\(\s*[\d.]+%\)\s+(\S+)", line)
+        if m and len(rows) < top:
+            ir = int(m.group(1).replace(",", ""))
+            if ir >= pairs:  # at least one per pair: boot and shutdown stay out
+                rows.append([m.group(2), num(ir / pairs, 1)])
+    return rows
+
+
+def then_now(fig, fn):
+    """fn(program) for the program measured, and for --before's if given: "before -> now"."""
+    now = fn(fig.program)
+    return f"{fn(fig.before)} -> {now}" if fig.before else now
+
+
+@section("speed", "Allocation speed: instructions per pair, bulk frees, two threads")
+def speed(fig):
+    ops = 20000 if fig.quick else 100000
+    out, cmds = [], []
+    annotated = []
+
+    def instructions(boot, keep):
+        def one(program):
+            n, path = callgrind_pair(program, boot, ops)
+            if path and keep and program == fig.program:
+                annotated.extend(annotate_summary(path, 2 * ops))
+            elif path:
+                os.unlink(path)
+            return num(n)
+        return one
+
+    rows = [["hot pair through the per-CPU lists", then_now(fig, instructions(HOT_BOOT, True)),
+             "<= 100"],
+            ["the buddy path (`pcp_orders=none`)",
+             then_now(fig, instructions(HOT_BOOT + " pcp_orders=none", False)), "<= 800"]]
+    shown = fig.shown_program
+    out.append(fig.commands(
+        f"valgrind --tool=callgrind {shown} bench alloc-free-hot --order 0 --ops N --runs 1 "
+        f"--boot \"{HOT_BOOT}\"",
+        f"valgrind --tool=callgrind {shown} bench alloc-free-hot --order 0 --ops N --runs 1 "
+        f"--boot \"{HOT_BOOT} pcp_orders=none\""))
+    out.append(f"\nInstructions per order-0 alloc+free pair: the runs of N = {2 * ops:,} and "
+               f"{ops:,} pairs differ by that many pairs. Valgrind has no restartable "
+               "sequences, so there the CPU id comes from the cached `sched_getcpu()` path."
+               + (" Before -> now: `--before` names the program measured first." if fig.before
+                  else "") + "\n\n")
+    out.append(fig.table(["path", "instructions", "goal"], rows))
+    if annotated:
+        out.append(f"\nWhere the hot pair's instructions go (`callgrind_annotate` of the run "
+                   f"of {2 * ops:,} pairs, self instructions per pair; `internal.h:f` is what "
+                   "was inlined into f):\n\n")
+        out.append(fig.table(["function", "per pair"], annotated))
+
+    nr = ["--nr", 65536] if fig.quick else []
+    rows = []
+    for order in (0, 9):
+        def frees(program, boot):
+            j, c = fig.bench_with(program, "bench", "alloc-free-bulk", "--order", order, "--boot",
+                                  boot, "--runs", fig.runs, *(nr if order == 0 else []))
+            if program == fig.program:
+                cmds.append(c)
+            return j["free_ns_per_op"]
+        on = {p: frees(p, BULK_BOOT) for p in filter(None, (fig.before, fig.program))}
+        off = {p: frees(p, BULK_BOOT + " pcp_orders=none") for p in on}
+        rows.append([order, then_now(fig, lambda p: mmm(on[p])),
+                     then_now(fig, lambda p: mmm(off[p])),
+                     then_now(fig, lambda p: f"{on[p]['median'] / off[p]['median']:.2f}x")])
+    out.append("\n" + fig.commands(*cmds) +
+               "\nBulk frees (ns per free) with the order on the per-CPU lists and with the "
+               "lists off; goal: on / off at most 1.2x.\n\n")
+    out.append(fig.table(["order", "on the lists", "off (`pcp_orders=none`)", "on / off"], rows))
+
+    cmds = []
+    runs = {}
+    for p in filter(None, (fig.before, fig.program)):
+        for t in (1, 2):
+            j, c = fig.bench_with(p, "bench", "alloc-free-bulk", "--order", 0, "--threads", t,
+                                  "--boot", BULK_BOOT + " nr_cpus=2", "--runs", fig.runs, *nr)
+            runs[p, t] = j
+            if p == fig.program:
+                cmds.append(c)
+    mops = lambda m: f"{m['median'] / 1e6:.1f} M ({m['min'] / 1e6:.1f} - {m['max'] / 1e6:.1f})"
+    rows = [[f"{t} thread{'s' if t > 1 else ''}",
+             then_now(fig, lambda p: mops(runs[p, t]["ops_per_sec"])),
+             then_now(fig, lambda p: mmm(runs[p, t].get("cpu_ns_per_op"))),
+             then_now(fig, lambda p: num(runs[p, t].get("zone_lock_contended")))]
+            for t in (1, 2)]
+    rows.append(["2 threads / 1 thread (medians)", then_now(
+        fig, lambda p: f"{runs[p, 2]['ops_per_sec']['median'] / runs[p, 1]['ops_per_sec']['median']:.2f}x"),
+        "", ""])
+    out.append("\n" + fig.commands(*cmds) +
+               "\nBulk order-0 work, 1 Mi blocks in all, each thread posing as its own CPU; "
+               "operations per second of all threads, the threads' CPU time per operation "
+               "(what the load of a shared machine does not change; a wait that sleeps is not "
+               "in it), and the zone lock's contended acquisitions over the runs. Goal: two "
+               "threads at least 1.8x one.\n\n")
+    out.append(fig.table(["threads", "allocations+frees per second", "CPU ns per operation",
+                          "zone lock contended"], rows))
+    return "".join(out)
+
+
+# --------------------------------------------------------------------------
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
@@ -388,6 +535,8 @@ def main():
     ap.add_argument("--quick", action="store_true",
                     help="one run each, small sizes: checks the generator, not the speed")
     ap.add_argument("--list", action="store_true", help="list the sections")
+    ap.add_argument("--before", help="another pagealloc program: sections that compare show "
+                    "its figures -> this one's")
     a = ap.parse_args()
     if a.list:
         for name, title, _ in SECTIONS:
@@ -400,7 +549,8 @@ def main():
         return 2
     out_dir = os.path.dirname(os.path.abspath(a.out))
     os.makedirs(out_dir, exist_ok=True)
-    fig = Figures(os.path.abspath(a.program), out_dir, a.quick)
+    fig = Figures(os.path.abspath(a.program), out_dir, a.quick,
+                  os.path.abspath(a.before) if a.before else None)
     parts = ["# Figures\n",
              "Generated by `make figures` (tools/figures.py); do not edit by hand. Each table "
              "follows the exact commands that produced it, run from the top of the source tree "
