@@ -342,6 +342,24 @@ long pa_page_reporting_run(struct pa_pool *pool);
  */
 int pa_page_reported(struct pa_pool *pool, const struct pa_page *page);
 
+/* --- Memory hotplug ----------------------------------------------------- */
+
+/*
+ * Take whole memory blocks (memory_block_size=, 128 MiB by default) of one
+ * zone out of use, as writing "offline" to a sysfs memory block does: the
+ * movable folios are moved out (bytes intact in a backed pool), and the
+ * frames leave the zone (present and managed pages drop; pa_pfn_to_page()
+ * gives NULL). 0; -EINVAL for a NULL pool, a range not of whole blocks of
+ * one zone, one with no memory or not online; -EBUSY when a frame cannot
+ * move (unmovable, pinned, of no owner), with everything as it was.
+ */
+int pa_memory_offline(struct pa_pool *pool, pa_pfn_t start_pfn, uint64_t nr_pages);
+/*
+ * Give offline blocks back to the zone that spans them; they merge with
+ * free neighbours up to the max order. 0, or -EINVAL as above (not offline).
+ */
+int pa_memory_online(struct pa_pool *pool, pa_pfn_t start_pfn, uint64_t nr_pages);
+
 /* --- Contiguous ranges and CMA ------------------------------------------ */
 
 /*

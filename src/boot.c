@@ -144,23 +144,17 @@ static int key_numa(struct parse_ctx *p)
 	return get_uint(p, 1, PA_MAX_NODES, &p->cfg->numa);
 }
 
+static int get_range(struct parse_ctx *p, struct pa_range *r, const char *example);
+
 static int key_memhole(struct parse_ctx *p)
 {
 	struct pa_boot_config *c = p->cfg;
-	char buf[VAL_MAX];
-	snprintf(buf, sizeof buf, "%s", p->val);
-	char *dash = strchr(buf, '-');
-	if (!dash)
-		return fail(p, "expected START-END (e.g. memhole=1G-2G)");
-	*dash = '\0';
 	struct pa_range r;
-	if (!parse_size(buf, &r.start) || !parse_size(dash + 1, &r.end))
-		return fail(p, "START and END must be sizes (e.g. memhole=1G-2G)");
-	if (r.start >= r.end)
-		return fail(p, "START must be below END");
+	int rc = get_range(p, &r, "memhole=1G-2G");
+	if (rc)
+		return rc;
 	if (c->nr_holes == PA_MAX_HOLES)
 		return fail(p, "too many holes (at most %d)", PA_MAX_HOLES);
-	snprintf(r.arg, sizeof r.arg, "%s", p->val);
 	c->holes[c->nr_holes++] = r;
 	return 0;
 }
@@ -374,6 +368,50 @@ static int key_reporting_max_order(struct parse_ctx *p)
 	return 0;
 }
 
+static int key_memory_block_size(struct parse_ctx *p)
+{
+	uint64_t v = 0;
+	int rc = get_size(p, &v);
+	if (rc)
+		return rc;
+	uint64_t sec = 1ull << PA_SECTION_BYTES_SHIFT;
+	if (v < sec || (v & (v - 1)))
+		return fail(p, "not a power of two of at least a section (valid: 128M, 256M, ...)");
+	snprintf(p->cfg->memory_block_arg, sizeof p->cfg->memory_block_arg, "%s", p->val);
+	p->cfg->memory_block_size = v;
+	return 0;
+}
+
+/* START-END as bytes into r, for memhole= and offline=. */
+static int get_range(struct parse_ctx *p, struct pa_range *r, const char *example)
+{
+	char buf[VAL_MAX];
+	snprintf(buf, sizeof buf, "%s", p->val);
+	char *dash = strchr(buf, '-');
+	if (!dash)
+		return fail(p, "expected START-END (e.g. %s)", example);
+	*dash = '\0';
+	if (!parse_size(buf, &r->start) || !parse_size(dash + 1, &r->end))
+		return fail(p, "START and END must be sizes (e.g. %s)", example);
+	if (r->start >= r->end)
+		return fail(p, "START must be below END");
+	snprintf(r->arg, sizeof r->arg, "%s", p->val);
+	return 0;
+}
+
+static int key_offline(struct parse_ctx *p)
+{
+	struct pa_boot_config *c = p->cfg;
+	struct pa_range r;
+	int rc = get_range(p, &r, "offline=512M-640M");
+	if (rc)
+		return rc;
+	if (c->nr_offline == PA_MAX_HOLES)
+		return fail(p, "too many offline ranges (at most %d)", PA_MAX_HOLES);
+	c->offline[c->nr_offline++] = r;
+	return 0;
+}
+
 static int key_kcompactd(struct parse_ctx *p)
 {
 	if (strcmp(p->val, "thread") == 0)
@@ -426,6 +464,8 @@ static const struct boot_key {
 	{ "backing", key_backing },
 	{ "backing_keep", key_backing_keep },
 	{ "page_reporting_order", key_reporting_order },
+	{ "memory_block_size", key_memory_block_size },
+	{ "offline", key_offline },
 	{ "page_reporting", key_page_reporting },
 	{ "page_reporting_delay_ms", key_reporting_delay },
 	{ "page_reporting_max_order", key_reporting_max_order },
@@ -456,6 +496,8 @@ static void boot_defaults(struct pa_boot_config *c, unsigned online_cpus)
 	c->nr_cpus = online_cpus > PA_MAX_CPUS ? PA_MAX_CPUS : online_cpus;
 	c->page_reporting_order = -1;
 	c->page_reporting_delay_ms = 2000;
+	c->memory_block_size = 1ull << PA_SECTION_BYTES_SHIFT;
+	snprintf(c->memory_block_arg, sizeof c->memory_block_arg, "128M");
 	c->page_reporting_max_order = -1;
 	c->min_free_kbytes = -1;
 	c->watermark_scale_factor = 10;
@@ -550,6 +592,7 @@ static int boot_derive(struct pa_boot_config *c, char *err, size_t errlen)
 	c->pageblock_order = pb;
 	c->section_shift = PA_SECTION_BYTES_SHIFT - c->page_shift;
 	c->chunk_order = c->section_shift > c->max_order ? c->section_shift : c->max_order;
+	c->block_shift = (unsigned)__builtin_ctzll(c->memory_block_size) - c->page_shift;
 	if (!c->pcp_orders_set) {
 		c->pcp_orders = (1ull << (PA_COSTLY_ORDER + 1)) - 1;
 		if (c->huge_order >= 0)
@@ -598,6 +641,16 @@ static int boot_check_layout(const struct pa_boot_config *c, char *err, size_t e
 		                  "%llu bytes (valid with pageblocks of at most 16 MiB: lower "
 		                  "pageblock_order_ceil)",
 		                  (unsigned long long)(page << c->pageblock_order));
+	for (unsigned i = 0; i < c->nr_offline; i++) {
+		const struct pa_range *r = &c->offline[i];
+		if (r->end > c->mem)
+			return boot_error(err, errlen, "offline=%s: outside mem=%s", r->arg,
+			                  c->mem_arg);
+		if (r->start % c->memory_block_size || r->end % c->memory_block_size)
+			return boot_error(err, errlen,
+			                  "offline=%s: not aligned to memory_block_size=%s", r->arg,
+			                  c->memory_block_arg);
+	}
 	if (c->movablecore_bytes >= c->mem)
 		return boot_error(err, errlen, "movablecore=%s: not below mem=%s",
 		                  c->movablecore_arg, c->mem_arg);
@@ -608,6 +661,29 @@ static int boot_check_layout(const struct pa_boot_config *c, char *err, size_t e
 			                  c->mem_arg);
 	}
 	return 0;
+}
+
+static bool range_overlaps(const struct pa_boot_config *c, const struct pa_range *r, unsigned n,
+                           pa_pfn_t lo, pa_pfn_t hi)
+{
+	for (unsigned i = 0; i < n; i++) {
+		pa_pfn_t s = r[i].start >> c->page_shift;
+		pa_pfn_t e = (r[i].end + (1ull << c->page_shift) - 1) >> c->page_shift;
+		if (s < hi && lo < e)
+			return true;
+	}
+	return false;
+}
+
+bool boot_pfn_in_hole(const struct pa_boot_config *c, pa_pfn_t pfn)
+{
+	return range_overlaps(c, c->holes, c->nr_holes, pfn, pfn + 1);
+}
+
+bool boot_range_hidden(const struct pa_boot_config *c, pa_pfn_t lo, pa_pfn_t hi)
+{
+	return range_overlaps(c, c->holes, c->nr_holes, lo, hi) ||
+	       range_overlaps(c, c->offline, c->nr_offline, lo, hi);
 }
 
 int boot_parse(const char *cmdline, unsigned online_cpus, struct pa_boot_config *cfg, char *err,
@@ -653,6 +729,7 @@ int pa_boot(const char *cmdline, const struct pa_platform *platform, struct pa_p
 	pthread_mutex_init(&pool->pcp_order_mutex, NULL);
 	pthread_mutex_init(&pool->ctl_lock, NULL);
 	pthread_mutex_init(&pool->owner_lock, NULL);
+	pthread_mutex_init(&pool->hotplug_lock, NULL);
 	atomic_init(&pool->nr_owners, 1);                       /* owner 0 is "none" */
 	atomic_init(&pool->reporting_notify_order, UINT32_MAX); /* no device until one registers */
 	if (platform)
@@ -666,6 +743,8 @@ int pa_boot(const char *cmdline, const struct pa_platform *platform, struct pa_p
 		rc = zone_init_all(pool, err, errlen);
 	if (rc == 0)
 		rc = cma_init(pool, err, errlen);
+	if (rc == 0)
+		rc = hotplug_init(pool, err, errlen);
 	if (rc == 0)
 		rc = reporting_init(pool, err, errlen);
 	if (rc == 0)
@@ -691,12 +770,14 @@ void pa_shutdown(struct pa_pool *pool)
 	deferred_init_stop(pool);
 	reporting_stop(pool);
 	compaction_stop(pool);
+	hotplug_destroy(pool);
 	cma_destroy(pool);
 	zone_destroy_all(pool);
 	memmap_destroy(pool);
 	pthread_mutex_destroy(&pool->pcp_order_mutex);
 	pthread_mutex_destroy(&pool->ctl_lock);
 	pthread_mutex_destroy(&pool->owner_lock);
+	pthread_mutex_destroy(&pool->hotplug_lock);
 	free(pool);
 }
 

@@ -134,8 +134,6 @@ static bool range_present(const struct pa_pool *pool, pa_pfn_t start, pa_pfn_t e
 	return true;
 }
 
-static bool range_movable(const struct pa_pool *pool, pa_pfn_t start, pa_pfn_t end, bool cma);
-
 int pa_alloc_contig_range(struct pa_pool *pool, pa_pfn_t start, pa_pfn_t end, unsigned migratetype,
                           pa_gfp_t gfp)
 {
@@ -156,7 +154,7 @@ int contig_alloc_range(struct pa_pool *pool, pa_pfn_t start, pa_pfn_t end, unsig
 		return -EINVAL;
 	pa_lock(&z->lock, SITE_ADMIN);
 	zone_prepare_range(z, start, end);
-	bool movable = range_movable(pool, start, end, migratetype == PA_MT_CMA);
+	bool movable = contig_range_movable(pool, start, end, migratetype == PA_MT_CMA);
 	pa_unlock(&z->lock);
 	if (!movable)
 		return -EBUSY; /* an unmovable, pinned or ownerless frame: fail before moving anything */
@@ -274,13 +272,18 @@ void pa_free_contig_range(struct pa_pool *pool, pa_pfn_t pfn, uint64_t nr_pages)
  * Nothing in [start, end) that cannot move: a look before isolating, so that
  * a range that must fail fails before anything is moved. Zone lock held.
  */
-static bool range_movable(const struct pa_pool *pool, pa_pfn_t start, pa_pfn_t end, bool cma)
+bool contig_range_movable(const struct pa_pool *pool, pa_pfn_t start, pa_pfn_t end, bool cma)
 {
 	const struct pa_zone *z = zone_of_pfn(pool, start);
 	uint64_t chunk = 1ull << pool->cfg.chunk_order;
 	for (pa_pfn_t p = start; p < end;) {
 		if (zone_pfn_pending(z, p)) { /* free once initialised or written */
 			p = (p & ~(chunk - 1)) + chunk;
+			continue;
+		}
+		if (page_state(pfn_page(pool, p)) ==
+		    PS_HOLE) { /* contig checked for none; hotplug skips them */
+			p++;
 			continue;
 		}
 		pa_pfn_t head = memmap_block_head(pool, p);
@@ -319,7 +322,7 @@ struct pa_page *pa_alloc_contig_pages(struct pa_pool *pool, uint64_t nr_pages, p
 		for (pa_pfn_t s = (z->start_pfn + align - 1) & ~(align - 1);
 		     s + nr_pages <= z->end_pfn; s += align) {
 			pa_lock(&z->lock, SITE_ADMIN);
-			bool worth = range_movable(pool, s, s + nr_pages, false);
+			bool worth = contig_range_movable(pool, s, s + nr_pages, false);
 			pa_unlock(&z->lock);
 			if (worth &&
 			    pa_alloc_contig_range(pool, s, s + nr_pages, PA_MT_MOVABLE, gfp) == 0)

@@ -238,6 +238,34 @@ static int set_kcompactd_run(const struct ctl_call *c, uint64_t v)
 	return moved < 0 ? (int)moved : 0;
 }
 
+/* "memory/<N>/online": a memory block's state, as /sys/devices/system/memory/memoryN. */
+static uint64_t block_max(const struct ctl_call *c)
+{
+	return c->pool->nr_blocks - 1;
+}
+
+static uint64_t get_block_online(const struct ctl_call *c)
+{
+	return !__atomic_load_n(&c->pool->block_offline[c->index], __ATOMIC_RELAXED);
+}
+
+static int set_block_online(const struct ctl_call *c, uint64_t v)
+{
+	struct pa_pool *pool = c->pool;
+	pa_pfn_t start = c->index << pool->cfg.block_shift;
+	uint64_t n = 1ull << pool->cfg.block_shift;
+	if (start + n > pool->nr_frames)
+		n = pool->nr_frames - start;
+	if (v == get_block_online(c))
+		return 0; /* as sysfs: already in that state */
+	return v ? pa_memory_online(pool, start, n) : pa_memory_offline(pool, start, n);
+}
+
+static uint64_t get_block_size(const struct ctl_call *c)
+{
+	return c->pool->cfg.memory_block_size;
+}
+
 /* ---------------------------------------------------------------------- */
 /* Reports                                                                 */
 /* ---------------------------------------------------------------------- */
@@ -302,6 +330,16 @@ static const struct ctl_entry ctl_table[] = {
 	  .set = set_kcompactd_run,
 	  .min = 1,
 	  .max = 1 },
+	{ .path = "memory/<N>/online",
+	  .help = "memory block N: 1 online, 0 offline; write to online or offline it",
+	  .read = read_number,
+	  .write = write_number,
+	  .index_max = block_max,
+	  .get = get_block_online,
+	  .set = set_block_online,
+	  .min = 0,
+	  .max = 1 },
+	CTL_NUM_RO("memory/block_size_bytes", get_block_size, "bytes per memory block"),
 	CTL_NUM_RO("max_order", get_max_order, "largest buddy order, inclusive"),
 	CTL_NUM_RO("pageblock_order", get_pageblock_order, "order of a pageblock"),
 	CTL_NUM_RO("page_size", get_page_size, "bytes per frame"),

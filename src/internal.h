@@ -265,7 +265,9 @@ enum pa_zone_stat {
 	X(COMPACT_DEFERRED, "compact_deferred")                                                    \
 	X(REPORTED_PAGES, "page_reporting_pages")                                                  \
 	X(REPORT_CALLS, "page_reporting_calls")                                                    \
-	X(REPORT_REFUSED, "page_reporting_refused")
+	X(REPORT_REFUSED, "page_reporting_refused")                                                \
+	X(MEMORY_OFFLINE, "memory_offline")                                                        \
+	X(MEMORY_ONLINE, "memory_online")
 
 enum pa_pool_stat {
 #define X(id, name) PA_PS_##id,
@@ -424,8 +426,12 @@ struct pa_boot_config {
 	bool page_reporting_manual;       /* page_reporting=manual: no worker thread */
 	unsigned page_reporting_delay_ms; /* the worker's delay after free memory builds up */
 	int page_reporting_max_order;     /* -1: max_order; the largest range a device takes */
-	bool zone_dma;                    /* ZONE_DMA below 16 MiB */
-	enum pa_zone_layout zone_layout;  /* zones=x86_64 or flat */
+	uint64_t memory_block_size;       /* hotplug unit, bytes: a power of two of sections */
+	char memory_block_arg[PA_ARG_MAX];
+	unsigned nr_offline; /* offline=START-END: present but offline at boot */
+	struct pa_range offline[PA_MAX_HOLES];
+	bool zone_dma;                   /* ZONE_DMA below 16 MiB */
+	enum pa_zone_layout zone_layout; /* zones=x86_64 or flat */
 	unsigned debug;
 	enum pa_bad_page_mode bad_page;
 
@@ -434,6 +440,7 @@ struct pa_boot_config {
 	unsigned pageblock_order;
 	unsigned section_shift; /* frames per section, log2 */
 	unsigned chunk_order;   /* init and untouched unit: max(section, max-order block), log2 */
+	unsigned block_shift;   /* frames per memory block, log2 */
 };
 
 /* Parse and validate a command line into cfg; 0 or -EINVAL with a message. */
@@ -493,6 +500,10 @@ struct pa_pool {
 	struct pa_kcompactd *kcompactd; /* [node] */
 
 	struct pa_deferred *deferred; /* background init ("deferred.c"); NULL when done at boot */
+	/* Memory hotplug ("hotplug.c"): a state per memory block. */
+	uint8_t *block_offline; /* [block]: 1 while offline */
+	uint64_t nr_blocks;
+	pthread_mutex_t hotplug_lock; /* one offline or online at a time */
 	/* Free page reporting ("reporting.c"); frees of this order or above notify it. */
 	struct pa_reporting *reporting;
 	_Atomic unsigned reporting_notify_order; /* UINT32_MAX while no device is registered */
@@ -654,6 +665,16 @@ void zone_prepare_range(struct pa_zone *zone, pa_pfn_t start, pa_pfn_t end);
 pa_pfn_t zone_untouched_pop(struct pa_zone *zone);
 /* Default min_free_kbytes and watermarks again, once deferred init has grown managed pages. */
 void zone_init_done(struct pa_pool *pool);
+
+/* "hotplug.c": memory blocks offline and online */
+int hotplug_init(struct pa_pool *pool, char *err, size_t errlen);
+void hotplug_destroy(struct pa_pool *pool);
+/* Is pfn in a memhole= hole (never memory), as opposed to offline memory? */
+bool boot_pfn_in_hole(const struct pa_boot_config *c, pa_pfn_t pfn);
+/* Is any frame of [lo, hi) in a hole or offline at boot? */
+bool boot_range_hidden(const struct pa_boot_config *c, pa_pfn_t lo, pa_pfn_t hi);
+/* contig.c: can every allocated frame of [start, end) move (holes skipped)? Zone lock held. */
+bool contig_range_movable(const struct pa_pool *pool, pa_pfn_t start, pa_pfn_t end, bool cma);
 
 /* "reporting.c": free page reporting */
 int reporting_init(struct pa_pool *pool, char *err, size_t errlen);

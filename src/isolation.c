@@ -110,6 +110,10 @@ bool isolation_range_free(struct pa_zone *z, pa_pfn_t start, pa_pfn_t end)
 {
 	struct pa_pool *pool = z->pool;
 	for (pa_pfn_t p = start; p < end;) {
+		if (page_state(pfn_page(pool, p)) == PS_HOLE) { /* no memory to empty */
+			p++;
+			continue;
+		}
 		pa_pfn_t head = memmap_block_head(pool, p);
 		if (head == PA_NIL || page_state(pfn_page(pool, head)) != PS_FREE ||
 		    pfn_page(pool, head)->mt != PA_MT_ISOLATE)

@@ -74,9 +74,12 @@ static int memmap_back_sections(struct pa_pool *pool, char *err, size_t errlen)
 		}
 		run = s + 1;
 	}
-	for (unsigned i = 0; i < c->nr_holes; i++) {
-		pa_pfn_t hs = c->holes[i].start >> c->page_shift;
-		pa_pfn_t he = div_up(c->holes[i].end, 1ull << c->page_shift);
+	/* Holes, and memory offline at boot: no frame the buddy may use (hotplug.c onlines the latter). */
+	for (unsigned i = 0; i < c->nr_holes + c->nr_offline; i++) {
+		const struct pa_range *r =
+		        i < c->nr_holes ? &c->holes[i] : &c->offline[i - c->nr_holes];
+		pa_pfn_t hs = r->start >> c->page_shift;
+		pa_pfn_t he = div_up(r->end, 1ull << c->page_shift);
 		for (pa_pfn_t pfn = hs; pfn < he && pfn < pool->nr_frames; pfn++)
 			if (memmap_section_present(pool, pfn))
 				set_page_state(pfn_page(pool, pfn), PS_HOLE);

@@ -66,9 +66,9 @@ void pcp_destroy_zone(struct pa_zone *z)
 }
 
 /* Linux's zone_batchsize(): about a quarter of a MiB, one less than a power of two. */
-static uint32_t zone_batchsize(const struct pa_zone *z)
+static uint32_t zone_batchsize(const struct pa_zone *z, uint64_t managed)
 {
-	uint64_t batch = z->managed_pages >> 10;
+	uint64_t batch = managed >> 10;
 	uint64_t cap = (1ull << 20) >> z->pool->cfg.page_shift;
 	if (batch > cap)
 		batch = cap;
@@ -93,11 +93,15 @@ static unsigned node_cpus(const struct pa_zone *z)
 void pcp_setup_sizes(struct pa_zone *z)
 {
 	struct pa_pool *pool = z->pool;
-	uint32_t batch = zone_batchsize(z), floor = batch << 2;
+	/* Deferred init and hotplug change these under the zone lock: read them under it. */
+	pa_lock(&z->lock, SITE_ADMIN);
+	uint64_t managed = z->managed_pages, low = z->wmark[PA_WMARK_LOW];
+	pa_unlock(&z->lock);
+	uint32_t batch = zone_batchsize(z, managed), floor = batch << 2;
 	unsigned cpus = node_cpus(z), fraction = atomic_load(&pool->pcp_high_fraction);
-	uint64_t hmin = z->wmark[PA_WMARK_LOW] / cpus, hmax = z->managed_pages / 8 / cpus;
+	uint64_t hmin = low / cpus, hmax = managed / 8 / cpus;
 	if (fraction)
-		hmin = hmax = z->managed_pages / fraction / cpus;
+		hmin = hmax = managed / fraction / cpus;
 	hmin = hmin < floor ? floor : hmin;
 	hmax = hmax < hmin ? hmin : hmax;
 	for (unsigned c = 0; c < pool->cfg.nr_cpus; c++) {

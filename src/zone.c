@@ -162,17 +162,10 @@ static void zone_free_run(struct pa_zone *z, pa_pfn_t lo, pa_pfn_t hi)
 	}
 }
 
-/* Does any hole overlap [lo, hi)? */
+/* Does any hole, or memory offline since boot, overlap [lo, hi)? */
 static bool range_has_hole(const struct pa_pool *pool, pa_pfn_t lo, pa_pfn_t hi)
 {
-	const struct pa_boot_config *c = &pool->cfg;
-	for (unsigned i = 0; i < c->nr_holes; i++) {
-		pa_pfn_t hs = c->holes[i].start >> c->page_shift;
-		pa_pfn_t he = (c->holes[i].end + (1ull << c->page_shift) - 1) >> c->page_shift;
-		if (hs < hi && lo < he)
-			return true;
-	}
-	return false;
+	return boot_range_hidden(&pool->cfg, lo, hi);
 }
 
 /* Is every frame of [lo, hi) present: whole present sections and no hole? */
@@ -502,9 +495,12 @@ static uint64_t int_sqrt(uint64_t x)
 static uint64_t default_min_free_kbytes(const struct pa_pool *pool)
 {
 	uint64_t lowmem = 0;
-	for (unsigned i = 0; i < pool->nr_zones; i++)
-		if (pool->zones[i].type != PA_ZONE_MOVABLE)
-			lowmem += pool->zones[i].managed_pages;
+	for (unsigned i = 0; i < pool->nr_zones; i++) {
+		struct pa_zone *z = &pool->zones[i];
+		pa_lock(&z->lock, SITE_ADMIN); /* hotplug may be changing it */
+		lowmem += z->type != PA_ZONE_MOVABLE ? z->managed_pages : 0;
+		pa_unlock(&z->lock);
+	}
 	uint64_t kb = int_sqrt((lowmem << pool->cfg.page_shift >> 10) * 16);
 	return kb < 128 ? 128 : kb > 262144 ? 262144 : kb;
 }

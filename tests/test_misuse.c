@@ -692,3 +692,70 @@ TEST(ctl_refuses_null_unknown_paths_and_bad_values)
 	CHECK(pa_ctl_read(f.pool, "max_order", one, 1) > 0 && one[0] == '\0');
 	fx_done(&f, 0, 0);
 }
+
+static int never_report(void *arg, const struct pa_reported_range *r, unsigned nr)
+{
+	(void)arg;
+	(void)r;
+	(void)nr;
+	return 0;
+}
+
+TEST(deferred_init_and_reporting_refuse_null_foreign_and_free_blocks)
+{
+	struct fx f, g;
+	fx_boot(&f, BOOT_LINE " page_reporting=manual");
+	fx_boot(&g, BOOT_LINE);
+	IGNORED(pa_deferred_init_wait(NULL));
+	const struct pa_page_reporting_ops ops = { never_report }, none = { NULL };
+	REFUSED(pa_page_reporting_register(NULL, &ops, NULL), -EINVAL);
+	REFUSED(pa_page_reporting_register(f.pool, NULL, NULL), -EINVAL);
+	REFUSED(pa_page_reporting_register(f.pool, &none, NULL), -EINVAL);
+	REFUSED(pa_page_reporting_run(NULL), -EINVAL);
+	REFUSED(pa_page_reporting_run(f.pool), -ENODEV);
+	IGNORED(pa_page_reporting_unregister(NULL));
+	IGNORED(pa_page_reporting_unregister(f.pool)); /* none registered */
+	REQUIRE(pa_page_reporting_register(f.pool, &ops, NULL) == 0);
+	REFUSED(pa_page_reporting_register(f.pool, &ops, NULL), -EBUSY);
+	struct pa_page *p = pa_alloc_pages(f.pool, PA_GFP_KERNEL, 1);
+	struct pa_page *q = pa_alloc_pages(g.pool, PA_GFP_KERNEL, 0);
+	REQUIRE(p && q);
+	REFUSED(pa_page_reported(NULL, p), -EINVAL);
+	REFUSED(pa_page_reported(f.pool, NULL), -EINVAL);
+	REFUSED(pa_page_reported(f.pool, q), -EINVAL); /* another pool's */
+	REFUSED(pa_page_reported(f.pool, misaligned(p)), -EINVAL);
+	REFUSED(pa_page_reported(f.pool, at(f.pool, p, 1)), -EINVAL); /* a tail */
+	REFUSED(pa_page_reported(f.pool, below_map(f.pool)), -EINVAL);
+	REFUSED(pa_page_reported(f.pool, past_map(f.pool, f.cfg.total_pages)), -EINVAL);
+	CHECK(pa_page_reported(f.pool, p) == 0);
+	pa_free_pages(f.pool, p, 1);
+	pa_free_pages(g.pool, q, 0);
+	REFUSED(pa_page_reported(f.pool, p), -EINVAL); /* free now */
+	pa_page_reporting_unregister(f.pool);
+	fx_done(&f, 0, 0);
+	fx_done(&g, 0, 0);
+}
+
+TEST(hotplug_refuses_null_partial_blocks_and_wrong_states)
+{
+	struct fx f;
+	fx_boot(&f, BOOT_LINE);
+	char buf[64] = "";
+	REQUIRE(pa_ctl_read(f.pool, "memory/block_size_bytes", buf, sizeof buf) > 0);
+	uint64_t n = strtoull(buf, NULL, 10) / f.cfg.page_size, hole = HOLE_BYTES / f.cfg.page_size;
+	REFUSED(pa_memory_offline(NULL, 0, n), -EINVAL);
+	REFUSED(pa_memory_online(NULL, 0, n), -EINVAL);
+	REFUSED(pa_memory_offline(f.pool, 0, 0), -EINVAL);
+	REFUSED(pa_memory_offline(f.pool, 1, n), -EINVAL);
+	REFUSED(pa_memory_offline(f.pool, 0, n - 1), -EINVAL);
+	REFUSED(pa_memory_offline(f.pool, f.cfg.total_pages, n), -EINVAL);
+	REFUSED(pa_memory_offline(f.pool, UINT64_MAX - n + 1, n), -EINVAL);
+	REFUSED(pa_memory_offline(f.pool, 0, UINT64_MAX), -EINVAL);
+	REFUSED(pa_memory_online(f.pool, 0, n), -EINVAL); /* online already */
+	REFUSED(pa_memory_online(f.pool, hole - hole % n, n), -EINVAL);
+	REFUSED(pa_ctl_write(f.pool, "memory/x/online", "1"), -EINVAL);
+	REFUSED(pa_ctl_write(f.pool, "memory/1/online", "on"), -EINVAL);
+	REFUSED(pa_ctl_write(f.pool, "memory/1000000/online", "0"), -EINVAL);
+	REFUSED(pa_ctl_write(f.pool, "memory/block_size_bytes", "1"), -EPERM);
+	fx_done(&f, 0, 0);
+}

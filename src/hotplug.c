@@ -1,0 +1,239 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Memory hotplug at memory-block granularity (memory_block_size=, a section
+ * by default), as Linux's offline_pages() and online_pages().
+ *
+ * Offlining checks first that every allocated frame of the range can move
+ * (else -EBUSY, nothing changed), isolates the range's pageblocks (the
+ * per-CPU lists are drained), moves the movable folios out as contiguous
+ * allocations do, checks that every frame is free and isolated, and takes
+ * the frames out of their zone: present and managed pages drop, the
+ * watermarks and per-CPU list sizes are recomputed, and the frames read as
+ * holes (pa_pfn_to_page() gives NULL, as pfn_to_online_page()). The
+ * pageblocks stay isolated while offline, so nothing is ever freed there.
+ *
+ * Onlining gives the frames back to the zone that spans them, as MOVABLE
+ * pageblocks, freed through the buddy so that they merge with free
+ * neighbours up to the max order, across section and block boundaries.
+ */
+#include "internal.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+
+static uint64_t block_frames(const struct pa_pool *pool)
+{
+	return 1ull << pool->cfg.block_shift;
+}
+
+int hotplug_init(struct pa_pool *pool, char *err, size_t errlen)
+{
+	const struct pa_boot_config *c = &pool->cfg;
+	pool->nr_blocks = (pool->nr_frames + block_frames(pool) - 1) >> c->block_shift;
+	pool->block_offline = calloc(pool->nr_blocks, 1);
+	if (!pool->block_offline) {
+		snprintf(err, errlen, "memory_block_size=%s: out of memory for %llu blocks",
+		         c->memory_block_arg, (unsigned long long)pool->nr_blocks);
+		return -ENOMEM;
+	}
+	uint64_t pb = 1ull << c->pageblock_order;
+	for (unsigned i = 0; i < c->nr_offline; i++) {
+		pa_pfn_t s = c->offline[i].start >> c->page_shift;
+		pa_pfn_t e = c->offline[i].end >> c->page_shift;
+		for (pa_pfn_t b = s >> c->block_shift; b < e >> c->block_shift; b++)
+			pool->block_offline[b] = 1;
+		for (pa_pfn_t p = s; p < e; p += pb) /* as after an offline: isolated */
+			pool->pb_bits[p >> c->pageblock_order] |= PB_ISOLATE;
+	}
+	return 0;
+}
+
+void hotplug_destroy(struct pa_pool *pool)
+{
+	free(pool->block_offline);
+	pool->block_offline = NULL;
+}
+
+/* Does [start, start + n) hold any memory (online or not)? */
+static bool range_has_memory(const struct pa_pool *pool, pa_pfn_t start, uint64_t n)
+{
+	for (pa_pfn_t p = start; p < start + n; p++)
+		if (memmap_section_present(pool, p) && !boot_pfn_in_hole(&pool->cfg, p))
+			return true;
+	return false;
+}
+
+/*
+ * The checks both directions share: a pool, whole memory blocks in one zone,
+ * with memory, every block in the state `offline` says. The zone, or NULL
+ * with *rc set. Hotplug lock held.
+ */
+static struct pa_zone *hotplug_range(struct pa_pool *pool, pa_pfn_t start, uint64_t n, bool offline,
+                                     int *rc)
+{
+	*rc = -EINVAL;
+	uint64_t bf = block_frames(pool);
+	if (!n || start % bf || n % bf || start >= pool->nr_frames || n > pool->nr_frames - start)
+		return NULL;
+	struct pa_zone *z = zone_of_pfn(pool, start);
+	if (!z || zone_of_pfn(pool, start + n - 1) != z || !range_has_memory(pool, start, n))
+		return NULL;
+	for (uint64_t b = start / bf; b < (start + n) / bf; b++)
+		if (pool->block_offline[b] != offline)
+			return NULL;
+	*rc = 0;
+	return z;
+}
+
+/* Every frame of [start, end) a hole or in a free isolated block inside the range. Zone lock held. */
+static bool range_free_inside(struct pa_zone *z, pa_pfn_t start, pa_pfn_t end)
+{
+	struct pa_pool *pool = z->pool;
+	for (pa_pfn_t p = start; p < end;) {
+		const struct pa_page *h = pfn_page(pool, p);
+		unsigned st = page_state(h);
+		if (st == PS_HOLE) {
+			p++;
+			continue;
+		}
+		if (st != PS_FREE || h->mt != PA_MT_ISOLATE || p + (1ull << h->order) > end)
+			return false;
+		p += 1ull << h->order;
+	}
+	return true;
+}
+
+/* Take the free blocks out of the zone; their frames read as holes. Zone lock held. */
+static void remove_frames(struct pa_zone *z, pa_pfn_t start, pa_pfn_t end)
+{
+	struct pa_pool *pool = z->pool;
+	for (pa_pfn_t p = start; p < end;) {
+		struct pa_page *h = pfn_page(pool, p);
+		if (page_state(h) == PS_HOLE) {
+			p++;
+			continue;
+		}
+		uint64_t n = 1ull << h->order;
+		buddy_list_del(z, p);
+		z->managed_pages -= n;
+		z->present_pages -= n;
+		for (pa_pfn_t q = p; q < p + n; q++)
+			set_page_state(pfn_page(pool, q), PS_HOLE);
+		p += n;
+	}
+}
+
+/* Frames changed: watermarks and list sizes follow, as Linux's zone_pcp_update(). */
+static void hotplug_resize(struct pa_pool *pool, struct pa_zone *z)
+{
+	pa_lock(&z->lock, SITE_ADMIN);
+	z->highatomic_max = z->managed_pages / 100 + (1ull << pool->cfg.pageblock_order);
+	pa_unlock(&z->lock);
+	zone_setup_watermarks(pool); /* not under ctl_lock: a ctl write may be what called us */
+}
+
+static void set_blocks(struct pa_pool *pool, pa_pfn_t start, uint64_t n, uint8_t offline)
+{
+	for (uint64_t b = start >> pool->cfg.block_shift; b < (start + n) >> pool->cfg.block_shift;
+	     b++)
+		pool->block_offline[b] = offline;
+}
+
+/* Empty the isolated range; a few tries, as Linux retries migration. Zone lock held on return if true. */
+static bool empty_range(struct pa_zone *z, pa_pfn_t start, pa_pfn_t end)
+{
+	for (int tries = 0; tries < 3; tries++) {
+		compaction_empty_range(z, start, end);
+		pa_drain_all(z->pool);
+		pa_lock(&z->lock, SITE_ADMIN);
+		if (range_free_inside(z, start, end))
+			return true;
+		pa_unlock(&z->lock);
+	}
+	return false;
+}
+
+int pa_memory_offline(struct pa_pool *pool, pa_pfn_t start_pfn, uint64_t nr_pages)
+{
+	if (!pool)
+		return -EINVAL;
+	int rc;
+	pthread_mutex_lock(&pool->hotplug_lock);
+	struct pa_zone *z = hotplug_range(pool, start_pfn, nr_pages, false, &rc);
+	pa_pfn_t end = start_pfn + nr_pages;
+	if (z) {
+		pa_lock(&z->lock, SITE_ADMIN);
+		zone_prepare_range(z, start_pfn, end);
+		bool movable = contig_range_movable(pool, start_pfn, end, false);
+		pa_unlock(&z->lock);
+		rc = movable ? isolation_start(z, start_pfn, end) : -EBUSY;
+	}
+	if (z && rc == 0) {
+		if (empty_range(z, start_pfn, end)) {
+			remove_frames(z, start_pfn, end);
+			pa_unlock(&z->lock);
+			set_blocks(pool, start_pfn, nr_pages, 1);
+			pool_stat_inc(pool, PA_PS_MEMORY_OFFLINE);
+			hotplug_resize(pool, z);
+		} else {
+			isolation_undo(z, start_pfn,
+			               end); /* an unmovable frame came in meanwhile */
+			rc = -EBUSY;
+		}
+	}
+	pthread_mutex_unlock(&pool->hotplug_lock);
+	return rc;
+}
+
+/* Give [start, end) back to the zone as maximal aligned blocks, each merged with its buddies. */
+static void add_frames(struct pa_zone *z, pa_pfn_t start, pa_pfn_t end)
+{
+	struct pa_pool *pool = z->pool;
+	unsigned pbo = pool->cfg.pageblock_order;
+	for (pa_pfn_t p = start; p < end; p += 1ull << pbo) {
+		pageblock_set_mt(pool, p, PA_MT_MOVABLE);
+		__atomic_fetch_and(&pool->pb_bits[p >> pbo], (uint8_t) ~(PB_ISOLATE | PB_SKIP),
+		                   __ATOMIC_RELAXED);
+	}
+	for (pa_pfn_t p = start; p < end;) {
+		if (boot_pfn_in_hole(&pool->cfg, p) || !memmap_section_present(pool, p)) {
+			p++;
+			continue;
+		}
+		pa_pfn_t run = p;
+		while (p < end && memmap_section_present(pool, p) &&
+		       !boot_pfn_in_hole(&pool->cfg, p))
+			set_page_state(pfn_page(pool, p++), PS_BODY);
+		for (pa_pfn_t q = run; q < p;) {
+			unsigned o = q ? (unsigned)__builtin_ctzll(q) : pool->cfg.max_order;
+			o = o > pool->cfg.max_order ? pool->cfg.max_order : o;
+			while (q + (1ull << o) > p)
+				o--;
+			z->managed_pages += 1ull << o;
+			z->present_pages += 1ull << o;
+			buddy_free_block(z, q, o, PA_MT_MOVABLE);
+			q += 1ull << o;
+		}
+	}
+}
+
+int pa_memory_online(struct pa_pool *pool, pa_pfn_t start_pfn, uint64_t nr_pages)
+{
+	if (!pool)
+		return -EINVAL;
+	int rc;
+	pthread_mutex_lock(&pool->hotplug_lock);
+	struct pa_zone *z = hotplug_range(pool, start_pfn, nr_pages, true, &rc);
+	if (z) {
+		pa_lock(&z->lock, SITE_ADMIN);
+		/* Deferred init first, while the range still reads as holes: it must not free it too. */
+		zone_prepare_range(z, start_pfn, start_pfn + nr_pages);
+		add_frames(z, start_pfn, start_pfn + nr_pages);
+		pa_unlock(&z->lock);
+		set_blocks(pool, start_pfn, nr_pages, 0);
+		pool_stat_inc(pool, PA_PS_MEMORY_ONLINE);
+		hotplug_resize(pool, z);
+	}
+	pthread_mutex_unlock(&pool->hotplug_lock);
+	return rc;
+}

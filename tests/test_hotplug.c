@@ -1,0 +1,255 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Memory hotplug: a block full of movable folios goes offline (the folios
+ * move out, bytes intact) and online again, after which a 4 GiB block forms
+ * across it; a frame that cannot move gives -EBUSY with everything as it
+ * was; ranges that are not whole blocks are refused; offline= on the boot
+ * line and the memory/<N>/online ctl paths; offlining while other threads
+ * allocate (run under TSan too).
+ */
+#include "owner.h"
+
+#include <errno.h>
+#include <time.h>
+
+static double now_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+static uint64_t ctl_u64(struct pa_pool *pool, const char *path)
+{
+	char buf[64] = "";
+	REQUIRE(pa_ctl_read(pool, path, buf, sizeof buf) >= 0);
+	return strtoull(buf, NULL, 10);
+}
+
+#define BIG "mem=8G max_order=20 backing=anon kcompactd=manual pcp_orders=none min_free_kbytes=0"
+
+TEST(hotplug_offline_full_block_then_online_merges_a_4g_block)
+{
+	struct pa_pool *pool = test_boot(BIG);
+	struct towner o;
+	to_init(&o, pool, 1 << 14);
+	struct pa_zone *z = zone_of_type(pool, PA_ZONE_NORMAL);
+	REQUIRE(z);
+	pa_pfn_t s = z->start_pfn, n = 1ull << pool->cfg.block_shift, e = s + n;
+	while (folios_in(&o, s, e) < n / 4 && to_alloc(&o, PA_GFP_COMP, 2) >= 0)
+		;
+	REQUIRE(folios_in(&o, s, e) == n / 4); /* the block is full of order-2 folios */
+	uint64_t present = z->present_pages, managed = z->managed_pages;
+	uint64_t migrated = vmstat(pool, "pgmigrate_success");
+	char path[64];
+	snprintf(path, sizeof path, "memory/%llu/online", (unsigned long long)(s / n));
+	CHECK_EQ_U64(ctl_u64(pool, path), 1);
+	double t0 = now_ms();
+	REQUIRE(pa_memory_offline(pool, s, n) == 0);
+	double ms = now_ms() - t0;
+	uint64_t moved = vmstat(pool, "pgmigrate_success") - migrated;
+	fprintf(stderr,
+	        "  offline of a %llu MiB block full of order-2 folios: %llu frames moved in "
+	        "%.1f ms\n",
+	        (unsigned long long)(n << pool->cfg.page_shift >> 20), (unsigned long long)moved,
+	        ms);
+	CHECK_EQ_U64(moved, n); /* pgmigrate_success counts frames */
+	CHECK_EQ_U64(z->present_pages, present - n);
+	CHECK_EQ_U64(z->managed_pages, managed - n);
+	CHECK_EQ_U64(ctl_u64(pool, path), 0);
+	CHECK(pa_pfn_to_page(pool, s) == NULL && pa_pfn_to_page(pool, e - 1) == NULL);
+	CHECK_EQ_U64(folios_in(&o, s, e), 0);
+	CHECK_EQ_U64(to_check_all(&o), n / 4); /* every folio's bytes intact where it went */
+	VALIDATE(pool);
+	CHECK_EQ_U64(pa_memory_offline(pool, s, n), -EINVAL); /* offline already */
+	REQUIRE(pa_ctl_write(pool, path, "1") == 0);
+	CHECK_EQ_U64(z->present_pages, present);
+	CHECK_EQ_U64(z->managed_pages, managed);
+	VALIDATE(pool);
+	to_free_all(&o);
+	pa_drain_all(pool);
+	CHECK_EQ_U64(z->nr_free[20], 1); /* 4 GiB across the block that went and came back */
+	CHECK_EQ_U64(vmstat(pool, "memory_offline"), 1);
+	CHECK_EQ_U64(vmstat(pool, "memory_online"), 1);
+	to_expect_clean(&o);
+	to_finish_as_fresh(&o, BIG);
+}
+
+/* An unmovable or a pinned frame: -EBUSY, and the pool is exactly as before. */
+TEST(hotplug_offline_of_a_fixed_frame_is_ebusy_and_changes_nothing)
+{
+	const char *line = "mem=1G kcompactd=manual pcp_orders=none min_free_kbytes=0";
+	struct pa_pool *pool = test_boot(line);
+	struct towner o;
+	to_init(&o, pool, 1 << 12);
+	uint64_t n = 1ull << pool->cfg.block_shift;
+	pa_pfn_t fixed = must_alloc(pool, PA_GFP_KERNEL, 0);
+	pa_pfn_t s = fixed & ~(n - 1);
+	for (int i = 0; i < 64; i++)
+		to_alloc(&o, 0, 0);
+	char *before = report(pool, PA_REPORT_ZONEINFO, 0);
+	struct pa_usage u0 = usage(pool);
+	CHECK_EQ_U64(pa_memory_offline(pool, s, n), -EBUSY);
+	char *after = report(pool, PA_REPORT_ZONEINFO, 0);
+	CHECK_MSG(strcmp(before, after) == 0, "zoneinfo changed:\n%s\n---\n%s", before, after);
+	struct pa_usage u1 = usage(pool);
+	CHECK_EQ_U64(u1.free, u0.free);
+	CHECK_EQ_U64(u1.allocated, u0.allocated);
+	VALIDATE(pool);
+	free_pfn(pool, fixed, 0);
+	/* A pinned folio is as fixed. */
+	long idx = to_alloc(&o, 0, 0);
+	REQUIRE(idx >= 0);
+	pa_pfn_t pin = to_pfn(&o, (size_t)idx);
+	REQUIRE(pa_pin(pool, pa_pfn_to_page(pool, pin)) == 0);
+	CHECK_EQ_U64(pa_memory_offline(pool, pin & ~(n - 1), n), -EBUSY);
+	VALIDATE(pool);
+	REQUIRE(pa_unpin(pool, pa_pfn_to_page(pool, pin)) == 0);
+	CHECK_EQ_U64(pa_memory_offline(pool, pin & ~(n - 1), n), 0); /* nothing was left isolated */
+	CHECK_EQ_U64(pa_memory_online(pool, pin & ~(n - 1), n), 0);
+	free(before);
+	free(after);
+	to_expect_clean(&o);
+	to_finish_as_fresh(&o, line);
+}
+
+TEST(hotplug_refuses_ranges_that_are_not_whole_online_blocks)
+{
+	struct pa_pool *pool = test_boot("mem=1G memory_block_size=256M memhole=768M-1G");
+	uint64_t n = 1ull << pool->cfg.block_shift;
+	CHECK_EQ_U64(n << 12, 256ull << 20);
+	CHECK_EQ_U64(pa_memory_offline(NULL, 0, n), -EINVAL);
+	CHECK_EQ_U64(pa_memory_offline(pool, n / 2, n), -EINVAL); /* a section, not a block */
+	CHECK_EQ_U64(pa_memory_offline(pool, n, n / 2), -EINVAL);
+	CHECK_EQ_U64(pa_memory_offline(pool, n, 0), -EINVAL);
+	CHECK_EQ_U64(pa_memory_offline(pool, 4 * n, n), -EINVAL); /* past the end */
+	CHECK_EQ_U64(pa_memory_offline(pool, 3 * n, n), -EINVAL); /* all hole */
+	CHECK_EQ_U64(pa_memory_online(pool, n, n), -EINVAL);      /* online already */
+	CHECK_EQ_U64(pa_memory_online(NULL, n, n), -EINVAL);
+	CHECK_EQ_U64(pa_memory_offline(pool, UINT64_MAX - n + 1, n), -EINVAL);
+	CHECK_EQ_U64(pa_memory_offline(pool, n, n), 0);
+	CHECK_EQ_U64(pa_memory_offline(pool, 0, 2 * n), -EINVAL); /* part of it offline */
+	CHECK_EQ_U64(pa_memory_online(pool, n, n), 0);
+	CHECK_EQ_U64(ctl_u64(pool, "memory/block_size_bytes"), 256ull << 20);
+	char buf[16];
+	CHECK_EQ_U64(pa_ctl_read(pool, "memory/4/online", buf, sizeof buf), -EINVAL);
+	CHECK_EQ_U64(pa_ctl_write(pool, "memory/1/online", "2"), -EINVAL);
+	VALIDATE(pool);
+	pa_shutdown(pool);
+	const char *bad[] = { "mem=1G offline=100M-228M", "mem=1G offline=512M-2G",
+		              "mem=1G memory_block_size=64M", "mem=1G memory_block_size=384M",
+		              "mem=1G memory_block_size=256M offline=128M-256M" };
+	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+		char err[256] = "";
+		struct pa_pool *q = NULL;
+		CHECK_EQ_U64(pa_boot(bad[i], NULL, &q, err, sizeof err), -EINVAL);
+		CHECK_MSG(strstr(err, "offline=") || strstr(err, "memory_block_size="), "%s: %s",
+		          bad[i], err);
+	}
+}
+
+/* offline= keeps memory present but out of the zone until it is onlined; deferred init or not. */
+TEST(hotplug_offline_at_boot_then_online_is_the_pool_without_it)
+{
+	for (int deferred = 0; deferred < 2; deferred++) {
+		char line[128];
+		snprintf(line, sizeof line, "mem=1G offline=512M-768M deferred_init=%d", deferred);
+		struct pa_pool *whole = test_boot("mem=1G"), *pool = NULL;
+		char err[256];
+		REQUIRE((pa_boot)(line, NULL, &pool, err, sizeof err) ==
+		        0); /* init may be running */
+		uint64_t n = 1ull << pool->cfg.block_shift, s = (512ull << 20) >> 12;
+		CHECK_EQ_U64(ctl_u64(pool, "memory/4/online"), 0);
+		CHECK_EQ_U64(ctl_u64(pool, "memory/5/online"), 0);
+		CHECK_EQ_U64(ctl_u64(pool, "memory/3/online"), 1);
+		CHECK(pa_pfn_to_page(pool, s) == NULL);
+		REQUIRE(pa_ctl_write(pool, "memory/5/online", "1") == 0);
+		REQUIRE(pa_memory_online(pool, s, n) == 0);
+		VALIDATE(pool);
+		pa_deferred_init_wait(pool);
+		VALIDATE(pool);
+		CHECK_EQ_U64(usage(pool).managed, usage(whole).managed);
+		CHECK_EQ_U64(usage(pool).free, usage(whole).free);
+		char *a = report(pool, PA_REPORT_BUDDYINFO, 0),
+		     *b = report(whole, PA_REPORT_BUDDYINFO, 0);
+		CHECK_MSG(strcmp(a, b) == 0, "%s\n---\n%s", a, b);
+		free(a);
+		free(b);
+		pa_shutdown(pool);
+		pa_shutdown(whole);
+	}
+}
+
+struct racer {
+	struct towner o;            /* each thread's own movable owner */
+	_Atomic int *offline_block; /* the block offline now, -1 if none */
+	unsigned id;
+	uint64_t ops, bad;
+};
+
+static void *racer_main(void *arg)
+{
+	struct racer *r = arg;
+	long held[64];
+	uint64_t rng = r->id + 7;
+	unsigned shift = r->o.pool->cfg.block_shift;
+	for (unsigned k = 0; k < 64; k++)
+		held[k] = -1;
+	for (uint64_t i = 0; i < r->ops; i++) {
+		unsigned k = (unsigned)(rng_next(&rng) % 64);
+		if (held[k] >= 0)
+			to_free(&r->o, (size_t)held[k]);
+		held[k] = to_alloc(&r->o, 0, (unsigned)(rng_next(&rng) % 4));
+		int off = atomic_load(r->offline_block);
+		if (held[k] >= 0 && off >= 0 &&
+		    (to_pfn(&r->o, (size_t)held[k]) >> shift) == (unsigned)off)
+			r->bad++; /* handed a frame of a block that is offline */
+	}
+	to_free_all(&r->o);
+	return NULL;
+}
+
+/* Blocks full of other threads' movable folios go offline and online as they allocate (TSan too). */
+TEST(hotplug_offline_while_other_threads_allocate)
+{
+	const char *line = "mem=256M kcompactd=manual";
+	struct pa_pool *pool = test_boot(line);
+	_Atomic int offline_block = -1;
+	pthread_t t[2];
+	struct racer r[2];
+	uint64_t ops = (uint64_t)(30000 * test_scale()) + 500;
+	for (unsigned k = 0; k < 2; k++) {
+		r[k] = (struct racer){ .offline_block = &offline_block, .id = k, .ops = ops };
+		to_init(&r[k].o, pool, ops + 64);
+		r[k].o.strict = false;
+		REQUIRE(pthread_create(&t[k], NULL, racer_main, &r[k]) == 0);
+	}
+	uint64_t n = 1ull << pool->cfg.block_shift, ok = 0, busy = 0;
+	for (unsigned i = 0; i < 12; i++) {
+		unsigned b = i % 2;
+		int rc = pa_memory_offline(pool, b * n, n);
+		CHECK(rc == 0 || rc == -EBUSY);
+		if (rc == 0) {
+			ok++;
+			atomic_store(&offline_block, (int)b);
+			nanosleep(&(struct timespec){ 0, 2000000 }, NULL);
+			atomic_store(&offline_block, -1);
+			CHECK_EQ_U64(pa_memory_online(pool, b * n, n), 0);
+		} else
+			busy++;
+		char err[256];
+		CHECK_MSG(pa_validate(pool, err, sizeof err) == 0, "pa_validate: %s", err);
+	}
+	for (unsigned k = 0; k < 2; k++) {
+		pthread_join(t[k], NULL);
+		CHECK_EQ_U64(r[k].bad, 0);
+		to_expect_clean(&r[k].o);
+	}
+	fprintf(stderr, "  %llu offlines succeeded, %llu were busy\n", (unsigned long long)ok,
+	        (unsigned long long)busy);
+	CHECK(ok > 0);
+	expect_as_fresh(pool, line);
+	pa_shutdown(pool);
+	for (unsigned k = 0; k < 2; k++)
+		to_destroy(&r[k].o);
+}
