@@ -109,6 +109,11 @@ struct pa_platform {
 	void (*release)(void *ctx, void *addr, size_t bytes);
 	/* A one-line report (a bad free, an allocation failure). Default: stderr. */
 	void (*report)(void *ctx, const char *line);
+	/*
+	 * The machine's memory in bytes: boot refuses (-ENOMEM) a pool whose
+	 * metadata could not fit in it. Default: the system's physical memory.
+	 */
+	uint64_t (*machine_bytes)(void *ctx);
 };
 
 /* --- Boot ------------------------------------------------------------- */
@@ -237,6 +242,13 @@ enum pa_migrate_result {
  * migrate; in a metadata-only pool migrate moves whatever the owner keeps.
  * The callbacks run in the compacting thread with no pool lock held; they may
  * call pa_page_to_pfn() and friends but must not allocate from the pool.
+ *
+ * Writing a movable folio: the copy is taken before migrate is called, so a
+ * write to the old folio while it is being moved is not in the new one (lost
+ * once migrate answers PA_MIGRATE_OK). Hold a pin across a write that may
+ * race a move: a pinned folio is never moved, and pa_pin() answers -EBUSY
+ * while a move is under way (retry it). An owner that cannot pin may instead
+ * answer PA_MIGRATE_AGAIN from migrate when it wrote the folio meanwhile.
  *
  * Freeing a folio that compaction is moving is safe: pa_free_pages() of the
  * old folio (or of the new one, once migrate has handed it over) marks it,

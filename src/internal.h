@@ -546,6 +546,11 @@ static inline unsigned platform_cpu(void)
 	return platform_cpu_cache.cpu;
 }
 unsigned platform_online_cpus(void);
+/* The machine's memory in bytes, from the platform hook. */
+static inline uint64_t platform_machine_bytes(const struct pa_pool *pool)
+{
+	return pool->plat.machine_bytes(pool->plat.ctx);
+}
 void platform_lock_init(struct pa_lock *lock, struct pa_pool *pool, const char *name);
 void platform_lock_destroy(struct pa_lock *lock);
 void platform_lock_slow(struct pa_lock *lock, enum pa_lock_site site);
@@ -592,6 +597,8 @@ void pa_assert_fail(const char *expr, const char *file, int line, const char *fu
 /* "memmap.c"                                                              */
 /* ---------------------------------------------------------------------- */
 
+/* The metadata bytes a pool of this configuration may grow to (boot refuses more than the machine has). */
+uint64_t memmap_metadata_bytes(const struct pa_boot_config *c);
 int memmap_init(struct pa_pool *pool, char *err, size_t errlen);
 void memmap_destroy(struct pa_pool *pool);
 bool memmap_frame_present(const struct pa_pool *pool, pa_pfn_t pfn); /* memory behind it */

@@ -164,9 +164,46 @@ static int memmap_map_backing(struct pa_pool *pool, char *err, size_t errlen)
 	return 0;
 }
 
+/*
+ * The metadata a pool of this configuration may grow to: a descriptor per
+ * frame of the span (written as frames are initialised and used), a byte per
+ * pageblock and per section, a byte per CMA frame. Boot itself touches far
+ * less; this is what using the whole pool makes resident.
+ */
+uint64_t memmap_metadata_bytes(const struct pa_boot_config *c)
+{
+	uint64_t frames = c->mem >> c->page_shift, cma = 0;
+	for (unsigned i = 0; i < c->nr_cma; i++)
+		cma += c->cma[i].size >> c->page_shift;
+	return frames * sizeof(struct pa_page) + div_up(frames, 1ull << c->pageblock_order) +
+	       div_up(frames, 1ull << c->section_shift) + cma;
+}
+
+/*
+ * Fail now rather than be killed later: a pool whose metadata would not fit
+ * in the machine's memory is refused before anything is reserved.
+ */
+static int memmap_check_fits(struct pa_pool *pool, char *err, size_t errlen)
+{
+	const struct pa_boot_config *c = &pool->cfg;
+	uint64_t need = memmap_metadata_bytes(c);
+	uint64_t have = platform_machine_bytes(pool);
+	if (need <= have)
+		return 0;
+	snprintf(err, errlen,
+	         "mem=%s: the frame metadata would need %llu MiB (%zu bytes per %llu-byte frame) "
+	         "and the machine has %llu MiB; use a smaller mem= or a larger page_shift=",
+	         c->mem_arg, (unsigned long long)div_up(need, 1ull << 20), sizeof(struct pa_page),
+	         1ull << c->page_shift, (unsigned long long)(have >> 20));
+	return -ENOMEM;
+}
+
 int memmap_init(struct pa_pool *pool, char *err, size_t errlen)
 {
 	const struct pa_boot_config *c = &pool->cfg;
+	int fits = memmap_check_fits(pool, err, errlen);
+	if (fits)
+		return fits;
 	pool->nr_frames = c->mem >> c->page_shift;
 	pool->nr_sections = div_up(pool->nr_frames, 1ull << c->section_shift);
 	pool->map_bytes = pool->nr_sections * (sizeof(struct pa_page) << c->section_shift);

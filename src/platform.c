@@ -68,6 +68,13 @@ static void default_release(void *ctx, void *addr, size_t bytes)
 	munmap(addr, bytes);
 }
 
+static uint64_t default_machine_bytes(void *ctx)
+{
+	(void)ctx;
+	long pages = sysconf(_SC_PHYS_PAGES), size = sysconf(_SC_PAGESIZE);
+	return pages > 0 && size > 0 ? (uint64_t)pages * (uint64_t)size : UINT64_MAX;
+}
+
 static void default_report(void *ctx, const char *line)
 {
 	(void)ctx;
@@ -87,6 +94,8 @@ void platform_fill_defaults(struct pa_platform *plat)
 	}
 	if (!plat->report)
 		plat->report = default_report;
+	if (!plat->machine_bytes)
+		plat->machine_bytes = default_machine_bytes;
 }
 
 unsigned platform_online_cpus(void)

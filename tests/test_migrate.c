@@ -683,6 +683,72 @@ TEST(migrate_pin_taken_during_move_leaves_owner_reference_valid)
 	to_destroy(&o);
 }
 
+/* --- The move contract: bytes are copied before the owner's callback ---------- */
+
+struct writer {
+	struct pa_pool *pool;
+	struct pa_page *moved_to;
+	uint8_t seen_in_new; /* the new folio's first byte when the callback ran */
+	int pin_rc;          /* pa_pin() of the old folio during its move */
+	unsigned calls;
+};
+
+/* Writes the old folio during its move, as an owner that holds no pin would. */
+static enum pa_migrate_result writer_migrate(void *ctx, uint64_t cookie, struct pa_page *old_folio,
+                                             struct pa_page *new_folio, unsigned order)
+{
+	(void)cookie;
+	(void)order;
+	struct writer *w = ctx;
+	uint8_t *old_bytes = pa_page_address(w->pool, old_folio);
+	w->seen_in_new = *(uint8_t *)pa_page_address(w->pool, new_folio);
+	w->pin_rc = pa_pin(w->pool, old_folio);
+	old_bytes[0] = 0xbb; /* too late: the bytes were copied before this call */
+	w->moved_to = new_folio;
+	w->calls++;
+	return PA_MIGRATE_OK;
+}
+
+/*
+ * As the header says: the library copies a folio's bytes before the migrate
+ * callback, so a write during the move (without a pin) is not in the new
+ * folio, and pa_pin() answers -EBUSY then; a pinned folio is not moved, so a
+ * write under a pin is safe.
+ */
+TEST(migrate_bytes_are_copied_before_the_callback_and_a_pin_keeps_writes_safe)
+{
+	struct pa_pool *pool = test_boot(QUIET "mem=64M backing=anon");
+	struct writer w = { .pool = pool };
+	struct pa_owner_ops ops = { .name = "writer", .ctx = &w, .migrate = writer_migrate };
+	int id = pa_owner_register(pool, &ops);
+	REQUIRE(id >= 1);
+	struct pa_page *f = pa_alloc_owned(pool, PA_GFP_MOVABLE, 0, id, 1);
+	REQUIRE(f);
+	pa_pfn_t pfn = pa_page_to_pfn(pool, f);
+	*(uint8_t *)pa_page_address(pool, f) = 0xaa;
+	/* Taking the folio's frame moves it. */
+	REQUIRE(pa_alloc_contig_range(pool, pfn, pfn + 1, PA_MT_MOVABLE, 0) == 0);
+	REQUIRE(w.calls == 1 && w.moved_to);
+	CHECK_EQ_U64(w.seen_in_new, 0xaa);
+	CHECK_EQ_U64(w.pin_rc, (uint64_t)-EBUSY);
+	CHECK_MSG(*(uint8_t *)pa_page_address(pool, w.moved_to) == 0xaa,
+	          "a write during the move reached the new folio: the contract says it is lost");
+	pa_free_contig_range(pool, pfn, 1);
+	/* Under a pin the folio stays put and the write stays. */
+	struct pa_page *g = w.moved_to;
+	pa_pfn_t gpfn = pa_page_to_pfn(pool, g);
+	REQUIRE(pa_pin(pool, g) == 0);
+	*(uint8_t *)pa_page_address(pool, g) = 0xcc;
+	CHECK_EQ_U64(pa_alloc_contig_range(pool, gpfn, gpfn + 1, PA_MT_MOVABLE, 0),
+	             (uint64_t)-EBUSY);
+	CHECK_EQ_U64(w.calls, 1);
+	CHECK_EQ_U64(*(uint8_t *)pa_page_address(pool, g), 0xcc);
+	REQUIRE(pa_unpin(pool, g) == 0);
+	pa_free_pages(pool, g, 0);
+	expect_all_free(pool);
+	pa_shutdown(pool);
+}
+
 TEST(migrate_double_free_during_move_is_a_bad_page)
 {
 	struct pa_pool *pool = test_boot(QUIET "mem=64M");
