@@ -28,6 +28,15 @@ static char *buddyinfo(struct pa_pool *pool)
 	return buf[which];
 }
 
+/* The end of a case: no bad page was reported, and the pool goes. */
+static void done(struct pa_pool *pool)
+{
+	uint64_t bad = 1;
+	pa_vmstat_read(pool, "bad_page", &bad);
+	CHECK_EQ_U64(bad, 0);
+	pa_shutdown(pool);
+}
+
 static enum pa_migrate_result never_moves(void *ctx, uint64_t cookie, struct pa_page *old_folio,
                                           struct pa_page *new_folio, unsigned order)
 {
@@ -58,10 +67,7 @@ TEST(split_makes_pieces_freed_one_by_one_and_merges_back)
 	}
 	CHECK_EQ_U64(free_pages(pool), free0);
 	CHECK(strcmp(before, buddyinfo(pool)) == 0);
-	uint64_t bad = 1;
-	pa_vmstat_read(pool, "bad_page", &bad);
-	CHECK_EQ_U64(bad, 0);
-	pa_shutdown(pool);
+	done(pool);
 }
 
 TEST(split_to_a_middle_order_keeps_owner_cookie_type_and_folio)
@@ -93,10 +99,7 @@ TEST(split_to_a_middle_order_keeps_owner_cookie_type_and_folio)
 	for (pa_pfn_t i = 4; i < 512; i += 4)
 		pa_free_pages(pool, pa_pfn_to_page(pool, pfn + i), 2);
 	VALIDATE(pool);
-	uint64_t bad = 1;
-	pa_vmstat_read(pool, "bad_page", &bad);
-	CHECK_EQ_U64(bad, 0);
-	pa_shutdown(pool);
+	done(pool);
 }
 
 /* Every refused split leaves the block as it was: same order, same cookie, freed whole. */
@@ -147,10 +150,7 @@ TEST(split_refuses_bad_arguments_and_changes_nothing)
 	CHECK_EQ_U64(free_pages(pool), free0);
 	pa_free_pages(pool, p, 4);
 	VALIDATE(pool);
-	uint64_t bad = 1;
-	pa_vmstat_read(pool, "bad_page", &bad);
-	CHECK_EQ_U64(bad, 0);
-	pa_shutdown(pool);
+	done(pool);
 }
 
 /* An owner that tries to split the folio it is asked to move. */
@@ -237,8 +237,5 @@ TEST(split_at_halves_as_the_buddy_allocator_does)
 	pa_free_pages(pool, pa_pfn_to_page(pool, qpfn + 1), 0);
 	pa_free_pages(pool, pa_pfn_to_page(pool, qpfn + 2), 1);
 	VALIDATE(pool);
-	uint64_t bad = 1;
-	pa_vmstat_read(pool, "bad_page", &bad);
-	CHECK_EQ_U64(bad, 0);
-	pa_shutdown(pool);
+	done(pool);
 }
