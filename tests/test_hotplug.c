@@ -68,7 +68,8 @@ TEST(hotplug_offline_full_block_then_online_merges_a_4g_block)
 	VALIDATE(pool);
 	to_free_all(&o);
 	pa_drain_all(pool);
-	CHECK_EQ_U64(zone_free_blocks(z, 20), 1); /* 4 GiB across the block that went and came back */
+	CHECK_EQ_U64(zone_free_blocks(z, 20),
+	             1); /* 4 GiB across the block that went and came back */
 	CHECK_EQ_U64(vmstat(pool, "memory_offline"), 1);
 	CHECK_EQ_U64(vmstat(pool, "memory_online"), 1);
 	to_expect_clean(&o);
