@@ -39,7 +39,8 @@ struct churn_thread {
 	struct churn_block *set;
 	uint64_t nr;        /* blocks in set */
 	uint64_t ops_limit; /* 0: run until the deadline */
-	uint64_t deadline_ns;
+	uint64_t start_ns, deadline_ns;
+	double progress_base, progress_span; /* thread 0: this run's share of the progress */
 	uint64_t ops, frees;
 	uint64_t *allocs, *fails; /* [order] */
 };
@@ -90,6 +91,17 @@ static void churn_step(struct churn_thread *t)
 	t->allocs[order]++;
 }
 
+/* Thread 0 tells the progress line how far the run is (by ops or by time). */
+static void churn_progress(const struct churn_thread *t, uint64_t now)
+{
+	if (t->progress_span <= 0)
+		return;
+	double done = t->ops_limit ?
+	                      (double)t->ops / (double)t->ops_limit :
+	                      (double)(now - t->start_ns) / (double)(t->deadline_ns - t->start_ns);
+	bench_progress(NULL, t->progress_base + t->progress_span * done);
+}
+
 static void *churn_worker(void *arg)
 {
 	struct churn_thread *t = arg;
@@ -100,7 +112,9 @@ static void *churn_worker(void *arg)
 		for (uint64_t i = 0; i < steps; i++)
 			churn_step(t);
 		t->ops += steps;
-		if (t->ops_limit ? t->ops >= t->ops_limit : bench_now_ns() >= t->deadline_ns)
+		uint64_t now = bench_now_ns();
+		churn_progress(t, now);
+		if (t->ops_limit ? t->ops >= t->ops_limit : now >= t->deadline_ns)
 			break;
 	}
 	return NULL;
@@ -181,7 +195,10 @@ static int churn_run(struct churn *c, unsigned run)
 		t->rng = bench_seed_state(c->seed, (uint64_t)run * c->nt + i);
 		t->ops = 0;
 		t->ops_limit = opt->ops ? (opt->ops + c->nt - 1) / c->nt : 0;
+		t->start_ns = start;
 		t->deadline_ns = start + (uint64_t)(seconds * 1e9);
+		t->progress_base = (double)run / c->runs;
+		t->progress_span = i == 0 ? 1.0 / c->runs : 0;
 	}
 	if (bench_parallel(c->nt, churn_worker, c->t, sizeof *c->t))
 		return -1;

@@ -141,6 +141,7 @@ void pa_shutdown(struct pa_pool *pool);
  * every frame of the pool into the buddy and the watermarks were set from
  * the full size. Returns at once with deferred_init=0 or when it is done.
  * Allocations need not wait: one that runs short initialises more itself.
+ * NULL: nothing happens.
  */
 void pa_deferred_init_wait(struct pa_pool *pool);
 
@@ -200,6 +201,17 @@ int pa_folio_order(const struct pa_pool *pool, const struct pa_page *page);
  * On failure nothing changes.
  */
 int pa_split_folio(struct pa_pool *pool, struct pa_page *folio, unsigned order, unsigned new_order);
+
+/*
+ * The non-uniform split of Linux 6.15's folio_split(): the block is halved
+ * down to new_order as the buddy allocator splits, so that the frame `page`
+ * ends in a block of new_order and the rest is left in blocks as large as
+ * alignment allows (one of each order from new_order to order - 1, plus the
+ * piece of new_order). Same carry-over and refusals as pa_split_folio(),
+ * and -EINVAL when page is not a frame of the block.
+ */
+int pa_split_folio_at(struct pa_pool *pool, struct pa_page *folio, unsigned order,
+                      unsigned new_order, struct pa_page *page);
 
 /*
  * Give the blocks that this CPU's (pa_drain_local) or every CPU's
@@ -343,14 +355,14 @@ struct pa_page_reporting_ops {
  */
 int pa_page_reporting_register(struct pa_pool *pool, const struct pa_page_reporting_ops *ops,
                                void *arg);
-/* Unregister; returns once no call to the device is running. */
+/* Unregister; returns once no call to the device is running. NULL pool or no device: nothing. */
 void pa_page_reporting_unregister(struct pa_pool *pool);
 /* One pass now; frames reported, or -EINVAL (NULL pool), -ENODEV (no device). */
 long pa_page_reporting_run(struct pa_pool *pool);
 /*
  * Was this allocated block handed out from memory reported to the device
  * (so a hypervisor must fault it back in)? 1 yes, 0 no, -EINVAL if page is
- * not the head of an allocated block of this pool.
+ * not the head of an allocated block of this pool (NULL included).
  */
 int pa_page_reported(struct pa_pool *pool, const struct pa_page *page);
 

@@ -335,6 +335,8 @@ static void spill_sort(struct pcp_block *b, unsigned n)
 static unsigned spill_merge(struct pa_pool *pool, struct pcp_block *b, unsigned n)
 {
 	unsigned top = 0, pb = pool->cfg.pageblock_order;
+	if (n < 2 || b[0].order >= pb)
+		return n; /* nothing to merge, or large blocks first: the buddy merges those */
 	spill_sort(b, n);
 	for (unsigned i = 0; i < n; i++) {
 		struct pcp_block c = b[i];

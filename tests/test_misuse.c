@@ -421,13 +421,66 @@ TEST(split_refuses_null_foreign_tails_free_blocks_wrong_orders_and_pins)
 	REFUSED(pa_split_folio(f.pool, p, 3, 3), -EINVAL);                /* not smaller */
 	REFUSED(pa_split_folio(f.pool, p, 3, UINT_MAX), -EINVAL);
 	REFUSED(pa_split_folio(f.pool, p, UINT_MAX, 0), -EINVAL);
+	REFUSED(pa_split_folio_at(NULL, p, 3, 0, p), -EINVAL);
+	REFUSED(pa_split_folio_at(f.pool, NULL, 3, 0, p), -EINVAL);
+	REFUSED(pa_split_folio_at(f.pool, p, 3, 0, NULL), -EINVAL);
+	REFUSED(pa_split_folio_at(f.pool, p, 3, 0, q), -EINVAL); /* a frame of another pool */
+	REFUSED(pa_split_folio_at(f.pool, p, 3, 0, misaligned(p)), -EINVAL);
+	REFUSED(pa_split_folio_at(f.pool, p, 3, 0, at(f.pool, p, 8)), -EINVAL); /* outside */
+	REFUSED(pa_split_folio_at(f.pool, at(f.pool, p, 1), 3, 0, p), -EINVAL);
+	REFUSED(pa_split_folio_at(f.pool, p, 2, 0, p), -EINVAL);
+	REFUSED(pa_split_folio_at(f.pool, p, 3, 3, p), -EINVAL);
 	REQUIRE(pa_pin(f.pool, p) == 0);
 	REFUSED(pa_split_folio(f.pool, p, 3, 0), -EBUSY);
+	REFUSED(pa_split_folio_at(f.pool, p, 3, 0, p), -EBUSY);
 	REQUIRE(pa_unpin(f.pool, p) == 0);
 	CHECK(pa_folio_order(f.pool, p) == 3); /* every refusal left it whole */
 	pa_free_pages(f.pool, p, 3);
 	fx_done(&f, 0, 0);
 	pa_free_pages(other.pool, q, 3);
+	fx_done(&other, 0, 0);
+}
+
+static int take_reports(void *arg, const struct pa_reported_range *ranges, unsigned nr)
+{
+	(void)arg, (void)ranges, (void)nr;
+	return 0;
+}
+
+TEST(reporting_and_deferred_init_refuse_null_foreign_and_free_blocks)
+{
+	struct fx f, other;
+	fx_boot(&f, BOOT_LINE " page_reporting=manual deferred_init=1");
+	fx_boot(&other, "mem=16M min_free_kbytes=0 page_reporting=manual");
+	struct pa_page_reporting_ops ops = { .report = take_reports }, no_report = { 0 };
+	IGNORED(pa_deferred_init_wait(NULL));
+	pa_deferred_init_wait(f.pool);
+	REFUSED(pa_page_reporting_run(NULL), -EINVAL);
+	REFUSED(pa_page_reporting_run(f.pool), -ENODEV);
+	IGNORED(pa_page_reporting_unregister(NULL));
+	IGNORED(pa_page_reporting_unregister(f.pool)); /* none registered */
+	REFUSED(pa_page_reporting_register(NULL, &ops, NULL), -EINVAL);
+	REFUSED(pa_page_reporting_register(f.pool, NULL, NULL), -EINVAL);
+	REFUSED(pa_page_reporting_register(f.pool, &no_report, NULL), -EINVAL);
+	REQUIRE(pa_page_reporting_register(f.pool, &ops, NULL) == 0);
+	REFUSED(pa_page_reporting_register(f.pool, &ops, NULL), -EBUSY);
+
+	struct pa_page *p = pa_alloc_pages(f.pool, PA_GFP_KERNEL, 1);
+	struct pa_page *q = pa_alloc_pages(other.pool, PA_GFP_KERNEL, 0);
+	REQUIRE(p && q);
+	REFUSED(pa_page_reported(NULL, p), -EINVAL);
+	REFUSED(pa_page_reported(f.pool, NULL), -EINVAL);
+	REFUSED(pa_page_reported(f.pool, q), -EINVAL);
+	REFUSED(pa_page_reported(f.pool, misaligned(p)), -EINVAL);
+	REFUSED(pa_page_reported(f.pool, below_map(f.pool)), -EINVAL);
+	REFUSED(pa_page_reported(f.pool, at(f.pool, p, 1)), -EINVAL); /* a tail */
+	REFUSED(pa_page_reported(f.pool, at(f.pool, p, 2)), -EINVAL); /* free */
+	CHECK(pa_page_reported(f.pool, p) == 0);
+	pa_free_pages(f.pool, p, 1);
+	pa_free_pages(other.pool, q, 0);
+	pa_page_reporting_unregister(f.pool);
+	CHECK(pa_version() != NULL && pa_version()[0] != '\0');
+	fx_done(&f, 0, 0);
 	fx_done(&other, 0, 0);
 }
 

@@ -442,8 +442,9 @@ def annotate_summary(path, pairs, top=12):
                           stderr=subprocess.DEVNULL, text=True).stdout
     os.unlink(path)
     rows = []
-    for line in text.split("file:function", 1)[-1].splitlines():
-        m = re.match(r"\s*([\d,]+)\s+\(\s*[\d.]+%\)\s+(\S+)", line)
+    table = text.split("file:function", 1)[-1].split("\n\n", 1)[0]  # up to the source listings
+    for line in table.splitlines():
+        m = re.match(r"\s*([\d,]+)\s+\(\s*[\d.]+%\)\s+(\S+:\S+)", line)
         if m and len(rows) < top:
             ir = int(m.group(1).replace(",", ""))
             if ir >= pairs:  # at least one per pair: boot and shutdown stay out

@@ -26,11 +26,18 @@ static const char *const mt_short[RP_NR_MT] = { "Unmovable",  "Movable", "Reclai
 /* Figures of a state                                                      */
 /* ---------------------------------------------------------------------- */
 
+/* Orders of a state (or the larger of two), never past the arrays. */
+static unsigned orders_of(const struct rp_state *a, const struct rp_state *b)
+{
+	unsigned n = b && b->nr_orders > a->nr_orders ? b->nr_orders : a->nr_orders;
+	return n < RP_MAX_ORDERS ? n : RP_MAX_ORDERS;
+}
+
 uint64_t rp_state_free(const struct rp_state *st)
 {
 	uint64_t n = 0;
 	for (unsigned z = 0; z < st->nr_zones; z++)
-		for (unsigned o = 0; o < st->nr_orders; o++)
+		for (unsigned o = 0; o < orders_of(st, NULL); o++)
 			n += st->zone[z].free[o] << o;
 	return n;
 }
@@ -41,7 +48,7 @@ static void suitable(const struct rp_state *st, unsigned order, uint64_t *pages,
 {
 	*pages = *blocks = *suitable_blocks = 0;
 	for (unsigned z = 0; z < st->nr_zones; z++)
-		for (unsigned o = 0; o < st->nr_orders; o++) {
+		for (unsigned o = 0; o < orders_of(st, NULL); o++) {
 			*blocks += st->zone[z].free[o];
 			if (o >= order) {
 				*pages += st->zone[z].free[o] << o;
@@ -72,7 +79,7 @@ double rp_state_extfrag(const struct rp_state *st, unsigned order)
 double rp_state_tvd(const struct rp_state *a, const struct rp_state *b)
 {
 	uint64_t fa = rp_state_free(a), fb = rp_state_free(b);
-	unsigned orders = a->nr_orders > b->nr_orders ? a->nr_orders : b->nr_orders;
+	unsigned orders = orders_of(a, b);
 	double d = 0;
 	for (unsigned o = 0; o < orders; o++) {
 		uint64_t pa = 0, pb = 0;
@@ -132,7 +139,7 @@ static void row_d(FILE *f, const char *what, double k, double p)
 
 static void print_zone_rows(FILE *f, const struct rp_state *k, const struct rp_state *p)
 {
-	unsigned orders = k->nr_orders > p->nr_orders ? k->nr_orders : p->nr_orders;
+	unsigned orders = orders_of(k, p);
 	for (unsigned z = 0; z < p->nr_zones; z++) {
 		uint64_t kf[RP_MAX_ORDERS];
 		fold_kernel(k, &p->zone[z], kf, orders);
@@ -227,7 +234,7 @@ void rp_print_table(FILE *f, const struct rp_machine *m, const struct rp_result 
 
 static void json_side(FILE *f, const struct rp_state *st, const struct rp_state *zones, bool kernel)
 {
-	unsigned orders = st->nr_orders;
+	unsigned orders = orders_of(st, NULL);
 	fprintf(f,
 	        "{\"free\": %llu, \"pcp\": %llu, \"unusable\": {\"3\": %.4f, \"9\": %.4f}, "
 	        "\"extfrag\": {\"3\": %.4f, \"9\": %.4f}, \"pageblocks\": {",
@@ -331,7 +338,7 @@ int rp_write_series(const char *path, const struct rp_result *r)
 		        "\"unusable9\": %.4f, \"free_blocks\": [",
 		        i ? "," : "", s->t, s->event, (unsigned long long)s->free,
 		        (unsigned long long)s->pcp, s->unusable9);
-		for (unsigned o = 0; o < r->nr_orders; o++)
+		for (unsigned o = 0; o < r->nr_orders && o < RP_MAX_ORDERS; o++)
 			fprintf(f, "%s%llu", o ? ", " : "", (unsigned long long)s->free_blocks[o]);
 		fprintf(f, "], \"pageblocks\": {");
 		for (unsigned mt = 0; mt < RP_NR_MT; mt++)

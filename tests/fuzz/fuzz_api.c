@@ -484,42 +484,89 @@ static void op_contig_pages(struct input *in)
 	check_all_tags("contiguous pages");
 }
 
-/* Give back all of a range, or a part at either end or in the middle. */
+/* Take [lo, hi) out of the held ranges of a kind (and CMA area): what a release gave back. */
+static void release_frames(enum held_kind kind, unsigned area, pa_pfn_t lo, pa_pfn_t hi)
+{
+	for (unsigned i = m.nr_held; i-- > 0;) {
+		struct held whole = m.held[i];
+		pa_pfn_t end = whole.pfn + whole.nr;
+		if (whole.kind != kind || whole.area != area || hi <= whole.pfn || lo >= end)
+			continue;
+		unhold(&m.held[i]); /* the last one moves here: it was looked at already */
+		if (whole.pfn < lo)
+			hold(kind, whole.page, lo - whole.pfn)->area = area;
+		if (hi < end)
+			hold(kind, pa_pfn_to_page(m.pool, hi), end - hi)->area = area;
+	}
+}
+
+/* Is every frame of [lo, hi) in a held range of this kind? Which one, if a single one. */
+static bool held_as(enum held_kind kind, pa_pfn_t lo, pa_pfn_t hi, struct held **single)
+{
+	*single = find_pfn(lo);
+	for (pa_pfn_t p = lo; p < hi; p++) {
+		struct held *h = find_pfn(p);
+		if (!h || h->kind != kind)
+			return false;
+		if (h != *single)
+			*single = NULL;
+	}
+	return true;
+}
+
+/*
+ * pa_free_contig_range() of all or part of a held range, or of anything
+ * else (free frames, blocks of pa_alloc_pages(), CMA ranges, past the pool,
+ * a count that wraps): that must be one bad free and change nothing.
+ */
 static void op_free_contig(struct input *in)
 {
+	uint8_t how = in_u8(in) % 4;
 	struct held *h = pick(in, H_CONTIG);
 	uint64_t a = in_u16(in), b = in_u16(in);
-	if (!h || m.nr_held == MAX_HELD)
+	pa_pfn_t lo = in_pfn(in);
+	uint64_t nr = b % 1100;
+	if (m.nr_held + 2 > MAX_HELD)
 		return;
-	uint64_t lo = a % (h->nr + 1), hi = b % (h->nr + 1);
-	if (lo > hi) {
-		uint64_t t = lo;
-		lo = hi;
-		hi = t;
+	if (how < 2 && h) { /* all of a held range, or a part of it */
+		uint64_t x = a % (h->nr + 1), y = b % (h->nr + 1);
+		lo = h->pfn + (how == 0 ? 0 : x < y ? x : y);
+		nr = how == 0 ? h->nr : (x < y ? y - x : x - y);
+	} else if (how == 3) {
+		nr = UINT64_MAX - (a % 4); /* wraps past the end of the pfn space */
 	}
-	if (in_u8(in) % 2)
-		lo = 0, hi = h->nr;
-	pa_free_contig_range(m.pool, h->pfn + lo, hi - lo);
-	struct held whole = *h;
-	unhold(h);
-	if (lo > 0)
-		hold(H_CONTIG, whole.page, lo);
-	if (hi < whole.nr)
-		hold(H_CONTIG, pa_pfn_to_page(m.pool, whole.pfn + hi), whole.nr - hi);
+	struct held *single = NULL;
+	bool fits = nr <= m.cfg.total_pages && lo + nr <= m.cfg.total_pages;
+	bool valid = fits && held_as(H_CONTIG, lo, lo + nr, &single);
+	uint64_t before = bad_pages();
+	pa_free_contig_range(m.pool, lo, nr);
+	bool refused = bad_pages() != before;
+	FUZZ_EXPECT(bad_pages() <= before + 1, "free_contig_range: more than one bad free counted");
+	if (nr == 0 || (valid && single))
+		FUZZ_EXPECT(!refused, "free_contig_range(%llu, %llu) of a held range refused",
+		            (unsigned long long)lo, (unsigned long long)nr);
+	if (!valid)
+		FUZZ_EXPECT(refused,
+		            "free_contig_range(%llu, %llu) of frames not held as a range "
+		            "was not refused",
+		            (unsigned long long)lo, (unsigned long long)nr);
+	if (!refused && nr)
+		release_frames(H_CONTIG, 0, lo, lo + nr);
 }
 
 static void op_cma_alloc(struct input *in)
 {
 	unsigned nr_cma = pa_cma_count(m.pool);
 	unsigned area = in_u8(in) % (nr_cma + 1);
-	uint64_t count = in_u16(in) % 1024;
+	uint16_t c = in_u16(in);
+	uint64_t count = c >= 0xfff0 ? UINT64_MAX - (c & 15) : c % 1024; /* now and then a wrap */
 	unsigned align = in_u8(in) % (m.cfg.max_order + 2);
 	if (m.nr_held == MAX_HELD)
 		return;
 	m.in_call = true;
 	struct pa_page *p = pa_cma_alloc(m.pool, area, count, align);
 	m.in_call = false;
-	if (area >= nr_cma || !count || align > m.cfg.max_order)
+	if (area >= nr_cma || !count || align > m.cfg.max_order || count > m.cfg.total_pages)
 		FUZZ_EXPECT(!p, "cma alloc (area %u, count %llu, align %u) not refused", area,
 		            (unsigned long long)count, align);
 	if (!p)
@@ -535,37 +582,64 @@ static void op_cma_alloc(struct input *in)
 	check_all_tags("cma");
 }
 
+/*
+ * pa_cma_release() of all or any part of a held CMA range, or wrongly: the
+ * wrong area, a count of 0, one frame too many, a count that wraps, frames
+ * not taken; and the CMA blocks given to pa_free_pages() or
+ * pa_free_contig_range(), which must be bad frees.
+ */
 static void op_cma_release(struct input *in)
 {
 	struct held *h = pick(in, H_CMA);
-	uint8_t how = in_u8(in) % 4;
-	uint64_t k = in_u16(in);
-	if (!h || m.nr_held == MAX_HELD)
+	uint8_t how = in_u8(in) % 8;
+	uint64_t a = in_u16(in), b = in_u16(in);
+	if (!h || m.nr_held + 2 > MAX_HELD)
 		return;
-	if (how == 0) { /* the wrong area: refused */
-		int rc = pa_cma_release(m.pool, h->area + 1, h->page, h->nr);
-		FUZZ_EXPECT(rc == -EINVAL, "cma release in the wrong area: %d", rc);
-		return;
-	}
-	if (how == 1) { /* one frame past the range, unless someone holds it */
-		struct held *next = find_pfn(h->pfn + h->nr);
+	struct held *next = find_pfn(h->pfn + h->nr);
+	uint64_t before = bad_pages();
+	int rc, want = -EINVAL;
+	switch (how) {
+	case 0:
+		rc = pa_cma_release(m.pool, h->area + 1 + (unsigned)(a % 2) * 1000, h->page, h->nr);
+		break;
+	case 1:
+		rc = pa_cma_release(m.pool, h->area, h->page, 0);
+		break;
+	case 2:
 		if (next)
 			return;
-		int rc = pa_cma_release(m.pool, h->area, h->page, h->nr + 1);
-		FUZZ_EXPECT(rc == -EINVAL, "cma release of one frame too many: %d", rc);
+		rc = pa_cma_release(m.pool, h->area, h->page, h->nr + 1);
+		break;
+	case 3:
+		/* pfn + count wraps to a few frames (or, at pfn 0, the count is past any area) */
+		rc = pa_cma_release(m.pool, h->area, h->page,
+		                    h->pfn > 3 ? 0 - h->pfn + 1 + a % 3 : UINT64_MAX - a % 4);
+		break;
+	case 4: /* the head block to pa_free_pages() with its own order */
+		pa_free_pages(m.pool, h->page, (unsigned)pa_folio_order(m.pool, h->page));
+		FUZZ_EXPECT(bad_pages() == before + 1,
+		            "pa_free_pages() of a CMA block not refused");
+		return;
+	case 5:
+		pa_free_contig_range(m.pool, h->pfn, h->nr);
+		FUZZ_EXPECT(bad_pages() == before + 1,
+		            "pa_free_contig_range() of a CMA range not refused");
+		return;
+	default: { /* all, or any part */
+		uint64_t x = a % h->nr, n = how == 6 ? h->nr - x : 1 + b % (h->nr - x);
+		if (how == 6 && b % 2)
+			x = 0, n = h->nr;
+		pa_pfn_t lo = h->pfn + x;
+		unsigned area = h->area;
+		rc = pa_cma_release(m.pool, area, pa_pfn_to_page(m.pool, lo), n);
+		FUZZ_EXPECT(rc == 0, "cma release of %llu frames at +%llu of %llu: %d",
+		            (unsigned long long)n, (unsigned long long)x, (unsigned long long)h->nr,
+		            rc);
+		release_frames(H_CMA, area, lo, lo + n);
 		return;
 	}
-	uint64_t n = how == 2 ? h->nr : 1 + k % h->nr; /* all, or a head part */
-	int rc = pa_cma_release(m.pool, h->area, h->page, n);
-	FUZZ_EXPECT(rc == 0, "cma release of %llu of %llu frames: %d", (unsigned long long)n,
-	            (unsigned long long)h->nr, rc);
-	struct held whole = *h;
-	unhold(h);
-	if (n < whole.nr) {
-		struct held *rest =
-		        hold(H_CMA, pa_pfn_to_page(m.pool, whole.pfn + n), whole.nr - n);
-		rest->area = whole.area;
 	}
+	FUZZ_EXPECT(rc == want, "wrong cma release (kind %u): %d", how, rc);
 }
 
 static void op_ctl(struct input *in)
