@@ -681,7 +681,8 @@ TEST(ctl_refuses_null_unknown_paths_and_bad_values)
 		REFUSED(pa_ctl_read(f.pool, unknown[i], buf, sizeof buf), -ENOENT);
 		REFUSED(pa_ctl_write(f.pool, unknown[i], "1"), -ENOENT);
 	}
-	REFUSED(pa_ctl_write(f.pool, "max_order", "10"), -EPERM);
+	REFUSED(pa_ctl_write(f.pool, "pageblock_order", "10"), -EPERM);
+	REFUSED(pa_ctl_write(f.pool, "max_order", "11"), -EINVAL); /* above the booted one */
 	REFUSED(pa_ctl_write(f.pool, "buddyinfo", "1"), -EPERM);
 	REFUSED(pa_ctl_write(f.pool, "help", "1"), -EPERM);
 	REFUSED(pa_ctl_read(f.pool, "pcp/drain", buf, sizeof buf), -EPERM);
