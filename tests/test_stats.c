@@ -778,7 +778,8 @@ TEST(stats_ctl_read_only_knobs_and_reports)
 	CHECK_EQ_U64(ctl_u64(pool, "max_order"), 8);
 	CHECK_EQ_U64(ctl_u64(pool, "pageblock_order"), 8);
 	CHECK_EQ_U64(ctl_u64(pool, "page_size"), 4096);
-	CHECK_EQ_U64(pa_ctl_write(pool, "max_order", "9"), -EPERM);
+	CHECK_EQ_U64(pa_ctl_write(pool, "pageblock_order", "9"), -EPERM);
+	CHECK_EQ_U64(pa_ctl_write(pool, "max_order", "9"), -EINVAL); /* above the booted one */
 	CHECK_EQ_U64(ctl_u64(pool, "max_order"), 8);
 	/* A report path reads the same text as pa_report, with the full length returned. */
 	char *want = report_alloc(pool, PA_REPORT_BUDDYINFO, 0);
