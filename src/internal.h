@@ -598,7 +598,7 @@ void pa_assert_fail(const char *expr, const char *file, int line, const char *fu
 /* "memmap.c"                                                              */
 /* ---------------------------------------------------------------------- */
 
-/* The metadata bytes a pool of this configuration may grow to (boot refuses more than the machine has). */
+/* The metadata bytes boot and deferred init make resident (boot refuses more than the machine has). */
 uint64_t memmap_metadata_bytes(const struct pa_boot_config *c);
 int memmap_init(struct pa_pool *pool, char *err, size_t errlen);
 void memmap_destroy(struct pa_pool *pool);
