@@ -203,6 +203,17 @@ int pa_folio_order(const struct pa_pool *pool, const struct pa_page *page);
 int pa_split_folio(struct pa_pool *pool, struct pa_page *folio, unsigned order, unsigned new_order);
 
 /*
+ * The non-uniform split of Linux 6.15's folio_split(): the block is halved
+ * down to new_order as the buddy allocator splits, so that the frame `page`
+ * ends in a block of new_order and the rest is left in blocks as large as
+ * alignment allows (one of each order from new_order to order - 1, plus the
+ * piece of new_order). Same carry-over and refusals as pa_split_folio(),
+ * and -EINVAL when page is not a frame of the block.
+ */
+int pa_split_folio_at(struct pa_pool *pool, struct pa_page *folio, unsigned order,
+                      unsigned new_order, struct pa_page *page);
+
+/*
  * Give the blocks that this CPU's (pa_drain_local) or every CPU's
  * (pa_drain_all) per-CPU lists hold back to the buddy. NULL: nothing happens.
  */

@@ -737,6 +737,7 @@ int pa_boot(const char *cmdline, const struct pa_platform *platform, struct pa_p
 	pool->cpu_default = !pool->plat.cpu_id;
 	platform_fill_defaults(&pool->plat);
 	int rc = boot_parse(cmdline, platform_online_cpus(), &pool->cfg, err, errlen);
+	pool->max_order_boot = pool->cfg.max_order;
 	if (rc == 0)
 		rc = memmap_init(pool, err, errlen);
 	if (rc == 0)

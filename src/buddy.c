@@ -105,6 +105,18 @@ void buddy_relink_max(struct pa_zone *z, unsigned mt, const uint32_t *pfns, uint
 	z->max_tail[mt] = n ? pfns[n - 1] : PA_NIL;
 }
 
+void buddy_reset_max_tails(struct pa_zone *z)
+{
+	unsigned mo = z->pool->cfg.max_order;
+	for (unsigned mt = 0; mt < PA_MT_COUNT; mt++) {
+		uint32_t tail = PA_NIL;
+		for (uint32_t p = *list_head(z, mo, mt); p != PA_NIL;
+		     p = pfn_page(z->pool, p)->lru.next)
+			tail = p;
+		z->max_tail[mt] = tail;
+	}
+}
+
 /* The max-order tail left the list: prev is the tail now, or the list is empty. */
 static inline void list_unlink_max_tail(struct pa_zone *z, const struct lists *l, uint32_t prev,
                                         unsigned mt)
@@ -173,6 +185,13 @@ static inline bool mt_mergeable(unsigned mt)
 void buddy_free_block(struct pa_zone *z, pa_pfn_t pfn, unsigned order, unsigned mt)
 {
 	struct pa_pool *pool = z->pool;
+	if (unlikely(order > pool->cfg.max_order)) {
+		/* Allocated before max_order was lowered (ctl max_order): freed as max-order pieces. */
+		unsigned m = pool->cfg.max_order;
+		for (uint64_t i = 0; i < 1ull << (order - m); i++)
+			buddy_free_block(z, pfn + (i << m), m, mt);
+		return;
+	}
 	struct lists l = lists_of(z);
 	zone_free_add(z, 1ull << order);
 	unsigned max_order = pool->cfg.max_order, pb_order = pool->cfg.pageblock_order;

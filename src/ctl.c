@@ -95,6 +95,12 @@ static uint64_t get_max_order(const struct ctl_call *c)
 	return c->pool->cfg.max_order;
 }
 
+/* Free blocks above a lowered order are split, those of the old order merge when raised. */
+static int set_max_order(const struct ctl_call *c, uint64_t v)
+{
+	return max_order_set(c->pool, (unsigned)v);
+}
+
 static uint64_t get_pageblock_order(const struct ctl_call *c)
 {
 	return c->pool->cfg.pageblock_order;
@@ -137,9 +143,10 @@ static int set_min_free_kbytes(const struct ctl_call *c, uint64_t v)
 /* ---------------------------------------------------------------------- */
 
 /* "pcp/orders/<N>/enabled": any order the buddy has may go on the lists. */
+/* Orders up to the booted max_order have a path; one above the current max_order stays off. */
 static uint64_t pcp_order_max(const struct ctl_call *c)
 {
-	return c->pool->cfg.max_order;
+	return c->pool->max_order_boot;
 }
 
 static uint64_t get_pcp_order(const struct ctl_call *c)
@@ -150,6 +157,8 @@ static uint64_t get_pcp_order(const struct ctl_call *c)
 /* Switching off drains the order from every CPU (pcp_set_order), so nothing stays behind. */
 static int set_pcp_order(const struct ctl_call *c, uint64_t v)
 {
+	if (v && c->index > c->pool->cfg.max_order)
+		return -EINVAL;
 	pcp_set_order(c->pool, (unsigned)c->index, v != 0);
 	return 0;
 }
@@ -340,7 +349,9 @@ static const struct ctl_entry ctl_table[] = {
 	  .min = 0,
 	  .max = 1 },
 	CTL_NUM_RO("memory/block_size_bytes", get_block_size, "bytes per memory block"),
-	CTL_NUM_RO("max_order", get_max_order, "largest buddy order, inclusive"),
+	CTL_NUM_RW("max_order", get_max_order, set_max_order, 0, PA_MAX_ORDER_LIMIT,
+	           "largest buddy order, inclusive; writable from the pageblock order up to the "
+	           "booted max_order"),
 	CTL_NUM_RO("pageblock_order", get_pageblock_order, "order of a pageblock"),
 	CTL_NUM_RO("page_size", get_page_size, "bytes per frame"),
 	CTL_REPORT("info", PA_REPORT_INFO, "the derived configuration"),

@@ -108,6 +108,17 @@ int deferred_init_start(struct pa_pool *pool, char *err, size_t errlen)
 	return 0;
 }
 
+bool deferred_init_done(struct pa_pool *pool)
+{
+	struct pa_deferred *d = pool->deferred;
+	if (!d)
+		return true;
+	pthread_mutex_lock(&d->lock);
+	bool done = d->done;
+	pthread_mutex_unlock(&d->lock);
+	return done;
+}
+
 void pa_deferred_init_wait(struct pa_pool *pool)
 {
 	if (!pool || !pool->deferred)

@@ -500,6 +500,7 @@ struct pa_pool {
 	struct pa_kcompactd *kcompactd; /* [node] */
 
 	struct pa_deferred *deferred; /* background init ("deferred.c"); NULL when done at boot */
+	unsigned max_order_boot;      /* max_order as booted: what arrays by order are sized for */
 	/* Memory hotplug ("hotplug.c"): a state per memory block. */
 	uint8_t *block_offline; /* [block]: 1 while offline */
 	uint64_t nr_blocks;
@@ -597,7 +598,7 @@ void pa_assert_fail(const char *expr, const char *file, int line, const char *fu
 /* "memmap.c"                                                              */
 /* ---------------------------------------------------------------------- */
 
-/* The metadata bytes a pool of this configuration may grow to (boot refuses more than the machine has). */
+/* The metadata bytes boot and deferred init make resident (boot refuses more than the machine has). */
 uint64_t memmap_metadata_bytes(const struct pa_boot_config *c);
 int memmap_init(struct pa_pool *pool, char *err, size_t errlen);
 void memmap_destroy(struct pa_pool *pool);
@@ -672,6 +673,11 @@ void zone_prepare_range(struct pa_zone *zone, pa_pfn_t start, pa_pfn_t end);
 pa_pfn_t zone_untouched_pop(struct pa_zone *zone);
 /* Default min_free_kbytes and watermarks again, once deferred init has grown managed pages. */
 void zone_init_done(struct pa_pool *pool);
+
+/* "max_order.c": max_order changed at run time (ctl max_order), up to max_order_boot */
+int max_order_set(struct pa_pool *pool, unsigned max_order);
+/* Has deferred init finished (or never run)? */
+bool deferred_init_done(struct pa_pool *pool);
 
 /* "hotplug.c": memory blocks offline and online */
 int hotplug_init(struct pa_pool *pool, char *err, size_t errlen);
@@ -777,6 +783,8 @@ void buddy_take_block(struct pa_zone *zone, pa_pfn_t pfn, unsigned low, unsigned
  * (max order, MOVABLE) list takes its next block from an untouched chunk.
  */
 pa_pfn_t buddy_list_first(struct pa_zone *zone, unsigned order, unsigned mt);
+/* The tail of each max-order list found again, after max_order changed. Zone lock held. */
+void buddy_reset_max_tails(struct pa_zone *zone);
 /* The list as it is, for readers that must not change it. */
 pa_pfn_t buddy_list_peek(const struct pa_zone *zone, unsigned order, unsigned mt);
 /* Count an untouched chunk as free blocks of the max order (init); no descriptor is written. */

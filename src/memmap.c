@@ -165,18 +165,30 @@ static int memmap_map_backing(struct pa_pool *pool, char *err, size_t errlen)
 }
 
 /*
- * The metadata a pool of this configuration may grow to: a descriptor per
- * frame of the span (written as frames are initialised and used), a byte per
- * pageblock and per section, a byte per CMA frame. Boot itself touches far
- * less; this is what using the whole pool makes resident.
+ * The metadata that boot and deferred init make resident: two bytes per
+ * pageblock (its bits and its zone), a byte per section, a bit per chunk of
+ * untouched memory, a byte per CMA frame, and the descriptors of the
+ * sections a hole or an offline range touches (written frame by frame).
+ * Descriptors of free memory are written only as it is used (a free
+ * max-order block costs none), so this, not a descriptor per frame, is what
+ * a pool needs to come up; using memory grows it by at most a descriptor
+ * per frame used.
  */
 uint64_t memmap_metadata_bytes(const struct pa_boot_config *c)
 {
-	uint64_t frames = c->mem >> c->page_shift, cma = 0;
+	uint64_t frames = c->mem >> c->page_shift, cma = 0, sec = 1ull << c->section_shift;
+	uint64_t sections_written = 0;
 	for (unsigned i = 0; i < c->nr_cma; i++)
 		cma += c->cma[i].size >> c->page_shift;
-	return frames * sizeof(struct pa_page) + div_up(frames, 1ull << c->pageblock_order) +
-	       div_up(frames, 1ull << c->section_shift) + cma;
+	for (unsigned i = 0; i < c->nr_holes + c->nr_offline; i++) {
+		const struct pa_range *r =
+		        i < c->nr_holes ? &c->holes[i] : &c->offline[i - c->nr_holes];
+		pa_pfn_t s = r->start >> c->page_shift, e = div_up(r->end, 1ull << c->page_shift);
+		sections_written += div_up(e, sec) - s / sec;
+	}
+	return 2 * div_up(frames, 1ull << c->pageblock_order) + div_up(frames, sec) +
+	       div_up(frames, 1ull << c->chunk_order) / 8 + cma +
+	       sections_written * sec * sizeof(struct pa_page);
 }
 
 /*
@@ -191,10 +203,10 @@ static int memmap_check_fits(struct pa_pool *pool, char *err, size_t errlen)
 	if (need <= have)
 		return 0;
 	snprintf(err, errlen,
-	         "mem=%s: the frame metadata would need %llu MiB (%zu bytes per %llu-byte frame) "
-	         "and the machine has %llu MiB; use a smaller mem= or a larger page_shift=",
-	         c->mem_arg, (unsigned long long)div_up(need, 1ull << 20), sizeof(struct pa_page),
-	         1ull << c->page_shift, (unsigned long long)(have >> 20));
+	         "mem=%s: the frame metadata would need %llu MiB at boot and the machine has "
+	         "%llu MiB; use a smaller mem= or a larger page_shift=",
+	         c->mem_arg, (unsigned long long)div_up(need, 1ull << 20),
+	         (unsigned long long)(have >> 20));
 	return -ENOMEM;
 }
 

@@ -234,26 +234,32 @@ enum pa_migrate_result migrate_folio(struct pa_zone *z, pa_pfn_t src, pa_pfn_t d
 	return r;
 }
 
+/* Make the frame at pfn the head of an allocated block of order, a copy of head. Zone lock held. */
+static void copy_head(struct pa_pool *pool, struct pa_page *head, pa_pfn_t pfn, unsigned order)
+{
+	struct pa_page *t = pfn_page(pool, pfn);
+	if (t == head) {
+		set_page_order(head, order);
+		return;
+	}
+	set_page_order(t, order);
+	set_page_mt(t, page_mt(head));
+	set_page_flags(t, page_flags(head) & PF_COMP);
+	set_page_owner(t, page_owner(head));
+	set_page_pins(t, 0);
+	t->private = head->private;
+	__atomic_store_n(&t->state, (uint8_t)PS_ALLOC, __ATOMIC_RELEASE);
+}
+
 /*
- * Make the allocated block at pfn (order, head fields already right) into
- * blocks of new_order, each head a copy of the old head but for its flags
- * (tail_flags). The old head's own state is left to the caller. Zone lock
- * held.
+ * Make the allocated block at pfn into blocks of new_order, each head a copy
+ * of the old one (its folio flag, type, owner and cookie). Zone lock held.
  */
-static void split_heads(struct pa_pool *pool, pa_pfn_t pfn, unsigned order, unsigned new_order,
-                        unsigned tail_flags)
+static void split_heads(struct pa_pool *pool, pa_pfn_t pfn, unsigned order, unsigned new_order)
 {
 	struct pa_page *head = pfn_page(pool, pfn);
-	for (uint64_t i = 1ull << new_order; i < (1ull << order); i += 1ull << new_order) {
-		struct pa_page *t = pfn_page(pool, pfn + i);
-		set_page_order(t, new_order);
-		set_page_mt(t, page_mt(head));
-		set_page_flags(t, tail_flags);
-		set_page_owner(t, page_owner(head));
-		set_page_pins(t, 0);
-		t->private = head->private;
-		__atomic_store_n(&t->state, (uint8_t)PS_ALLOC, __ATOMIC_RELEASE);
-	}
+	for (uint64_t i = 1ull << new_order; i < (1ull << order); i += 1ull << new_order)
+		copy_head(pool, head, pfn + i, new_order);
 	set_page_order(head, new_order);
 }
 
@@ -268,7 +274,7 @@ void migrate_split_folio(struct pa_zone *z, pa_pfn_t pfn)
 	struct pa_page *head = pfn_page(pool, pfn);
 	unsigned order = head->order;
 	set_page_flags(head, page_flags(head) & ~PF_COMP);
-	split_heads(pool, pfn, order, 0, 0);
+	split_heads(pool, pfn, order, 0);
 	/* Allocations are counted per order: the folio is now 2^order order-0 ones. */
 	z->stat[PA_ZS_COMPACT_FOLIOS_SPLIT]++;
 	const struct pa_owner_ops *ops = &pool->owners[page_owner(head)];
@@ -300,6 +306,33 @@ static int split_claim(struct pa_page *head, unsigned order, unsigned new_order)
 	return 0;
 }
 
+int pa_split_folio_at(struct pa_pool *pool, struct pa_page *folio, unsigned order,
+                      unsigned new_order, struct pa_page *page)
+{
+	pa_pfn_t pfn = pool && folio ? page_to_pfn_checked(pool, folio) : PA_PFN_INVALID;
+	pa_pfn_t at = pool && page ? page_to_pfn_checked(pool, page) : PA_PFN_INVALID;
+	struct pa_zone *z = pfn != PA_PFN_INVALID ? zone_of_pfn(pool, pfn) : NULL;
+	if (!z || order > pool->cfg.max_order || at < pfn || at - pfn >= (1ull << order))
+		return -EINVAL;
+	pa_lock(&z->lock, SITE_ADMIN);
+	int rc = split_claim(folio, order, new_order);
+	if (rc == 0) {
+		/* Halve down to new_order: the half without `at` stays whole, as a buddy split does. */
+		pa_pfn_t base = pfn;
+		for (unsigned o = order; o > new_order; o--) {
+			uint64_t half = 1ull << (o - 1);
+			pa_pfn_t other = at < base + half ? base + half : base;
+			if (other == base)
+				base += half;
+			copy_head(pool, folio, other, o - 1);
+		}
+		copy_head(pool, folio, base, new_order);
+		set_page_state(folio, PS_ALLOC);
+	}
+	pa_unlock(&z->lock);
+	return rc;
+}
+
 int pa_split_folio(struct pa_pool *pool, struct pa_page *folio, unsigned order, unsigned new_order)
 {
 	pa_pfn_t pfn = pool && folio ? page_to_pfn_checked(pool, folio) : PA_PFN_INVALID;
@@ -309,7 +342,7 @@ int pa_split_folio(struct pa_pool *pool, struct pa_page *folio, unsigned order, 
 	pa_lock(&z->lock, SITE_ADMIN);
 	int rc = split_claim(folio, order, new_order);
 	if (rc == 0) {
-		split_heads(pool, pfn, order, new_order, page_flags(folio) & PF_COMP);
+		split_heads(pool, pfn, order, new_order);
 		set_page_state(folio, PS_ALLOC);
 	}
 	pa_unlock(&z->lock);

@@ -500,19 +500,20 @@ void pa_drain_all(struct pa_pool *pool)
 void zone_fold_stats_locked(const struct pa_zone *z, uint64_t stat[PA_NR_ZONE_STATS],
                             uint64_t *alloc_order)
 {
-	unsigned orders = z->pool->cfg.max_order + 1;
+	/* Counts cover every order booted with (max_order may be lower now); alloc_order the current ones. */
+	unsigned orders = z->pool->cfg.max_order + 1, counted = z->pool->max_order_boot + 1;
 	for (unsigned s = 0; s < PA_NR_ZONE_STATS; s++)
 		stat[s] = z->stat[s];
 	for (unsigned o = 0; alloc_order && o < orders; o++)
 		alloc_order[o] = z->alloc_order[o];
 	for (unsigned c = 0; c < z->pool->cfg.nr_cpus; c++) {
 		const uint64_t *ops = z->pcp[c].ops;
-		for (unsigned o = 0; o < orders; o++) {
+		for (unsigned o = 0; o < counted; o++) {
 			stat[PA_ZS_PGALLOC] += ops[2 * o] << o;
 			stat[PA_ZS_ALLOC_SUCCESS] += ops[2 * o];
 			stat[PA_ZS_PGFREE] += ops[2 * o + 1] << o;
 			stat[PA_ZS_FREE_CALLS] += ops[2 * o + 1];
-			if (alloc_order)
+			if (alloc_order && o < orders)
 				alloc_order[o] += ops[2 * o];
 		}
 	}

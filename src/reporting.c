@@ -91,7 +91,8 @@ static void put_back(struct pa_zone *z, const pa_pfn_t *blocks, unsigned n, unsi
 	struct pa_pool *pool = z->pool;
 	for (unsigned b = 0; b < n; b++) {
 		z->reserved_pages -= 1ull << order;
-		buddy_free_block(z, blocks[b], order, pageblock_mt(pool, blocks[b]));
+		pageblock_free_block(z, blocks[b],
+		                     order); /* split where its pageblocks now differ */
 	}
 	for (unsigned b = 0; reported && b < n; b++) {
 		struct pa_page *p = pfn_page(pool, blocks[b]);

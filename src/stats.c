@@ -1349,6 +1349,10 @@ static unsigned info_fields(struct pa_pool *pool, struct info_field *f, char *bb
 	U("section_bytes", (1ull << c->page_shift) << c->section_shift);
 	U("total_pages", pool->nr_frames);
 	U("mem_bytes", c->mem);
+	f[n++] = (struct info_field){ .key = "zones",
+		                      .kind = IF_STR,
+		                      .str = c->zone_layout == PA_ZONES_FLAT ? "flat" : "x86_64" };
+	U("zone_dma", c->zone_dma);
 	f[n++] = (struct info_field){ .key = "backing",
 		                      .kind = IF_STR,
 		                      .str = backing_name(c, bbuf, blen) };

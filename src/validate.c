@@ -167,7 +167,9 @@ static int check_frames(struct vctx *v, struct pa_zone *z, struct frame_census *
 			return vfail(v, z, "pfn %llu is in no block (state %u)",
 			             (unsigned long long)pfn, st);
 		unsigned order = p->order;
-		if (order > pool->cfg.max_order || (pfn & ((1ull << order) - 1)) ||
+		/* An allocated block may be above max_order if it was lowered since (ctl max_order). */
+		unsigned limit = st == PS_FREE ? pool->cfg.max_order : pool->max_order_boot;
+		if (order > limit || (pfn & ((1ull << order) - 1)) ||
 		    pfn + (1ull << order) > z->end_pfn)
 			return vfail(v, z, "block at pfn %llu has a bad order %u",
 			             (unsigned long long)pfn, order);

@@ -56,6 +56,16 @@ uint64_t free_frames_from(struct pa_pool *pool, unsigned order);
 /* The order of the largest aligned block at p that fits below e (contig.c's rule). */
 unsigned fit_order(const struct pa_pool *pool, pa_pfn_t p, pa_pfn_t e);
 
+/* The first frame of the block [p, p + 2^o) after its head that is not a body frame; PA_NIL if none. */
+pa_pfn_t body_stray(const struct pa_pool *pool, pa_pfn_t p, unsigned o);
+
+/*
+ * [s, e) is a row of allocated ownerless blocks of type mt, the largest
+ * aligned that fit (contig.c's rule), each with body frames behind its
+ * head; CHECKs it (the first three faults) and returns the blocks.
+ */
+unsigned expect_range_blocks(struct pa_pool *pool, pa_pfn_t s, pa_pfn_t e, unsigned mt);
+
 /* A cpu_id platform hook: it answers what the calling thread last set fake_cpu to. */
 extern __thread unsigned fake_cpu;
 unsigned fake_cpu_id(void *ctx);

@@ -54,30 +54,6 @@ static uint64_t free_on(struct pa_pool *pool, unsigned mt)
 	return n;
 }
 
-static void expect_range_blocks(struct pa_pool *pool, pa_pfn_t s, pa_pfn_t e, unsigned mt)
-{
-	unsigned bad = 0;
-	for (pa_pfn_t p = s; p < e;) {
-		unsigned o = fit_order(pool, p, e);
-		struct pa_page *pg = pa_pfn_to_page(pool, p);
-		pa_pfn_t stray = PA_NIL;
-		for (pa_pfn_t q = p + 1; q < p + (1ull << o) && stray == PA_NIL; q++)
-			if (page_state(pfn_page(pool, q)) != PS_BODY)
-				stray = q;
-		if (stray != PA_NIL && bad++ < 3)
-			test_fail(__FILE__, __LINE__,
-			          "[%s] pfn %" PRIu64 " inside the order-%u block at %" PRIu64
-			          " says state %u, not a body frame",
-			          cur, stray, o, p, page_state(pfn_page(pool, stray)));
-		if ((pa_folio_order(pool, pg) != (int)o || page_mt(pg) != mt) && bad++ < 3)
-			test_fail(__FILE__, __LINE__,
-			          "[%s] range [%" PRIu64 ", %" PRIu64 "): block at %" PRIu64
-			          " order %d type %u, expected order %u type %u",
-			          cur, s, e, p, pa_folio_order(pool, pg), page_mt(pg), o, mt);
-		p += 1ull << o;
-	}
-}
-
 /* ---------------------------------------------------------------------- */
 /* The steps                                                               */
 /* ---------------------------------------------------------------------- */

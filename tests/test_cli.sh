@@ -87,12 +87,14 @@ json_check info_dma "info --json: zone_dma=1 puts the first 16 MiB in DMA" '
 zones = j["nodes"][0]["zones"]
 assert [(z["name"], z["start_pfn"], z["end_pfn"]) for z in zones] == [
     ("DMA", 0, 4096), ("DMA32", 4096, 262144)], zones
+assert (j["zones"], j["zone_dma"]) == ("x86_64", 1), (j["zones"], j["zone_dma"])
 '
 
 expect_ok info_flat "info --json with zones=flat exits 0" info --boot "mem=8G zones=flat" --json
 json_check info_flat "info --json: zones=flat is one Normal zone" '
 zones = j["nodes"][0]["zones"]
 assert [(z["name"], z["start_pfn"], z["end_pfn"]) for z in zones] == [("Normal", 0, 2 << 20)], zones
+assert (j["zones"], j["zone_dma"]) == ("flat", 0), (j["zones"], j["zone_dma"])
 '
 
 expect_ok info_64g "info --json --boot mem=64G exits 0" info --boot "mem=64G" --json

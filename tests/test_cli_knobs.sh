@@ -63,7 +63,7 @@ expect_ok ctl_list "ctl (no path) exits 0" ctl --boot "mem=64M"
 if grep -Eq '^watermark_scale_factor +rw +10$' "$TMP/ctl_list.out" &&
 	grep -Eq '^pcp/orders/10/enabled +rw +[01]$' "$TMP/ctl_list.out" &&
 	grep -Eq '^pcp/drain +wo +-$' "$TMP/ctl_list.out" &&
-	grep -Eq '^max_order +ro +10$' "$TMP/ctl_list.out"; then
+	grep -Eq '^max_order +rw +10$' "$TMP/ctl_list.out"; then
 	pass "ctl lists each path with its value, one line per pcp order"
 else
 	fail "ctl lists each path with its value, one line per pcp order" \

@@ -400,35 +400,6 @@ TEST(cma_unmovable_and_reclaimable_allocations_never_use_cma)
 /* pa_cma_alloc and pa_cma_release                                         */
 /* ---------------------------------------------------------------------- */
 
-/* [pfn, pfn + n) is a row of allocated CMA blocks, the largest aligned that fit. */
-static void expect_cma_blocks(struct pa_pool *pool, pa_pfn_t s, uint64_t n)
-{
-	unsigned bad = 0;
-	for (pa_pfn_t p = s, e = s + n; p < e;) {
-		unsigned o = p ? (unsigned)__builtin_ctzll(p) : pool->cfg.max_order;
-		if (o > pool->cfg.max_order)
-			o = pool->cfg.max_order;
-		while (p + (1ull << o) > e)
-			o--;
-		struct pa_page *pg = pa_pfn_to_page(pool, p);
-		pa_pfn_t stray = PA_NIL;
-		for (pa_pfn_t q = p + 1; q < p + (1ull << o) && stray == PA_NIL; q++)
-			if (page_state(pfn_page(pool, q)) != PS_BODY)
-				stray = q;
-		if (stray != PA_NIL && bad++ < 3)
-			test_fail(__FILE__, __LINE__,
-			          "cma range: pfn %" PRIu64 " inside the order-%u block at %" PRIu64
-			          " says state %u, not a body frame",
-			          stray, o, p, page_state(pfn_page(pool, stray)));
-		if ((pa_folio_order(pool, pg) != (int)o || page_mt(pg) != PA_MT_CMA) && bad++ < 3)
-			test_fail(__FILE__, __LINE__,
-			          "cma range [%" PRIu64 ", %" PRIu64 "): block at %" PRIu64
-			          " order %d type %u, expected an order-%u CMA block",
-			          s, e, p, pa_folio_order(pool, pg), page_mt(pg), o);
-		p += 1ull << o;
-	}
-}
-
 static void fill_with_borrowers(struct towner *o, unsigned free_pct, uint64_t seed)
 {
 	uint64_t rng = seed;
@@ -508,14 +479,14 @@ TEST(cma_alloc_moves_borrowers_out_with_their_data)
 	REQUIRE(p1);
 	CHECK_EQ_U64(pa_page_to_pfn(pool, p1), a0);
 	CHECK_EQ_U64(folios_in(&o, a0, a0 + half), 0);
-	expect_cma_blocks(pool, a0, half);
+	expect_range_blocks(pool, a0, a0 + half, PA_MT_CMA);
 	CHECK_EQ_U64(cma(pool, 0).allocated_pages, half);
 	to_check_all(&o);
 	struct pa_page *p2 = pa_cma_alloc(pool, 0, ci.nr_pages - half, 0);
 	REQUIRE(p2);
 	CHECK_EQ_U64(pa_page_to_pfn(pool, p2), a0 + half);
 	CHECK_EQ_U64(folios_in(&o, a0, a1), 0);
-	expect_cma_blocks(pool, a0 + half, ci.nr_pages - half);
+	expect_range_blocks(pool, a0 + half, a0 + ci.nr_pages, PA_MT_CMA);
 	CHECK_EQ_U64(cma(pool, 0).allocated_pages, ci.nr_pages);
 	CHECK_EQ_U64(usage(pool).allocated, u0.allocated + ci.nr_pages);
 	to_check_all(&o); /* cookies and bytes followed every moved folio */
@@ -571,8 +542,9 @@ TEST(cma_alloc_respects_align_order_and_refuses_bad_requests)
 		          got[i] ? pa_page_to_pfn(pool, got[i]) - a0 : 0, steps[i].want);
 		if (!got[i])
 			continue;
-		CHECK_EQ_U64(pa_page_to_pfn(pool, got[i]) % (1ull << steps[i].align), 0);
-		expect_cma_blocks(pool, pa_page_to_pfn(pool, got[i]), steps[i].count);
+		pa_pfn_t at = pa_page_to_pfn(pool, got[i]);
+		CHECK_EQ_U64(at % (1ull << steps[i].align), 0);
+		expect_range_blocks(pool, at, at + steps[i].count, PA_MT_CMA);
 		taken += steps[i].count;
 		CHECK_EQ_U64(cma(pool, 0).allocated_pages, taken);
 	}

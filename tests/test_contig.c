@@ -37,41 +37,6 @@
 /* Helpers                                                                 */
 /* ---------------------------------------------------------------------- */
 
-/* The first frame of the block [p, p + 2^o) after its head that is not a body frame; PA_NIL if none. */
-static pa_pfn_t body_stray(const struct pa_pool *pool, pa_pfn_t p, unsigned o)
-{
-	for (pa_pfn_t q = p + 1; q < p + (1ull << o); q++)
-		if (page_state(pfn_page(pool, q)) != PS_BODY)
-			return q;
-	return PA_NIL;
-}
-
-/* [s, e) is a row of allocated blocks of type mt, the largest aligned that fit; how many. */
-static unsigned expect_range_blocks(struct pa_pool *pool, pa_pfn_t s, pa_pfn_t e, unsigned mt)
-{
-	unsigned blocks = 0, bad = 0;
-	for (pa_pfn_t p = s; p < e; blocks++) {
-		unsigned o = fit_order(pool, p, e);
-		struct pa_page *pg = pa_pfn_to_page(pool, p);
-		int got = pa_folio_order(pool, pg);
-		if ((got != (int)o || page_mt(pg) != mt || page_owner(pg) != 0) && bad++ < 3)
-			test_fail(__FILE__, __LINE__,
-			          "range [%" PRIu64 ", %" PRIu64 "): block at %" PRIu64
-			          " order %d type %u owner %u, "
-			          "expected an order-%u block of type %u",
-			          s, e, p, got, page_mt(pg), page_owner(pg), o, mt);
-		pa_pfn_t stray = body_stray(pool, p, o);
-		if (stray != PA_NIL && bad++ < 3)
-			test_fail(__FILE__, __LINE__,
-			          "range [%" PRIu64 ", %" PRIu64 "): pfn %" PRIu64
-			          " inside the order-%u block at %" PRIu64
-			          " says state %u, not a body frame",
-			          s, e, stray, o, p, page_state(pfn_page(pool, stray)));
-		p += 1ull << o;
-	}
-	return blocks;
-}
-
 /* The live slot whose folio covers pfn, or -1. */
 static long slot_at(struct towner *o, pa_pfn_t pfn)
 {

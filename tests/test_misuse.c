@@ -421,8 +421,18 @@ TEST(split_refuses_null_foreign_tails_free_blocks_wrong_orders_and_pins)
 	REFUSED(pa_split_folio(f.pool, p, 3, 3), -EINVAL);                /* not smaller */
 	REFUSED(pa_split_folio(f.pool, p, 3, UINT_MAX), -EINVAL);
 	REFUSED(pa_split_folio(f.pool, p, UINT_MAX, 0), -EINVAL);
+	REFUSED(pa_split_folio_at(NULL, p, 3, 0, p), -EINVAL);
+	REFUSED(pa_split_folio_at(f.pool, NULL, 3, 0, p), -EINVAL);
+	REFUSED(pa_split_folio_at(f.pool, p, 3, 0, NULL), -EINVAL);
+	REFUSED(pa_split_folio_at(f.pool, p, 3, 0, q), -EINVAL); /* a frame of another pool */
+	REFUSED(pa_split_folio_at(f.pool, p, 3, 0, misaligned(p)), -EINVAL);
+	REFUSED(pa_split_folio_at(f.pool, p, 3, 0, at(f.pool, p, 8)), -EINVAL); /* outside */
+	REFUSED(pa_split_folio_at(f.pool, at(f.pool, p, 1), 3, 0, p), -EINVAL);
+	REFUSED(pa_split_folio_at(f.pool, p, 2, 0, p), -EINVAL);
+	REFUSED(pa_split_folio_at(f.pool, p, 3, 3, p), -EINVAL);
 	REQUIRE(pa_pin(f.pool, p) == 0);
 	REFUSED(pa_split_folio(f.pool, p, 3, 0), -EBUSY);
+	REFUSED(pa_split_folio_at(f.pool, p, 3, 0, p), -EBUSY);
 	REQUIRE(pa_unpin(f.pool, p) == 0);
 	CHECK(pa_folio_order(f.pool, p) == 3); /* every refusal left it whole */
 	pa_free_pages(f.pool, p, 3);
@@ -628,7 +638,8 @@ TEST(ctl_refuses_null_unknown_paths_and_bad_values)
 		REFUSED(pa_ctl_read(f.pool, unknown[i], buf, sizeof buf), -ENOENT);
 		REFUSED(pa_ctl_write(f.pool, unknown[i], "1"), -ENOENT);
 	}
-	REFUSED(pa_ctl_write(f.pool, "max_order", "10"), -EPERM);
+	REFUSED(pa_ctl_write(f.pool, "pageblock_order", "10"), -EPERM);
+	REFUSED(pa_ctl_write(f.pool, "max_order", "11"), -EINVAL); /* above the booted one */
 	REFUSED(pa_ctl_write(f.pool, "buddyinfo", "1"), -EPERM);
 	REFUSED(pa_ctl_write(f.pool, "help", "1"), -EPERM);
 	REFUSED(pa_ctl_read(f.pool, "pcp/drain", buf, sizeof buf), -EPERM);

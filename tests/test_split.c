@@ -28,6 +28,15 @@ static char *buddyinfo(struct pa_pool *pool)
 	return buf[which];
 }
 
+/* The end of a case: no bad page was reported, and the pool goes. */
+static void done(struct pa_pool *pool)
+{
+	uint64_t bad = 1;
+	pa_vmstat_read(pool, "bad_page", &bad);
+	CHECK_EQ_U64(bad, 0);
+	pa_shutdown(pool);
+}
+
 static enum pa_migrate_result never_moves(void *ctx, uint64_t cookie, struct pa_page *old_folio,
                                           struct pa_page *new_folio, unsigned order)
 {
@@ -58,10 +67,7 @@ TEST(split_makes_pieces_freed_one_by_one_and_merges_back)
 	}
 	CHECK_EQ_U64(free_pages(pool), free0);
 	CHECK(strcmp(before, buddyinfo(pool)) == 0);
-	uint64_t bad = 1;
-	pa_vmstat_read(pool, "bad_page", &bad);
-	CHECK_EQ_U64(bad, 0);
-	pa_shutdown(pool);
+	done(pool);
 }
 
 TEST(split_to_a_middle_order_keeps_owner_cookie_type_and_folio)
@@ -93,10 +99,7 @@ TEST(split_to_a_middle_order_keeps_owner_cookie_type_and_folio)
 	for (pa_pfn_t i = 4; i < 512; i += 4)
 		pa_free_pages(pool, pa_pfn_to_page(pool, pfn + i), 2);
 	VALIDATE(pool);
-	uint64_t bad = 1;
-	pa_vmstat_read(pool, "bad_page", &bad);
-	CHECK_EQ_U64(bad, 0);
-	pa_shutdown(pool);
+	done(pool);
 }
 
 /* Every refused split leaves the block as it was: same order, same cookie, freed whole. */
@@ -147,10 +150,7 @@ TEST(split_refuses_bad_arguments_and_changes_nothing)
 	CHECK_EQ_U64(free_pages(pool), free0);
 	pa_free_pages(pool, p, 4);
 	VALIDATE(pool);
-	uint64_t bad = 1;
-	pa_vmstat_read(pool, "bad_page", &bad);
-	CHECK_EQ_U64(bad, 0);
-	pa_shutdown(pool);
+	done(pool);
 }
 
 /* An owner that tries to split the folio it is asked to move. */
@@ -189,4 +189,53 @@ TEST(split_refuses_a_folio_being_moved)
 	pa_free_pages(pool, p, 2);
 	VALIDATE(pool);
 	pa_shutdown(pool);
+}
+
+TEST(split_at_halves_as_the_buddy_allocator_does)
+{
+	struct pa_pool *pool = test_boot(QUIET);
+	char before[4096];
+	snprintf(before, sizeof before, "%s", buddyinfo(pool));
+	struct pa_owner_ops ops = { .name = "test", .migrate = never_moves };
+	int owner = pa_owner_register(pool, &ops);
+	REQUIRE(owner > 0);
+	struct pa_page *p = pa_alloc_owned(pool, PA_GFP_MOVABLE | PA_GFP_COMP, 4, owner, 99);
+	REQUIRE(p);
+	pa_pfn_t pfn = pa_page_to_pfn(pool, p);
+	/* Frame 5 to order 0: 0-3 order 2, 4 order 0, 5 order 0, 6-7 order 1, 8-15 order 3. */
+	CHECK_EQ_U64(pa_split_folio_at(pool, p, 4, 0, pa_pfn_to_page(pool, pfn + 5)), 0);
+	VALIDATE(pool);
+	static const struct {
+		unsigned off, order;
+	} want[] = { { 0, 2 }, { 4, 0 }, { 5, 0 }, { 6, 1 }, { 8, 3 } };
+	for (unsigned i = 0; i < 5; i++) {
+		struct pa_page *h = pa_pfn_to_page(pool, pfn + want[i].off);
+		CHECK_MSG(pa_folio_order(pool, h) == (int)want[i].order, "frame %u: order %d",
+		          want[i].off, pa_folio_order(pool, h));
+		CHECK_EQ_U64(pa_page_cookie(pool, h), 99);
+	}
+	CHECK(pa_folio_head(pool, pa_pfn_to_page(pool, pfn + 12)) == pa_pfn_to_page(pool, pfn + 8));
+	for (unsigned i = 0; i < 5; i++)
+		pa_free_pages(pool, pa_pfn_to_page(pool, pfn + want[i].off), want[i].order);
+	VALIDATE(pool);
+	CHECK(strcmp(before, buddyinfo(pool)) == 0);
+
+	/* The frame must be one of the block's; nothing changes otherwise. */
+	struct pa_page *q = pa_alloc_pages(pool, PA_GFP_KERNEL, 2);
+	REQUIRE(q);
+	pa_pfn_t qpfn = pa_page_to_pfn(pool, q);
+	CHECK_EQ_U64(pa_split_folio_at(pool, q, 2, 0, pa_pfn_to_page(pool, qpfn + 4)), -EINVAL);
+	CHECK_EQ_U64(pa_split_folio_at(pool, q, 2, 0, NULL), -EINVAL);
+	CHECK_EQ_U64(pa_split_folio_at(pool, q, 2, 2, q), -EINVAL);
+	CHECK_EQ_U64(pa_folio_order(pool, q), 2);
+	/* At the head: the head's piece is new_order, the rest halves above it. */
+	CHECK_EQ_U64(pa_split_folio_at(pool, q, 2, 0, q), 0);
+	CHECK_EQ_U64(pa_folio_order(pool, q), 0);
+	CHECK_EQ_U64(pa_folio_order(pool, pa_pfn_to_page(pool, qpfn + 1)), 0);
+	CHECK_EQ_U64(pa_folio_order(pool, pa_pfn_to_page(pool, qpfn + 2)), 1);
+	pa_free_pages(pool, q, 0);
+	pa_free_pages(pool, pa_pfn_to_page(pool, qpfn + 1), 0);
+	pa_free_pages(pool, pa_pfn_to_page(pool, qpfn + 2), 1);
+	VALIDATE(pool);
+	done(pool);
 }

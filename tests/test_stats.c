@@ -778,7 +778,8 @@ TEST(stats_ctl_read_only_knobs_and_reports)
 	CHECK_EQ_U64(ctl_u64(pool, "max_order"), 8);
 	CHECK_EQ_U64(ctl_u64(pool, "pageblock_order"), 8);
 	CHECK_EQ_U64(ctl_u64(pool, "page_size"), 4096);
-	CHECK_EQ_U64(pa_ctl_write(pool, "max_order", "9"), -EPERM);
+	CHECK_EQ_U64(pa_ctl_write(pool, "pageblock_order", "9"), -EPERM);
+	CHECK_EQ_U64(pa_ctl_write(pool, "max_order", "9"), -EINVAL); /* above the booted one */
 	CHECK_EQ_U64(ctl_u64(pool, "max_order"), 8);
 	/* A report path reads the same text as pa_report, with the full length returned. */
 	char *want = report_alloc(pool, PA_REPORT_BUDDYINFO, 0);
@@ -1181,5 +1182,75 @@ TEST(stats_extfrag_files_are_linux_6_1s)
 		free_lines(&fx);
 		free_lines(&our);
 	}
+	pa_shutdown(pool);
+}
+
+TEST(stats_zoneinfo_json_has_the_text_rows)
+{
+	/* Two nodes: node 0 DMA and DMA32, node 1 DMA32 and Normal; Movable nowhere. */
+	struct pa_pool *pool = test_boot("mem=6G numa=2 zone_dma=1 nr_cpus=2");
+	char *json = report_alloc(pool, PA_REPORT_ZONEINFO, PA_REPORT_JSON);
+	char *text = report_alloc(pool, PA_REPORT_ZONEINFO, 0);
+	char err[256];
+	struct jv *root = jparse(json, err, sizeof err);
+	CHECK_MSG(root != NULL, "zoneinfo JSON does not parse: %s", err);
+	REQUIRE(root);
+	struct jv *zones = jget(root, "zones");
+	REQUIRE(zones && zones->type == J_ARR);
+	/* One entry per "Node N, zone NAME" line of the text, in the same order. */
+	static const char *const expect[][2] = { { "0", "DMA" },    { "0", "DMA32" },
+		                                 { "0", "Normal" }, { "0", "Movable" },
+		                                 { "1", "DMA" },    { "1", "DMA32" },
+		                                 { "1", "Normal" }, { "1", "Movable" } };
+	CHECK_EQ_U64(zones->n, 8);
+	for (size_t i = 0; i < zones->n && i < 8; i++) {
+		struct jv *z = jat(zones, i);
+		CHECK_EQ_U64(jint(z, "node", -1), (uint64_t)atoi(expect[i][0]));
+		CHECK_MSG(!strcmp(jstr(z, "zone"), expect[i][1]), "zone %zu is %s", i,
+		          jstr(z, "zone"));
+		char head[64];
+		snprintf(head, sizeof head, "Node %s, zone %8s\n", expect[i][0], expect[i][1]);
+		CHECK_MSG(strstr(text, head) != NULL, "no \"%s\" in the text", head);
+		struct jv *pop = jget(z, "populated");
+		REQUIRE(pop && pop->type == J_BOOL);
+		bool populated = i == 0 || i == 1 || i == 5 || i == 6;
+		CHECK_EQ_U64(pop->b, populated);
+		static const char *const head_keys[] = { "free",    "boost",   "min",
+			                                 "low",     "high",    "spanned",
+			                                 "present", "managed", "cma" };
+		for (size_t k = 0; k < sizeof head_keys / sizeof head_keys[0]; k++)
+			CHECK_MSG(jget(z, head_keys[k]) != NULL, "zone %zu lacks %s", i,
+			          head_keys[k]);
+		struct jv *prot = jget(z, "protection");
+		REQUIRE(prot && prot->type == J_ARR);
+		CHECK_EQ_U64(prot->n, 4); /* DMA, DMA32, Normal, Movable */
+		CHECK_EQ_U64(jget(z, "per_node_stats") != NULL, i == 0 || i == 5);
+		CHECK_EQ_U64(jget(z, "pagesets") != NULL, populated);
+		if (!populated)
+			continue;
+		struct jv *stats = jget(z, "stats");
+		REQUIRE(stats && stats->type == J_OBJ);
+		static const char *const stat_keys[] = { "nr_free_pages", "nr_free_cma",
+			                                 "numa_hit",      "numa_miss",
+			                                 "numa_foreign",  "numa_local",
+			                                 "numa_other",    "pgalloc" };
+		for (size_t k = 0; k < sizeof stat_keys / sizeof stat_keys[0]; k++)
+			CHECK_MSG(jget(stats, stat_keys[k]) != NULL, "zone %zu stats lack %s", i,
+			          stat_keys[k]);
+		CHECK_EQ_U64(jint(stats, "nr_free_pages", -1), jint(z, "free", -2));
+		struct jv *ps = jat(jget(z, "pagesets"), 0);
+		REQUIRE(ps);
+		static const char *const pcp_keys[] = {
+			"cpu",      "count",    "high",  "batch", "vm_stats_threshold",
+			"high_min", "high_max", "orders"
+		};
+		for (size_t k = 0; k < sizeof pcp_keys / sizeof pcp_keys[0]; k++)
+			CHECK_MSG(jget(ps, pcp_keys[k]) != NULL, "zone %zu pageset lacks %s", i,
+			          pcp_keys[k]);
+		CHECK(jget(z, "node_unreclaimable") && jget(z, "start_pfn"));
+	}
+	jfree(root);
+	free(json);
+	free(text);
 	pa_shutdown(pool);
 }
