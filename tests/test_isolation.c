@@ -117,8 +117,8 @@ TEST(isolation_sets_bits_keeps_type_and_moves_free_blocks_to_isolate_lists)
 	}
 	/* Both straddling order-10 blocks were cut into pageblocks. */
 	for (unsigned b = 4; b <= 7; b++) {
-		pa_pfn_t head;
-		unsigned order, mt;
+		pa_pfn_t head = 0;
+		unsigned order = 0, mt = 0;
 		REQUIRE(free_block_at(pool, z, b * pb + 7, &head, &order, &mt));
 		CHECK_EQ_U64(head, b * pb);
 		CHECK_EQ_U64(order, 9);
@@ -166,8 +166,8 @@ TEST(isolation_of_whole_max_order_blocks_and_zone_edges)
 	CHECK_EQ_U64(pageblock_mt(pool, 3 * pb), PA_MT_MOVABLE);
 	CHECK_EQ_U64(pageblock_mt(pool, 8 * pb), PA_MT_MOVABLE);
 	for (unsigned b = 4; b < 8; b++) {
-		pa_pfn_t head;
-		unsigned order, mt;
+		pa_pfn_t head = 0;
+		unsigned order = 0, mt = 0;
 		REQUIRE(free_block_at(pool, z, b * pb + 3, &head, &order, &mt));
 		CHECK_EQ_U64(mt, PA_MT_ISOLATE);
 	}
