@@ -175,6 +175,26 @@ static void print_snapshot(FILE *f, const struct rp_snapshot *s)
 	fprintf(f, "  total variation distance of free pages by order: %.4f\n", rp_state_tvd(k, p));
 }
 
+/* What each row of a snapshot means, printed once before the first one. */
+static void print_legend(FILE *f)
+{
+	static const char *const lines[] = {
+		"free pages: frames on the buddy free lists (per-CPU pages not included)",
+		"per-CPU pages: frames the CPUs' lists hold, free but not the zone's",
+		"unusable index, order N: share of free memory in blocks smaller than N "
+		"(0 all usable, 1 none)",
+		"extfrag index, order N: near 1 a failure at N is fragmentation, near 0 "
+		"lack of memory; -1 the order is served",
+		"pageblocks TYPE: pageblocks of each migratetype",
+		"free blocks per order: buddyinfo, one column per order from 0",
+		"total variation distance: 0 when both hold free pages in the same orders, 1 "
+		"when they share none",
+	};
+	fprintf(f, "\nwhat the rows say:\n");
+	for (size_t i = 0; i < sizeof lines / sizeof lines[0]; i++)
+		fprintf(f, "  %s\n", lines[i]);
+}
+
 /* The phase markers (tracing_mark_write) with their time and place in the trace. */
 static void print_marks(FILE *f, const struct rp_trace *t)
 {
@@ -223,6 +243,8 @@ void rp_print_table(FILE *f, const struct rp_machine *m, const struct rp_result 
 		fprintf(f, "phase markers:\n");
 		print_marks(f, t);
 	}
+	if (m->nr_snapshots)
+		print_legend(f);
 	for (unsigned s = 0; s < m->nr_snapshots; s++)
 		if (m->snap[s].taken)
 			print_snapshot(f, &m->snap[s]);
