@@ -47,6 +47,16 @@ static inline struct lists lists_of(struct pa_zone *z)
 		               z->nonempty,  z->max_tail,  z->pool->cfg.max_order };
 }
 
+/* A descriptor becomes the head of a free block of this order and type, with no flags. */
+static inline __attribute__((always_inline)) void mark_free(struct pa_page *p, unsigned order,
+                                                            unsigned mt)
+{
+	set_page_state(p, PS_FREE);
+	set_page_order(p, order);
+	p->mt = (uint8_t)mt;
+	set_page_flags(p, 0);
+}
+
 /* Link a free block at the head of its list: the most recently freed is the cache-hottest. */
 static inline __attribute__((always_inline)) void list_link(const struct lists *l, pa_pfn_t pfn,
                                                             unsigned order, unsigned mt)
@@ -54,10 +64,7 @@ static inline __attribute__((always_inline)) void list_link(const struct lists *
 	struct pa_page *p = &l->map[pfn];
 	unsigned i = order * PA_MT_COUNT + mt;
 	uint32_t next = l->head[i];
-	set_page_state(p, PS_FREE);
-	set_page_order(p, order);
-	p->mt = (uint8_t)mt;
-	set_page_flags(p, 0);
+	mark_free(p, order, mt);
 	p->lru.prev = PA_NIL;
 	p->lru.next = next;
 	if (next != PA_NIL)
@@ -82,10 +89,7 @@ static void list_link_tail(const struct lists *l, pa_pfn_t pfn, unsigned order, 
 		return;
 	}
 	struct pa_page *p = &l->map[pfn];
-	set_page_state(p, PS_FREE);
-	set_page_order(p, order);
-	p->mt = (uint8_t)mt;
-	set_page_flags(p, 0);
+	mark_free(p, order, mt);
 	p->lru.prev = tail;
 	p->lru.next = PA_NIL;
 	l->map[tail].lru.next = (uint32_t)pfn;
