@@ -419,8 +419,8 @@ static int opt_policy(struct bench_opts *o, const char *v)
 static int opt_mem(struct bench_opts *o, const char *v)
 {
 	size_t digits = strspn(v, "0123456789");
-	if (!digits || digits > 12 || (v[digits] && (strchr("KMGT", v[digits]) == NULL ||
-	                                             v[digits + 1])))
+	if (!digits || digits > 12 ||
+	    (v[digits] && (strchr("KMGT", v[digits]) == NULL || v[digits + 1])))
 		return -1;
 	o->mem = v;
 	return 0;

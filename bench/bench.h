@@ -56,7 +56,7 @@ struct bench_opts {
 	/* thpcompact, highalloc-frag, compact-copy. */
 	int folio_order; /* order of the movable folios; -1: the default (0) */
 	/* fragbench. */
-	unsigned turnover; /* memory turned over this many times; 0: the default */
+	unsigned turnover;  /* memory turned over this many times; 0: the default */
 	const char *policy; /* "linux" or "superblock"; NULL: the default */
 	const char *mem;    /* pool size for the default boot line ("4G"); NULL: the default */
 };

@@ -103,8 +103,8 @@ static const struct fb_mix fb_mix[FB_CLASSES] = {
 	           23.95,
 	           0,
 	           { 9872, 153, 5782, 0 },
-	           { 0.0081, 0.0163, 0.0246, 0.0329, 0.0425, 0.0531, 0.0782, 0.3439, 0.3661,
-	             0.3775, 0.3864 } },
+	           { 0.0081, 0.0163, 0.0246, 0.0329, 0.0425, 0.0531, 0.0782, 0.3439, 0.3661, 0.3775,
+	             0.3864 } },
 	[FB_ANON] = { "anon",
 	              PA_GFP_MOVABLE,
 	              true,
@@ -121,8 +121,8 @@ static const struct fb_mix fb_mix[FB_CLASSES] = {
 	                   12.89,
 	                   0,
 	                   { 155062, 0, 0, 0 },
-	                   { 0.0085, 0.0168, 0.0253, 0.0336, 0.0418, 0.0714, 1.0847, 1.0915,
-	                     1.0956, 1.0962, 1.0969 } },
+	                   { 0.0085, 0.0168, 0.0253, 0.0336, 0.0418, 0.0714, 1.0847, 1.0915, 1.0956,
+	                     1.0962, 1.0969 } },
 	[FB_THP] = { "thp",
 	             PA_GFP_MOVABLE,
 	             true,
@@ -136,7 +136,7 @@ static const struct fb_mix fb_mix[FB_CLASSES] = {
 
 /* The stream's parameters, derived from the mix and the options. */
 struct fb_stream {
-	double pick[FB_CLASSES];  /* cumulative probability of each class per allocation */
+	double pick[FB_CLASSES];   /* cumulative probability of each class per allocation */
 	double frames[FB_CLASSES]; /* share of allocated frames */
 	double scale;              /* of the short-lived lifetimes */
 };
@@ -171,8 +171,9 @@ static void fb_stream_init(struct fb_stream *s, double unmovable_pct)
 	double user = 100.0 - kernel, weight[FB_CLASSES], sum = 0, held = 0;
 	for (int c = 0; c < FB_CLASSES; c++) {
 		const struct fb_mix *m = &fb_mix[c];
-		s->frames[c] = m->movable ? (100.0 - unmovable_pct) / 100.0 * m->trace_frames_pct / user :
-		                            unmovable_pct / 100.0 * m->trace_frames_pct / kernel;
+		s->frames[c] =
+		        m->movable ? (100.0 - unmovable_pct) / 100.0 * m->trace_frames_pct / user :
+		                     unmovable_pct / 100.0 * m->trace_frames_pct / kernel;
 		weight[c] = s->frames[c] / mix_mean_frames(m);
 		sum += weight[c];
 		held += s->frames[c] * (1.0 - m->long_pct / 100.0) * mix_mean_lifetime(m);
@@ -368,7 +369,8 @@ static int fb_churn(struct fb_run *r, unsigned step, unsigned steps)
 		if (fb_step(r))
 			return -1;
 		if ((++n & 0xffff) == 0)
-			bench_progress(NULL, ((double)step + (double)r->clock / (double)r->end) / steps);
+			bench_progress(NULL,
+			               ((double)step + (double)r->clock / (double)r->end) / steps);
 	}
 	return 0;
 }
@@ -380,8 +382,8 @@ static int fb_churn(struct fb_run *r, unsigned step, unsigned steps)
 struct fb_census {
 	struct bench_zone zones[FB_MAX_ZONES];
 	int nr_zones;
-	uint8_t *region;         /* [region]: bit 0 unmovable, bit 1 reclaimable held there */
-	uint8_t *block;          /* [pageblock]: the same */
+	uint8_t *region;             /* [region]: bit 0 unmovable, bit 1 reclaimable held there */
+	uint8_t *block;              /* [pageblock]: the same */
 	uint64_t free[FB_MAX_ZONES]; /* free frames (buddy and per-CPU lists) */
 };
 
@@ -469,10 +471,11 @@ static void fb_gig_blocks(struct fb_run *r)
 
 static bool fb_stat_wanted(const char *name)
 {
-	static const char *const words[] = { "fallback",       "steer",        "superblock",
-		                             "pollut",         "defrag",       "compact_stall",
-		                             "compact_fail",   "compact_success", "pgmigrate",
-		                             "compact_migrate_scanned" };
+	static const char *const words[] = { "fallback",     "steer",
+		                             "superblock",   "pollut",
+		                             "defrag",       "compact_stall",
+		                             "compact_fail", "compact_success",
+		                             "pgmigrate",    "compact_migrate_scanned" };
 	for (size_t i = 0; i < sizeof words / sizeof words[0]; i++)
 		if (strstr(name, words[i]))
 			return true;
@@ -491,7 +494,8 @@ static void fb_read_stats(struct fb_run *r)
 		char name[48];
 		unsigned long long v;
 		if (sscanf(line, "%47s %llu", name, &v) == 2 && fb_stat_wanted(name)) {
-			snprintf(res->stat_name[res->nr_stats], sizeof res->stat_name[0], "%s", name);
+			snprintf(res->stat_name[res->nr_stats], sizeof res->stat_name[0], "%s",
+			         name);
 			res->stat[res->nr_stats++] = v;
 		}
 	}
@@ -545,8 +549,7 @@ static void fb_boot_line(const struct fb *c, enum fb_policy p, char *buf, size_t
 	char def[64];
 	snprintf(def, sizeof def, "mem=%s %s", c->opt->mem ? c->opt->mem : FB_MEM, FB_BOOT_TAIL);
 	const char *base = bench_boot_line(c->opt, def);
-	snprintf(buf, len, "%s%s%s %s", base,
-	         strstr(base, "kcompactd=") ? "" : " kcompactd=manual",
+	snprintf(buf, len, "%s%s%s %s", base, strstr(base, "kcompactd=") ? "" : " kcompactd=manual",
 	         strstr(base, "max_order=") ? "" : " " FB_BOOT_TAIL, policy_keys[p]);
 }
 
@@ -614,7 +617,7 @@ static double pct(uint64_t part, uint64_t whole)
 	return whole ? 100.0 * (double)part / (double)whole : 0;
 }
 
-static const char *const mt_name[PA_MT_COUNT] = { "unmovable", "movable", "reclaimable",
+static const char *const mt_name[PA_MT_COUNT] = { "unmovable",  "movable", "reclaimable",
 	                                          "highatomic", "cma",     "isolate" };
 
 static void fb_print_json(const struct fb_result *res, struct bench_out *o)
@@ -743,7 +746,8 @@ static void fb_print_text(const struct fb *c, FILE *f)
 			continue;
 		fprintf(f, "\n%s: boot \"%s\"\n", policy_name[p], c->res[p].boot);
 		for (unsigned k = 0; k < c->res[p].nr_stats; k++)
-			fprintf(f, "  %-34s %" PRIu64 "\n", c->res[p].stat_name[k], c->res[p].stat[k]);
+			fprintf(f, "  %-34s %" PRIu64 "\n", c->res[p].stat_name[k],
+			        c->res[p].stat[k]);
 	}
 }
 
@@ -783,7 +787,8 @@ int bench_fragbench(const struct bench_opts *opt, struct pa_pool *given, FILE *o
 	c.turnover = opt->turnover ? opt->turnover : FB_TURNOVER;
 	c.seed = opt->seed_set ? opt->seed : FB_SEED;
 	if (opt->compare && opt->policy) {
-		fprintf(stderr, "pagealloc: fragbench: --compare runs both policies; drop --policy\n");
+		fprintf(stderr,
+		        "pagealloc: fragbench: --compare runs both policies; drop --policy\n");
 		return 1;
 	}
 	if (opt->boot && opt->mem) {
