@@ -185,7 +185,7 @@ static uint64_t node_isolated(const struct pa_pool *pool, unsigned nid)
 
 static unsigned nr_orders(const struct pa_pool *pool)
 {
-	return pool->cfg.max_order + 1;
+	return pool_max_order(pool) + 1;
 }
 
 /* Copy the free block counts per order of a zone, under its lock. */
