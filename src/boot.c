@@ -437,6 +437,17 @@ static int key_proactiveness(struct parse_ctx *p)
 	return get_uint(p, 0, 100, &p->cfg->compaction_proactiveness);
 }
 
+/* 0: off; checked against the pageblock order once that is derived. */
+static int key_superblock_order(struct parse_ctx *p)
+{
+	return get_uint(p, 0, PA_SUPERBLOCK_ORDER_LIMIT, &p->cfg->superblock_order);
+}
+
+static int key_defrag_mode(struct parse_ctx *p)
+{
+	return get_bool(p, &p->cfg->defrag_mode);
+}
+
 static int key_debug(struct parse_ctx *p)
 {
 	return get_uint(p, 0, 2, &p->cfg->debug);
@@ -489,6 +500,8 @@ static const struct boot_key {
 	{ "deferred_init", key_deferred_init },
 	{ "zone_dma", key_zone_dma },
 	{ "zones", key_zones },
+	{ "superblock_order", key_superblock_order },
+	{ "defrag_mode", key_defrag_mode },
 	{ "debug", key_debug },
 	{ "bad_page", key_bad_page },
 };
@@ -502,6 +515,7 @@ static void boot_defaults(struct pa_boot_config *c, unsigned online_cpus)
 	c->page_shift = 12;
 	c->max_order = UINT32_MAX;            /* by page size, once it is known */
 	c->pageblock_order_ceil = UINT32_MAX; /* max_order */
+	c->superblock_order = UINT32_MAX;     /* the PUD order when max_order reaches it */
 	c->thp = true;
 	c->nr_cpus = online_cpus > PA_MAX_CPUS ? PA_MAX_CPUS : online_cpus;
 	c->page_reporting_order = -1;
@@ -584,6 +598,26 @@ static unsigned min_u(unsigned a, unsigned b)
 	return a < b ? a : b;
 }
 
+/*
+ * Superblocks default to the PUD order (a 1 GiB region: 18 at 4 KiB pages)
+ * when the buddy can form blocks that large, and are off otherwise: regions
+ * the buddy can never hand out whole are not worth keeping clean. A region
+ * smaller than a pageblock could not count pageblocks.
+ */
+static int derive_superblock_order(struct pa_boot_config *c, char *err, size_t errlen)
+{
+	unsigned pud = 30 - c->page_shift;
+	if (c->superblock_order == UINT32_MAX)
+		c->superblock_order = c->max_order >= pud ? pud : 0;
+	else if (c->superblock_order && c->superblock_order < c->pageblock_order)
+		return boot_error(err, errlen,
+		                  "superblock_order=%u: below the pageblock order %u (valid: 0 for "
+		                  "off, or %u..%u)",
+		                  c->superblock_order, c->pageblock_order, c->pageblock_order,
+		                  PA_SUPERBLOCK_ORDER_LIMIT);
+	return 0;
+}
+
 /* Derive huge order, pageblock order and section size; check keys against each other. */
 static int boot_derive(struct pa_boot_config *c, char *err, size_t errlen)
 {
@@ -612,6 +646,9 @@ static int boot_derive(struct pa_boot_config *c, char *err, size_t errlen)
 		return boot_error(err, errlen, "pcp_orders=%s: order %d is above max_order=%u",
 		                  c->pcp_orders_arg, 63 - __builtin_clzll(c->pcp_orders),
 		                  c->max_order);
+	int rc = derive_superblock_order(c, err, errlen);
+	if (rc)
+		return rc;
 	if (c->page_reporting_order > (int)c->max_order)
 		return boot_error(err, errlen, "page_reporting_order=%d: above max_order=%u",
 		                  c->page_reporting_order, c->max_order);
@@ -748,8 +785,11 @@ int pa_boot(const char *cmdline, const struct pa_platform *platform, struct pa_p
 	platform_fill_defaults(&pool->plat);
 	int rc = boot_parse(cmdline, platform_online_cpus(), &pool->cfg, err, errlen);
 	pool->max_order_boot = pool->cfg.max_order;
+	atomic_init(&pool->defrag_mode, pool->cfg.defrag_mode);
 	if (rc == 0)
 		rc = memmap_init(pool, err, errlen);
+	if (rc == 0)
+		rc = superblock_init(pool, err, errlen);
 	if (rc == 0)
 		rc = zone_init_all(pool, err, errlen);
 	if (rc == 0)
@@ -784,6 +824,7 @@ void pa_shutdown(struct pa_pool *pool)
 	hotplug_destroy(pool);
 	cma_destroy(pool);
 	zone_destroy_all(pool);
+	superblock_destroy(pool);
 	memmap_destroy(pool);
 	pthread_mutex_destroy(&pool->pcp_order_mutex);
 	pthread_mutex_destroy(&pool->ctl_lock);
@@ -810,6 +851,8 @@ void pa_get_config(const struct pa_pool *pool, struct pa_config *out)
 		.nr_nodes = pool->nr_nodes,
 		.total_pages = pool->nr_frames,
 		.metadata_bytes_per_frame = (unsigned)sizeof(struct pa_page),
+		.superblock_order = c->superblock_order,
+		.defrag_mode = atomic_load_explicit(&pool->defrag_mode, memory_order_relaxed),
 	};
 }
 

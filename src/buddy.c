@@ -156,6 +156,7 @@ void buddy_list_add(struct pa_zone *z, pa_pfn_t pfn, unsigned order, unsigned mt
 	struct lists l = lists_of(z);
 	list_link(&l, pfn, order, mt);
 	zone_free_add(z, 1ull << order);
+	superblock_free_hook(z->pool, pfn, order, true);
 }
 
 void buddy_list_del(struct pa_zone *z, pa_pfn_t pfn)
@@ -164,6 +165,7 @@ void buddy_list_del(struct pa_zone *z, pa_pfn_t pfn)
 	const struct pa_page *p = &l.map[pfn];
 	pa_assert(z->pool, p->state == PS_FREE);
 	zone_free_add(z, 0 - (1ull << p->order));
+	superblock_free_hook(z->pool, pfn, p->order, false);
 	list_unlink(z, &l, pfn, p->order, p->mt);
 }
 
@@ -198,6 +200,7 @@ void buddy_free_block(struct pa_zone *z, pa_pfn_t pfn, unsigned order, unsigned 
 	}
 	struct lists l = lists_of(z);
 	zone_free_add(z, 1ull << order);
+	superblock_free_hook(pool, pfn, order, true);
 	unsigned max_order = pool->cfg.max_order, pb_order = pool->cfg.pageblock_order;
 	pa_pfn_t start = z->start_pfn, span = z->end_pfn - z->start_pfn;
 	for (; order < max_order; order++) {
@@ -238,6 +241,7 @@ void buddy_take_block(struct pa_zone *z, pa_pfn_t pfn, unsigned low, unsigned hi
 	unsigned mt = l.map[pfn].mt, flags = page_flags(&l.map[pfn]) & PF_REPORTED;
 	list_unlink(z, &l, pfn, high, mt);
 	zone_free_add(z, 0 - (1ull << low));
+	superblock_free_hook(z->pool, pfn, low, false);
 	while (high > low) {
 		high--;
 		list_link(&l, pfn + (1ull << high), high, mt);
@@ -287,6 +291,7 @@ void buddy_add_untouched(struct pa_zone *z, pa_pfn_t chunk)
 	count_add(z, mo, PA_MT_MOVABLE, chunk_blocks(z));
 	z->nonempty[PA_MT_MOVABLE] |= 1ull << mo;
 	zone_free_add(z, 1ull << z->pool->cfg.chunk_order);
+	superblock_free_hook(z->pool, chunk, z->pool->cfg.chunk_order, true);
 }
 
 /*

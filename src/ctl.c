@@ -106,6 +106,23 @@ static uint64_t get_pageblock_order(const struct ctl_call *c)
 	return c->pool->cfg.pageblock_order;
 }
 
+static uint64_t get_superblock_order(const struct ctl_call *c)
+{
+	return c->pool->cfg.superblock_order;
+}
+
+static uint64_t get_defrag_mode(const struct ctl_call *c)
+{
+	return atomic_load(&c->pool->defrag_mode);
+}
+
+/* As Linux's vm.defrag_mode: read by the next allocation that would pollute a clean region. */
+static int set_defrag_mode(const struct ctl_call *c, uint64_t v)
+{
+	atomic_store(&c->pool->defrag_mode, v != 0);
+	return 0;
+}
+
 static uint64_t get_page_size(const struct ctl_call *c)
 {
 	return (uint64_t)1 << c->pool->cfg.page_shift;
@@ -379,6 +396,10 @@ static const struct ctl_entry ctl_table[] = {
 	           "booted max_order"),
 	CTL_NUM_RO("pageblock_order", get_pageblock_order, "order of a pageblock"),
 	CTL_NUM_RO("page_size", get_page_size, "bytes per frame"),
+	CTL_NUM_RO("superblock_order", get_superblock_order,
+	           "order of the regions whose pollution is tracked and steered (0: off)"),
+	CTL_NUM_RW("defrag_mode", get_defrag_mode, set_defrag_mode, 0, 1,
+	           "1: compact within polluted regions before a fallback pollutes a clean one"),
 	CTL_REPORT("info", PA_REPORT_INFO, "the derived configuration"),
 	CTL_REPORT("vmstat", PA_REPORT_VMSTAT, "counters, as /proc/vmstat"),
 	CTL_REPORT("buddyinfo", PA_REPORT_BUDDYINFO, "free blocks per order, as /proc/buddyinfo"),

@@ -19,16 +19,17 @@
 #define likely(x)   __builtin_expect(!!(x), 1)
 #define unlikely(x) __builtin_expect(!!(x), 0)
 
-#define PA_NIL                 UINT32_MAX   /* end of a free list (pfn links are 32-bit) */
-#define PA_MAX_ORDER_LIMIT     40           /* largest max_order the boot line accepts */
-#define PA_MAX_FRAMES          (1ull << 32) /* pfns must fit the 32-bit list links */
-#define PA_MAX_NODES           64
-#define PA_MAX_CPUS            1024
-#define PA_MAX_HOLES           32
-#define PA_MAX_CMA             8
-#define PA_SECTION_BYTES_SHIFT 27 /* 128 MiB memory sections, as x86-64 */
-#define PA_NR_PCP_TYPES        3  /* UNMOVABLE, MOVABLE, RECLAIMABLE */
-#define PA_COSTLY_ORDER        3  /* PAGE_ALLOC_COSTLY_ORDER */
+#define PA_NIL                    UINT32_MAX   /* end of a free list (pfn links are 32-bit) */
+#define PA_MAX_ORDER_LIMIT        40           /* largest max_order the boot line accepts */
+#define PA_MAX_FRAMES             (1ull << 32) /* pfns must fit the 32-bit list links */
+#define PA_MAX_NODES              64
+#define PA_MAX_CPUS               1024
+#define PA_MAX_HOLES              32
+#define PA_MAX_CMA                8
+#define PA_SECTION_BYTES_SHIFT    27 /* 128 MiB memory sections, as x86-64 */
+#define PA_NR_PCP_TYPES           3  /* UNMOVABLE, MOVABLE, RECLAIMABLE */
+#define PA_COSTLY_ORDER           3  /* PAGE_ALLOC_COSTLY_ORDER */
+#define PA_SUPERBLOCK_ORDER_LIMIT 32 /* a region of 2^32 frames covers the largest pool */
 
 /* ---------------------------------------------------------------------- */
 /* The frame descriptor                                                    */
@@ -435,6 +436,9 @@ struct pa_boot_config {
 	enum pa_zone_layout zone_layout; /* zones=x86_64 or flat */
 	unsigned debug;
 	enum pa_bad_page_mode bad_page;
+	unsigned
+	        superblock_order; /* 0: off; regions of 2^superblock_order frames ("superblock.c") */
+	bool defrag_mode;         /* as booted; pool->defrag_mode is the value in force */
 
 	/* Derived. */
 	int huge_order; /* -1 without THP */
@@ -511,6 +515,12 @@ struct pa_pool {
 	struct pa_reporting *reporting;
 	_Atomic unsigned reporting_notify_order; /* UINT32_MAX while no device is registered */
 	_Atomic bool min_free_kbytes_user;       /* written through ctl: kept when init ends */
+	_Atomic bool defrag_mode; /* compact within polluted regions before polluting a clean one */
+
+	/* Superblocks ("superblock.c"): NULL when superblock_order=0. */
+	struct pa_superblock *sb; /* [pfn >> superblock_order] */
+	uint64_t nr_superblocks;
+	_Atomic uint32_t *pb_free; /* [pageblock]: frames free in the buddy */
 
 	/* CMA areas ("cma.c"), fixed at boot. */
 	unsigned nr_cma;
@@ -812,6 +822,40 @@ static inline int buddy_first_order(const struct pa_zone *zone, unsigned order, 
 {
 	uint64_t bits = zone->nonempty[mt] >> order;
 	return bits ? (int)order + __builtin_ctzll(bits) : -1;
+}
+
+/* ---------------------------------------------------------------------- */
+/* "superblock.c": per-region pageblock and free counts                    */
+/* ---------------------------------------------------------------------- */
+
+/* One aligned region of 2^superblock_order frames. Written under the lock of any zone it spans. */
+struct pa_superblock {
+	_Atomic uint32_t blocks[PA_MT_COUNT]; /* pageblocks of present sections by base type */
+	_Atomic uint64_t free;                /* frames free in the buddy */
+};
+
+static inline struct pa_superblock *superblock_of(const struct pa_pool *pool, pa_pfn_t pfn)
+{
+	return &pool->sb[pfn >> pool->cfg.superblock_order];
+}
+
+int superblock_init(struct pa_pool *pool, char *err, size_t errlen);
+void superblock_destroy(struct pa_pool *pool);
+/* A present pageblock changed base type (pageblock_set_mt). Zone lock held. */
+void superblock_retype(struct pa_pool *pool, pa_pfn_t pfn, unsigned old_mt, unsigned new_mt);
+/* A block of 2^order frames at pfn entered (add) or left the buddy. Zone lock held. */
+void superblock_count_free(struct pa_pool *pool, pa_pfn_t pfn, unsigned order, bool add);
+/* Pageblocks of polluting types (unmovable, reclaimable, high-atomic) in region index. */
+uint64_t superblock_polluted(const struct pa_pool *pool, uint64_t index);
+/* The counts against a recount from the lists and pageblock bits; every zone lock held. */
+int superblock_validate_locked(struct pa_pool *pool, char *err, size_t errlen);
+
+/* The buddy's hook: one branch when superblocks are off. */
+static inline void superblock_free_hook(struct pa_pool *pool, pa_pfn_t pfn, unsigned order,
+                                        bool add)
+{
+	if (unlikely(pool->sb != NULL))
+		superblock_count_free(pool, pfn, order, add);
 }
 
 /* ---------------------------------------------------------------------- */

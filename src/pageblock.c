@@ -29,6 +29,8 @@ void pageblock_set_mt(struct pa_pool *pool, pa_pfn_t pfn, unsigned mt)
 	uint8_t old = __atomic_load_n(b, __ATOMIC_RELAXED);
 	__atomic_store_n(b, (uint8_t)((old & ~PB_MT_MASK) | mt),
 	                 __ATOMIC_RELAXED); /* zone lock held */
+	if (unlikely(pool->sb != NULL) && (old & PB_MT_MASK) != mt)
+		superblock_retype(pool, pfn, old & PB_MT_MASK, mt);
 }
 
 void pageblock_set_mt_range(struct pa_pool *pool, pa_pfn_t pfn, unsigned order, unsigned mt)

@@ -508,6 +508,21 @@ TEST(pageblock_info_refuses_null_and_indexes_past_the_end)
 	fx_done(&f, 0, 0);
 }
 
+TEST(superblock_info_refuses_null_and_indexes_past_the_end)
+{
+	struct fx f;
+	fx_boot(&f, BOOT_LINE " superblock_order=12");
+	struct pa_superblock_info b;
+	uint64_t n = pa_superblock_count(f.pool);
+	CHECK(n > 0);
+	REFUSED(pa_superblock_count(NULL), 0);
+	REFUSED(pa_superblock_info(NULL, 0, &b), -EINVAL);
+	REFUSED(pa_superblock_info(f.pool, 0, NULL), -EINVAL);
+	REFUSED(pa_superblock_info(f.pool, n, &b), -ENOENT);
+	REFUSED(pa_superblock_info(f.pool, UINT64_MAX, &b), -ENOENT);
+	fx_done(&f, 0, 0);
+}
+
 TEST(cma_refuses_null_unknown_areas_and_foreign_frames)
 {
 	struct fx f;
