@@ -304,6 +304,17 @@ struct pa_zone {
 	struct pa_lock lock;            /* guards everything below and the zone's pageblock bits */
 	uint32_t *list_head;            /* [order * PA_MT_COUNT + mt], PA_NIL when empty */
 	uint32_t max_tail[PA_MT_COUNT]; /* last block of each max-order list (shuffle's tail) */
+	/*
+	 * The upper halves of the last split (buddy.c), orders [low, high) above
+	 * the block at pfn: free, counted and written, but on no list yet. Freeing
+	 * the block at pfn again merges them back without ever linking them; any
+	 * other buddy operation links them first. pfn PA_NIL: none pending.
+	 */
+	struct {
+		uint32_t pfn;
+		uint8_t low, high, mt;
+		uint64_t listed; /* which of those orders' lists held blocks before */
+	} split;
 	uint64_t shuffle_rng;           /* page shuffling's random state */
 	uint64_t *nr_free_mt;           /* [order * PA_MT_COUNT + mt] */
 	uint64_t nonempty[PA_MT_COUNT]; /* bit o set: the (o, mt) list is not empty */
@@ -420,6 +431,7 @@ struct pa_boot_config {
 	bool thp;
 	uint64_t pcp_orders; /* bit o: order o on the per-CPU lists */
 	bool pcp_orders_set; /* given on the command line */
+	unsigned pcp_rules;  /* enum pcp_rules */
 	unsigned nr_cpus;
 	unsigned nr_cma;
 	struct pa_cma_request cma[PA_MAX_CMA];
@@ -502,6 +514,7 @@ struct pa_pool {
 	_Atomic uint64_t pcp_orders; /* bit o: order o goes through the per-CPU lists */
 	struct pa_zone **cpu_zone;   /* [cpu * 2 + movable]: where a CPU's fast path allocates */
 	_Atomic unsigned pcp_high_fraction; /* 0: high auto-tuned; N: managed / N / CPUs */
+	_Atomic unsigned pcp_rules;         /* enum pcp_rules: whose high and batch rules */
 	pthread_mutex_t pcp_order_mutex;    /* serializes switching orders */
 
 	/* Movable owners ("migrate.c"): id -> ops; registered once, read without a lock. */
@@ -805,8 +818,8 @@ void buddy_take_block(struct pa_zone *zone, pa_pfn_t pfn, unsigned low, unsigned
 pa_pfn_t buddy_list_first(struct pa_zone *zone, unsigned order, unsigned mt);
 /* The tail of each max-order list found again, after max_order changed. Zone lock held. */
 void buddy_reset_max_tails(struct pa_zone *zone);
-/* The list as it is, for readers that must not change it. */
-pa_pfn_t buddy_list_peek(const struct pa_zone *zone, unsigned order, unsigned mt);
+/* The first block of the list, for readers that walk it without taking blocks. */
+pa_pfn_t buddy_list_peek(struct pa_zone *zone, unsigned order, unsigned mt);
 /* Count an untouched chunk as free blocks of the max order (init); no descriptor is written. */
 void buddy_add_untouched(struct pa_zone *zone, pa_pfn_t chunk);
 /* Write the descriptors of an untouched chunk (its bit cleared) and link its blocks. */
@@ -993,6 +1006,9 @@ struct pa_pcp {
 	uint32_t alloc_factor; /* refills in a row without a free: scales the refill (order 0) */
 	uint32_t spill_next;   /* the list a spill starts from */
 	uint64_t last_decay_ns;
+	/* pcp_rules=6.1: Linux 6.1's free_factor, and the allocations it was last halved up to. */
+	uint32_t free_factor;
+	uint64_t allocs_seen;
 	uint32_t *head; /* [order * PA_NR_PCP_TYPES + type]; per-list counts are walked on read */
 	/* [2 * order]: blocks allocated, [2 * order + 1]: blocks freed; the zone's
 	 * pgalloc, pgfree and per-order counts are folded from these on read. */
@@ -1144,6 +1160,18 @@ void pcp_drain_cpu(struct pa_zone *zone, unsigned cpu, uint64_t order_mask);
 bool pcp_drain_all_if_any(struct pa_pool *pool);
 /* 0 (auto-tuned high) or at least 8; -EINVAL otherwise. Resizes every CPU's lists. */
 int pcp_set_high_fraction(struct pa_pool *pool, unsigned fraction);
+/*
+ * Whose rules size the lists: Linux 6.7's (high auto-tuned between
+ * high_min and high_max, decayed once a second) or Linux 6.1's (high fixed
+ * at the low watermark's share, refills of one batch, and a run of frees
+ * that reaches a high-order page empties the lists), as a replay of a 6.1
+ * kernel wants.
+ */
+enum pcp_rules { PCP_RULES_67, PCP_RULES_61, PCP_NR_RULES };
+/* "6.7" or "6.1" -> enum pcp_rules; -1 for anything else. */
+int pcp_rules_parse(const char *s);
+const char *pcp_rules_name(unsigned rules);
+void pcp_set_rules(struct pa_pool *pool, enum pcp_rules rules);
 /* Switch an order on or off; off drains it from every CPU. */
 void pcp_set_order(struct pa_pool *pool, unsigned order, bool on);
 /* A zone's counters with every CPU's folded in (alloc_order may be NULL); takes the locks. */
