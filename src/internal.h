@@ -246,7 +246,10 @@ void platform_spin_lock(struct pa_pool *pool, struct pa_spin *s, enum pa_lock_si
 	X(PGMIGRATE_SUCCESS, "pgmigrate_success")                                                  \
 	X(PGMIGRATE_FAIL, "pgmigrate_fail")                                                        \
 	X(COMPACT_FOLIOS_SPLIT, "compact_folios_split")                                            \
-	X(NUMA_MISS, "numa_miss") /* allocations here that preferred another node */
+	X(NUMA_MISS, "numa_miss") /* allocations here that preferred another node */               \
+	X(SB_FALLBACK_CLEAN, "superblock_fallback_clean") /* a fallback polluted a clean region */ \
+	X(SB_STEER_POLLUTED, "superblock_steer_polluted") /* a fallback kept in a polluted one */  \
+	X(SB_STEER_MOVABLE, "superblock_steer_movable") /* a movable split moved off a clean one */
 
 enum pa_zone_stat {
 #define X(id, name) PA_ZS_##id,
@@ -268,7 +271,9 @@ enum pa_zone_stat {
 	X(REPORT_CALLS, "page_reporting_calls")                                                    \
 	X(REPORT_REFUSED, "page_reporting_refused")                                                \
 	X(MEMORY_OFFLINE, "memory_offline")                                                        \
-	X(MEMORY_ONLINE, "memory_online")
+	X(MEMORY_ONLINE, "memory_online")                                                          \
+	X(DEFRAG_COMPACT_SUCCESS, "defrag_compact_success")                                        \
+	X(DEFRAG_COMPACT_FAIL, "defrag_compact_fail")
 
 enum pa_pool_stat {
 #define X(id, name) PA_PS_##id,
@@ -349,6 +354,10 @@ struct pa_zone {
 	pa_pfn_t compact_cached_migrate_pfn, compact_cached_free_pfn;
 	unsigned compact_considered, compact_defer_shift, compact_order_failed;
 	uint64_t *folios_migrated; /* [order]: folios moved whole */
+
+	/* Steering ("superblock.c", zone lock): the regions the zone spans, ranked per fallback. */
+	struct sb_rank *sb_rank;
+	uint32_t sb_rank_cap;
 };
 
 /* free_pages is written under the zone lock and read without it by the per-CPU fast path. */
@@ -422,6 +431,7 @@ struct pa_boot_config {
 	bool thp;
 	uint64_t pcp_orders; /* bit o: order o on the per-CPU lists */
 	bool pcp_orders_set; /* given on the command line */
+	unsigned pcp_rules;  /* enum pcp_rules */
 	unsigned nr_cpus;
 	unsigned nr_cma;
 	struct pa_cma_request cma[PA_MAX_CMA];
@@ -504,6 +514,7 @@ struct pa_pool {
 	_Atomic uint64_t pcp_orders; /* bit o: order o goes through the per-CPU lists */
 	struct pa_zone **cpu_zone;   /* [cpu * 2 + movable]: where a CPU's fast path allocates */
 	_Atomic unsigned pcp_high_fraction; /* 0: high auto-tuned; N: managed / N / CPUs */
+	_Atomic unsigned pcp_rules;         /* enum pcp_rules: whose high and batch rules */
 	pthread_mutex_t pcp_order_mutex;    /* serializes switching orders */
 
 	/* Movable owners ("migrate.c"): id -> ops; registered once, read without a lock. */
@@ -697,6 +708,17 @@ void zone_init_done(struct pa_pool *pool);
 
 /* "max_order.c": max_order changed at run time (ctl max_order), up to max_order_boot */
 int max_order_set(struct pa_pool *pool, unsigned max_order);
+/*
+ * cfg.max_order changes only with every zone lock held (max_order_set), so
+ * under a zone lock it reads plainly and stays put. Without one, read it
+ * once per operation with this and expect it to move under you: arrays by
+ * order are sized by max_order_boot, an allocation above the current order
+ * fails under the zone lock, and a block above it is split when freed.
+ */
+static inline unsigned pool_max_order(const struct pa_pool *pool)
+{
+	return __atomic_load_n(&pool->cfg.max_order, __ATOMIC_RELAXED);
+}
 /* Has deferred init finished (or never run)? */
 bool deferred_init_done(struct pa_pool *pool);
 
@@ -736,6 +758,7 @@ enum alloc_flags {
 	ALLOC_MIN_RESERVE = 1u << 2, /* PA_GFP_HIGH: may use half of the min reserve */
 	ALLOC_HIGHATOMIC = 1u << 3,  /* high-order PA_GFP_HIGH: may use the atomic reserve */
 	ALLOC_CMA = 1u << 4,         /* movable: may borrow CMA pageblocks */
+	ALLOC_NO_POLLUTE = 1u << 5,  /* defrag_mode: no fallback into a clean region */
 };
 
 /* Free frames on the CMA lists. Zone lock held. */
@@ -823,6 +846,8 @@ void buddy_relink_max(struct pa_zone *zone, unsigned mt, const uint32_t *pfns, u
 void shuffle_seed(struct pa_zone *zone);
 /* Shuffle every zone's max-order free lists: at boot, or when deferred init is done. */
 void shuffle_pool(struct pa_pool *pool);
+/* Shuffle one zone's max-order lists (shuffle=1 only): memory came online in it. */
+void shuffle_zone(struct pa_zone *zone);
 /* A freed max-order block goes to the tail of its list: a coin flip. Zone lock held. */
 bool shuffle_pick_tail(struct pa_zone *zone);
 
@@ -858,6 +883,45 @@ void superblock_count_free(struct pa_pool *pool, pa_pfn_t pfn, unsigned order, b
 uint64_t superblock_polluted(const struct pa_pool *pool, uint64_t index);
 /* The counts against a recount from the lists and pageblock bits; every zone lock held. */
 int superblock_validate_locked(struct pa_pool *pool, char *err, size_t errlen);
+
+/* Steering's view of the regions (zone lock held): see pageblock.c for the policy. */
+struct sb_rank {
+	uint64_t key;
+	uint32_t index;
+};
+/* A zone's region order buffers, after the zones are up; freed before they go. */
+int superblock_init_zones(struct pa_pool *pool, char *err, size_t errlen);
+void superblock_destroy_zones(struct pa_pool *pool);
+/* Does the region of pfn hold a polluting pageblock? */
+bool superblock_pfn_polluted(const struct pa_pool *pool, pa_pfn_t pfn);
+/* Is every frame of the region of pfn (its pageblocks with memory) free in the buddy? */
+bool superblock_pfn_whole(const struct pa_pool *pool, pa_pfn_t pfn);
+/*
+ * The regions of zone z in z->sb_rank, in the order a polluting fallback
+ * tries them: polluted ones, most polluted first, then (unless
+ * polluted_only) clean ones, fullest first. Returns how many.
+ */
+unsigned superblock_rank(struct pa_zone *z, bool polluted_only);
+/*
+ * A wholly free pageblock of region index in zone z that heads a free
+ * block of order >= the pageblock order and >= need (its order in *order)
+ * on a list in the mask mts; untouched memory is written as needed. PA_NIL
+ * if none.
+ */
+pa_pfn_t superblock_free_pageblock(struct pa_zone *z, uint64_t index, unsigned mts, unsigned need,
+                                   unsigned *order);
+#define SB_PARTIAL_TRIES 4 /* partly free pageblocks a region search walks, fullest first */
+struct sb_pick {
+	pa_pfn_t large, small; /* the largest and the smallest free block found; PA_NIL: none */
+	unsigned large_order, small_order;
+};
+/*
+ * In the fullest partly free pageblocks of region index whose type is in
+ * mts, free blocks of order or above: true with the pick of the first
+ * pageblock that has one.
+ */
+bool superblock_partial_pageblock(struct pa_zone *z, uint64_t index, unsigned order, unsigned mts,
+                                  struct sb_pick *pick);
 
 /* The buddy's hook: one branch when superblocks are off. */
 static inline void superblock_free_hook(struct pa_pool *pool, pa_pfn_t pfn, unsigned order,
@@ -915,8 +979,20 @@ int pageblock_own_list(const struct pa_zone *zone, unsigned order, unsigned mt,
                        unsigned alloc_flags, unsigned *found);
 /* Take a block of order for type mt: its own lists first, then the fallback policy. */
 pa_pfn_t pageblock_rmqueue(struct pa_zone *zone, unsigned order, unsigned mt, unsigned alloc_flags);
-/* Allocate from another type's pageblocks by Linux's claim/steal rules; PA_NIL if none. */
-pa_pfn_t pageblock_rmqueue_fallback(struct pa_zone *zone, unsigned order, unsigned mt);
+/*
+ * Allocate from another type's pageblocks by Linux's claim/steal rules,
+ * steered by region when superblocks are on; PA_NIL if none (or, under
+ * ALLOC_NO_POLLUTE, if only a clean region could give one).
+ */
+pa_pfn_t pageblock_rmqueue_fallback(struct pa_zone *zone, unsigned order, unsigned mt,
+                                    unsigned alloc_flags);
+/*
+ * The block to take from the (*found, type) list for a request of type mt:
+ * the first, or a polluted region's free pageblock in place of a split of a
+ * clean region's (steering; *found is updated).
+ */
+pa_pfn_t pageblock_own_first(struct pa_zone *zone, unsigned *found, unsigned need, unsigned type,
+                             unsigned mt);
 /* Make the pageblock of an allocation a HIGHATOMIC reserve, if the cap allows. */
 void pageblock_reserve_highatomic(struct pa_zone *zone, pa_pfn_t pfn, unsigned order);
 /* Give back one HIGHATOMIC pageblock to mt; true if one was given back. */
@@ -943,6 +1019,9 @@ struct pa_pcp {
 	uint32_t alloc_factor; /* refills in a row without a free: scales the refill (order 0) */
 	uint32_t spill_next;   /* the list a spill starts from */
 	uint64_t last_decay_ns;
+	/* pcp_rules=6.1: Linux 6.1's free_factor, and the allocations it was last halved up to. */
+	uint32_t free_factor;
+	uint64_t allocs_seen;
 	uint32_t *head; /* [order * PA_NR_PCP_TYPES + type]; per-list counts are walked on read */
 	/* [2 * order]: blocks allocated, [2 * order + 1]: blocks freed; the zone's
 	 * pgalloc, pgfree and per-order counts are folded from these on read. */
@@ -1094,6 +1173,18 @@ void pcp_drain_cpu(struct pa_zone *zone, unsigned cpu, uint64_t order_mask);
 bool pcp_drain_all_if_any(struct pa_pool *pool);
 /* 0 (auto-tuned high) or at least 8; -EINVAL otherwise. Resizes every CPU's lists. */
 int pcp_set_high_fraction(struct pa_pool *pool, unsigned fraction);
+/*
+ * Whose rules size the lists: Linux 6.7's (high auto-tuned between
+ * high_min and high_max, decayed once a second) or Linux 6.1's (high fixed
+ * at the low watermark's share, refills of one batch, and a run of frees
+ * that reaches a high-order page empties the lists), as a replay of a 6.1
+ * kernel wants.
+ */
+enum pcp_rules { PCP_RULES_67, PCP_RULES_61, PCP_NR_RULES };
+/* "6.7" or "6.1" -> enum pcp_rules; -1 for anything else. */
+int pcp_rules_parse(const char *s);
+const char *pcp_rules_name(unsigned rules);
+void pcp_set_rules(struct pa_pool *pool, enum pcp_rules rules);
 /* Switch an order on or off; off drains it from every CPU. */
 void pcp_set_order(struct pa_pool *pool, unsigned order, bool on);
 /* A zone's counters with every CPU's folded in (alloc_order may be NULL); takes the locks. */
