@@ -299,6 +299,17 @@ struct pa_zone {
 	struct pa_lock lock;            /* guards everything below and the zone's pageblock bits */
 	uint32_t *list_head;            /* [order * PA_MT_COUNT + mt], PA_NIL when empty */
 	uint32_t max_tail[PA_MT_COUNT]; /* last block of each max-order list (shuffle's tail) */
+	/*
+	 * The upper halves of the last split (buddy.c), orders [low, high) above
+	 * the block at pfn: free, counted and written, but on no list yet. Freeing
+	 * the block at pfn again merges them back without ever linking them; any
+	 * other buddy operation links them first. pfn PA_NIL: none pending.
+	 */
+	struct {
+		uint32_t pfn;
+		uint8_t low, high, mt;
+		uint64_t listed; /* which of those orders' lists held blocks before */
+	} split;
 	uint64_t shuffle_rng;           /* page shuffling's random state */
 	uint64_t *nr_free_mt;           /* [order * PA_MT_COUNT + mt] */
 	uint64_t nonempty[PA_MT_COUNT]; /* bit o set: the (o, mt) list is not empty */
@@ -797,8 +808,8 @@ void buddy_take_block(struct pa_zone *zone, pa_pfn_t pfn, unsigned low, unsigned
 pa_pfn_t buddy_list_first(struct pa_zone *zone, unsigned order, unsigned mt);
 /* The tail of each max-order list found again, after max_order changed. Zone lock held. */
 void buddy_reset_max_tails(struct pa_zone *zone);
-/* The list as it is, for readers that must not change it. */
-pa_pfn_t buddy_list_peek(const struct pa_zone *zone, unsigned order, unsigned mt);
+/* The first block of the list, for readers that walk it without taking blocks. */
+pa_pfn_t buddy_list_peek(struct pa_zone *zone, unsigned order, unsigned mt);
 /* Count an untouched chunk as free blocks of the max order (init); no descriptor is written. */
 void buddy_add_untouched(struct pa_zone *zone, pa_pfn_t chunk);
 /* Write the descriptors of an untouched chunk (its bit cleared) and link its blocks. */

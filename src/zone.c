@@ -143,6 +143,7 @@ static int zone_alloc_arrays(struct pa_zone *z, unsigned max_order)
 		z->list_head[i] = PA_NIL;
 	for (unsigned mt = 0; mt < PA_MT_COUNT; mt++)
 		z->max_tail[mt] = PA_NIL;
+	z->split.pfn = PA_NIL;
 	return 0;
 }
 

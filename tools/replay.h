@@ -133,6 +133,13 @@ struct rp_state {
 	unsigned nr_zones, nr_orders;
 	struct rp_zone_state zone[RP_MAX_ZONES];
 	double uptime; /* seconds; -1 if unknown */
+	/*
+	 * Pollution, known for pagealloc's side only (taint_known): 1 GiB regions
+	 * with memory, those holding an unmovable or reclaimable allocation, the
+	 * pageblocks holding one, and of those the ones typed movable.
+	 */
+	bool taint_known;
+	uint64_t regions, tainted_regions, tainted_pageblocks, mixed_pageblocks;
 };
 
 /* A snapshot folder of the recording. */
