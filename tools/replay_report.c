@@ -229,6 +229,11 @@ void rp_print_table(FILE *f, const struct rp_machine *m, const struct rp_result 
                     const struct rp_trace *t)
 {
 	fprintf(f, "boot: %s\n", r->boot);
+	bool rules_61 = strstr(r->boot, "pcp_rules=6.1") != NULL; /* the last key given wins */
+	if (m->release[0] || rules_61)
+		fprintf(f, "kernel %s; per-CPU lists under Linux %s's rules (pcp_rules=%s)\n",
+		        m->release[0] ? m->release : "unknown", rules_61 ? "6.1" : "6.7",
+		        rules_61 ? "6.1" : "6.7");
 	fprintf(f,
 	        "events %llu (%llu acted on): allocations %llu, frees %llu; %.2f M events/s "
 	        "(replay loop %.3f s, of which %.3f s compact_memory and kcompactd runs)\n",
@@ -250,10 +255,11 @@ void rp_print_table(FILE *f, const struct rp_machine *m, const struct rp_result 
 	        (unsigned long long)r->validate_failures, r->validate_failures ? ": " : "",
 	        r->first_validate_error);
 	fprintf(f,
-	        "phase markers %llu, compact_memory %llu, kcompactd wakeups %llu, blocks moved by "
-	        "pagealloc %llu\n",
+	        "phase markers %llu, compact_memory %llu, kcompactd wakeups %llu, per-CPU list "
+	        "drains %llu, blocks moved by pagealloc %llu\n",
 	        (unsigned long long)r->marks, (unsigned long long)r->compact_memory,
-	        (unsigned long long)r->kcompactd_wakes, (unsigned long long)r->moved);
+	        (unsigned long long)r->kcompactd_wakes, (unsigned long long)r->drains,
+	        (unsigned long long)r->moved);
 	if (r->start_shortfall || r->map_errors || r->realloc_live)
 		fprintf(f,
 		        "starting state short by %llu free blocks; map errors %llu; pfns "

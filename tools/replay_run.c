@@ -288,6 +288,13 @@ static void do_event(struct rp_ctx *c, const struct rp_event *ev)
 	case RP_ISOLATE_FREE:
 		do_isolate_free(c, ev);
 		break;
+	case RP_DRAIN:
+		c->res->drains++;
+		if (ev->arg == RP_DRAIN_ALL)
+			pa_drain_all(c->pool);
+		else
+			pa_drain_local(c->pool);
+		break;
 	default:
 		break;
 	}
