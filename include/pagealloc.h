@@ -93,7 +93,10 @@ struct pa_page; /* opaque; at most 16 bytes per frame */
 
 /*
  * Platform services. Every hook is optional: a NULL hook (or a NULL
- * platform) gets the default userspace implementation.
+ * platform) gets the default userspace implementation. The exception is
+ * reserve, commit and release: they manage one reservation between them
+ * (what one reserves the others commit and give back), so they are given
+ * all three or none; pa_boot() refuses (-EINVAL) a platform with one or two.
  */
 struct pa_platform {
 	void *ctx;
@@ -469,6 +472,8 @@ struct pa_config {
 	unsigned nr_nodes;
 	uint64_t total_pages; /* the pfn span */
 	unsigned metadata_bytes_per_frame;
+	unsigned superblock_order; /* 0: off; else regions of 2^superblock_order frames */
+	unsigned defrag_mode;      /* 1: compact before a fallback pollutes a clean region */
 };
 
 /* The derived configuration of a booted pool. NULL pool or out: nothing is written. */
@@ -495,6 +500,33 @@ struct pa_pageblock_info {
  */
 uint64_t pa_pageblock_count(const struct pa_pool *pool);
 int pa_pageblock_info(const struct pa_pool *pool, uint64_t index, struct pa_pageblock_info *out);
+
+/*
+ * One superblock: an aligned region of 2^superblock_order frames (1 GiB at
+ * the default) whose pollution the allocator tracks. A region is tainted
+ * while it holds a pageblock of a polluting type (unmovable, reclaimable or
+ * high-atomic): it cannot be handed out whole until they empty.
+ */
+struct pa_superblock_info {
+	pa_pfn_t start_pfn;
+	uint64_t nr_frames;     /* frames of the pool's span in it (the last may be short) */
+	int node;               /* of its first pageblock in a zone; -1 if none is */
+	enum pa_zone_type zone; /* the same zone's type; meaningful when node >= 0 */
+	uint64_t pageblocks[PA_MT_COUNT]; /* pageblocks with memory, by type (isolated ones by
+	                                     the type they return to; [PA_MT_ISOLATE] is 0) */
+	uint64_t free;     /* frames free in the buddy (not those on per-CPU lists) */
+	uint64_t polluted; /* pageblocks of the polluting types */
+	int tainted;       /* polluted != 0 */
+};
+
+/*
+ * The number of superblocks (0 for a NULL pool or superblock_order=0), and
+ * region index's counts: 0, -EINVAL for a NULL pool or out, -ENOENT past the
+ * end. The counts are kept as the pool runs, so this is O(1) and takes no
+ * lock: exact when nothing else runs on the pool.
+ */
+uint64_t pa_superblock_count(const struct pa_pool *pool);
+int pa_superblock_info(const struct pa_pool *pool, uint64_t index, struct pa_superblock_info *out);
 
 /* --- Control, reports, validation --------------------------------------- */
 

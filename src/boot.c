@@ -311,6 +311,15 @@ static int key_wsf(struct parse_ctx *p)
 	return get_uint(p, 0, 3000, &p->cfg->watermark_scale_factor);
 }
 
+static int key_pcp_rules(struct parse_ctx *p)
+{
+	int r = pcp_rules_parse(p->val);
+	if (r < 0)
+		return fail(p, "unknown rules (valid: 6.7, or 6.1 for Linux 6.1's fixed high)");
+	p->cfg->pcp_rules = (unsigned)r;
+	return 0;
+}
+
 static int key_split_folios(struct parse_ctx *p)
 {
 	return get_bool(p, &p->cfg->compaction_split_folios);
@@ -428,6 +437,17 @@ static int key_proactiveness(struct parse_ctx *p)
 	return get_uint(p, 0, 100, &p->cfg->compaction_proactiveness);
 }
 
+/* 0: off; checked against the pageblock order once that is derived. */
+static int key_superblock_order(struct parse_ctx *p)
+{
+	return get_uint(p, 0, PA_SUPERBLOCK_ORDER_LIMIT, &p->cfg->superblock_order);
+}
+
+static int key_defrag_mode(struct parse_ctx *p)
+{
+	return get_bool(p, &p->cfg->defrag_mode);
+}
+
 static int key_debug(struct parse_ctx *p)
 {
 	return get_uint(p, 0, 2, &p->cfg->debug);
@@ -459,6 +479,7 @@ static const struct boot_key {
 	{ "page_block_max_order", key_pb_ceil },
 	{ "thp", key_thp },
 	{ "pcp_orders", key_pcp_orders },
+	{ "pcp_rules", key_pcp_rules },
 	{ "nr_cpus", key_nr_cpus },
 	{ "cma", key_cma },
 	{ "backing", key_backing },
@@ -479,6 +500,8 @@ static const struct boot_key {
 	{ "deferred_init", key_deferred_init },
 	{ "zone_dma", key_zone_dma },
 	{ "zones", key_zones },
+	{ "superblock_order", key_superblock_order },
+	{ "defrag_mode", key_defrag_mode },
 	{ "debug", key_debug },
 	{ "bad_page", key_bad_page },
 };
@@ -492,6 +515,7 @@ static void boot_defaults(struct pa_boot_config *c, unsigned online_cpus)
 	c->page_shift = 12;
 	c->max_order = UINT32_MAX;            /* by page size, once it is known */
 	c->pageblock_order_ceil = UINT32_MAX; /* max_order */
+	c->superblock_order = UINT32_MAX;     /* the PUD order when max_order reaches it */
 	c->thp = true;
 	c->nr_cpus = online_cpus > PA_MAX_CPUS ? PA_MAX_CPUS : online_cpus;
 	c->page_reporting_order = -1;
@@ -574,6 +598,26 @@ static unsigned min_u(unsigned a, unsigned b)
 	return a < b ? a : b;
 }
 
+/*
+ * Superblocks default to the PUD order (a 1 GiB region: 18 at 4 KiB pages)
+ * when the buddy can form blocks that large, and are off otherwise: regions
+ * the buddy can never hand out whole are not worth keeping clean. A region
+ * smaller than a pageblock could not count pageblocks.
+ */
+static int derive_superblock_order(struct pa_boot_config *c, char *err, size_t errlen)
+{
+	unsigned pud = 30 - c->page_shift;
+	if (c->superblock_order == UINT32_MAX)
+		c->superblock_order = c->max_order >= pud ? pud : 0;
+	else if (c->superblock_order && c->superblock_order < c->pageblock_order)
+		return boot_error(err, errlen,
+		                  "superblock_order=%u: below the pageblock order %u (valid: 0 for "
+		                  "off, or %u..%u)",
+		                  c->superblock_order, c->pageblock_order, c->pageblock_order,
+		                  PA_SUPERBLOCK_ORDER_LIMIT);
+	return 0;
+}
+
 /* Derive huge order, pageblock order and section size; check keys against each other. */
 static int boot_derive(struct pa_boot_config *c, char *err, size_t errlen)
 {
@@ -602,6 +646,9 @@ static int boot_derive(struct pa_boot_config *c, char *err, size_t errlen)
 		return boot_error(err, errlen, "pcp_orders=%s: order %d is above max_order=%u",
 		                  c->pcp_orders_arg, 63 - __builtin_clzll(c->pcp_orders),
 		                  c->max_order);
+	int rc = derive_superblock_order(c, err, errlen);
+	if (rc)
+		return rc;
 	if (c->page_reporting_order > (int)c->max_order)
 		return boot_error(err, errlen, "page_reporting_order=%d: above max_order=%u",
 		                  c->page_reporting_order, c->max_order);
@@ -722,6 +769,13 @@ int pa_boot(const char *cmdline, const struct pa_platform *platform, struct pa_p
 	err[0] = '\0';
 	if (!out || !cmdline)
 		return boot_error(err, errlen, "pa_boot: %s is NULL", out ? "cmdline" : "out");
+	if (platform && platform_memory_hooks_partial(platform))
+		return boot_error(
+		        err, errlen,
+		        "pa_boot: platform reserve, commit and release are given all three "
+		        "or none (reserve %s, commit %s, release %s)",
+		        platform->reserve ? "set" : "NULL", platform->commit ? "set" : "NULL",
+		        platform->release ? "set" : "NULL");
 	struct pa_pool *pool = calloc(1, sizeof *pool);
 	if (!pool)
 		return boot_error(err, errlen, "pa_boot: out of memory"), -ENOMEM;
@@ -740,10 +794,15 @@ int pa_boot(const char *cmdline, const struct pa_platform *platform, struct pa_p
 	int rc = boot_parse(cmdline, platform_online_cpus(), &pool->cfg, err, errlen);
 	pool->max_order_boot = pool->cfg.max_order;
 	pool->free_fast_below = pool->cfg.init_on_free ? 0 : pool->cfg.pageblock_order;
+	atomic_init(&pool->defrag_mode, pool->cfg.defrag_mode);
 	if (rc == 0)
 		rc = memmap_init(pool, err, errlen);
 	if (rc == 0)
+		rc = superblock_init(pool, err, errlen);
+	if (rc == 0)
 		rc = zone_init_all(pool, err, errlen);
+	if (rc == 0)
+		rc = superblock_init_zones(pool, err, errlen);
 	if (rc == 0)
 		rc = cma_init(pool, err, errlen);
 	if (rc == 0)
@@ -775,7 +834,9 @@ void pa_shutdown(struct pa_pool *pool)
 	compaction_stop(pool);
 	hotplug_destroy(pool);
 	cma_destroy(pool);
+	superblock_destroy_zones(pool);
 	zone_destroy_all(pool);
+	superblock_destroy(pool);
 	memmap_destroy(pool);
 	pthread_mutex_destroy(&pool->pcp_order_mutex);
 	pthread_mutex_destroy(&pool->ctl_lock);
@@ -802,6 +863,8 @@ void pa_get_config(const struct pa_pool *pool, struct pa_config *out)
 		.nr_nodes = pool->nr_nodes,
 		.total_pages = pool->nr_frames,
 		.metadata_bytes_per_frame = (unsigned)sizeof(struct pa_page),
+		.superblock_order = c->superblock_order,
+		.defrag_mode = atomic_load_explicit(&pool->defrag_mode, memory_order_relaxed),
 	};
 }
 

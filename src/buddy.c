@@ -47,33 +47,109 @@ static inline struct lists lists_of(struct pa_zone *z)
 		               z->nonempty,  z->max_tail,  z->pool->cfg.max_order };
 }
 
-/* A descriptor becomes the head of a free block of this order and type, with no flags. */
-static inline __attribute__((always_inline)) void mark_free(struct pa_page *p, unsigned order,
-                                                            unsigned mt)
+/* A descriptor becomes the head of a free block of this order and type, with these flags. */
+static inline __attribute__((always_inline)) void mark_free_flags(struct pa_page *p, unsigned order,
+                                                                  unsigned mt, unsigned flags)
 {
 	set_page_state(p, PS_FREE);
 	set_page_order(p, order);
 	p->mt = (uint8_t)mt;
-	set_page_flags(p, 0);
+	set_page_flags(p, flags);
 }
 
-/* Link a free block at the head of its list: the most recently freed is the cache-hottest. */
-static inline __attribute__((always_inline)) void list_link(const struct lists *l, pa_pfn_t pfn,
-                                                            unsigned order, unsigned mt)
+static inline __attribute__((always_inline)) void mark_free(struct pa_page *p, unsigned order,
+                                                            unsigned mt)
+{
+	mark_free_flags(p, order, mt, 0);
+}
+
+/* Thread a block in at the head of its list; its descriptor and counts are written already. */
+static inline __attribute__((always_inline)) void list_insert(const struct lists *l, pa_pfn_t pfn,
+                                                              unsigned order, unsigned mt)
 {
 	struct pa_page *p = &l->map[pfn];
-	unsigned i = order * PA_MT_COUNT + mt;
-	uint32_t next = l->head[i];
-	mark_free(p, order, mt);
+	uint32_t *head = &l->head[order * PA_MT_COUNT + mt];
+	uint32_t next = *head;
 	p->lru.prev = PA_NIL;
 	p->lru.next = next;
 	if (next != PA_NIL)
 		l->map[next].lru.prev = (uint32_t)pfn;
 	else if (order == l->max_order)
 		l->max_tail[mt] = (uint32_t)pfn; /* the first block is the last too */
-	l->head[i] = (uint32_t)pfn;
+	*head = (uint32_t)pfn;
+}
+
+/* Link a free block at the head of its list: the most recently freed is the cache-hottest. */
+static inline __attribute__((always_inline)) void list_link(const struct lists *l, pa_pfn_t pfn,
+                                                            unsigned order, unsigned mt)
+{
+	mark_free(&l->map[pfn], order, mt);
+	list_insert(l, pfn, order, mt);
 	l->nonempty[mt] |= 1ull << order;
-	l->nr_free_mt[i]++;
+	l->nr_free_mt[order * PA_MT_COUNT + mt]++;
+}
+
+/*
+ * The halves of the last split go on their lists where the split would have
+ * put them, each at the head: nothing has touched the lists since, because
+ * every buddy operation but freeing the split block again comes here first.
+ */
+static __attribute__((noinline)) void split_link(struct pa_zone *z)
+{
+	struct lists l = lists_of(z);
+	pa_pfn_t pfn = z->split.pfn;
+	z->split.pfn = PA_NIL;
+	for (unsigned o = z->split.high; o-- > z->split.low;)
+		list_insert(&l, pfn + (1ull << o), o, z->split.mt);
+}
+
+static inline void split_settle(struct pa_zone *z)
+{
+	if (unlikely(z->split.pfn != PA_NIL))
+		split_link(z);
+}
+
+/*
+ * Give back the upper halves of a block taken at pfn from order high down to
+ * low, as free blocks on no list yet: written and counted, so that scanners,
+ * counters and the nonempty bits see them as the eager split would leave them.
+ */
+static inline void split_defer(struct pa_zone *z, const struct lists *l, pa_pfn_t pfn, unsigned low,
+                               unsigned high, unsigned mt, unsigned flags)
+{
+	struct pa_page *base = &l->map[pfn];
+	uint64_t *count = &l->nr_free_mt[low * PA_MT_COUNT + mt];
+	uint64_t halves = (1ull << high) - (1ull << low);
+	for (unsigned o = low; o < high; o++, count += PA_MT_COUNT) {
+		mark_free_flags(base + (1ull << o), o, mt, flags);
+		++*count;
+	}
+	z->split.listed = l->nonempty[mt] & halves;
+	l->nonempty[mt] |= halves;
+	z->split.pfn = (uint32_t)pfn;
+	z->split.low = (uint8_t)low;
+	z->split.high = (uint8_t)high;
+	z->split.mt = (uint8_t)mt;
+}
+
+/*
+ * The block of the last split is freed again: each level of the merge finds
+ * its buddy free with its order and type, so merge them all at once. No list
+ * changed since the split, so each holds blocks again exactly if it held
+ * some before. Returns the order the block reached.
+ */
+static inline unsigned split_merge(struct pa_zone *z, const struct lists *l, pa_pfn_t pfn)
+{
+	unsigned mt = z->split.mt, low = z->split.low, high = z->split.high;
+	struct pa_page *base = &l->map[pfn];
+	uint64_t *count = &l->nr_free_mt[low * PA_MT_COUNT + mt];
+	for (unsigned o = low; o < high; o++, count += PA_MT_COUNT) {
+		--*count;
+		set_page_state(base + (1ull << o), PS_BODY);
+	}
+	l->nonempty[mt] &= ~((1ull << high) - (1ull << low)) | z->split.listed;
+	z->split.pfn = PA_NIL;
+	return high;
 }
 
 /*
@@ -100,6 +176,7 @@ static void list_link_tail(const struct lists *l, pa_pfn_t pfn, unsigned order, 
 void buddy_relink_max(struct pa_zone *z, unsigned mt, const uint32_t *pfns, uint64_t n)
 {
 	struct pa_pool *pool = z->pool;
+	split_settle(z);
 	for (uint64_t i = 0; i < n; i++) {
 		struct pa_page *p = pfn_page(pool, pfns[i]);
 		p->lru.prev = i ? pfns[i - 1] : PA_NIL;
@@ -112,6 +189,7 @@ void buddy_relink_max(struct pa_zone *z, unsigned mt, const uint32_t *pfns, uint
 void buddy_reset_max_tails(struct pa_zone *z)
 {
 	unsigned mo = z->pool->cfg.max_order;
+	split_settle(z);
 	for (unsigned mt = 0; mt < PA_MT_COUNT; mt++) {
 		uint32_t tail = PA_NIL;
 		for (uint32_t p = *list_head(z, mo, mt); p != PA_NIL;
@@ -153,17 +231,21 @@ list_unlink(struct pa_zone *z, const struct lists *l, pa_pfn_t pfn, unsigned ord
 void buddy_list_add(struct pa_zone *z, pa_pfn_t pfn, unsigned order, unsigned mt)
 {
 	pa_assert(z->pool, (pfn & ((1ull << order) - 1)) == 0 && order <= z->pool->cfg.max_order);
+	split_settle(z);
 	struct lists l = lists_of(z);
 	list_link(&l, pfn, order, mt);
 	zone_free_add(z, 1ull << order);
+	superblock_free_hook(z->pool, pfn, order, true);
 }
 
 void buddy_list_del(struct pa_zone *z, pa_pfn_t pfn)
 {
+	split_settle(z);
 	struct lists l = lists_of(z);
 	const struct pa_page *p = &l.map[pfn];
 	pa_assert(z->pool, p->state == PS_FREE);
 	zone_free_add(z, 0 - (1ull << p->order));
+	superblock_free_hook(z->pool, pfn, p->order, false);
 	list_unlink(z, &l, pfn, p->order, p->mt);
 }
 
@@ -198,6 +280,11 @@ void buddy_free_block(struct pa_zone *z, pa_pfn_t pfn, unsigned order, unsigned 
 	}
 	struct lists l = lists_of(z);
 	zone_free_add(z, 1ull << order);
+	superblock_free_hook(pool, pfn, order, true);
+	if (z->split.pfn == pfn && z->split.low == order && z->split.mt == mt)
+		order = split_merge(z, &l, pfn);
+	else
+		split_settle(z);
 	unsigned max_order = pool->cfg.max_order, pb_order = pool->cfg.pageblock_order;
 	pa_pfn_t start = z->start_pfn, span = z->end_pfn - z->start_pfn;
 	for (; order < max_order; order++) {
@@ -229,21 +316,19 @@ void buddy_free_block(struct pa_zone *z, pa_pfn_t pfn, unsigned order, unsigned 
 
 /*
  * Remove a free block of order `high` and give back its upper halves down to
- * order `low`. The halves of a reported block stay reported: the device has
- * all of it.
+ * order `low`, linked only when another operation needs them (split_defer).
+ * The halves of a reported block stay reported: the device has all of it.
  */
 void buddy_take_block(struct pa_zone *z, pa_pfn_t pfn, unsigned low, unsigned high)
 {
+	split_settle(z);
 	struct lists l = lists_of(z);
 	unsigned mt = l.map[pfn].mt, flags = page_flags(&l.map[pfn]) & PF_REPORTED;
 	list_unlink(z, &l, pfn, high, mt);
 	zone_free_add(z, 0 - (1ull << low));
-	while (high > low) {
-		high--;
-		list_link(&l, pfn + (1ull << high), high, mt);
-		if (unlikely(flags))
-			set_page_flags(&l.map[pfn + (1ull << high)], flags);
-	}
+	superblock_free_hook(z->pool, pfn, low, false);
+	if (high > low)
+		split_defer(z, &l, pfn, low, high, mt, flags);
 }
 
 pa_pfn_t buddy_take_smallest(struct pa_zone *z, unsigned order, unsigned mt)
@@ -258,6 +343,7 @@ pa_pfn_t buddy_take_smallest(struct pa_zone *z, unsigned order, unsigned mt)
 
 pa_pfn_t buddy_list_first(struct pa_zone *z, unsigned order, unsigned mt)
 {
+	split_settle(z);
 	pa_pfn_t pfn = *list_head(z, order, mt);
 	if (unlikely(pfn == PA_NIL) && z->nr_untouched && untouched_list(z, order, mt)) {
 		buddy_materialise(z, zone_untouched_pop(z));
@@ -266,8 +352,9 @@ pa_pfn_t buddy_list_first(struct pa_zone *z, unsigned order, unsigned mt)
 	return pfn;
 }
 
-pa_pfn_t buddy_list_peek(const struct pa_zone *z, unsigned order, unsigned mt)
+pa_pfn_t buddy_list_peek(struct pa_zone *z, unsigned order, unsigned mt)
 {
+	split_settle(z);
 	return z->list_head[order * PA_MT_COUNT + mt];
 }
 
@@ -280,6 +367,7 @@ void buddy_add_untouched(struct pa_zone *z, pa_pfn_t chunk)
 {
 	unsigned mo = z->pool->cfg.max_order;
 	uint64_t i = (chunk - z->chunk_base) >> z->pool->cfg.chunk_order;
+	split_settle(z);
 	z->untouched[i / 64] |= 1ull << (i % 64);
 	if (i / 64 > z->untouched_hint || !z->nr_untouched)
 		z->untouched_hint = i / 64;
@@ -287,6 +375,7 @@ void buddy_add_untouched(struct pa_zone *z, pa_pfn_t chunk)
 	count_add(z, mo, PA_MT_MOVABLE, chunk_blocks(z));
 	z->nonempty[PA_MT_MOVABLE] |= 1ull << mo;
 	zone_free_add(z, 1ull << z->pool->cfg.chunk_order);
+	superblock_free_hook(z->pool, chunk, z->pool->cfg.chunk_order, true);
 }
 
 /*
@@ -298,6 +387,7 @@ void buddy_materialise(struct pa_zone *z, pa_pfn_t chunk)
 {
 	unsigned mo = z->pool->cfg.max_order;
 	uint64_t n = chunk_blocks(z);
+	split_settle(z);
 	struct lists l = lists_of(z);
 	count_add(z, mo, PA_MT_MOVABLE, 0 - n);
 	for (uint64_t b = 0; b < n; b++)

@@ -92,7 +92,7 @@ static int write_number(const struct ctl_call *c, const char *value)
 
 static uint64_t get_max_order(const struct ctl_call *c)
 {
-	return c->pool->cfg.max_order;
+	return pool_max_order(c->pool);
 }
 
 /* Free blocks above a lowered order are split, those of the old order merge when raised. */
@@ -104,6 +104,23 @@ static int set_max_order(const struct ctl_call *c, uint64_t v)
 static uint64_t get_pageblock_order(const struct ctl_call *c)
 {
 	return c->pool->cfg.pageblock_order;
+}
+
+static uint64_t get_superblock_order(const struct ctl_call *c)
+{
+	return c->pool->cfg.superblock_order;
+}
+
+static uint64_t get_defrag_mode(const struct ctl_call *c)
+{
+	return atomic_load(&c->pool->defrag_mode);
+}
+
+/* As Linux's vm.defrag_mode: read by the next allocation that would pollute a clean region. */
+static int set_defrag_mode(const struct ctl_call *c, uint64_t v)
+{
+	atomic_store(&c->pool->defrag_mode, v != 0);
+	return 0;
 }
 
 static uint64_t get_page_size(const struct ctl_call *c)
@@ -157,7 +174,7 @@ static uint64_t get_pcp_order(const struct ctl_call *c)
 /* Switching off drains the order from every CPU (pcp_set_order), so nothing stays behind. */
 static int set_pcp_order(const struct ctl_call *c, uint64_t v)
 {
-	if (v && c->index > c->pool->cfg.max_order)
+	if (v && c->index > pool_max_order(c->pool))
 		return -EINVAL;
 	pcp_set_order(c->pool, (unsigned)c->index, v != 0);
 	return 0;
@@ -172,6 +189,26 @@ static uint64_t get_high_fraction(const struct ctl_call *c)
 static int set_high_fraction(const struct ctl_call *c, uint64_t v)
 {
 	return pcp_set_high_fraction(c->pool, (unsigned)v);
+}
+
+static int read_pcp_rules(const struct ctl_call *c, char *buf, size_t len)
+{
+	return snprintf(buf, len, "%s\n", pcp_rules_name(atomic_load(&c->pool->pcp_rules)));
+}
+
+/* "6.7" or "6.1", with the newline of `echo 6.1 >` allowed. */
+static int write_pcp_rules(const struct ctl_call *c, const char *value)
+{
+	char v[8];
+	size_t n = strcspn(value, " \n");
+	if (n >= sizeof v || value[n + strspn(value + n, " \n")])
+		return -EINVAL;
+	snprintf(v, sizeof v, "%.*s", (int)n, value);
+	int r = pcp_rules_parse(v);
+	if (r < 0)
+		return -EINVAL;
+	pcp_set_rules(c->pool, (enum pcp_rules)r);
+	return 0;
 }
 
 /* "pcp/drain": writing 1 gives every CPU's lists back to the buddy. */
@@ -323,6 +360,11 @@ static const struct ctl_entry ctl_table[] = {
 	  .max = 1 },
 	CTL_NUM_RW("pcp/high_fraction", get_high_fraction, set_high_fraction, 0, UINT32_MAX,
 	           "per-CPU high = managed / N / CPUs (0: auto-tuned; else at least 8)"),
+	{ .path = "pcp/rules",
+	  .help = "6.7: high auto-tuned and decayed (default); 6.1: Linux 6.1's fixed high, "
+	          "refills of a batch, a run of frees reaching order 1..3 empties the lists",
+	  .read = read_pcp_rules,
+	  .write = write_pcp_rules },
 	CTL_NUM_WO("pcp/drain", set_drain, 1, 1,
 	           "write 1: give every CPU's lists back to the buddy"),
 	CTL_NUM_WO("compact_memory", set_compact_memory, 1, 1,
@@ -354,6 +396,10 @@ static const struct ctl_entry ctl_table[] = {
 	           "booted max_order"),
 	CTL_NUM_RO("pageblock_order", get_pageblock_order, "order of a pageblock"),
 	CTL_NUM_RO("page_size", get_page_size, "bytes per frame"),
+	CTL_NUM_RO("superblock_order", get_superblock_order,
+	           "order of the regions whose pollution is tracked and steered (0: off)"),
+	CTL_NUM_RW("defrag_mode", get_defrag_mode, set_defrag_mode, 0, 1,
+	           "1: compact within polluted regions before a fallback pollutes a clean one"),
 	CTL_REPORT("info", PA_REPORT_INFO, "the derived configuration"),
 	CTL_REPORT("vmstat", PA_REPORT_VMSTAT, "counters, as /proc/vmstat"),
 	CTL_REPORT("buddyinfo", PA_REPORT_BUDDYINFO, "free blocks per order, as /proc/buddyinfo"),

@@ -20,16 +20,17 @@
 #define likely(x)   __builtin_expect(!!(x), 1)
 #define unlikely(x) __builtin_expect(!!(x), 0)
 
-#define PA_NIL                 UINT32_MAX   /* end of a free list (pfn links are 32-bit) */
-#define PA_MAX_ORDER_LIMIT     40           /* largest max_order the boot line accepts */
-#define PA_MAX_FRAMES          (1ull << 32) /* pfns must fit the 32-bit list links */
-#define PA_MAX_NODES           64
-#define PA_MAX_CPUS            1024
-#define PA_MAX_HOLES           32
-#define PA_MAX_CMA             8
-#define PA_SECTION_BYTES_SHIFT 27 /* 128 MiB memory sections, as x86-64 */
-#define PA_NR_PCP_TYPES        3  /* UNMOVABLE, MOVABLE, RECLAIMABLE */
-#define PA_COSTLY_ORDER        3  /* PAGE_ALLOC_COSTLY_ORDER */
+#define PA_NIL                    UINT32_MAX   /* end of a free list (pfn links are 32-bit) */
+#define PA_MAX_ORDER_LIMIT        40           /* largest max_order the boot line accepts */
+#define PA_MAX_FRAMES             (1ull << 32) /* pfns must fit the 32-bit list links */
+#define PA_MAX_NODES              64
+#define PA_MAX_CPUS               1024
+#define PA_MAX_HOLES              32
+#define PA_MAX_CMA                8
+#define PA_SECTION_BYTES_SHIFT    27 /* 128 MiB memory sections, as x86-64 */
+#define PA_NR_PCP_TYPES           3  /* UNMOVABLE, MOVABLE, RECLAIMABLE */
+#define PA_COSTLY_ORDER           3  /* PAGE_ALLOC_COSTLY_ORDER */
+#define PA_SUPERBLOCK_ORDER_LIMIT 32 /* a region of 2^32 frames covers the largest pool */
 
 /* ---------------------------------------------------------------------- */
 /* The frame descriptor                                                    */
@@ -257,7 +258,10 @@ void platform_spin_lock(struct pa_pool *pool, struct pa_spin *s, enum pa_lock_si
 	X(PGMIGRATE_SUCCESS, "pgmigrate_success")                                                  \
 	X(PGMIGRATE_FAIL, "pgmigrate_fail")                                                        \
 	X(COMPACT_FOLIOS_SPLIT, "compact_folios_split")                                            \
-	X(NUMA_MISS, "numa_miss") /* allocations here that preferred another node */
+	X(NUMA_MISS, "numa_miss") /* allocations here that preferred another node */               \
+	X(SB_FALLBACK_CLEAN, "superblock_fallback_clean") /* a fallback polluted a clean region */ \
+	X(SB_STEER_POLLUTED, "superblock_steer_polluted") /* a fallback kept in a polluted one */  \
+	X(SB_STEER_MOVABLE, "superblock_steer_movable") /* a movable split moved off a clean one */
 
 enum pa_zone_stat {
 #define X(id, name) PA_ZS_##id,
@@ -279,7 +283,9 @@ enum pa_zone_stat {
 	X(REPORT_CALLS, "page_reporting_calls")                                                    \
 	X(REPORT_REFUSED, "page_reporting_refused")                                                \
 	X(MEMORY_OFFLINE, "memory_offline")                                                        \
-	X(MEMORY_ONLINE, "memory_online")
+	X(MEMORY_ONLINE, "memory_online")                                                          \
+	X(DEFRAG_COMPACT_SUCCESS, "defrag_compact_success")                                        \
+	X(DEFRAG_COMPACT_FAIL, "defrag_compact_fail")
 
 enum pa_pool_stat {
 #define X(id, name) PA_PS_##id,
@@ -310,6 +316,17 @@ struct pa_zone {
 	struct pa_lock lock;            /* guards everything below and the zone's pageblock bits */
 	uint32_t *list_head;            /* [order * PA_MT_COUNT + mt], PA_NIL when empty */
 	uint32_t max_tail[PA_MT_COUNT]; /* last block of each max-order list (shuffle's tail) */
+	/*
+	 * The upper halves of the last split (buddy.c), orders [low, high) above
+	 * the block at pfn: free, counted and written, but on no list yet. Freeing
+	 * the block at pfn again merges them back without ever linking them; any
+	 * other buddy operation links them first. pfn PA_NIL: none pending.
+	 */
+	struct {
+		uint32_t pfn;
+		uint8_t low, high, mt;
+		uint64_t listed; /* which of those orders' lists held blocks before */
+	} split;
 	uint64_t shuffle_rng;           /* page shuffling's random state */
 	uint64_t *nr_free_mt;           /* [order * PA_MT_COUNT + mt] */
 	uint64_t nonempty[PA_MT_COUNT]; /* bit o set: the (o, mt) list is not empty */
@@ -349,6 +366,10 @@ struct pa_zone {
 	pa_pfn_t compact_cached_migrate_pfn, compact_cached_free_pfn;
 	unsigned compact_considered, compact_defer_shift, compact_order_failed;
 	uint64_t *folios_migrated; /* [order]: folios moved whole */
+
+	/* Steering ("superblock.c", zone lock): the regions the zone spans, ranked per fallback. */
+	struct sb_rank *sb_rank;
+	uint32_t sb_rank_cap;
 };
 
 /* free_pages is written under the zone lock and read without it by the per-CPU fast path. */
@@ -422,6 +443,7 @@ struct pa_boot_config {
 	bool thp;
 	uint64_t pcp_orders; /* bit o: order o on the per-CPU lists */
 	bool pcp_orders_set; /* given on the command line */
+	unsigned pcp_rules;  /* enum pcp_rules */
 	unsigned nr_cpus;
 	unsigned nr_cma;
 	struct pa_cma_request cma[PA_MAX_CMA];
@@ -446,6 +468,9 @@ struct pa_boot_config {
 	enum pa_zone_layout zone_layout; /* zones=x86_64 or flat */
 	unsigned debug;
 	enum pa_bad_page_mode bad_page;
+	unsigned
+	        superblock_order; /* 0: off; regions of 2^superblock_order frames ("superblock.c") */
+	bool defrag_mode;         /* as booted; pool->defrag_mode is the value in force */
 
 	/* Derived. */
 	int huge_order; /* -1 without THP */
@@ -505,6 +530,7 @@ struct pa_pool {
 	_Atomic uint64_t pcp_orders; /* bit o: order o goes through the per-CPU lists */
 	struct pa_zone **cpu_zone;   /* [cpu * 2 + movable]: where a CPU's fast path allocates */
 	_Atomic unsigned pcp_high_fraction; /* 0: high auto-tuned; N: managed / N / CPUs */
+	_Atomic unsigned pcp_rules;         /* enum pcp_rules: whose high and batch rules */
 	pthread_mutex_t pcp_order_mutex;    /* serializes switching orders */
 
 	/* Movable owners ("migrate.c"): id -> ops; registered once, read without a lock. */
@@ -525,6 +551,12 @@ struct pa_pool {
 	struct pa_reporting *reporting;
 	_Atomic unsigned reporting_notify_order; /* UINT32_MAX while no device is registered */
 	_Atomic bool min_free_kbytes_user;       /* written through ctl: kept when init ends */
+	_Atomic bool defrag_mode; /* compact within polluted regions before polluting a clean one */
+
+	/* Superblocks ("superblock.c"): NULL when superblock_order=0. */
+	struct pa_superblock *sb; /* [pfn >> superblock_order] */
+	uint64_t nr_superblocks;
+	_Atomic uint32_t *pb_free; /* [pageblock]: frames free in the buddy */
 
 	/* CMA areas ("cma.c"), fixed at boot. */
 	unsigned nr_cma;
@@ -536,6 +568,8 @@ struct pa_pool {
 /* ---------------------------------------------------------------------- */
 
 void platform_fill_defaults(struct pa_platform *plat);
+/* One or two of reserve, commit and release: a set that cannot work (pa_boot refuses it). */
+bool platform_memory_hooks_partial(const struct pa_platform *plat);
 unsigned platform_cpu_slow(void);
 /*
  * The CPU id where rseq is missing: sched_getcpu() plus one, cached per
@@ -705,6 +739,17 @@ void zone_init_done(struct pa_pool *pool);
 
 /* "max_order.c": max_order changed at run time (ctl max_order), up to max_order_boot */
 int max_order_set(struct pa_pool *pool, unsigned max_order);
+/*
+ * cfg.max_order changes only with every zone lock held (max_order_set), so
+ * under a zone lock it reads plainly and stays put. Without one, read it
+ * once per operation with this and expect it to move under you: arrays by
+ * order are sized by max_order_boot, an allocation above the current order
+ * fails under the zone lock, and a block above it is split when freed.
+ */
+static inline unsigned pool_max_order(const struct pa_pool *pool)
+{
+	return __atomic_load_n(&pool->cfg.max_order, __ATOMIC_RELAXED);
+}
 /* Has deferred init finished (or never run)? */
 bool deferred_init_done(struct pa_pool *pool);
 
@@ -744,6 +789,7 @@ enum alloc_flags {
 	ALLOC_MIN_RESERVE = 1u << 2, /* PA_GFP_HIGH: may use half of the min reserve */
 	ALLOC_HIGHATOMIC = 1u << 3,  /* high-order PA_GFP_HIGH: may use the atomic reserve */
 	ALLOC_CMA = 1u << 4,         /* movable: may borrow CMA pageblocks */
+	ALLOC_NO_POLLUTE = 1u << 5,  /* defrag_mode: no fallback into a clean region */
 };
 
 /* Free frames on the CMA lists. Zone lock held. */
@@ -814,8 +860,8 @@ void buddy_take_block(struct pa_zone *zone, pa_pfn_t pfn, unsigned low, unsigned
 pa_pfn_t buddy_list_first(struct pa_zone *zone, unsigned order, unsigned mt);
 /* The tail of each max-order list found again, after max_order changed. Zone lock held. */
 void buddy_reset_max_tails(struct pa_zone *zone);
-/* The list as it is, for readers that must not change it. */
-pa_pfn_t buddy_list_peek(const struct pa_zone *zone, unsigned order, unsigned mt);
+/* The first block of the list, for readers that walk it without taking blocks. */
+pa_pfn_t buddy_list_peek(struct pa_zone *zone, unsigned order, unsigned mt);
 /* Count an untouched chunk as free blocks of the max order (init); no descriptor is written. */
 void buddy_add_untouched(struct pa_zone *zone, pa_pfn_t chunk);
 /* Write the descriptors of an untouched chunk (its bit cleared) and link its blocks. */
@@ -831,6 +877,8 @@ void buddy_relink_max(struct pa_zone *zone, unsigned mt, const uint32_t *pfns, u
 void shuffle_seed(struct pa_zone *zone);
 /* Shuffle every zone's max-order free lists: at boot, or when deferred init is done. */
 void shuffle_pool(struct pa_pool *pool);
+/* Shuffle one zone's max-order lists (shuffle=1 only): memory came online in it. */
+void shuffle_zone(struct pa_zone *zone);
 /* A freed max-order block goes to the tail of its list: a coin flip. Zone lock held. */
 bool shuffle_pick_tail(struct pa_zone *zone);
 
@@ -839,6 +887,79 @@ static inline int buddy_first_order(const struct pa_zone *zone, unsigned order, 
 {
 	uint64_t bits = zone->nonempty[mt] >> order;
 	return bits ? (int)order + __builtin_ctzll(bits) : -1;
+}
+
+/* ---------------------------------------------------------------------- */
+/* "superblock.c": per-region pageblock and free counts                    */
+/* ---------------------------------------------------------------------- */
+
+/* One aligned region of 2^superblock_order frames. Written under the lock of any zone it spans. */
+struct pa_superblock {
+	_Atomic uint32_t blocks[PA_MT_COUNT]; /* pageblocks of present sections by base type */
+	_Atomic uint64_t free;                /* frames free in the buddy */
+};
+
+static inline struct pa_superblock *superblock_of(const struct pa_pool *pool, pa_pfn_t pfn)
+{
+	return &pool->sb[pfn >> pool->cfg.superblock_order];
+}
+
+int superblock_init(struct pa_pool *pool, char *err, size_t errlen);
+void superblock_destroy(struct pa_pool *pool);
+/* A present pageblock changed base type (pageblock_set_mt). Zone lock held. */
+void superblock_retype(struct pa_pool *pool, pa_pfn_t pfn, unsigned old_mt, unsigned new_mt);
+/* A block of 2^order frames at pfn entered (add) or left the buddy. Zone lock held. */
+void superblock_count_free(struct pa_pool *pool, pa_pfn_t pfn, unsigned order, bool add);
+/* Pageblocks of polluting types (unmovable, reclaimable, high-atomic) in region index. */
+uint64_t superblock_polluted(const struct pa_pool *pool, uint64_t index);
+/* The counts against a recount from the lists and pageblock bits; every zone lock held. */
+int superblock_validate_locked(struct pa_pool *pool, char *err, size_t errlen);
+
+/* Steering's view of the regions (zone lock held): see pageblock.c for the policy. */
+struct sb_rank {
+	uint64_t key;
+	uint32_t index;
+};
+/* A zone's region order buffers, after the zones are up; freed before they go. */
+int superblock_init_zones(struct pa_pool *pool, char *err, size_t errlen);
+void superblock_destroy_zones(struct pa_pool *pool);
+/* Does the region of pfn hold a polluting pageblock? */
+bool superblock_pfn_polluted(const struct pa_pool *pool, pa_pfn_t pfn);
+/* Is every frame of the region of pfn (its pageblocks with memory) free in the buddy? */
+bool superblock_pfn_whole(const struct pa_pool *pool, pa_pfn_t pfn);
+/*
+ * The regions of zone z in z->sb_rank, in the order a polluting fallback
+ * tries them: polluted ones, most polluted first, then (unless
+ * polluted_only) clean ones, fullest first. Returns how many.
+ */
+unsigned superblock_rank(struct pa_zone *z, bool polluted_only);
+/*
+ * A wholly free pageblock of region index in zone z that heads a free
+ * block of order >= the pageblock order and >= need (its order in *order)
+ * on a list in the mask mts; untouched memory is written as needed. PA_NIL
+ * if none.
+ */
+pa_pfn_t superblock_free_pageblock(struct pa_zone *z, uint64_t index, unsigned mts, unsigned need,
+                                   unsigned *order);
+#define SB_PARTIAL_TRIES 4 /* partly free pageblocks a region search walks, fullest first */
+struct sb_pick {
+	pa_pfn_t large, small; /* the largest and the smallest free block found; PA_NIL: none */
+	unsigned large_order, small_order;
+};
+/*
+ * In the fullest partly free pageblocks of region index whose type is in
+ * mts, free blocks of order or above: true with the pick of the first
+ * pageblock that has one.
+ */
+bool superblock_partial_pageblock(struct pa_zone *z, uint64_t index, unsigned order, unsigned mts,
+                                  struct sb_pick *pick);
+
+/* The buddy's hook: one branch when superblocks are off. */
+static inline void superblock_free_hook(struct pa_pool *pool, pa_pfn_t pfn, unsigned order,
+                                        bool add)
+{
+	if (unlikely(pool->sb != NULL))
+		superblock_count_free(pool, pfn, order, add);
 }
 
 /* ---------------------------------------------------------------------- */
@@ -896,8 +1017,20 @@ int pageblock_own_list(const struct pa_zone *zone, unsigned order, unsigned mt,
                        unsigned alloc_flags, unsigned *found);
 /* Take a block of order for type mt: its own lists first, then the fallback policy. */
 pa_pfn_t pageblock_rmqueue(struct pa_zone *zone, unsigned order, unsigned mt, unsigned alloc_flags);
-/* Allocate from another type's pageblocks by Linux's claim/steal rules; PA_NIL if none. */
-pa_pfn_t pageblock_rmqueue_fallback(struct pa_zone *zone, unsigned order, unsigned mt);
+/*
+ * Allocate from another type's pageblocks by Linux's claim/steal rules,
+ * steered by region when superblocks are on; PA_NIL if none (or, under
+ * ALLOC_NO_POLLUTE, if only a clean region could give one).
+ */
+pa_pfn_t pageblock_rmqueue_fallback(struct pa_zone *zone, unsigned order, unsigned mt,
+                                    unsigned alloc_flags);
+/*
+ * The block to take from the (*found, type) list for a request of type mt:
+ * the first, or a polluted region's free pageblock in place of a split of a
+ * clean region's (steering; *found is updated).
+ */
+pa_pfn_t pageblock_own_first(struct pa_zone *zone, unsigned *found, unsigned need, unsigned type,
+                             unsigned mt);
 /* Make the pageblock of an allocation a HIGHATOMIC reserve, if the cap allows. */
 void pageblock_reserve_highatomic(struct pa_zone *zone, pa_pfn_t pfn, unsigned order);
 /* Give back one HIGHATOMIC pageblock to mt; true if one was given back. */
@@ -907,6 +1040,15 @@ extern const char *const pa_migratetype_names[PA_MT_COUNT];
 /* ---------------------------------------------------------------------- */
 /* Per-CPU lists ("pcp.c")                                                 */
 /* ---------------------------------------------------------------------- */
+
+/*
+ * Whose rules size the lists: Linux 6.7's (high auto-tuned between
+ * high_min and high_max, decayed once a second) or Linux 6.1's (high fixed
+ * at the low watermark's share, refills of one batch, and a run of frees
+ * that reaches a high-order page empties the lists), as a replay of a 6.1
+ * kernel wants.
+ */
+enum pcp_rules { PCP_RULES_67, PCP_RULES_61, PCP_NR_RULES };
 
 /*
  * One CPU's lists for one zone: a list per (order, PCP type) for every order
@@ -925,6 +1067,9 @@ struct pa_pcp {
 	uint32_t alloc_factor; /* refills in a row without a free: scales the refill (order 0) */
 	uint32_t spill_next;   /* the list a spill starts from */
 	uint64_t last_decay_ns;
+	/* pcp_rules=6.1: Linux 6.1's free_factor, and the allocations it was last halved up to. */
+	uint32_t free_factor;
+	uint64_t allocs_seen;
 	uint32_t *head; /* [order * PA_NR_PCP_TYPES + type]; per-list counts are walked on read */
 	/* [2 * order]: blocks allocated, [2 * order + 1]: blocks freed; the zone's
 	 * pgalloc, pgfree and per-order counts are folded from these on read. */
@@ -1115,8 +1260,9 @@ static inline bool pcp_free_direct(const struct pa_pool *pool, const struct pa_p
                                    unsigned order, unsigned type)
 {
 	uint64_t size = 1ull << order;
-	if (likely(order < pool->cfg.pageblock_order))
-		return false;
+	if (likely(order < pool->cfg.pageblock_order) ||
+	    atomic_load_explicit(&pool->pcp_rules, memory_order_relaxed) == PCP_RULES_61)
+		return false; /* Linux 6.1's rules look at every free (pcp_spill_unlock()) */
 	return __atomic_load_n(&pcp->head[pcp_index(order, type)], __ATOMIC_RELAXED) != PA_NIL ||
 	       __atomic_load_n(&pcp->count, __ATOMIC_RELAXED) + size >=
 	               __atomic_load_n(&pcp->high, __ATOMIC_RELAXED);
@@ -1172,6 +1318,10 @@ void pcp_drain_cpu(struct pa_zone *zone, unsigned cpu, uint64_t order_mask);
 bool pcp_drain_all_if_any(struct pa_pool *pool);
 /* 0 (auto-tuned high) or at least 8; -EINVAL otherwise. Resizes every CPU's lists. */
 int pcp_set_high_fraction(struct pa_pool *pool, unsigned fraction);
+/* "6.7" or "6.1" -> enum pcp_rules; -1 for anything else. */
+int pcp_rules_parse(const char *s);
+const char *pcp_rules_name(unsigned rules);
+void pcp_set_rules(struct pa_pool *pool, enum pcp_rules rules);
 /* Switch an order on or off; off drains it from every CPU. */
 void pcp_set_order(struct pa_pool *pool, unsigned order, bool on);
 /* A zone's counters with every CPU's folded in (alloc_order may be NULL); takes the locks. */

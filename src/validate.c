@@ -281,7 +281,7 @@ int validate_locked(struct pa_pool *pool, char *err, size_t errlen)
 		if (rc)
 			return rc;
 	}
-	return 0;
+	return superblock_validate_locked(pool, err, errlen);
 }
 
 /* Every list lock, then every zone lock: the order the allocation paths nest them. */

@@ -143,6 +143,7 @@ static int zone_alloc_arrays(struct pa_zone *z, unsigned max_order)
 		z->list_head[i] = PA_NIL;
 	for (unsigned mt = 0; mt < PA_MT_COUNT; mt++)
 		z->max_tail[mt] = PA_NIL;
+	z->split.pfn = PA_NIL;
 	return 0;
 }
 
@@ -448,6 +449,7 @@ int zone_init_all(struct pa_pool *pool, char *err, size_t errlen)
 		goto nomem;
 	atomic_store(&pool->watermark_scale_factor, c->watermark_scale_factor);
 	atomic_store(&pool->pcp_orders, c->pcp_orders);
+	atomic_store(&pool->pcp_rules, c->pcp_rules);
 	atomic_store(&pool->min_free_kbytes, c->min_free_kbytes < 0 ?
 	                                             (int64_t)default_min_free_kbytes(pool) :
 	                                             c->min_free_kbytes);

@@ -299,6 +299,102 @@ TEST(buddy_smallest_fit_takes_the_smallest_sufficient_block)
 	pa_shutdown(pool);
 }
 
+/*
+ * Every free list of the pool, head to tail, as one sequence of
+ * (zone, order, type, pfn) entries; each list ends with a PA_NIL entry.
+ */
+static size_t list_snapshot(struct pa_pool *pool, uint64_t *out, size_t cap)
+{
+	size_t n = 0;
+	for (unsigned z = 0; z < pool->nr_zones; z++) {
+		struct pa_zone *zone = &pool->zones[z];
+		for (unsigned o = 0; o <= pool->cfg.max_order; o++)
+			for (unsigned mt = 0; mt < PA_MT_COUNT; mt++) {
+				pa_pfn_t pfn = buddy_list_peek(zone, o, mt);
+				for (; pfn != PA_NIL && n < cap;
+				     pfn = pfn_page(pool, pfn)->lru.next)
+					out[n++] = pfn;
+				if (n < cap)
+					out[n++] = PA_NIL;
+			}
+	}
+	return n;
+}
+
+/*
+ * The halves of a split are linked only when something else needs the lists
+ * (or never, when the block is freed at once). Two pools run the same churn:
+ * one has its lists read after every step, which links the halves each time,
+ * the other only at the end. Their lists must hold the same blocks in the
+ * same order: linking late is never seen.
+ */
+TEST(buddy_halves_linked_late_leave_the_lists_as_linking_at_once)
+{
+	uint64_t seed = test_seed();
+	printf("  seed=%" PRIu64 " (PA_TEST_SEED)\n", seed);
+	const char *line = EXACT "mem=64M max_order=10";
+	struct pa_pool *eager = test_boot(line), *lazy = test_boot(line);
+	size_t cap = 1u << 16;
+	uint64_t *a = malloc(cap * sizeof *a), *b = malloc(cap * sizeof *b);
+	struct live *live = malloc(4096 * sizeof *live);
+	REQUIRE(a && b && live);
+	uint64_t rng = seed;
+	size_t nr = 0;
+	unsigned total = (unsigned)(4000 * test_scale());
+	for (unsigned i = 0; i < total; i++) {
+		if (nr == 0 || (nr < 4096 && rng_next(&rng) % 100 < 55)) {
+			unsigned order = random_order(&rng, 10);
+			pa_gfp_t gfp = random_gfp(&rng);
+			struct pa_page *pe = pa_alloc_pages(eager, gfp, order);
+			struct pa_page *pl = pa_alloc_pages(lazy, gfp, order);
+			REQUIRE(!pe == !pl);
+			if (pe) {
+				live[nr].pfn = pfn_of(eager, pe);
+				live[nr].order = order;
+				CHECK_EQ_U64(pfn_of(lazy, pl), live[nr].pfn);
+				nr++;
+			}
+		} else {
+			size_t k = (size_t)(rng_next(&rng) % nr);
+			free_pfn(eager, live[k].pfn, live[k].order);
+			free_pfn(lazy, live[k].pfn, live[k].order);
+			live[k] = live[--nr];
+		}
+		list_snapshot(eager, a, cap);
+	}
+	size_t na = list_snapshot(eager, a, cap), nb = list_snapshot(lazy, b, cap);
+	REQUIRE(na < cap);
+	CHECK_EQ_U64(na, nb);
+	CHECK(memcmp(a, b, na * sizeof *a) == 0);
+	VALIDATE(eager);
+	VALIDATE(lazy);
+	free(a);
+	free(b);
+	free(live);
+	pa_shutdown(eager);
+	pa_shutdown(lazy);
+}
+
+/* Freeing a split block after its buddy was taken merges only as far as it may. */
+TEST(buddy_free_after_the_buddy_was_taken_stops_at_the_buddy)
+{
+	struct pa_pool *pool = test_boot(EXACT "mem=64M max_order=10");
+	struct pa_zone *zone = &pool->zones[0];
+	pa_pfn_t p = must_alloc(pool, PA_GFP_MOVABLE, 0);
+	pa_pfn_t q = must_alloc(pool, PA_GFP_MOVABLE, 0);
+	CHECK_EQ_U64(q, buddy_at(p, 0));
+	free_pfn(pool, p, 0);
+	CHECK_EQ_U64(zone_free_blocks(zone, 0), 1);
+	CHECK_EQ_U64(buddy_list_peek(zone, 0, PA_MT_MOVABLE), p);
+	VALIDATE(pool);
+	pa_pfn_t r = must_alloc(pool, PA_GFP_MOVABLE, 1); /* splits nothing: the order-1 half */
+	CHECK_EQ_U64(r, buddy_at(p, 1));
+	free_pfn(pool, q, 0);
+	free_pfn(pool, r, 1);
+	check_full_merge(pool);
+	pa_shutdown(pool);
+}
+
 TEST(buddy_allocations_of_every_order_are_naturally_aligned)
 {
 	struct pa_pool *pool = test_boot(EXACT "mem=64M max_order=10");

@@ -178,6 +178,39 @@ TEST(boot_refuses_null_and_bad_lines)
 	IGNORED(pa_shutdown(NULL));
 }
 
+static void *never_reserve(void *ctx, size_t bytes)
+{
+	(void)ctx, (void)bytes;
+	return NULL;
+}
+
+static int never_commit(void *ctx, void *addr, size_t bytes)
+{
+	(void)ctx, (void)addr, (void)bytes;
+	return -ENOMEM;
+}
+
+static void never_release(void *ctx, void *addr, size_t bytes)
+{
+	(void)ctx, (void)addr, (void)bytes;
+}
+
+TEST(boot_refuses_one_or_two_of_the_memory_hooks)
+{
+	struct pa_pool *pool = (struct pa_pool *)&nr_cases;
+	char err[256];
+	for (unsigned set = 1; set < 7; set++) { /* every mix of the three but none and all */
+		struct pa_platform plat = { .reserve = (set & 1) ? never_reserve : NULL,
+			                    .commit = (set & 2) ? never_commit : NULL,
+			                    .release = (set & 4) ? never_release : NULL };
+		err[0] = '\0';
+		REFUSED(pa_boot("mem=64M", &plat, &pool, err, sizeof err), -EINVAL);
+		CHECK_MSG(strstr(err, "reserve, commit and release") != NULL, "set %u: %s", set,
+		          err);
+	}
+	CHECK(pool == (struct pa_pool *)&nr_cases);
+}
+
 TEST(alloc_refuses_null_pool_unknown_gfp_and_orders)
 {
 	struct fx f;
@@ -508,6 +541,21 @@ TEST(pageblock_info_refuses_null_and_indexes_past_the_end)
 	fx_done(&f, 0, 0);
 }
 
+TEST(superblock_info_refuses_null_and_indexes_past_the_end)
+{
+	struct fx f;
+	fx_boot(&f, BOOT_LINE " superblock_order=12");
+	struct pa_superblock_info b;
+	uint64_t n = pa_superblock_count(f.pool);
+	CHECK(n > 0);
+	REFUSED(pa_superblock_count(NULL), 0);
+	REFUSED(pa_superblock_info(NULL, 0, &b), -EINVAL);
+	REFUSED(pa_superblock_info(f.pool, 0, NULL), -EINVAL);
+	REFUSED(pa_superblock_info(f.pool, n, &b), -ENOENT);
+	REFUSED(pa_superblock_info(f.pool, UINT64_MAX, &b), -ENOENT);
+	fx_done(&f, 0, 0);
+}
+
 TEST(cma_refuses_null_unknown_areas_and_foreign_frames)
 {
 	struct fx f;
@@ -678,6 +726,9 @@ TEST(ctl_refuses_null_unknown_paths_and_bad_values)
 		{ "pcp/orders/0/enabled", "yes" },
 		{ "pcp/high_fraction", "4294967296" },
 		{ "pcp/high_fraction", "1" },
+		{ "pcp/rules", "6.2" },
+		{ "pcp/rules", "6.1x" },
+		{ "pcp/rules", "" },
 		{ "pcp/drain", "0" },
 		{ "pcp/drain", "2" },
 		{ "compact_memory", "0" },

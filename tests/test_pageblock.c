@@ -75,7 +75,7 @@ static void check_lists_match_pageblock_types(struct pa_pool *pool)
 			uint64_t total = 0;
 			for (unsigned mt = 0; mt < PA_MT_COUNT; mt++) {
 				uint64_t n = 0, bad = 0;
-				uint32_t pfn = zone->list_head[o * PA_MT_COUNT + mt];
+				uint32_t pfn = (uint32_t)buddy_list_peek(zone, o, mt);
 				while (pfn != PA_NIL && n <= pool->nr_frames) {
 					struct pa_page *p = pfn_page(pool, pfn);
 					bool ok =
