@@ -128,6 +128,20 @@ static const struct bench_workload workloads[] = {
 	  "  default boot:  mem=128M backing=anon cma=16M kcompactd=manual (nr_cpus=threads+1)\n"
 	  "  exits 1 on a corrupt byte, a lost frame or a failed pa_validate\n",
 	  true, bench_soak },
+	{ "fragbench",
+	  "long churn in the trace's mix: 1 GiB regions tainted and 1 GiB blocks, per policy",
+	  "  --unmovable-pct P  share of the allocated frames that are unmovable or\n"
+	  "                     reclaimable (default 5; the trace has 3.7)\n"
+	  "  --turnover N       memory turned over N times (default 10)\n"
+	  "  --policy P         linux (superblock_order=0 defrag_mode=0) or superblock\n"
+	  "                     (the default superblock_order, defrag_mode=1); default\n"
+	  "                     superblock\n"
+	  "  --compare          both policies on the same stream, side by side\n"
+	  "  --mem SIZE         pool size for the default boot line (default 64G)\n"
+	  "  --seed N           random seed (default 42)\n"
+	  "  default boot:      mem=64G max_order=18; kcompactd=manual and nr_cpus=1 are\n"
+	  "                     appended (the run is deterministic for a seed)\n",
+	  true, bench_fragbench },
 	{ "balloon", "a guest's churn with a free page reporting device, reporting off then on",
 	  "  --seconds S    length of each run (default 2): 8 grow/shrink cycles\n"
 	  "  --seed N       random seed (default 42)\n"
@@ -385,6 +399,33 @@ int bench_check_order(struct pa_pool *pool, unsigned order)
 	return -1;
 }
 
+static int opt_turnover(struct bench_opts *o, const char *v)
+{
+	uint64_t n = 0; /* parse_u64 sets it only on success */
+	int ret = parse_u64(v, 1, 1000, &n);
+	o->turnover = (unsigned)n;
+	return ret;
+}
+
+static int opt_policy(struct bench_opts *o, const char *v)
+{
+	if (strcmp(v, "linux") && strcmp(v, "superblock"))
+		return -1;
+	o->policy = v;
+	return 0;
+}
+
+/* A size as mem= takes it: digits, then an optional K, M, G or T. */
+static int opt_mem(struct bench_opts *o, const char *v)
+{
+	size_t digits = strspn(v, "0123456789");
+	if (!digits || digits > 12 ||
+	    (v[digits] && (strchr("KMGT", v[digits]) == NULL || v[digits + 1])))
+		return -1;
+	o->mem = v;
+	return 0;
+}
+
 static int opt_boot(struct bench_opts *o, const char *v)
 {
 	o->boot = v;
@@ -416,6 +457,9 @@ static const struct bench_option {
 	{ "--folio-order", opt_folio_order, "0..63" },
 	{ "--pinned-pct", opt_pinned_pct, "a percentage, 0..100" },
 	{ "--transient-pct", opt_transient_pct, "a percentage, 0..100" },
+	{ "--turnover", opt_turnover, "1..1000" },
+	{ "--policy", opt_policy, "linux or superblock" },
+	{ "--mem", opt_mem, "a size such as 4G or 512M" },
 	{ "--json", NULL, NULL },
 	{ "--keep", NULL, NULL },
 	{ "--compare", NULL, NULL },

@@ -55,6 +55,10 @@ struct bench_opts {
 	double transient_pct; /* gigantic: share of memory in unmovable pages freed again */
 	/* thpcompact, highalloc-frag, compact-copy. */
 	int folio_order; /* order of the movable folios; -1: the default (0) */
+	/* fragbench. */
+	unsigned turnover;  /* memory turned over this many times; 0: the default */
+	const char *policy; /* "linux" or "superblock"; NULL: the default */
+	const char *mem;    /* pool size for the default boot line ("4G"); NULL: the default */
 };
 
 struct bench_workload {
@@ -225,5 +229,6 @@ int bench_thpcompact(const struct bench_opts *opt, struct pa_pool *pool, FILE *o
 int bench_highalloc_frag(const struct bench_opts *opt, struct pa_pool *pool, FILE *out);
 int bench_compact_copy(const struct bench_opts *opt, struct pa_pool *pool, FILE *out);
 int bench_soak(const struct bench_opts *opt, struct pa_pool *pool, FILE *out);
+int bench_fragbench(const struct bench_opts *opt, struct pa_pool *pool, FILE *out);
 
 #endif /* PA_BENCH_H */

@@ -39,6 +39,8 @@ static int parse_zone(const char *p, struct bench_zone *z)
 		return -1;
 	z->start_pfn = (pa_pfn_t)s;
 	z->end_pfn = (pa_pfn_t)e;
+	int64_t min = json_number(p, end, "watermark_min");
+	z->watermark_min = min > 0 ? (uint64_t)min : 0;
 	return 0;
 }
 

@@ -12,10 +12,11 @@
 
 #include "pagealloc.h"
 
-/* A zone: [start_pfn, end_pfn). */
+/* A zone: [start_pfn, end_pfn), and its min watermark (frames). */
 struct bench_zone {
 	char name[16];
 	pa_pfn_t start_pfn, end_pfn;
+	uint64_t watermark_min;
 };
 
 /* The zones of the pool from its info report (JSON). Their number (at most max), or -1. */

@@ -311,6 +311,15 @@ static int key_wsf(struct parse_ctx *p)
 	return get_uint(p, 0, 3000, &p->cfg->watermark_scale_factor);
 }
 
+static int key_pcp_rules(struct parse_ctx *p)
+{
+	int r = pcp_rules_parse(p->val);
+	if (r < 0)
+		return fail(p, "unknown rules (valid: 6.7, or 6.1 for Linux 6.1's fixed high)");
+	p->cfg->pcp_rules = (unsigned)r;
+	return 0;
+}
+
 static int key_split_folios(struct parse_ctx *p)
 {
 	return get_bool(p, &p->cfg->compaction_split_folios);
@@ -470,6 +479,7 @@ static const struct boot_key {
 	{ "page_block_max_order", key_pb_ceil },
 	{ "thp", key_thp },
 	{ "pcp_orders", key_pcp_orders },
+	{ "pcp_rules", key_pcp_rules },
 	{ "nr_cpus", key_nr_cpus },
 	{ "cma", key_cma },
 	{ "backing", key_backing },

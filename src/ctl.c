@@ -191,6 +191,26 @@ static int set_high_fraction(const struct ctl_call *c, uint64_t v)
 	return pcp_set_high_fraction(c->pool, (unsigned)v);
 }
 
+static int read_pcp_rules(const struct ctl_call *c, char *buf, size_t len)
+{
+	return snprintf(buf, len, "%s\n", pcp_rules_name(atomic_load(&c->pool->pcp_rules)));
+}
+
+/* "6.7" or "6.1", with the newline of `echo 6.1 >` allowed. */
+static int write_pcp_rules(const struct ctl_call *c, const char *value)
+{
+	char v[8];
+	size_t n = strcspn(value, " \n");
+	if (n >= sizeof v || value[n + strspn(value + n, " \n")])
+		return -EINVAL;
+	snprintf(v, sizeof v, "%.*s", (int)n, value);
+	int r = pcp_rules_parse(v);
+	if (r < 0)
+		return -EINVAL;
+	pcp_set_rules(c->pool, (enum pcp_rules)r);
+	return 0;
+}
+
 /* "pcp/drain": writing 1 gives every CPU's lists back to the buddy. */
 static int set_drain(const struct ctl_call *c, uint64_t v)
 {
@@ -340,6 +360,11 @@ static const struct ctl_entry ctl_table[] = {
 	  .max = 1 },
 	CTL_NUM_RW("pcp/high_fraction", get_high_fraction, set_high_fraction, 0, UINT32_MAX,
 	           "per-CPU high = managed / N / CPUs (0: auto-tuned; else at least 8)"),
+	{ .path = "pcp/rules",
+	  .help = "6.7: high auto-tuned and decayed (default); 6.1: Linux 6.1's fixed high, "
+	          "refills of a batch, a run of frees reaching order 1..3 empties the lists",
+	  .read = read_pcp_rules,
+	  .write = write_pcp_rules },
 	CTL_NUM_WO("pcp/drain", set_drain, 1, 1,
 	           "write 1: give every CPU's lists back to the buddy"),
 	CTL_NUM_WO("compact_memory", set_compact_memory, 1, 1,

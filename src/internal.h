@@ -424,6 +424,7 @@ struct pa_boot_config {
 	bool thp;
 	uint64_t pcp_orders; /* bit o: order o on the per-CPU lists */
 	bool pcp_orders_set; /* given on the command line */
+	unsigned pcp_rules;  /* enum pcp_rules */
 	unsigned nr_cpus;
 	unsigned nr_cma;
 	struct pa_cma_request cma[PA_MAX_CMA];
@@ -506,6 +507,7 @@ struct pa_pool {
 	_Atomic uint64_t pcp_orders; /* bit o: order o goes through the per-CPU lists */
 	struct pa_zone **cpu_zone;   /* [cpu * 2 + movable]: where a CPU's fast path allocates */
 	_Atomic unsigned pcp_high_fraction; /* 0: high auto-tuned; N: managed / N / CPUs */
+	_Atomic unsigned pcp_rules;         /* enum pcp_rules: whose high and batch rules */
 	pthread_mutex_t pcp_order_mutex;    /* serializes switching orders */
 
 	/* Movable owners ("migrate.c"): id -> ops; registered once, read without a lock. */
@@ -945,6 +947,9 @@ struct pa_pcp {
 	uint32_t alloc_factor; /* refills in a row without a free: scales the refill (order 0) */
 	uint32_t spill_next;   /* the list a spill starts from */
 	uint64_t last_decay_ns;
+	/* pcp_rules=6.1: Linux 6.1's free_factor, and the allocations it was last halved up to. */
+	uint32_t free_factor;
+	uint64_t allocs_seen;
 	uint32_t *head; /* [order * PA_NR_PCP_TYPES + type]; per-list counts are walked on read */
 	/* [2 * order]: blocks allocated, [2 * order + 1]: blocks freed; the zone's
 	 * pgalloc, pgfree and per-order counts are folded from these on read. */
@@ -1096,6 +1101,18 @@ void pcp_drain_cpu(struct pa_zone *zone, unsigned cpu, uint64_t order_mask);
 bool pcp_drain_all_if_any(struct pa_pool *pool);
 /* 0 (auto-tuned high) or at least 8; -EINVAL otherwise. Resizes every CPU's lists. */
 int pcp_set_high_fraction(struct pa_pool *pool, unsigned fraction);
+/*
+ * Whose rules size the lists: Linux 6.7's (high auto-tuned between
+ * high_min and high_max, decayed once a second) or Linux 6.1's (high fixed
+ * at the low watermark's share, refills of one batch, and a run of frees
+ * that reaches a high-order page empties the lists), as a replay of a 6.1
+ * kernel wants.
+ */
+enum pcp_rules { PCP_RULES_67, PCP_RULES_61, PCP_NR_RULES };
+/* "6.7" or "6.1" -> enum pcp_rules; -1 for anything else. */
+int pcp_rules_parse(const char *s);
+const char *pcp_rules_name(unsigned rules);
+void pcp_set_rules(struct pa_pool *pool, enum pcp_rules rules);
 /* Switch an order on or off; off drains it from every CPU. */
 void pcp_set_order(struct pa_pool *pool, unsigned order, bool on);
 /* A zone's counters with every CPU's folded in (alloc_order may be NULL); takes the locks. */

@@ -32,6 +32,11 @@ static unsigned nr_lists(const struct pa_pool *pool)
 	return (pool->cfg.max_order + 1) * PA_NR_PCP_TYPES;
 }
 
+static bool rules_61(const struct pa_pool *pool)
+{
+	return atomic_load_explicit(&pool->pcp_rules, memory_order_relaxed) == PCP_RULES_61;
+}
+
 int pcp_init_zone(struct pa_zone *z)
 {
 	struct pa_pool *pool = z->pool;
@@ -102,6 +107,8 @@ void pcp_setup_sizes(struct pa_zone *z)
 	uint64_t hmin = low / cpus, hmax = managed / 8 / cpus;
 	if (fraction)
 		hmin = hmax = managed / fraction / cpus;
+	else if (rules_61(pool))
+		hmax = hmin; /* Linux 6.1's zone_highsize(): the low watermark's share, not tuned */
 	hmin = hmin < floor ? floor : hmin;
 	hmax = hmax < hmin ? hmin : hmax;
 	for (unsigned c = 0; c < pool->cfg.nr_cpus; c++) {
@@ -121,12 +128,14 @@ void pcp_setup_sizes(struct pa_zone *z)
  * order but at least 2; for order 0, doubled for each refill in a row with
  * no free between (alloc_factor, up to batch << 5) while high leaves room.
  */
-static unsigned refill_count(struct pa_pcp *pcp, unsigned order)
+static unsigned refill_count(const struct pa_pool *pool, struct pa_pcp *pcp, unsigned order)
 {
 	if (order) {
 		unsigned n = order < 32 ? pcp->batch >> order : 0; /* max_order may reach 40 */
 		return n < 2 ? 2 : n;
 	}
+	if (rules_61(pool))
+		return pcp->batch; /* Linux 6.1 has no alloc_factor */
 	uint64_t n = (uint64_t)pcp->batch << pcp->alloc_factor;
 	int64_t room = (int64_t)pcp->high - pcp->count - pcp->batch;
 	uint64_t max = room > (int64_t)pcp->batch ? (uint64_t)room : pcp->batch;
@@ -219,7 +228,7 @@ static void refill_cut(struct pa_pool *pool, struct pa_pcp *pcp, struct pcp_bloc
 static void pcp_refill(struct pa_zone *z, struct pa_pcp *pcp, unsigned order, unsigned mt)
 {
 	struct pa_pool *pool = z->pool;
-	unsigned n = refill_count(pcp, order);
+	unsigned n = refill_count(pool, pcp, order);
 	unsigned flags = ALLOC_WMARK_LOW | (mt == PA_MT_MOVABLE ? ALLOC_CMA : 0);
 	struct pcp_block whole[PCP_REFILL_BLOCKS];
 	pa_lock(&z->lock, SITE_PCP_REFILL);
@@ -246,6 +255,8 @@ static void pcp_refill(struct pa_zone *z, struct pa_pcp *pcp, unsigned order, un
 	pa_unlock(&z->lock);
 	while (nb--)
 		refill_cut(pool, pcp, whole[nb], order, mt);
+	if (rules_61(pool))
+		return; /* high is fixed and never decays (a single node's lists) */
 	if (roomy && pcp->high < pcp->high_max) {
 		uint32_t h = pcp->high + pcp->batch;
 		pcp->high = h > pcp->high_max ? pcp->high_max : h;
@@ -401,9 +412,57 @@ static uint64_t spill_frames(const struct pa_pcp *pcp)
 	return n < lo ? lo : n > hi ? hi : n;
 }
 
+/*
+ * Linux 6.1's free_factor is halved by every allocation from the lists; the
+ * fast path only counts them (ops), so the halvings are caught up here.
+ */
+static void free_factor_catch_up(const struct pa_pool *pool, struct pa_pcp *pcp)
+{
+	uint64_t allocs = 0;
+	for (unsigned o = 0; o <= pool->max_order_boot; o++)
+		allocs += pcp->ops[2 * o];
+	uint64_t since = allocs - pcp->allocs_seen;
+	pcp->free_factor = since >= 32 ? 0 : pcp->free_factor >> since;
+	pcp->allocs_seen = allocs;
+}
+
+/* Linux 6.1's nr_pcp_free(): leave a batch, double what goes for each spill in a row. */
+static uint64_t spill_frames_61(struct pa_pcp *pcp, uint32_t high)
+{
+	if (high < pcp->batch)
+		return 1;
+	uint64_t lo = pcp->batch, hi = high - pcp->batch;
+	uint64_t n = pcp->free_factor < 32 ? (uint64_t)pcp->batch << pcp->free_factor : hi;
+	if (n < hi)
+		pcp->free_factor++;
+	return n < lo ? lo : n > hi ? hi : n;
+}
+
+/*
+ * A free under Linux 6.1's rules (free_unref_page_commit()), at a fixed high
+ * (high_max). While frees run on with spills between them (free_factor is
+ * not 0), a free of order 1..3 empties the lists: high-order pages on the
+ * lists fragment the zone. pcp->high, what the fast path compares with, is 0
+ * meanwhile, so that every free comes here to be looked at.
+ */
+static void pcp_free_61(struct pa_zone *z, struct pa_pcp *pcp, unsigned list)
+{
+	unsigned order = list / PA_NR_PCP_TYPES;
+	uint32_t high = pcp->high_max;
+	free_factor_catch_up(z->pool, pcp);
+	if (pcp->free_factor && order && order <= PA_COSTLY_ORDER)
+		pcp_spill(z, pcp, pcp->count, UINT64_MAX, list, SITE_PCP_SPILL);
+	else if (pcp->count >= high)
+		pcp_spill(z, pcp, spill_frames_61(pcp, high), UINT64_MAX, list, SITE_PCP_SPILL);
+	pcp->high = pcp->free_factor ? 0 : high;
+}
+
 bool pcp_spill_unlock(struct pa_zone *z, struct pa_pcp *pcp, unsigned list)
 {
-	pcp_spill(z, pcp, spill_frames(pcp), UINT64_MAX, list, SITE_PCP_SPILL);
+	if (rules_61(z->pool))
+		pcp_free_61(z, pcp, list);
+	else
+		pcp_spill(z, pcp, spill_frames(pcp), UINT64_MAX, list, SITE_PCP_SPILL);
 	pa_spin_unlock(&pcp->lock);
 	return true;
 }
@@ -453,6 +512,39 @@ void pcp_set_order(struct pa_pool *pool, unsigned order, bool on)
 }
 
 /* Linux's percpu_pagelist_high_fraction: 0 auto-tunes high, N fixes it at managed / N / CPUs. */
+static const char *const rules_names[PCP_NR_RULES] = {
+	[PCP_RULES_67] = "6.7", [PCP_RULES_61] = "6.1"
+};
+
+int pcp_rules_parse(const char *s)
+{
+	for (int r = 0; r < PCP_NR_RULES; r++)
+		if (strcmp(s, rules_names[r]) == 0)
+			return r;
+	return -1;
+}
+
+const char *pcp_rules_name(unsigned rules)
+{
+	return rules < PCP_NR_RULES ? rules_names[rules] : "?";
+}
+
+/* High starts over from the new rules' high_min, as at boot. */
+void pcp_set_rules(struct pa_pool *pool, enum pcp_rules rules)
+{
+	atomic_store(&pool->pcp_rules, rules);
+	for (unsigned i = 0; i < pool->nr_zones; i++) {
+		struct pa_zone *z = &pool->zones[i];
+		for (unsigned c = 0; c < pool->cfg.nr_cpus; c++) {
+			platform_spin_lock(pool, &z->pcp[c].lock, SITE_ADMIN);
+			z->pcp[c].high = 0;
+			z->pcp[c].free_factor = 0;
+			pa_spin_unlock(&z->pcp[c].lock);
+		}
+		pcp_setup_sizes(z);
+	}
+}
+
 int pcp_set_high_fraction(struct pa_pool *pool, unsigned fraction)
 {
 	if (fraction && fraction < PCP_MIN_HIGH_FRACTION)
@@ -542,7 +634,7 @@ int pa_pcp_info(struct pa_pool *pool, unsigned node, enum pa_zone_type type, uns
 	struct pa_pcp *pcp = &z->pcp[cpu];
 	platform_spin_lock(pool, &pcp->lock, SITE_ADMIN);
 	*info = (struct pa_pcp_info){ .count = pcp->count,
-		                      .high = pcp->high,
+		                      .high = rules_61(pool) ? pcp->high_max : pcp->high,
 		                      .high_min = pcp->high_min,
 		                      .high_max = pcp->high_max,
 		                      .batch = pcp->batch };

@@ -302,6 +302,7 @@ TEST(boot_rejects_bad_pcp_orders)
 {
 	expect_rejected("mem=64M pcp_orders=0-11", "pcp_orders", "0-11");
 	expect_rejected("mem=64M pcp_orders=abc", "pcp_orders", "abc");
+	expect_rejected("mem=64M pcp_rules=6.2", "pcp_rules", "6.2");
 	expect_rejected("mem=64M max_order=5 pcp_orders=0-3,9", "pcp_orders", "0-3,9");
 	expect_rejected("mem=64M pcp_orders=0-3,x", "pcp_orders", "0-3,x");
 }

@@ -22,6 +22,9 @@
  *   the lock's busy counters count them;
  * - batch, high_min and high_max follow Linux's formulas, high stays within
  *   its bounds, a free above high spills back to the buddy;
+ * - pcp_rules=6.1: high fixed at the low watermark's share, spills that
+ *   double while frees run on, a high-order free in such a run empties the
+ *   lists, and allocations end the run;
  * - a refill hands out runs of consecutive frames (whole blocks cut up), and
  *   spills of blocks freed in any order leave the buddy whole;
  * - bad frees, init_on_free and PA_GFP_ZERO hold on the fast path;
@@ -1248,6 +1251,102 @@ TEST(pcp_high_fraction_fixes_high_and_refuses_1_to_7)
 	/* 0: back to auto-tuning between the formulas' bounds. */
 	CHECK_EQ_U64(pa_ctl_write(pool, "pcp/high_fraction", "0"), 0);
 	check_sizes(pool, "pcp/high_fraction=0", 0);
+	pa_shutdown(pool);
+}
+
+/* Linux 6.1's zone_highsize(): the low watermark shared by the CPUs, at least 4 batches. */
+static void check_sizes_61(struct pa_pool *pool)
+{
+	for (unsigned i = 0; i < pool->nr_zones; i++) {
+		struct pa_zone *z = &pool->zones[i];
+		for (unsigned c = 0; c < pool->cfg.nr_cpus; c++) {
+			struct pa_pcp_info info;
+			REQUIRE(pa_pcp_info(pool, z->node, z->type, c, &info, NULL) == 0);
+			uint64_t want = z->wmark[PA_WMARK_LOW] / pool->cfg.nr_cpus;
+			want = want < 4 * info.batch ? 4 * info.batch : want;
+			CHECK_EQ_U64(info.high, want);
+			CHECK_EQ_U64(info.high_min, want);
+			CHECK_EQ_U64(info.high_max, want);
+		}
+	}
+}
+
+TEST(pcp_rules_6_1_fix_high_at_the_low_watermarks_share)
+{
+	struct pa_pool *pool = pcp_boot("mem=1G nr_cpus=2 pcp_rules=6.1");
+	char buf[16];
+	CHECK(pa_ctl_read(pool, "pcp/rules", buf, sizeof buf) > 0 && !strcmp(buf, "6.1\n"));
+	check_sizes_61(pool);
+	/* The watermarks move: high follows them, still untuned. */
+	CHECK_EQ_U64(pa_ctl_write(pool, "watermark_scale_factor", "200"), 0);
+	check_sizes_61(pool);
+	/* Back to 6.7's auto-tuning and again to 6.1's, through the control tree. */
+	CHECK_EQ_U64(pa_ctl_write(pool, "pcp/rules", "6.7\n"), 0);
+	check_sizes(pool, "pcp/rules=6.7", 0);
+	CHECK_EQ_U64(pa_ctl_write(pool, "pcp/rules", "6.1"), 0);
+	check_sizes_61(pool);
+	CHECK_EQ_U64(pa_ctl_write(pool, "pcp/rules", "6.2"), -EINVAL);
+	CHECK(pa_ctl_read(pool, "pcp/rules", buf, sizeof buf) > 0 && !strcmp(buf, "6.1\n"));
+	pa_shutdown(pool);
+}
+
+/*
+ * Linux 6.1's free_unref_page_commit(): frees past high spill a batch, then
+ * twice that for each spill in a row (free_factor); while frees run on, an
+ * order-1..3 free empties the lists; allocations halve free_factor and end it.
+ */
+TEST(pcp_rules_6_1_spill_doubles_and_a_high_order_free_empties_the_lists)
+{
+	struct pa_pool *pool = pcp_boot("mem=256M max_order=10 nr_cpus=2 pcp_rules=6.1");
+	char fresh[BI_LEN];
+	buddyinfo(pool, fresh, sizeof fresh);
+	struct pa_zone *z = cpu_zone(pool, 0, PA_GFP_MOVABLE);
+	struct snap s;
+	snap_of(pool, z, 0, &s);
+	uint64_t high = s.info.high, batch = s.info.batch, nr = 3 * high;
+	struct pa_page **blk = malloc((nr + 16) * sizeof *blk);
+	REQUIRE(blk);
+	pose(1); /* CPU 1 allocates; CPU 0, whose lists start empty, frees */
+	for (uint64_t i = 0; i < nr + 16; i++)
+		REQUIRE((blk[i] = pa_alloc_pages(pool, PA_GFP_MOVABLE, i < nr ? 0 : 1)));
+	pose(0);
+	uint64_t prev = 0, drops[8], nr_drops = 0;
+	for (uint64_t i = 0; i < nr; i++) {
+		pa_free_pages(pool, blk[i], 0);
+		snap_of(pool, z, 0, &s);
+		CHECK_MSG(s.info.count < high,
+		          "free %" PRIu64 ": %" PRIu64 " listed, high %" PRIu64, i, s.info.count,
+		          high);
+		CHECK_EQ_U64(s.info.high, high);
+		if (s.info.count < prev + 1 && nr_drops < 8)
+			drops[nr_drops++] = prev + 1 - s.info.count;
+		prev = s.info.count;
+	}
+	REQUIRE(nr_drops >= 2);
+	CHECK_EQ_U64(drops[0], batch);
+	CHECK_EQ_U64(drops[1], 2 * batch);
+	/* Frees ran on with spills between: an order-1 free empties the lists. */
+	REQUIRE(prev > 0);
+	pa_free_pages(pool, blk[nr], 1);
+	snap_of(pool, z, 0, &s);
+	CHECK_EQ_U64(s.info.count, 0);
+	/* Allocations end the run: an order-1 free then stays on the list. */
+	struct pa_page *a[16];
+	for (unsigned i = 0; i < 16; i++)
+		REQUIRE((a[i] = pa_alloc_pages(pool, PA_GFP_MOVABLE, 0)));
+	snap_of(pool, z, 0, &s);
+	uint64_t listed = s.info.count;
+	pa_free_pages(pool, blk[nr + 1], 1);
+	snap_of(pool, z, 0, &s);
+	CHECK_EQ_U64(s.info.count, listed + 2);
+	for (unsigned i = 0; i < 16; i++)
+		pa_free_pages(pool, a[i], 0);
+	for (uint64_t i = nr + 2; i < nr + 16; i++)
+		pa_free_pages(pool, blk[i], 1);
+	VALIDATE(pool);
+	pa_drain_all(pool);
+	free(blk);
+	expect_whole(pool, fresh);
 	pa_shutdown(pool);
 }
 

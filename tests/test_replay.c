@@ -62,6 +62,13 @@ TEST(parser_reads_every_event_shape_of_the_sample)
 	rp_trace_free(&t);
 }
 
+static void parse_all(struct rp_trace *t, const char *const *lines, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		CHECK_MSG(rp_parse_line(t, lines[i], strlen(lines[i])) == 0, "line %zu: %s", i,
+		          t->err);
+}
+
 TEST(parser_action_fields)
 {
 	struct rp_trace t = { 0 };
@@ -81,9 +88,7 @@ TEST(parser_action_fields)
 		"  kworker/u4:1 x-45 [000] d..3.   11.5: mm_page_pcpu_drain: page=0 pfn=0x12 order=2 "
 		"migratetype=0",
 	};
-	for (size_t i = 0; i < sizeof lines / sizeof lines[0]; i++)
-		CHECK_MSG(rp_parse_line(&t, lines[i], strlen(lines[i])) == 0, "line %zu: %s", i,
-		          t.err);
+	parse_all(&t, lines, sizeof lines / sizeof lines[0]);
 	REQUIRE(t.nr == 5);
 	CHECK_EQ_U64(t.ev[0].type, RP_ALLOC_FAILED);
 	CHECK_EQ_U64(t.ev[0].arg, PA_GFP_MOVABLE | PA_GFP_COMP | PA_GFP_NOWARN | PA_GFP_NORETRY |
@@ -106,6 +111,45 @@ TEST(parser_action_fields)
 	const char *junk = "not a trace line";
 	CHECK(rp_parse_line(&t, junk, strlen(junk)) == -1);
 	CHECK_EQ_U64(t.unparsed, 2);
+	rp_trace_free(&t);
+}
+
+/*
+ * A run of mm_page_pcpu_drain lines right after a direct reclaim is
+ * drain_all_pages(); after a compaction step, drain_local_pages(); after a
+ * free (or from another task, or the idle task's pid 0) it is a spill.
+ */
+TEST(parser_drains_after_reclaim_and_compaction)
+{
+	struct rp_trace t = { 0 };
+	static const char *const lines[] = {
+		"  <idle>-0   [000] d.s2.  83.0: mm_page_pcpu_drain: page=0 pfn=0x10 order=0 "
+		"migratetype=0",
+		"  toucher-1128 [001] .....  83.079988: mm_vmscan_direct_reclaim_end: nr_reclaimed=17",
+		"  <idle>-0   [000] d.s2.  83.08: mm_page_pcpu_drain: page=0 pfn=0x11 order=0 "
+		"migratetype=0",
+		"  toucher-1128 [001] d..2.  83.080235: mm_page_pcpu_drain: page=0 pfn=0x3306 order=0 "
+		"migratetype=1",
+		"  toucher-1128 [001] d..2.  83.080240: mm_page_pcpu_drain: page=0 pfn=0x3307 order=0 "
+		"migratetype=1",
+		"  toucher-1128 [001] .....  83.1: mm_compaction_migratepages: nr_migrated=3 "
+		"nr_failed=0",
+		"  toucher-1128 [001] d..2.  83.2: mm_page_pcpu_drain: page=0 pfn=0x3308 order=0 "
+		"migratetype=1",
+		"  toucher-1128 [001] .....  83.3: mm_vmscan_direct_reclaim_end: nr_reclaimed=1",
+		"  toucher-1128 [001] ...1.  83.4: mm_page_free: page=0 pfn=0x100a06 order=0",
+		"  toucher-1128 [001] d..2.  83.5: mm_page_pcpu_drain: page=0 pfn=0x3309 order=0 "
+		"migratetype=1",
+	};
+	parse_all(&t, lines, sizeof lines / sizeof lines[0]);
+	REQUIRE(t.nr == 3);
+	CHECK_EQ_U64(t.ev[0].type, RP_DRAIN);
+	CHECK_EQ_U64(t.ev[0].arg, RP_DRAIN_ALL);
+	CHECK_EQ_U64(t.ev[0].cpu, 1);
+	CHECK_EQ_U64(t.ev[1].type, RP_DRAIN);
+	CHECK_EQ_U64(t.ev[1].arg, RP_DRAIN_LOCAL);
+	CHECK_EQ_U64(t.ev[2].type, RP_FREE);
+	CHECK_EQ_U64(t.per_name[RPN_MM_PAGE_PCPU_DRAIN], 6);
 	rp_trace_free(&t);
 }
 

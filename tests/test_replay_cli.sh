@@ -60,6 +60,23 @@ check "--compare --json lists configs with their boot lines" \
 check "compare combines saved runs" \
 	bash -c "'$PA' replay '$DATA/start' --boot 'max_order=12' --json > '$TMP/b.json' && '$PA' compare '$TMP/a.json' '$TMP/b.json' | grep -q 'before.unusable9'"
 
+check "replay counts tainted 1 GiB regions and pageblocks on pagealloc's side" \
+	bash -c "python3 - '$TMP/a.json' <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+for s in d['snapshots']:
+    p = s['pagealloc']
+    assert p['regions'] == 6, p['regions']   # 7 GiB of span, the one above 3 GiB all hole
+    assert 0 < p['tainted_regions'] <= p['regions'], p
+    assert p['mixed_pageblocks'] <= p['tainted_pageblocks'], p
+    # every unmovable pageblock of the start holds pre-trace memory the kernel had there
+    assert p['tainted_pageblocks'] >= p['pageblocks']['Unmovable'] > 0, p
+    assert 'tainted_regions' not in s['kernel']
+PY"
+
+check "--compare with and without superblocks shows polluted regions and pageblocks" \
+	bash -c "'$PA' replay '$DATA/start' --compare 'superblock_order=0' 'superblock_order=18 defrag_mode=1' > '$TMP/sb' && grep -q 'before.tainted_regions' '$TMP/sb' && grep -q 'before.mixed_pageblocks' '$TMP/sb' && grep -q 'before.pageblocks.Unmovable' '$TMP/sb' && '$PA' replay '$DATA/start' | grep -q 'regions tainted'"
+
 check "a missing trace is refused with its name" \
 	bash -c "! '$PA' replay '$TMP/nope' 2>'$TMP/e1' >/dev/null && grep -q nope '$TMP/e1'"
 check "a bad boot key is refused with its name" \

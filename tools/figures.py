@@ -334,6 +334,41 @@ def gigantic(fig):
                        "max ms", "folios moved"], rows))
 
 
+@section("fragbench", "1 GiB regions after a long churn: Linux's placement and superblocks (fragbench)")
+def fragbench(fig):
+    """--compare at the defaults (64 GiB, 5 % unmovable, memory turned over 10 times), then 1 and 10 %."""
+    scale = ["--mem", "4G", "--turnover", 2] if fig.quick else []
+    pcts = (5,) if fig.quick else (5, 1, 10)
+    rows, cmds = [], []
+    for pct in pcts:
+        extra = [] if pct == 5 else ["--unmovable-pct", pct]
+        j, c = fig.bench("bench", "fragbench", "--compare", *extra, *scale)
+        cmds.append(c)
+        for policy in ("linux", "superblock"):
+            r = j[policy]
+            stat = r["vmstat"]
+            rows.append([f"{pct} %", policy, f"{num(r['tainted_regions_pct'], 1)} "
+                         f"({r['tainted_regions']} of {r['regions']})", r["gig_blocks"],
+                         r["gig_blocks_bound"], num(r["gig_pct_of_bound"], 1),
+                         r["alloc_failures"], r["pageblocks"]["unmovable"],
+                         r["pageblocks"]["reclaimable"], r["tainted_pageblocks"],
+                         stat.get("pgalloc_fallback_claim", "n/a"),
+                         stat.get("pgalloc_fallback_steal", "n/a"), num(r["elapsed_s"], 1)])
+    return (fig.commands(*cmds) + "\nOne seeded stream per row pair, the same for both "
+            "policies: the orders, migratetypes and lifetimes of the shared trace "
+            "linux-6.1-slab-pagecache (slab, page cache, anonymous memory, THPs), with the "
+            "unmovable and reclaimable share of allocated frames set to the first column. At the "
+            "end every zone is compacted; a region is tainted while it holds an unmovable or "
+            "reclaimable page; the bound is, per zone, the untainted regions that its free "
+            "memory above the min watermark could fill. The goal at 5 %: at most 10 % of "
+            "regions tainted, at least 90 % of the bound formed, no more failures than "
+            "Linux's policy.\n\n" +
+            fig.table(["unmovable", "policy", "regions tainted %", "1 GiB blocks", "bound",
+                       "% of bound", "failures", "unmovable pageblocks",
+                       "reclaimable pageblocks", "tainted pageblocks", "fallback claims",
+                       "fallback steals", "seconds"], rows))
+
+
 @section("boot", "Boot: pa_boot plus the first allocation, and deferred init")
 def boot(fig):
     rows, cmds = [], []

@@ -29,8 +29,16 @@ enum rp_type {
 	RP_KCOMPACTD,      /* mm_compaction_kcompactd_wake (arg: node) */
 	RP_COMPACT_MEMORY, /* a full compaction of every zone (/proc/sys/vm/compact_memory) */
 	RP_ISOLATE_FREE,   /* mm_compaction_isolate_freepages that took pages (pfn, arg: end) */
+	RP_DRAIN,          /* the kernel drained per-CPU lists (arg: enum rp_drain) */
 	RP_NR_ACTIONS
 };
+
+/*
+ * Drains of per-CPU lists the trace shows (mm_page_pcpu_drain right after):
+ * every CPU's after a direct reclaim that did not help (drain_all_pages), or
+ * the event CPU's while compaction migrates (drain_local_pages).
+ */
+enum rp_drain { RP_DRAIN_ALL, RP_DRAIN_LOCAL };
 
 /* One event, 24 bytes: the whole sample fits in about 45 MB. */
 struct rp_event {
@@ -95,6 +103,9 @@ struct rp_trace {
 	unsigned cpus_seen; /* highest CPU of an event, + 1 */
 	/* Parser state: the task in direct compaction, the compact_memory sweep. */
 	uint32_t direct_pid, sweep_pid;
+	uint32_t drain_pid; /* a task whose next mm_page_pcpu_drain is a drain of drain_kind */
+	uint8_t drain_kind;
+	bool drain_pending; /* drain_pid is set (pid 0 is the idle task's) */
 	uint64_t sweep_start;
 	char err[256]; /* the first line that could not be parsed, and why */
 };
@@ -133,6 +144,13 @@ struct rp_state {
 	unsigned nr_zones, nr_orders;
 	struct rp_zone_state zone[RP_MAX_ZONES];
 	double uptime; /* seconds; -1 if unknown */
+	/*
+	 * Pollution, known for pagealloc's side only (taint_known): 1 GiB regions
+	 * with memory, those holding an unmovable or reclaimable allocation, the
+	 * pageblocks holding one, and of those the ones typed movable.
+	 */
+	bool taint_known;
+	uint64_t regions, tainted_regions, tainted_pageblocks, mixed_pageblocks;
 };
 
 /* A snapshot folder of the recording. */
@@ -153,6 +171,8 @@ struct rp_machine {
 	int64_t min_free_kbytes; /* -1 if unknown */
 	unsigned watermark_scale_factor;
 	unsigned max_order; /* from buddyinfo's columns */
+	char release[64];   /* the kernel's release (uname.txt), "" if unknown */
+	bool pcp_rules_61;  /* a kernel before 6.7: its per-CPU lists follow Linux 6.1's rules */
 };
 
 /* A whole stream as a NUL-terminated string (NULL when out of memory). */
@@ -218,6 +238,7 @@ struct rp_result {
 	uint64_t free_class[RPF_COUNT];
 	uint64_t kernel_failed_attempts; /* allocations the kernel failed, tried again */
 	uint64_t marks, compact_memory, kcompactd_wakes;
+	uint64_t drains;                          /* per-CPU list drains replayed (RP_DRAIN) */
 	uint64_t map_errors, realloc_live, moved; /* map upkeep: see replay_run.c */
 	uint64_t start_shortfall;                 /* free blocks the start could not place */
 	double seconds, events_per_sec;

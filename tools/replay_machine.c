@@ -285,6 +285,26 @@ static void load_sysctl(struct rp_machine *m)
 	free(s);
 }
 
+/*
+ * The kernel's release from `uname -a` (uname.txt or info/uname.txt):
+ * before 6.7, high was fixed at the low watermark's share and not tuned.
+ */
+static void load_release(struct rp_machine *m)
+{
+	char *s = slurp(m->dir, "uname.txt");
+	if (!s)
+		s = slurp(m->dir, "info/uname.txt");
+	char sys[32], node[64];
+	if (s && sscanf(s, "%31s %63s %63s", sys, node, m->release) == 3) {
+		unsigned major = 0, minor = 0;
+		sscanf(m->release, "%u.%u", &major, &minor);
+		m->pcp_rules_61 = major && (major < 6 || (major == 6 && minor < 7));
+	} else {
+		m->release[0] = 0;
+	}
+	free(s);
+}
+
 static int load_snapshots(struct rp_machine *m)
 {
 	DIR *d = opendir(m->dir);
@@ -331,6 +351,7 @@ int rp_machine_load(const char *path, struct rp_machine *m)
 		return -1;
 	}
 	load_sysctl(m);
+	load_release(m);
 	if (load_snapshots(m))
 		return -1;
 	if (m->nr_snapshots)
@@ -404,5 +425,8 @@ void rp_machine_boot_line(const struct rp_machine *m, const struct rp_trace *t, 
 		n += (size_t)snprintf(buf + n, len - n, " min_free_kbytes=%lld",
 		                      (long long)m->min_free_kbytes);
 	if (m->watermark_scale_factor && n < len)
-		snprintf(buf + n, len - n, " watermark_scale_factor=%u", m->watermark_scale_factor);
+		n += (size_t)snprintf(buf + n, len - n, " watermark_scale_factor=%u",
+		                      m->watermark_scale_factor);
+	if (m->pcp_rules_61 && n < len)
+		snprintf(buf + n, len - n, " pcp_rules=6.1");
 }

@@ -5,7 +5,8 @@
  * A line is "TASK-PID [CPU] FLAGS SECONDS.MICROS: EVENT: key=value ...".
  * The replay acts on allocations, frees, phase markers and the compaction
  * events that start work (kcompactd wakeups, compact_memory, free-page
- * isolation); every other event is counted by name. mm_page_free_batched
+ * isolation, the drains of per-CPU lists that follow a direct reclaim or a
+ * compaction step); every other event is counted by name. mm_page_free_batched
  * repeats a page that mm_page_free already named, so it is counted and
  * nothing more. Input is plain text, xz or gzip (told by the magic bytes,
  * so stdin works too).
@@ -384,9 +385,37 @@ static int parse_isolate_free(struct rp_trace *t, const struct line_head *h)
 	return 0;
 }
 
+/*
+ * A drain shows as a run of mm_page_pcpu_drain lines of the task that
+ * drains, right after what made it drain; a run after a free is a spill,
+ * which pagealloc's lists do by their own rules.
+ */
+static int note_drain(struct rp_trace *t, int id, const struct line_head *h)
+{
+	bool after_drain_cause = t->drain_pending && h->pid == t->drain_pid;
+	if (after_drain_cause)
+		t->drain_pending = false;
+	if (id == RPN_VMSCAN_DIRECT_END || id == RPN_COMPACTION_MIGRATEPAGES ||
+	    id == RPN_COMPACTION_ISOLATE_MIGRATEPAGES || id == RPN_COMPACTION_END) {
+		t->drain_pending = true;
+		t->drain_pid = h->pid;
+		t->drain_kind = id == RPN_VMSCAN_DIRECT_END ? RP_DRAIN_ALL : RP_DRAIN_LOCAL;
+	}
+	if (!after_drain_cause || id != RPN_MM_PAGE_PCPU_DRAIN)
+		return 0;
+	struct rp_event *e = push(t);
+	if (!e)
+		return -1;
+	e->type = RP_DRAIN;
+	e->arg = t->drain_kind;
+	return 0;
+}
+
 static int parse_event(struct rp_trace *t, int id, const struct line_head *h, const char *line,
                        size_t len)
 {
+	if (note_drain(t, id, h))
+		return -1;
 	switch (id) {
 	case RPN_MM_PAGE_ALLOC:
 		if (h->pid == t->direct_pid)

@@ -137,6 +137,22 @@ static void row_d(FILE *f, const char *what, double k, double p)
 	fprintf(f, "  %-30s %14.3f %14.3f\n", what, k, p);
 }
 
+/* A figure only pagealloc's side has: the kernel's column says "-". */
+static void row_model(FILE *f, const char *what, uint64_t p)
+{
+	fprintf(f, "  %-30s %14s %14llu\n", what, "-", (unsigned long long)p);
+}
+
+static void print_taint_rows(FILE *f, const struct rp_state *p)
+{
+	if (!p->taint_known)
+		return;
+	row_model(f, "1 GiB regions", p->regions);
+	row_model(f, "regions tainted", p->tainted_regions);
+	row_model(f, "pageblocks tainted", p->tainted_pageblocks);
+	row_model(f, "movable pageblocks tainted", p->mixed_pageblocks);
+}
+
 static void print_zone_rows(FILE *f, const struct rp_state *k, const struct rp_state *p)
 {
 	unsigned orders = orders_of(k, p);
@@ -171,6 +187,7 @@ static void print_snapshot(FILE *f, const struct rp_snapshot *s)
 		if (state_pageblocks(k, mt) || state_pageblocks(p, mt))
 			row_u(f, what, state_pageblocks(k, mt), state_pageblocks(p, mt));
 	}
+	print_taint_rows(f, p);
 	print_zone_rows(f, k, p);
 	fprintf(f, "  total variation distance of free pages by order: %.4f\n", rp_state_tvd(k, p));
 }
@@ -186,6 +203,10 @@ static void print_legend(FILE *f)
 		"extfrag index, order N: near 1 a failure at N is fragmentation, near 0 "
 		"lack of memory; -1 the order is served",
 		"pageblocks TYPE: pageblocks of each migratetype",
+		"regions tainted: 1 GiB regions holding an unmovable or reclaimable allocation "
+		"(pagealloc only; such a region never becomes a 1 GiB block)",
+		"pageblocks tainted: pageblocks holding one; movable pageblocks tainted: of those, "
+		"the ones typed movable (a fallback stole from them)",
 		"free blocks per order: buddyinfo, one column per order from 0",
 		"total variation distance: 0 when both hold free pages in the same orders, 1 "
 		"when they share none",
@@ -208,6 +229,11 @@ void rp_print_table(FILE *f, const struct rp_machine *m, const struct rp_result 
                     const struct rp_trace *t)
 {
 	fprintf(f, "boot: %s\n", r->boot);
+	bool rules_61 = strstr(r->boot, "pcp_rules=6.1") != NULL; /* the last key given wins */
+	if (m->release[0] || rules_61)
+		fprintf(f, "kernel %s; per-CPU lists under Linux %s's rules (pcp_rules=%s)\n",
+		        m->release[0] ? m->release : "unknown", rules_61 ? "6.1" : "6.7",
+		        rules_61 ? "6.1" : "6.7");
 	fprintf(f,
 	        "events %llu (%llu acted on): allocations %llu, frees %llu; %.2f M events/s "
 	        "(replay loop %.3f s, of which %.3f s compact_memory and kcompactd runs)\n",
@@ -229,10 +255,11 @@ void rp_print_table(FILE *f, const struct rp_machine *m, const struct rp_result 
 	        (unsigned long long)r->validate_failures, r->validate_failures ? ": " : "",
 	        r->first_validate_error);
 	fprintf(f,
-	        "phase markers %llu, compact_memory %llu, kcompactd wakeups %llu, blocks moved by "
-	        "pagealloc %llu\n",
+	        "phase markers %llu, compact_memory %llu, kcompactd wakeups %llu, per-CPU list "
+	        "drains %llu, blocks moved by pagealloc %llu\n",
 	        (unsigned long long)r->marks, (unsigned long long)r->compact_memory,
-	        (unsigned long long)r->kcompactd_wakes, (unsigned long long)r->moved);
+	        (unsigned long long)r->kcompactd_wakes, (unsigned long long)r->drains,
+	        (unsigned long long)r->moved);
 	if (r->start_shortfall || r->map_errors || r->realloc_live)
 		fprintf(f,
 		        "starting state short by %llu free blocks; map errors %llu; pfns "
@@ -266,7 +293,15 @@ static void json_side(FILE *f, const struct rp_state *st, const struct rp_state 
 	for (unsigned mt = 0; mt < RP_NR_MT; mt++)
 		fprintf(f, "%s\"%s\": %llu", mt ? ", " : "", mt_short[mt],
 		        (unsigned long long)state_pageblocks(st, mt));
-	fprintf(f, "}, \"buddyinfo\": [");
+	fprintf(f, "}");
+	if (st->taint_known)
+		fprintf(f,
+		        ", \"regions\": %llu, \"tainted_regions\": %llu, \"tainted_pageblocks\": "
+		        "%llu, \"mixed_pageblocks\": %llu",
+		        (unsigned long long)st->regions, (unsigned long long)st->tainted_regions,
+		        (unsigned long long)st->tainted_pageblocks,
+		        (unsigned long long)st->mixed_pageblocks);
+	fprintf(f, ", \"buddyinfo\": [");
 	for (unsigned z = 0; z < zones->nr_zones; z++) {
 		uint64_t kf[RP_MAX_ORDERS];
 		const uint64_t *free = zones->zone[z].free;
@@ -537,6 +572,17 @@ int rp_compare_texts(FILE *f, char **texts, const char **names, unsigned n)
 		compare_row(f, docs, n, label, sn, "pagealloc", "unusable", "9");
 		snprintf(label, sizeof label, "%s.extfrag9", sn);
 		compare_row(f, docs, n, label, sn, "pagealloc", "extfrag", "9");
+		static const char *const taint[] = { "tainted_regions", "tainted_pageblocks",
+			                             "mixed_pageblocks" };
+		for (size_t k = 0; k < sizeof taint / sizeof taint[0]; k++) {
+			snprintf(label, sizeof label, "%s.%s", sn, taint[k]);
+			compare_row(f, docs, n, label, sn, "pagealloc", taint[k], NULL);
+		}
+		static const char *const pbs[] = { "Unmovable", "Movable", "Reclaimable" };
+		for (size_t k = 0; k < sizeof pbs / sizeof pbs[0]; k++) {
+			snprintf(label, sizeof label, "%s.pageblocks.%s", sn, pbs[k]);
+			compare_row(f, docs, n, label, sn, "pagealloc", "pageblocks", pbs[k]);
+		}
 		snprintf(label, sizeof label, "%s.tvd_vs_kernel", sn);
 		compare_row(f, docs, n, label, sn, NULL, "tvd", NULL);
 	}

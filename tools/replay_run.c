@@ -77,7 +77,7 @@ static void owner_split(void *ctx, uint64_t cookie, struct pa_page *head, unsign
 			c->pre[p + i] = 1;
 			continue;
 		}
-		c->kmap[cookie + i] = (struct rp_kmap){ (uint32_t)(p + i), 0, KM_LIVE };
+		c->kmap[cookie + i] = (struct rp_kmap){ (uint32_t)(p + i), 0, KM_LIVE, 0 };
 		if (i)
 			pa_set_owner(c->pool, piece, c->owner, cookie + i);
 	}
@@ -117,11 +117,12 @@ static void do_alloc(struct rp_ctx *c, const struct rp_event *ev)
 	struct pa_page *p = pa_alloc_pages(c->pool, gfp, ev->order);
 	if (!p) {
 		r->failed_kernel_served++;
-		c->kmap[k] = (struct rp_kmap){ 0, ev->order, KM_FAILED };
+		c->kmap[k] = (struct rp_kmap){ 0, ev->order, KM_FAILED, 0 };
 		return;
 	}
 	give_owner(c, p, gfp, k);
-	c->kmap[k] = (struct rp_kmap){ (uint32_t)pa_page_to_pfn(c->pool, p), ev->order, KM_LIVE };
+	c->kmap[k] = (struct rp_kmap){ (uint32_t)pa_page_to_pfn(c->pool, p), ev->order, KM_LIVE,
+		                       !(gfp & PA_GFP_MOVABLE) };
 }
 
 /* The kernel failed; pagealloc tries too (its compaction runs), and gives back what it got. */
@@ -145,7 +146,8 @@ static void split_mapped(struct rp_ctx *c, uint64_t head, unsigned from, unsigne
 		return;
 	}
 	for (uint64_t i = 0; i < (1ull << from); i += 1ull << to) {
-		c->kmap[head + i] = (struct rp_kmap){ e.ppfn + (uint32_t)i, (uint8_t)to, e.kind };
+		c->kmap[head + i] =
+		        (struct rp_kmap){ e.ppfn + (uint32_t)i, (uint8_t)to, e.kind, e.kernel };
 		if (e.kind == KM_LIVE && i)
 			pa_set_owner(c->pool, pa_pfn_to_page(c->pool, e.ppfn + i), c->owner,
 			             head + i);
@@ -286,6 +288,13 @@ static void do_event(struct rp_ctx *c, const struct rp_event *ev)
 	case RP_ISOLATE_FREE:
 		do_isolate_free(c, ev);
 		break;
+	case RP_DRAIN:
+		c->res->drains++;
+		if (ev->arg == RP_DRAIN_ALL)
+			pa_drain_all(c->pool);
+		else
+			pa_drain_local(c->pool);
+		break;
 	default:
 		break;
 	}
@@ -318,6 +327,7 @@ static void take_snapshots(struct rp_ctx *c, size_t i)
 		struct rp_snapshot *sn = &c->m->snap[s];
 		if (!sn->taken && sn->at_event <= i) {
 			rp_model_state(c, &sn->model);
+			rp_model_taint(c, &sn->model);
 			sn->taken = true;
 		}
 	}
@@ -454,11 +464,12 @@ static int alloc_maps(struct rp_ctx *c)
 	c->kmap = calloc(c->nr_kmap + (1ull << cfg.max_order), sizeof *c->kmap);
 	c->pre = calloc(c->nr_frames, 1);
 	c->ctarget = calloc(c->nr_kmap / 8 + 1, 1);
+	c->pre_kernel = calloc((c->nr_frames >> cfg.pageblock_order) / 8 + 1, 1);
 	struct pa_owner_ops ops = {
 		.name = "replay", .ctx = c, .migrate = owner_migrate, .split = owner_split
 	};
 	c->owner = pa_owner_register(c->pool, &ops);
-	return c->kmap && c->pre && c->ctarget && c->owner > 0 ? 0 : -1;
+	return c->kmap && c->pre && c->ctarget && c->pre_kernel && c->owner > 0 ? 0 : -1;
 }
 
 int rp_replay(const struct rp_trace *t, struct rp_machine *m, const struct rp_options *opt,
@@ -490,7 +501,7 @@ int rp_replay(const struct rp_trace *t, struct rp_machine *m, const struct rp_op
 	}
 	if (c->pool)
 		pa_shutdown(c->pool);
-	free(c->kmap), free(c->pre), free(c->ctarget);
+	free(c->kmap), free(c->pre), free(c->ctarget), free(c->pre_kernel);
 	free(c);
 	return rc;
 }

@@ -16,7 +16,8 @@ enum rp_kmap_kind { KM_NONE, KM_LIVE, KM_FAILED };
 struct rp_kmap {
 	uint32_t ppfn;
 	uint8_t order;
-	uint8_t kind; /* enum rp_kmap_kind */
+	uint8_t kind;   /* enum rp_kmap_kind */
+	uint8_t kernel; /* an unmovable or reclaimable allocation (it taints its region) */
 };
 
 struct rp_ctx {
@@ -34,6 +35,7 @@ struct rp_ctx {
 	struct rp_kmap *kmap; /* [kernel pfn] */
 	uint8_t *pre;         /* [pool pfn]: order + 1 of a pre-trace block's head, else 0 */
 	uint8_t *ctarget;     /* bit per kernel pfn: in a range kernel compaction took from */
+	uint8_t *pre_kernel;  /* bit per pageblock: the start state allocated it unmovable */
 	uint64_t pre_cursor;  /* where the search for any pre-trace block resumes */
 	uint64_t map_errors, realloc_live, moved;
 	char first_report[256];
@@ -57,5 +59,9 @@ bool rp_free_pre(struct rp_ctx *c, uint64_t k, unsigned order);
 /* The pool as a snapshot sees it; a --series point. */
 void rp_model_state(struct rp_ctx *c, struct rp_state *st);
 void rp_sample(struct rp_ctx *c, size_t event);
+
+/* replay_taint.c */
+/* Regions and pageblocks holding unmovable or reclaimable allocations, into st. */
+void rp_model_taint(struct rp_ctx *c, struct rp_state *st);
 
 #endif

@@ -187,6 +187,8 @@ static bool retype_block(struct rp_ctx *c, uint64_t b, unsigned mt)
 		return false;
 	uint64_t got = pa_page_to_pfn(c->pool, p);
 	c->pre[got] = PB_ORDER + 1;
+	if (mt != PA_MT_MOVABLE)
+		rp_set_bit(c->pre_kernel, got >> PB_ORDER);
 	if (got != b)
 		c->map_errors++;
 	return true;
