@@ -793,6 +793,8 @@ int pa_boot(const char *cmdline, const struct pa_platform *platform, struct pa_p
 	if (rc == 0)
 		rc = zone_init_all(pool, err, errlen);
 	if (rc == 0)
+		rc = superblock_init_zones(pool, err, errlen);
+	if (rc == 0)
 		rc = cma_init(pool, err, errlen);
 	if (rc == 0)
 		rc = hotplug_init(pool, err, errlen);
@@ -823,6 +825,7 @@ void pa_shutdown(struct pa_pool *pool)
 	compaction_stop(pool);
 	hotplug_destroy(pool);
 	cma_destroy(pool);
+	superblock_destroy_zones(pool);
 	zone_destroy_all(pool);
 	superblock_destroy(pool);
 	memmap_destroy(pool);

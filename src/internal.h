@@ -248,7 +248,10 @@ void platform_spin_lock(struct pa_pool *pool, struct pa_spin *s, enum pa_lock_si
 	X(PGMIGRATE_SUCCESS, "pgmigrate_success")                                                  \
 	X(PGMIGRATE_FAIL, "pgmigrate_fail")                                                        \
 	X(COMPACT_FOLIOS_SPLIT, "compact_folios_split")                                            \
-	X(NUMA_MISS, "numa_miss") /* allocations here that preferred another node */
+	X(NUMA_MISS, "numa_miss") /* allocations here that preferred another node */               \
+	X(SB_FALLBACK_CLEAN, "superblock_fallback_clean") /* a fallback polluted a clean region */ \
+	X(SB_STEER_POLLUTED, "superblock_steer_polluted") /* a fallback kept in a polluted one */  \
+	X(SB_STEER_MOVABLE, "superblock_steer_movable") /* a movable split moved off a clean one */
 
 enum pa_zone_stat {
 #define X(id, name) PA_ZS_##id,
@@ -270,7 +273,9 @@ enum pa_zone_stat {
 	X(REPORT_CALLS, "page_reporting_calls")                                                    \
 	X(REPORT_REFUSED, "page_reporting_refused")                                                \
 	X(MEMORY_OFFLINE, "memory_offline")                                                        \
-	X(MEMORY_ONLINE, "memory_online")
+	X(MEMORY_ONLINE, "memory_online")                                                          \
+	X(DEFRAG_COMPACT_SUCCESS, "defrag_compact_success")                                        \
+	X(DEFRAG_COMPACT_FAIL, "defrag_compact_fail")
 
 enum pa_pool_stat {
 #define X(id, name) PA_PS_##id,
@@ -351,6 +356,10 @@ struct pa_zone {
 	pa_pfn_t compact_cached_migrate_pfn, compact_cached_free_pfn;
 	unsigned compact_considered, compact_defer_shift, compact_order_failed;
 	uint64_t *folios_migrated; /* [order]: folios moved whole */
+
+	/* Steering ("superblock.c", zone lock): the regions the zone spans, ranked per fallback. */
+	struct sb_rank *sb_rank;
+	uint32_t sb_rank_cap;
 };
 
 /* free_pages is written under the zone lock and read without it by the per-CPU fast path. */
@@ -740,6 +749,7 @@ enum alloc_flags {
 	ALLOC_MIN_RESERVE = 1u << 2, /* PA_GFP_HIGH: may use half of the min reserve */
 	ALLOC_HIGHATOMIC = 1u << 3,  /* high-order PA_GFP_HIGH: may use the atomic reserve */
 	ALLOC_CMA = 1u << 4,         /* movable: may borrow CMA pageblocks */
+	ALLOC_NO_POLLUTE = 1u << 5,  /* defrag_mode: no fallback into a clean region */
 };
 
 /* Free frames on the CMA lists. Zone lock held. */
@@ -863,6 +873,45 @@ uint64_t superblock_polluted(const struct pa_pool *pool, uint64_t index);
 /* The counts against a recount from the lists and pageblock bits; every zone lock held. */
 int superblock_validate_locked(struct pa_pool *pool, char *err, size_t errlen);
 
+/* Steering's view of the regions (zone lock held): see pageblock.c for the policy. */
+struct sb_rank {
+	uint64_t key;
+	uint32_t index;
+};
+/* A zone's region order buffers, after the zones are up; freed before they go. */
+int superblock_init_zones(struct pa_pool *pool, char *err, size_t errlen);
+void superblock_destroy_zones(struct pa_pool *pool);
+/* Does the region of pfn hold a polluting pageblock? */
+bool superblock_pfn_polluted(const struct pa_pool *pool, pa_pfn_t pfn);
+/* Is every frame of the region of pfn (its pageblocks with memory) free in the buddy? */
+bool superblock_pfn_whole(const struct pa_pool *pool, pa_pfn_t pfn);
+/*
+ * The regions of zone z in z->sb_rank, in the order a polluting fallback
+ * tries them: polluted ones, most polluted first, then (unless
+ * polluted_only) clean ones, fullest first. Returns how many.
+ */
+unsigned superblock_rank(struct pa_zone *z, bool polluted_only);
+/*
+ * A wholly free pageblock of region index in zone z that heads a free
+ * block of order >= the pageblock order and >= need (its order in *order)
+ * on a list in the mask mts; untouched memory is written as needed. PA_NIL
+ * if none.
+ */
+pa_pfn_t superblock_free_pageblock(struct pa_zone *z, uint64_t index, unsigned mts, unsigned need,
+                                   unsigned *order);
+#define SB_PARTIAL_TRIES 4 /* partly free pageblocks a region search walks, fullest first */
+struct sb_pick {
+	pa_pfn_t large, small; /* the largest and the smallest free block found; PA_NIL: none */
+	unsigned large_order, small_order;
+};
+/*
+ * In the fullest partly free pageblocks of region index whose type is in
+ * mts, free blocks of order or above: true with the pick of the first
+ * pageblock that has one.
+ */
+bool superblock_partial_pageblock(struct pa_zone *z, uint64_t index, unsigned order, unsigned mts,
+                                  struct sb_pick *pick);
+
 /* The buddy's hook: one branch when superblocks are off. */
 static inline void superblock_free_hook(struct pa_pool *pool, pa_pfn_t pfn, unsigned order,
                                         bool add)
@@ -919,8 +968,20 @@ int pageblock_own_list(const struct pa_zone *zone, unsigned order, unsigned mt,
                        unsigned alloc_flags, unsigned *found);
 /* Take a block of order for type mt: its own lists first, then the fallback policy. */
 pa_pfn_t pageblock_rmqueue(struct pa_zone *zone, unsigned order, unsigned mt, unsigned alloc_flags);
-/* Allocate from another type's pageblocks by Linux's claim/steal rules; PA_NIL if none. */
-pa_pfn_t pageblock_rmqueue_fallback(struct pa_zone *zone, unsigned order, unsigned mt);
+/*
+ * Allocate from another type's pageblocks by Linux's claim/steal rules,
+ * steered by region when superblocks are on; PA_NIL if none (or, under
+ * ALLOC_NO_POLLUTE, if only a clean region could give one).
+ */
+pa_pfn_t pageblock_rmqueue_fallback(struct pa_zone *zone, unsigned order, unsigned mt,
+                                    unsigned alloc_flags);
+/*
+ * The block to take from the (*found, type) list for a request of type mt:
+ * the first, or a polluted region's free pageblock in place of a split of a
+ * clean region's (steering; *found is updated).
+ */
+pa_pfn_t pageblock_own_first(struct pa_zone *zone, unsigned *found, unsigned need, unsigned type,
+                             unsigned mt);
 /* Make the pageblock of an allocation a HIGHATOMIC reserve, if the cap allows. */
 void pageblock_reserve_highatomic(struct pa_zone *zone, pa_pfn_t pfn, unsigned order);
 /* Give back one HIGHATOMIC pageblock to mt; true if one was given back. */

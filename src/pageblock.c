@@ -185,13 +185,166 @@ static pa_pfn_t rmqueue_steal(struct pa_zone *z, unsigned order, unsigned start_
 	return PA_NIL;
 }
 
-pa_pfn_t pageblock_rmqueue_fallback(struct pa_zone *z, unsigned order, unsigned mt)
+/* ---------------------------------------------------------------------- */
+/* Steering by superblock (superblock_order > 0)                           */
+/* ---------------------------------------------------------------------- */
+
+/*
+ * The steering policy, per allocation type. A region holding one
+ * unmovable page cannot be handed out whole, however much of it is free;
+ * Linux's fallback picks whatever block heads a free list and so spreads
+ * such pages over every region. Steering picks the region instead.
+ */
+static const struct steer_policy {
+	bool fallback_by_region; /* claim or steal from polluted regions first, clean ones last */
+	bool split_in_polluted;  /* a split of a free pageblock prefers a polluted region's */
+} steer_policy[PA_NR_PCP_TYPES] = {
+	/* They pin their region for good: put them where some already are. */
+	[PA_MT_UNMOVABLE] = { .fallback_by_region = true },
+	[PA_MT_RECLAIMABLE] = { .fallback_by_region = true },
+	/*
+	 * Movable memory can be moved out again, so its fallbacks go where
+	 * Linux's go (into unmovable pageblocks, in polluted regions anyway);
+	 * but the first split of a wholly free region costs it being handed out
+	 * whole, so that comes from a polluted region's free pageblocks while
+	 * there are some. Only that split: a polluted region's free pageblocks
+	 * are where its unmovable memory grows next, and movable memory there
+	 * (without defrag_mode) would push that growth into a clean region.
+	 */
+	[PA_MT_MOVABLE] = { .split_in_polluted = true },
+};
+
+/* The fallback types of start_mt as a mask of list types. */
+static unsigned fallback_mask(unsigned start_mt)
+{
+	return (1u << fallbacks[start_mt][0]) | (1u << fallbacks[start_mt][1]);
+}
+
+/*
+ * Claim the first pageblock (or as many as order needs) of the free block
+ * at head, of order at least both, for start_mt and take order from it.
+ * Only those pageblocks change type: Linux retypes the whole block, which
+ * with a 1 GiB max order would hand a whole clean region to one page.
+ */
+static pa_pfn_t claim_pageblock(struct pa_zone *z, pa_pfn_t head, unsigned head_order,
+                                unsigned order, unsigned start_mt)
+{
+	unsigned pb = z->pool->cfg.pageblock_order, c = order > pb ? order : pb;
+	buddy_take_block(z, head, c, head_order);
+	pageblock_set_mt_range(z->pool, head, c, start_mt);
+	buddy_list_add(z, head, c, start_mt);
+	buddy_take_block(z, head, order, c);
+	z->stat[PA_ZS_FALLBACK_CLAIM]++;
+	return head;
+}
+
+/*
+ * A fallback inside one region, as Linux's policy does it inside the zone:
+ * a whole free pageblock is claimed; else the fullest partly free
+ * pageblocks of a fallback type are claimed if half of them is free or
+ * compatible, else (if steal) their smallest fitting block is stolen.
+ * PA_NIL if the region has nothing of order or above.
+ */
+static pa_pfn_t fallback_in_region(struct pa_zone *z, uint64_t index, unsigned order,
+                                   unsigned start_mt, bool steal)
+{
+	unsigned mts = fallback_mask(start_mt), head_order;
+	pa_pfn_t head = superblock_free_pageblock(z, index, mts, order, &head_order);
+	if (head != PA_NIL)
+		return claim_pageblock(z, head, head_order, order, start_mt);
+	struct sb_pick pick;
+	if (!superblock_partial_pageblock(z, index, order, mts, &pick))
+		return PA_NIL;
+	unsigned fb = pfn_page(z->pool, pick.large)->mt;
+	pa_pfn_t pfn = try_claim(z, pick.large, pick.large_order, order, start_mt, fb);
+	if (pfn != PA_NIL || !steal)
+		return pfn;
+	buddy_take_block(z, pick.small, order, pick.small_order);
+	z->stat[PA_ZS_FALLBACK_STEAL]++;
+	return pick.small;
+}
+
+/*
+ * The regions in turn (superblock_rank's order): in a polluted region a
+ * claim, else a steal, before the next region; a clean one is touched only
+ * when no polluted one could give a block, and not at all under
+ * ALLOC_NO_POLLUTE (defrag_mode: the caller compacts first). Among the
+ * clean ones every region is asked for a claim before any for a steal: a
+ * stolen page taints its region as surely as a claimed pageblock, but
+ * leaves its pageblock's type, so the counts would not see it and the next
+ * fallback would taint yet another region.
+ */
+static pa_pfn_t fallback_steered(struct pa_zone *z, unsigned order, unsigned start_mt,
+                                 unsigned alloc_flags, bool *refused)
+{
+	unsigned n = superblock_rank(z, false), i = 0;
+	for (; i < n && z->sb_rank[i].key >> 63; i++) {
+		pa_pfn_t pfn = fallback_in_region(z, z->sb_rank[i].index, order, start_mt, true);
+		if (pfn != PA_NIL) {
+			z->stat[PA_ZS_SB_STEER_POLLUTED]++;
+			return pfn;
+		}
+	}
+	if (i < n && (alloc_flags & ALLOC_NO_POLLUTE)) {
+		*refused = true;
+		return PA_NIL;
+	}
+	for (unsigned steal = 0; steal < 2; steal++)
+		for (unsigned j = i; j < n; j++) {
+			pa_pfn_t pfn =
+			        fallback_in_region(z, z->sb_rank[j].index, order, start_mt, steal);
+			if (pfn != PA_NIL) {
+				z->stat[PA_ZS_SB_FALLBACK_CLEAN]++;
+				return pfn;
+			}
+		}
+	return PA_NIL;
+}
+
+pa_pfn_t pageblock_rmqueue_fallback(struct pa_zone *z, unsigned order, unsigned mt,
+                                    unsigned alloc_flags)
 {
 	pa_lock_held(&z->lock);
 	if (mt >= PA_NR_PCP_TYPES)
 		return PA_NIL;
+	if (z->pool->sb && steer_policy[mt].fallback_by_region) {
+		bool refused = false;
+		pa_pfn_t pfn = fallback_steered(z, order, mt, alloc_flags, &refused);
+		if (pfn != PA_NIL || refused)
+			return pfn;
+		/* Nothing any region's scan could see (a zone grown past its buffer): Linux's. */
+	}
 	pa_pfn_t pfn = rmqueue_claim(z, order, mt);
 	return pfn != PA_NIL ? pfn : rmqueue_steal(z, order, mt);
+}
+
+/*
+ * The free block an allocation of type mt takes need frames of (log2) from,
+ * on its own list of order *found: the list's first, unless that splits a
+ * free pageblock (or larger) of a wholly free region while a polluted
+ * region has a free pageblock of the list's type, of order need or above,
+ * which is then taken instead (*found becomes its order).
+ */
+pa_pfn_t pageblock_own_first(struct pa_zone *z, unsigned *found, unsigned need, unsigned type,
+                             unsigned mt)
+{
+	struct pa_pool *pool = z->pool;
+	pa_pfn_t pfn = buddy_list_first(z, *found, type);
+	if (likely(!pool->sb) || *found < pool->cfg.pageblock_order || type != mt ||
+	    !steer_policy[mt].split_in_polluted || !superblock_pfn_whole(pool, pfn))
+		return pfn;
+	unsigned n = superblock_rank(z, true);
+	for (unsigned i = 0; i < n; i++) {
+		unsigned o;
+		pa_pfn_t head =
+		        superblock_free_pageblock(z, z->sb_rank[i].index, 1u << type, need, &o);
+		if (head != PA_NIL) {
+			z->stat[PA_ZS_SB_STEER_MOVABLE]++;
+			*found = o;
+			return head;
+		}
+	}
+	return pfn;
 }
 
 int pageblock_own_list(const struct pa_zone *z, unsigned order, unsigned mt, unsigned alloc_flags,
@@ -226,8 +379,8 @@ pa_pfn_t pageblock_rmqueue(struct pa_zone *z, unsigned order, unsigned mt, unsig
 	unsigned found;
 	int type = pageblock_own_list(z, order, mt, alloc_flags, &found);
 	if (type < 0)
-		return pageblock_rmqueue_fallback(z, order, mt);
-	pa_pfn_t pfn = buddy_list_first(z, found, (unsigned)type);
+		return pageblock_rmqueue_fallback(z, order, mt, alloc_flags);
+	pa_pfn_t pfn = pageblock_own_first(z, &found, order, (unsigned)type, mt);
 	buddy_take_block(z, pfn, order, found);
 	return pfn;
 }

@@ -197,7 +197,7 @@ static unsigned refill_take_whole(struct pa_zone *z, unsigned order, unsigned mt
 	take = take < cap ? take : cap;
 	if (!zone_watermark_ok(z, 0, z->wmark[PA_WMARK_LOW] + (1ull << take) - 1, flags))
 		return 0;
-	pa_pfn_t pfn = buddy_list_first(z, found, (unsigned)type);
+	pa_pfn_t pfn = pageblock_own_first(z, &found, take, (unsigned)type, mt);
 	buddy_take_block(z, pfn, take, found);
 	struct pa_page *p = pfn_page(z->pool, pfn);
 	set_page_order(p, take);

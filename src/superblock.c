@@ -122,6 +122,194 @@ uint64_t superblock_polluted(const struct pa_pool *pool, uint64_t index)
 }
 
 /* ---------------------------------------------------------------------- */
+/* Where a fallback goes: regions ranked, free pageblocks found in one      */
+/* ---------------------------------------------------------------------- */
+
+int superblock_init_zones(struct pa_pool *pool, char *err, size_t errlen)
+{
+	unsigned sbo = pool->cfg.superblock_order;
+	for (unsigned i = 0; pool->sb && i < pool->nr_zones; i++) {
+		struct pa_zone *z = &pool->zones[i];
+		z->sb_rank_cap = (uint32_t)(((z->end_pfn - 1) >> sbo) - (z->start_pfn >> sbo) + 1);
+		z->sb_rank = calloc(z->sb_rank_cap, sizeof *z->sb_rank);
+		if (!z->sb_rank) {
+			snprintf(err, errlen, "superblock_order=%u: out of memory for zone %u", sbo,
+			         i);
+			return -ENOMEM;
+		}
+	}
+	return 0;
+}
+
+void superblock_destroy_zones(struct pa_pool *pool)
+{
+	for (unsigned i = 0; pool->zones && i < pool->nr_zones; i++) {
+		free(pool->zones[i].sb_rank);
+		pool->zones[i].sb_rank = NULL;
+	}
+}
+
+bool superblock_pfn_polluted(const struct pa_pool *pool, pa_pfn_t pfn)
+{
+	return superblock_polluted(pool, pfn >> pool->cfg.superblock_order) != 0;
+}
+
+bool superblock_pfn_whole(const struct pa_pool *pool, pa_pfn_t pfn)
+{
+	const struct pa_superblock *sb = superblock_of(pool, pfn);
+	uint64_t blocks = 0;
+	for (unsigned mt = 0; mt < PA_MT_COUNT; mt++)
+		blocks += atomic_load_explicit(&sb->blocks[mt], memory_order_relaxed);
+	return atomic_load_explicit(&sb->free, memory_order_relaxed) ==
+	       blocks << pool->cfg.pageblock_order;
+}
+
+/*
+ * The order regions are tried in: polluted ones first, the most polluted
+ * first (concentrating the polluting types is the point); then the clean
+ * ones, the one with the least free memory first (the least likely to be
+ * handed out whole anyway). Ties go to the lower region, so that a seeded
+ * run is repeatable.
+ */
+static int rank_cmp(const void *a, const void *b)
+{
+	const struct sb_rank *x = a, *y = b;
+	if (x->key != y->key)
+		return x->key > y->key ? -1 : 1;
+	return x->index < y->index ? -1 : x->index > y->index;
+}
+
+static uint64_t rank_key(const struct pa_pool *pool, uint64_t index)
+{
+	uint64_t polluted = superblock_polluted(pool, index);
+	uint64_t free = atomic_load_explicit(&pool->sb[index].free, memory_order_relaxed);
+	if (polluted)
+		return (1ull << 63) | polluted;
+	return (1ull << 62) - 1 - (free < (1ull << 62) - 1 ? free : (1ull << 62) - 1);
+}
+
+unsigned superblock_rank(struct pa_zone *z, bool polluted_only)
+{
+	struct pa_pool *pool = z->pool;
+	unsigned sbo = pool->cfg.superblock_order, n = 0;
+	uint64_t first = z->start_pfn >> sbo, last = (z->end_pfn - 1) >> sbo;
+	for (uint64_t i = first; i <= last && n < z->sb_rank_cap; i++) {
+		if (polluted_only && !superblock_polluted(pool, i))
+			continue;
+		z->sb_rank[n++] = (struct sb_rank){ rank_key(pool, i), (uint32_t)i };
+	}
+	qsort(z->sb_rank, n, sizeof *z->sb_rank, rank_cmp);
+	return n;
+}
+
+/* The part of region index inside zone z, whole pageblocks. */
+static void region_span(const struct pa_zone *z, uint64_t index, pa_pfn_t *lo, pa_pfn_t *hi)
+{
+	unsigned sbo = z->pool->cfg.superblock_order;
+	*lo = index << sbo > z->start_pfn ? index << sbo : z->start_pfn;
+	*hi = (index + 1) << sbo < z->end_pfn ? (index + 1) << sbo : z->end_pfn;
+}
+
+/* The free block headed at pfn, untouched memory written first; its order, or -1. */
+static int free_head_order(struct pa_zone *z, pa_pfn_t pfn, unsigned mts)
+{
+	struct pa_pool *pool = z->pool;
+	struct pa_page *p = pfn_page(pool, pfn);
+	if (page_state_relaxed(p) == PS_BODY && zone_pfn_pending(z, pfn) && pfn < z->init_pfn) {
+		zone_prepare_range(z, pfn, pfn + 1); /* an untouched chunk: its blocks are linked */
+	}
+	if (page_state_relaxed(p) != PS_FREE || !((mts >> p->mt) & 1))
+		return -1;
+	return p->order;
+}
+
+pa_pfn_t superblock_free_pageblock(struct pa_zone *z, uint64_t index, unsigned mts, unsigned need,
+                                   unsigned *order)
+{
+	struct pa_pool *pool = z->pool;
+	unsigned pbo = pool->cfg.pageblock_order, min = need > pbo ? need : pbo;
+	pa_pfn_t lo, hi;
+	region_span(z, index, &lo, &hi);
+	for (pa_pfn_t p = lo; p < hi; p += 1ull << pbo) {
+		if (atomic_load_explicit(&pool->pb_free[p >> pbo], memory_order_relaxed) !=
+		    1ull << pbo)
+			continue;
+		int o = free_head_order(z, p, mts);
+		if (o >= (int)min) {
+			*order = (unsigned)o;
+			return p;
+		}
+	}
+	return PA_NIL;
+}
+
+/*
+ * The free blocks of order >= order in the pageblock at pb whose list is in
+ * mts: the largest (to claim the pageblock with) and the smallest (to steal).
+ */
+static void scan_pageblock(struct pa_zone *z, pa_pfn_t pb, unsigned order, unsigned mts,
+                           struct sb_pick *pick)
+{
+	struct pa_pool *pool = z->pool;
+	pa_pfn_t end = pb + (1ull << pool->cfg.pageblock_order);
+	if (end > z->end_pfn)
+		end = z->end_pfn;
+	for (pa_pfn_t p = pb; p < end;) {
+		const struct pa_page *pg = pfn_page(pool, p);
+		unsigned st = page_state_relaxed(pg);
+		uint64_t step = block_step(pg, st);
+		if (st == PS_FREE && pg->order >= order && ((mts >> pg->mt) & 1)) {
+			if (pick->large == PA_NIL || pg->order > pick->large_order) {
+				pick->large = p;
+				pick->large_order = pg->order;
+			}
+			if (pick->small == PA_NIL || pg->order < pick->small_order) {
+				pick->small = p;
+				pick->small_order = pg->order;
+			}
+		}
+		p += step;
+	}
+}
+
+bool superblock_partial_pageblock(struct pa_zone *z, uint64_t index, unsigned order, unsigned mts,
+                                  struct sb_pick *pick)
+{
+	struct pa_pool *pool = z->pool;
+	unsigned pbo = pool->cfg.pageblock_order;
+	pa_pfn_t lo, hi;
+	region_span(z, index, &lo, &hi);
+	/* The fullest candidates first: the fewest allocated frames to share the pageblock with. */
+	pa_pfn_t best[SB_PARTIAL_TRIES];
+	uint32_t best_free[SB_PARTIAL_TRIES] = { 0 };
+	unsigned n = 0;
+	for (pa_pfn_t p = lo; p < hi; p += 1ull << pbo) {
+		uint32_t f = atomic_load_explicit(&pool->pb_free[p >> pbo], memory_order_relaxed);
+		if (f < 1ull << order || !((mts >> pageblock_mt(pool, p)) & 1))
+			continue;
+		unsigned k = n < SB_PARTIAL_TRIES ? n++ : SB_PARTIAL_TRIES;
+		while (k > 0 && best_free[k - 1] < f) {
+			if (k < SB_PARTIAL_TRIES) {
+				best[k] = best[k - 1];
+				best_free[k] = best_free[k - 1];
+			}
+			k--;
+		}
+		if (k < SB_PARTIAL_TRIES) {
+			best[k] = p;
+			best_free[k] = f;
+		}
+	}
+	for (unsigned i = 0; i < n; i++) {
+		*pick = (struct sb_pick){ .large = PA_NIL, .small = PA_NIL };
+		scan_pageblock(z, best[i], order, mts, pick);
+		if (pick->large != PA_NIL)
+			return true;
+	}
+	return false;
+}
+
+/* ---------------------------------------------------------------------- */
 /* Validation: the counts against a recount from the raw state             */
 /* ---------------------------------------------------------------------- */
 

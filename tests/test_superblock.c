@@ -222,3 +222,222 @@ TEST(superblock_counts_follow_cma_hotplug_and_contig_ranges)
 	CHECK(info.free == 1u << 15);
 	pa_shutdown(pool);
 }
+
+/* ---------------------------------------------------------------------- */
+/* Steering                                                                */
+/* ---------------------------------------------------------------------- */
+
+#define REGION_SHIFT 15 /* superblock_order=15 */
+
+static uint64_t region_of(pa_pfn_t pfn)
+{
+	return pfn >> REGION_SHIFT;
+}
+
+/*
+ * Pollute one region with an unmovable page, then make Linux's choice for
+ * the next fallback another region: a movable max-order block freed last
+ * heads the list Linux's fallback takes from. Returns the first unmovable
+ * frame outside the first unmovable pageblock, and the two regions.
+ */
+static pa_pfn_t next_fallback(const char *cmdline, uint64_t *polluted, uint64_t *list_head)
+{
+	struct pa_pool *pool = boot_ok(cmdline);
+	pa_pfn_t u = must_alloc(pool, PA_GFP_KERNEL, 0), pb = u >> 9;
+	*polluted = region_of(u);
+	pa_pfn_t held[64];
+	unsigned n = 0;
+	do { /* movable max-order blocks until one comes from another region */
+		held[n] = must_alloc(pool, PA_GFP_MOVABLE, 10);
+	} while (region_of(held[n++]) == *polluted && n < 64);
+	*list_head = region_of(held[n - 1]);
+	CHECK(*list_head != *polluted);
+	for (unsigned i = 0; i < n; i++)
+		free_pfn(pool, held[i], 10);
+	pa_pfn_t p;
+	do /* past the block the first fallback claimed: a pageblock, or Linux's order-10 block */
+		p = must_alloc(pool, PA_GFP_KERNEL, 0);
+	while (p >> 10 == pb >> 1);
+	expect_valid(pool, "after the fallback");
+	pa_shutdown(pool);
+	return p;
+}
+
+TEST(superblock_unmovable_fallback_lands_in_the_polluted_region)
+{
+	uint64_t polluted, head;
+	pa_pfn_t p = next_fallback(SB4G "pcp_orders=none min_free_kbytes=0", &polluted, &head);
+	CHECK_MSG(region_of(p) == polluted,
+	          "the fallback went to region %" PRIu64 ", not the polluted %" PRIu64,
+	          region_of(p), polluted);
+	/* The same stream under Linux's policy takes the list head: the case tells them apart. */
+	p = next_fallback("mem=4G superblock_order=0 pcp_orders=none min_free_kbytes=0", &polluted,
+	                  &head);
+	CHECK_MSG(region_of(p) == head,
+	          "Linux's fallback went to region %" PRIu64 ", not the list head's %" PRIu64,
+	          region_of(p), head);
+}
+
+#define CHURN_SHIFT 13 /* the churn cases' regions: 32 MiB, 16 pageblocks */
+
+/* Regions holding an allocated frame of a polluting type, by a walk of the frame map. */
+static unsigned tainted_regions(struct pa_pool *pool)
+{
+	unsigned n = 0;
+	for (pa_pfn_t r = 0; r < pool->nr_frames; r += 1u << CHURN_SHIFT) {
+		bool tainted = false;
+		for (pa_pfn_t p = r; p < r + (1u << CHURN_SHIFT) && !tainted;) {
+			const struct pa_page *pg = pfn_page(pool, p);
+			unsigned st = page_state(pg);
+			tainted = st == PS_ALLOC && page_mt(pg) != PA_MT_MOVABLE;
+			p += block_step(pg, st);
+		}
+		n += tainted;
+	}
+	return n;
+}
+
+/* Regions whose every frame is free in the buddy. */
+static unsigned whole_regions(struct pa_pool *pool)
+{
+	unsigned n = 0;
+	for (pa_pfn_t r = 0; r < pool->nr_frames; r += 1u << CHURN_SHIFT) {
+		struct pa_pageblock_info info;
+		uint64_t free = 0;
+		for (pa_pfn_t p = r; p < r + (1u << CHURN_SHIFT); p += 512)
+			if (pa_pageblock_info(pool, p >> 9, &info) == 0)
+				free += info.free;
+		n += free == 1u << CHURN_SHIFT;
+	}
+	return n;
+}
+
+struct churn_result {
+	unsigned tainted, whole, failures;
+	uint8_t *failed; /* [op]: 1 when the allocation of op failed */
+};
+
+struct churn_spec {
+	const char *cmdline;
+	uint64_t seed;
+	unsigned ops;
+	unsigned fill_pct; /* frees come when this share of the frames is allocated */
+	unsigned free_pct; /* and otherwise in this share of the operations */
+	bool thp;          /* 1 in 16 movable allocations of order 9, else all of order 0 */
+};
+
+/* A free of entry k of the held list (last moved into its place). */
+struct held {
+	pa_pfn_t *pfn;
+	uint8_t *order, *mov;
+	unsigned n;
+	uint64_t frames;
+};
+
+static void held_free(struct pa_pool *pool, struct held *h, unsigned k)
+{
+	free_pfn(pool, h->pfn[k], h->order[k]);
+	h->frames -= 1ull << h->order[k];
+	h->n--;
+	h->pfn[k] = h->pfn[h->n], h->order[k] = h->order[h->n], h->mov[k] = h->mov[h->n];
+}
+
+/*
+ * A seeded stream: movable memory comes and goes (page cache, anonymous
+ * memory, THP-sized folios) while 5 % of the allocations are unmovable or
+ * reclaimable and live longer. At the end the movable memory is freed and
+ * what the long-lived pages left behind is counted.
+ */
+static struct churn_result long_churn(const struct churn_spec *c)
+{
+	struct pa_pool *pool = boot_ok(c->cmdline);
+	uint64_t cap = pool->nr_frames, seed = c->seed, fill = cap * c->fill_pct / 100;
+	struct held h = { calloc(cap, sizeof *h.pfn), calloc(cap, 1), calloc(cap, 1), 0, 0 };
+	struct churn_result res = { .failed = calloc(c->ops, 1) };
+	REQUIRE(h.pfn && h.order && h.mov && res.failed);
+	for (unsigned i = 0; i < c->ops; i++) {
+		uint64_t r = rng_next(&seed);
+		if ((h.frames >= fill || (r >> 56) % 100 < c->free_pct) && h.n) {
+			unsigned k = (unsigned)((r >> 8) % h.n);
+			if (h.mov[k] || (r >> 40) % 4 == 0) /* unmovable pages live longer */
+				held_free(pool, &h, k);
+			continue;
+		}
+		bool unmov = (r >> 16) % 100 < 5;
+		unsigned o = !unmov && c->thp && (r >> 24) % 256 == 0 ? 9 : 0;
+		pa_gfp_t gfp = unmov ? ((r >> 32) % 2 ? PA_GFP_RECLAIMABLE : PA_GFP_KERNEL) :
+		                       PA_GFP_MOVABLE;
+		struct pa_page *p = pa_alloc_pages(pool, gfp | PA_GFP_NOWARN, o);
+		if (!p) {
+			res.failed[i] = 1;
+			res.failures++;
+			continue;
+		}
+		h.pfn[h.n] = pa_page_to_pfn(pool, p), h.order[h.n] = (uint8_t)o;
+		h.mov[h.n++] = !unmov;
+		h.frames += 1ull << o;
+	}
+	for (unsigned k = h.n; k-- > 0;)
+		if (h.mov[k])
+			held_free(pool, &h, k);
+	pa_ctl_write(pool, "pcp/drain", "1");
+	expect_valid(pool, "after the long churn");
+	res.tainted = tainted_regions(pool);
+	res.whole = whole_regions(pool);
+	free(h.pfn), free(h.order), free(h.mov);
+	pa_shutdown(pool);
+	return res;
+}
+
+#define CHURN_BOOT "mem=1G pcp_orders=none min_free_kbytes=0 "
+
+TEST(superblock_steering_leaves_clean_regions_whole_where_linux_spreads)
+{
+	uint64_t seed = test_seed();
+	printf("seed %" PRIu64 "\n", seed);
+	struct churn_spec c = { CHURN_BOOT "superblock_order=13",
+		                seed,
+		                (unsigned)(2000000 * test_scale()) + 50000,
+		                90,
+		                0,
+		                true };
+	struct churn_result s = long_churn(&c);
+	c.cmdline = CHURN_BOOT "superblock_order=0";
+	struct churn_result l = long_churn(&c);
+	printf("  regions tainted: steering %u, Linux %u; wholly free: steering %u, Linux %u "
+	       "(of 32)\n",
+	       s.tainted, l.tainted, s.whole, l.whole);
+	CHECK(s.tainted < l.tainted);
+	CHECK(s.whole >= 1);
+	CHECK(s.whole > l.whole);
+	free(s.failed), free(l.failed);
+}
+
+TEST(superblock_steering_fails_nothing_linux_serves)
+{
+	uint64_t seed = test_seed();
+	printf("seed %" PRIu64 "\n", seed);
+	/*
+	 * Order-0 requests only, filling the pool: both policies then hold the
+	 * same free memory after the same successes, so an allocation fails
+	 * under one and not the other only if a fallback refused to fall back.
+	 */
+	struct churn_spec c = { "mem=64M pcp_orders=none min_free_kbytes=0 superblock_order=12",
+		                seed,
+		                (unsigned)(200000 * test_scale()) + 60000,
+		                200,
+		                30,
+		                false };
+	struct churn_result s = long_churn(&c);
+	c.cmdline = "mem=64M pcp_orders=none min_free_kbytes=0 superblock_order=0";
+	struct churn_result l = long_churn(&c);
+	printf("  failures: steering %u, Linux %u\n", s.failures, l.failures);
+	CHECK(l.failures > 0); /* the pool did fill */
+	for (unsigned i = 0; i < c.ops; i++)
+		if (s.failed[i] != l.failed[i]) {
+			CHECK_MSG(0, "op %u failed under %s only", i,
+			          s.failed[i] ? "steering" : "Linux");
+			break;
+		}
+	free(s.failed), free(l.failed);
+}
