@@ -160,7 +160,7 @@ static void alloc_failed(const struct alloc_ctx *ac)
 {
 	struct pa_pool *pool = ac->pool;
 	pool_stat_inc(pool, PA_PS_ALLOC_FAIL);
-	if (ac->order <= pool->cfg.max_order)
+	if (ac->order <= pool->max_order_boot)
 		atomic_fetch_add_explicit(&pool->alloc_fail_order[ac->order], 1,
 		                          memory_order_relaxed);
 	if (!(ac->gfp & PA_GFP_NOWARN))
@@ -256,7 +256,7 @@ static __attribute__((noinline)) struct pa_page *alloc_zones(struct pa_pool *poo
 		return alloc_refused(pool, gfp, "pa_alloc_pages");
 	struct alloc_ctx ac;
 	alloc_ctx_init(&ac, pool, gfp, order);
-	if (unlikely(order > pool->cfg.max_order)) {
+	if (unlikely(order > pool_max_order(pool))) {
 		alloc_failed(&ac);
 		return NULL;
 	}
@@ -281,7 +281,7 @@ struct pa_page *pa_alloc_pages(struct pa_pool *pool, pa_gfp_t gfp, unsigned int 
 {
 	if (unlikely(!pool))
 		return NULL;
-	if (likely(order <= pool->cfg.max_order && pcp_order_enabled(pool, order) &&
+	if (likely(order <= pool_max_order(pool) && pcp_order_enabled(pool, order) &&
 	           !(gfp & (GFP_SLOW | PA_GFP_ZERO | ~PA_GFP_ALL_FLAGS)))) {
 		struct pa_page *p = pcp_alloc_local(pool, gfp, order);
 		if (likely(p))
@@ -306,7 +306,7 @@ unsigned pa_alloc_pages_bulk(struct pa_pool *pool, pa_gfp_t gfp, unsigned int or
 	if (unlikely(gfp & ~PA_GFP_ALL_FLAGS))
 		return alloc_refused(pool, gfp, __func__), 0;
 	alloc_ctx_init(&ac, pool, gfp, order);
-	if (order > pool->cfg.max_order) {
+	if (order > pool_max_order(pool)) {
 		alloc_failed(&ac);
 		return 0;
 	}
@@ -377,7 +377,7 @@ static void describe_frame(struct pa_pool *pool, pa_pfn_t pfn, unsigned order, c
 	default:
 		break;
 	}
-	for (unsigned o = 1; o <= pool->cfg.max_order; o++) {
+	for (unsigned o = 1; o <= pool_max_order(pool); o++) {
 		pa_pfn_t head = pfn & ~((1ull << o) - 1);
 		const struct pa_page *h = pfn_page(pool, head);
 		unsigned st = page_state(h);
@@ -467,7 +467,7 @@ void pa_free_pages(struct pa_pool *pool, struct pa_page *page, unsigned int orde
 		return;
 	}
 	/* pcp_free() checks the order's switch again under the list lock, where a drain can't miss it. */
-	if (likely(order <= pool->cfg.max_order && pcp_order_enabled(pool, order)) &&
+	if (likely(order <= pool_max_order(pool) && pcp_order_enabled(pool, order)) &&
 	    pcp_free(z, pool_cpu(pool), pfn, order))
 		return;
 	free_zone(pool, z, pfn, order);

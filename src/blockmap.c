@@ -49,7 +49,7 @@ static unsigned block_at(const struct pa_pool *pool, pa_pfn_t pfn, pa_pfn_t *end
 	if (st == PS_BODY) {
 		head = memmap_block_head(pool, pfn);
 		if (head == PA_NIL) { /* an untouched chunk: free, a max-order block */
-			*end = (pfn | ((1ull << pool->cfg.max_order) - 1)) + 1;
+			*end = (pfn | ((1ull << pool_max_order(pool)) - 1)) + 1;
 			return PS_FREE;
 		}
 		p = pfn_page(pool, head);

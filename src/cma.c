@@ -174,7 +174,7 @@ static bool claim(struct pa_cma_area *a, uint64_t off, uint64_t count, uint8_t v
 struct pa_page *pa_cma_alloc(struct pa_pool *pool, unsigned area, uint64_t count,
                              unsigned align_order)
 {
-	if (!pool || area >= pool->nr_cma || !count || align_order > pool->cfg.max_order ||
+	if (!pool || area >= pool->nr_cma || !count || align_order > pool_max_order(pool) ||
 	    count > pool->cma[area].info.nr_pages)
 		return NULL;
 	struct pa_cma_area *a = &pool->cma[area];

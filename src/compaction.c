@@ -129,7 +129,7 @@ static void capture_release_all(struct compact_control *cc)
 {
 	struct pa_zone *z = cc->zone;
 	pa_lock(&z->lock, SITE_ADMIN);
-	for (unsigned o = 0; o <= cc->pool->cfg.max_order; o++) {
+	for (unsigned o = 0; o <= cc->pool->max_order_boot; o++) { /* max_order may have moved */
 		for (pa_pfn_t pfn; (pfn = capture_pop(cc, o)) != PA_NIL;) {
 			z->reserved_pages -= 1ull << o;
 			if (pfn + (1ull << o) > cc->highest_returned)
@@ -214,7 +214,7 @@ static pa_pfn_t compaction_alloc(struct compact_control *cc, unsigned order)
 	 * until a block that large turns up or the scanners meet.
 	 */
 	for (int tries = 0; tries < 2 || (order && cc->free_pfn > cc->migrate_pfn); tries++) {
-		for (unsigned o = order; o <= cc->pool->cfg.max_order; o++) {
+		for (unsigned o = order; o <= cc->pool->max_order_boot; o++) {
 			pa_pfn_t pfn = capture_pop(cc, o);
 			if (pfn == PA_NIL)
 				continue;
@@ -250,7 +250,7 @@ static void isolate_migrate_block(struct compact_control *cc, pa_pfn_t start, pa
 	bool all = cc->region_end > cc->region_start || cc->split_folios;
 	if (!all && limit == 0)
 		return;
-	unsigned max = all ? pool->cfg.max_order : (unsigned)limit - 1;
+	unsigned max = all ? pool_max_order(pool) : (unsigned)limit - 1;
 	for (pa_pfn_t pfn = start; pfn < end && cc->nr_migrate < COMPACT_CLUSTER_MAX;) {
 		struct pa_page *p = pfn_page(pool, pfn);
 		unsigned st = page_state(p);
@@ -334,7 +334,7 @@ static bool migrate_one(struct compact_control *cc, pa_pfn_t src, unsigned order
  */
 static bool migrate_pages(struct compact_control *cc)
 {
-	unsigned fail_order = cc->pool->cfg.max_order + 1;
+	unsigned fail_order = pool_max_order(cc->pool) + 1;
 	for (unsigned i = 0; i < cc->nr_migrate; i++) {
 		pa_pfn_t src = cc->migrate[i];
 		unsigned order = page_order(pfn_page(cc->pool, src));
@@ -383,10 +383,10 @@ static bool compact_cc_init(struct compact_control *cc, struct pa_zone *z, int o
 	cc->mode = mode;
 	cc->split_folios = z->pool->cfg.compaction_split_folios;
 	cc->held = PA_NIL;
-	cc->captured = malloc((z->pool->cfg.max_order + 1) * sizeof *cc->captured);
+	cc->captured = malloc((z->pool->max_order_boot + 1) * sizeof *cc->captured);
 	if (!cc->captured)
 		return false;
-	for (unsigned o = 0; o <= z->pool->cfg.max_order; o++)
+	for (unsigned o = 0; o <= z->pool->max_order_boot; o++)
 		cc->captured[o] = PA_NIL;
 	pa_lock(&z->lock, SITE_ADMIN);
 	/* The scanners read descriptors: untouched memory gets them written first. */
@@ -512,7 +512,7 @@ static void capture_region_free(struct compact_control *cc, pa_pfn_t start, pa_p
 static uint64_t compact_range(struct pa_zone *z, pa_pfn_t start, pa_pfn_t end, bool daemon)
 {
 	struct compact_control cc;
-	if (!compact_cc_init(&cc, z, (int)z->pool->cfg.max_order, COMPACT_SYNC, true))
+	if (!compact_cc_init(&cc, z, (int)pool_max_order(z->pool), COMPACT_SYNC, true))
 		return 0;
 	cc.daemon = daemon;
 	/* cc.split_folios as booted: the old mode splits what it moves out of a region too */
@@ -694,8 +694,9 @@ static uint64_t node_fragmentation_score(struct pa_pool *pool, unsigned node)
 {
 	unsigned order = pool->cfg.huge_order >= 0 ? (unsigned)pool->cfg.huge_order :
 	                                             pool->cfg.pageblock_order;
-	if (order > pool->cfg.max_order)
-		order = pool->cfg.max_order;
+	unsigned max_order = pool_max_order(pool);
+	if (order > max_order)
+		order = max_order;
 	uint64_t present = 0, score = 0;
 	for (unsigned i = 0; i < pool->nr_zones; i++)
 		if (pool->zones[i].node == node)

@@ -15,9 +15,10 @@
 /* The largest aligned block at pfn that fits below end, no larger than max_order. */
 static unsigned fit_order(const struct pa_pool *pool, pa_pfn_t pfn, pa_pfn_t end)
 {
-	unsigned order = pfn ? (unsigned)__builtin_ctzll(pfn) : pool->cfg.max_order;
-	if (order > pool->cfg.max_order)
-		order = pool->cfg.max_order;
+	unsigned max_order = pool_max_order(pool);
+	unsigned order = pfn ? (unsigned)__builtin_ctzll(pfn) : max_order;
+	if (order > max_order)
+		order = max_order;
 	while (pfn + (1ull << order) > end)
 		order--;
 	return order;

@@ -92,7 +92,7 @@ static int write_number(const struct ctl_call *c, const char *value)
 
 static uint64_t get_max_order(const struct ctl_call *c)
 {
-	return c->pool->cfg.max_order;
+	return pool_max_order(c->pool);
 }
 
 /* Free blocks above a lowered order are split, those of the old order merge when raised. */
@@ -174,7 +174,7 @@ static uint64_t get_pcp_order(const struct ctl_call *c)
 /* Switching off drains the order from every CPU (pcp_set_order), so nothing stays behind. */
 static int set_pcp_order(const struct ctl_call *c, uint64_t v)
 {
-	if (v && c->index > c->pool->cfg.max_order)
+	if (v && c->index > pool_max_order(c->pool))
 		return -EINVAL;
 	pcp_set_order(c->pool, (unsigned)c->index, v != 0);
 	return 0;

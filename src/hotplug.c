@@ -14,7 +14,8 @@
  *
  * Onlining gives the frames back to the zone that spans them, as MOVABLE
  * pageblocks, freed through the buddy so that they merge with free
- * neighbours up to the max order, across section and block boundaries.
+ * neighbours up to the max order, across section and block boundaries;
+ * with shuffle=1 the zone's max-order lists are shuffled again after.
  */
 #include "internal.h"
 
@@ -233,6 +234,7 @@ int pa_memory_online(struct pa_pool *pool, pa_pfn_t start_pfn, uint64_t nr_pages
 		set_blocks(pool, start_pfn, nr_pages, 0);
 		pool_stat_inc(pool, PA_PS_MEMORY_ONLINE);
 		hotplug_resize(pool, z);
+		shuffle_zone(z); /* shuffle=1: the new blocks would come out in address order */
 	}
 	pthread_mutex_unlock(&pool->hotplug_lock);
 	return rc;

@@ -710,6 +710,17 @@ void zone_init_done(struct pa_pool *pool);
 
 /* "max_order.c": max_order changed at run time (ctl max_order), up to max_order_boot */
 int max_order_set(struct pa_pool *pool, unsigned max_order);
+/*
+ * cfg.max_order changes only with every zone lock held (max_order_set), so
+ * under a zone lock it reads plainly and stays put. Without one, read it
+ * once per operation with this and expect it to move under you: arrays by
+ * order are sized by max_order_boot, an allocation above the current order
+ * fails under the zone lock, and a block above it is split when freed.
+ */
+static inline unsigned pool_max_order(const struct pa_pool *pool)
+{
+	return __atomic_load_n(&pool->cfg.max_order, __ATOMIC_RELAXED);
+}
 /* Has deferred init finished (or never run)? */
 bool deferred_init_done(struct pa_pool *pool);
 
@@ -837,6 +848,8 @@ void buddy_relink_max(struct pa_zone *zone, unsigned mt, const uint32_t *pfns, u
 void shuffle_seed(struct pa_zone *zone);
 /* Shuffle every zone's max-order free lists: at boot, or when deferred init is done. */
 void shuffle_pool(struct pa_pool *pool);
+/* Shuffle one zone's max-order lists (shuffle=1 only): memory came online in it. */
+void shuffle_zone(struct pa_zone *zone);
 /* A freed max-order block goes to the tail of its list: a coin flip. Zone lock held. */
 bool shuffle_pick_tail(struct pa_zone *zone);
 

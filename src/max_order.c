@@ -11,6 +11,16 @@
  * The change is made with every zone lock held, after untouched memory got
  * its descriptors (an untouched chunk counts blocks of the max order); it is
  * refused with -EBUSY while deferred init runs, which would add more.
+ *
+ * Other threads go on allocating and freeing meanwhile. What keeps them
+ * right: the per-CPU orders above the new order are switched off and
+ * drained before the store, and a refill or a free checks the switch again
+ * under the list lock, so no list keeps a block above it; everything that
+ * walks the buddy does so under a zone lock, where max_order cannot move;
+ * a path without one reads it once (pool_max_order()) and only decides from
+ * it whether to try: an allocation above the new order then finds nothing
+ * under the zone lock and fails, a free above it is split, and arrays by
+ * order are sized by the booted order.
  */
 #include "internal.h"
 

@@ -270,7 +270,8 @@ void *pa_page_address(const struct pa_pool *pool, const struct pa_page *page)
 
 pa_pfn_t memmap_block_head(const struct pa_pool *pool, pa_pfn_t pfn)
 {
-	for (unsigned o = 0; o <= pool->cfg.max_order; o++) {
+	/* An allocated block may be above max_order, lowered since it was handed out. */
+	for (unsigned o = 0; o <= pool->max_order_boot; o++) {
 		pa_pfn_t head = pfn & ~((1ull << o) - 1);
 		const struct pa_page *h = pfn_page(pool, head);
 		unsigned st = page_state(h);

@@ -312,7 +312,7 @@ int pa_split_folio_at(struct pa_pool *pool, struct pa_page *folio, unsigned orde
 	pa_pfn_t pfn = pool && folio ? page_to_pfn_checked(pool, folio) : PA_PFN_INVALID;
 	pa_pfn_t at = pool && page ? page_to_pfn_checked(pool, page) : PA_PFN_INVALID;
 	struct pa_zone *z = pfn != PA_PFN_INVALID ? zone_of_pfn(pool, pfn) : NULL;
-	if (!z || order > pool->cfg.max_order || at < pfn || at - pfn >= (1ull << order))
+	if (!z || order > pool->max_order_boot || at < pfn || at - pfn >= (1ull << order))
 		return -EINVAL;
 	pa_lock(&z->lock, SITE_ADMIN);
 	int rc = split_claim(folio, order, new_order);
@@ -337,7 +337,7 @@ int pa_split_folio(struct pa_pool *pool, struct pa_page *folio, unsigned order, 
 {
 	pa_pfn_t pfn = pool && folio ? page_to_pfn_checked(pool, folio) : PA_PFN_INVALID;
 	struct pa_zone *z = pfn != PA_PFN_INVALID ? zone_of_pfn(pool, pfn) : NULL;
-	if (!z || order > pool->cfg.max_order)
+	if (!z || order > pool->max_order_boot)
 		return -EINVAL;
 	pa_lock(&z->lock, SITE_ADMIN);
 	int rc = split_claim(folio, order, new_order);

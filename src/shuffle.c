@@ -9,7 +9,9 @@
  * are put in a random order (Fisher-Yates over the list; Linux swaps random
  * pairs of the same migratetype, which gives the same kind of permutation).
  * Afterwards a block that a free merges up to the max order goes to the
- * head or the tail of its list at random (Linux's shuffle_pick_tail()).
+ * head or the tail of its list at random (Linux's shuffle_pick_tail()), and
+ * a zone that memory came online in is shuffled again (hotplug.c, as Linux
+ * calls shuffle_zone() after online_pages()).
  * Nothing else changes: the same blocks, the same counts, only their order.
  */
 #include "internal.h"
@@ -69,8 +71,10 @@ static void shuffle_list(struct pa_zone *z, unsigned mt)
  * Link every untouched chunk first (their blocks would otherwise come out
  * in address order), then shuffle each list, under the zone lock.
  */
-static void shuffle_zone(struct pa_zone *z)
+void shuffle_zone(struct pa_zone *z)
 {
+	if (!z->pool->cfg.shuffle)
+		return;
 	pa_lock(&z->lock, SITE_ADMIN);
 	while (z->nr_untouched)
 		buddy_materialise(z, zone_untouched_pop(z));

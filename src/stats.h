@@ -59,7 +59,7 @@ static inline bool stats_node_has_memory(const struct pa_pool *pool, unsigned ni
 
 static inline unsigned stats_nr_orders(const struct pa_pool *pool)
 {
-	return pool->cfg.max_order + 1;
+	return pool_max_order(pool) + 1;
 }
 
 /* Frames of the node that compaction holds isolated, by a walk over block heads. */

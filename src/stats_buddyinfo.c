@@ -64,7 +64,8 @@ static void order_row(struct sbuf *sb, const struct order_report *r, const struc
 
 int stats_order_report(struct pa_pool *pool, struct sbuf *sb, const struct order_report *r)
 {
-	uint64_t *nr_free = calloc(stats_nr_orders(pool), sizeof *nr_free);
+	uint64_t *nr_free = calloc(pool->max_order_boot + 1,
+	                           sizeof *nr_free); /* max_order may rise meanwhile */
 	if (!nr_free)
 		return -ENOMEM;
 	if (sb->json) {

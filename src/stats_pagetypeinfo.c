@@ -141,7 +141,7 @@ static void pt_node(struct pa_pool *pool, struct sbuf *sb, unsigned nid, struct 
 
 int stats_pagetypeinfo(struct pa_pool *pool, struct sbuf *sb)
 {
-	size_t per_zone = (size_t)stats_nr_orders(pool) * PA_MT_COUNT;
+	size_t per_zone = (size_t)(pool->max_order_boot + 1) * PA_MT_COUNT; /* max_order may rise */
 	uint64_t *counts = calloc(per_zone * PA_ZONE_COUNT, sizeof *counts);
 	if (!counts)
 		return -ENOMEM;

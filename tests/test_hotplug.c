@@ -254,3 +254,41 @@ TEST(hotplug_offline_while_other_threads_allocate)
 	for (unsigned k = 0; k < 2; k++)
 		to_destroy(&r[k].o);
 }
+
+/* Direction changes along the max-order MOVABLE list, counting only blocks at or above from. */
+static unsigned list_turns(struct pa_zone *z, pa_pfn_t from, unsigned *seen)
+{
+	unsigned turns = 0, mo = z->pool->cfg.max_order;
+	int dir = 0;
+	pa_pfn_t last = PA_NIL;
+	*seen = 0;
+	pa_lock(&z->lock, SITE_ADMIN);
+	for (pa_pfn_t p = buddy_list_peek(z, mo, PA_MT_MOVABLE); p != PA_NIL;
+	     p = pfn_page(z->pool, p)->lru.next) {
+		if (p < from)
+			continue;
+		int d = last == PA_NIL ? 0 : p > last ? 1 : -1;
+		turns += dir && d && d != dir;
+		dir = d ? d : dir;
+		last = p;
+		(*seen)++;
+	}
+	pa_unlock(&z->lock);
+	return turns;
+}
+
+/* shuffle=1: memory onlined is shuffled into the zone's lists, not left in address order. */
+TEST(hotplug_online_with_shuffle_shuffles_the_new_blocks)
+{
+	struct pa_pool *pool = test_boot("mem=2G offline=1G-2G shuffle=1 kcompactd=manual");
+	uint64_t n = 1ull << pool->cfg.block_shift, s = (1ull << 30) >> pool->cfg.page_shift;
+	for (pa_pfn_t b = s; b < 2 * s; b += n)
+		REQUIRE(pa_memory_online(pool, b, n) == 0);
+	VALIDATE(pool);
+	unsigned seen, turns = list_turns(zone_of_pfn(pool, s), s, &seen);
+	uint64_t want = s >> pool->cfg.max_order;
+	CHECK_EQ_U64(seen, want);
+	/* In address order, or head-or-tail alone, gives at most one turn; a shuffle about 2/3 of them. */
+	CHECK_MSG(turns > want / 4, "%u turns along %u onlined blocks", turns, seen);
+	pa_shutdown(pool);
+}

@@ -117,3 +117,67 @@ TEST(max_order_seed_comparison_on_one_pool)
 	free(ord);
 	pa_shutdown(pool);
 }
+
+struct churner {
+	struct pa_pool *pool;
+	unsigned id;
+	uint64_t ops;
+	_Atomic int *stop;
+};
+
+/* Allocates and frees blocks of orders 0..13, some above every max_order the writer picks. */
+static void *churn_main(void *arg)
+{
+	struct churner *c = arg;
+	struct pa_page *held[32] = { 0 };
+	unsigned ord[32];
+	uint64_t rng = c->id * 977 + 3;
+	for (uint64_t i = 0; i < c->ops || !atomic_load(c->stop); i++) {
+		unsigned k = (unsigned)(rng_next(&rng) % 32);
+		if (held[k]) {
+			pa_free_pages(c->pool, held[k], ord[k]);
+			held[k] = NULL;
+			continue;
+		}
+		ord[k] = (unsigned)(rng_next(&rng) % 14);
+		pa_gfp_t gfp =
+		        (rng_next(&rng) % 2 ? PA_GFP_MOVABLE : PA_GFP_KERNEL) | PA_GFP_NOWARN;
+		held[k] = pa_alloc_pages(c->pool, gfp, ord[k]);
+	}
+	for (unsigned k = 0; k < 32; k++)
+		if (held[k])
+			pa_free_pages(c->pool, held[k], ord[k]);
+	return NULL;
+}
+
+/* max_order lowered and raised again and again while two threads allocate and free (TSan too). */
+TEST(max_order_changed_while_other_threads_allocate)
+{
+	const char *line = "mem=2G max_order=16 kcompactd=manual pcp_orders=0-3,9,12";
+	struct pa_pool *pool = test_boot(line);
+	_Atomic int stop = 0;
+	struct churner c[2];
+	pthread_t t[2];
+	uint64_t ops = (uint64_t)(20000 * test_scale()) + 200, rng = test_seed();
+	for (unsigned k = 0; k < 2; k++) {
+		c[k] = (struct churner){ .pool = pool, .id = k, .ops = ops, .stop = &stop };
+		REQUIRE(pthread_create(&t[k], NULL, churn_main, &c[k]) == 0);
+	}
+	unsigned changes = (unsigned)(60 * test_scale()) + 10;
+	for (unsigned i = 0; i < changes; i++) {
+		unsigned m = pool->cfg.pageblock_order + (unsigned)(rng_next(&rng) % 8);
+		char v[16], err[256];
+		snprintf(v, sizeof v, "%u", m);
+		CHECK_EQ_U64(pa_ctl_write(pool, "max_order", v), 0);
+		CHECK_MSG(pa_validate(pool, err, sizeof err) == 0, "after max_order=%u: %s", m,
+		          err);
+	}
+	atomic_store(&stop, 1);
+	for (unsigned k = 0; k < 2; k++)
+		pthread_join(t[k], NULL);
+	set_order(pool, 16);
+	REQUIRE(pa_ctl_write(pool, "pcp/orders/9/enabled", "1") == 0);
+	REQUIRE(pa_ctl_write(pool, "pcp/orders/12/enabled", "1") == 0);
+	expect_as_fresh(pool, line);
+	pa_shutdown(pool);
+}
