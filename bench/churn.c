@@ -99,6 +99,9 @@ static void churn_progress(const struct churn_thread *t, uint64_t now)
 	double done = t->ops_limit ?
 	                      (double)t->ops / (double)t->ops_limit :
 	                      (double)(now - t->start_ns) / (double)(t->deadline_ns - t->start_ns);
+	/* A run that overshoots its deadline (a busy machine) must not reach into the next one's share. */
+	if (done > 1)
+		done = 1;
 	bench_progress(NULL, t->progress_base + t->progress_span * done);
 }
 

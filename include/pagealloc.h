@@ -93,7 +93,10 @@ struct pa_page; /* opaque; at most 16 bytes per frame */
 
 /*
  * Platform services. Every hook is optional: a NULL hook (or a NULL
- * platform) gets the default userspace implementation.
+ * platform) gets the default userspace implementation. The exception is
+ * reserve, commit and release: they manage one reservation between them
+ * (what one reserves the others commit and give back), so they are given
+ * all three or none; pa_boot() refuses (-EINVAL) a platform with one or two.
  */
 struct pa_platform {
 	void *ctx;

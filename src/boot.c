@@ -769,6 +769,13 @@ int pa_boot(const char *cmdline, const struct pa_platform *platform, struct pa_p
 	err[0] = '\0';
 	if (!out || !cmdline)
 		return boot_error(err, errlen, "pa_boot: %s is NULL", out ? "cmdline" : "out");
+	if (platform && platform_memory_hooks_partial(platform))
+		return boot_error(
+		        err, errlen,
+		        "pa_boot: platform reserve, commit and release are given all three "
+		        "or none (reserve %s, commit %s, release %s)",
+		        platform->reserve ? "set" : "NULL", platform->commit ? "set" : "NULL",
+		        platform->release ? "set" : "NULL");
 	struct pa_pool *pool = calloc(1, sizeof *pool);
 	if (!pool)
 		return boot_error(err, errlen, "pa_boot: out of memory"), -ENOMEM;

@@ -206,6 +206,30 @@ static void isolate_freepages(struct compact_control *cc)
 	}
 }
 
+/*
+ * The smallest captured block of at least this order, split down to it, as
+ * a destination; PA_NIL when none. Zone lock held: the lists are the pass's
+ * own, but the frame map they write is read whole by pa_validate(), which
+ * must never see a block half split.
+ */
+static pa_pfn_t take_captured(struct compact_control *cc, unsigned order)
+{
+	for (unsigned o = order; o <= cc->pool->max_order_boot; o++) {
+		pa_pfn_t pfn = capture_pop(cc, o);
+		if (pfn == PA_NIL)
+			continue;
+		while (o > order) { /* split on demand: keep the upper halves */
+			o--;
+			capture_push(cc, pfn + (1ull << o), o);
+		}
+		struct pa_page *d = pfn_page(cc->pool, pfn);
+		set_page_order(d, order);
+		set_page_state(d, PS_MIGRATING);
+		return pfn;
+	}
+	return PA_NIL;
+}
+
 /* A destination of this order: captured, split from a larger one, or scanned for. */
 static pa_pfn_t compaction_alloc(struct compact_control *cc, unsigned order)
 {
@@ -214,19 +238,11 @@ static pa_pfn_t compaction_alloc(struct compact_control *cc, unsigned order)
 	 * until a block that large turns up or the scanners meet.
 	 */
 	for (int tries = 0; tries < 2 || (order && cc->free_pfn > cc->migrate_pfn); tries++) {
-		for (unsigned o = order; o <= cc->pool->max_order_boot; o++) {
-			pa_pfn_t pfn = capture_pop(cc, o);
-			if (pfn == PA_NIL)
-				continue;
-			while (o > order) { /* split on demand: keep the upper halves */
-				o--;
-				capture_push(cc, pfn + (1ull << o), o);
-			}
-			struct pa_page *d = pfn_page(cc->pool, pfn);
-			set_page_order(d, order);
-			set_page_state(d, PS_MIGRATING);
+		pa_lock(&cc->zone->lock, SITE_ADMIN);
+		pa_pfn_t pfn = take_captured(cc, order);
+		pa_unlock(&cc->zone->lock);
+		if (pfn != PA_NIL)
 			return pfn;
-		}
 		isolate_freepages(cc);
 	}
 	return PA_NIL;

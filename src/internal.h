@@ -554,6 +554,8 @@ struct pa_pool {
 /* ---------------------------------------------------------------------- */
 
 void platform_fill_defaults(struct pa_platform *plat);
+/* One or two of reserve, commit and release: a set that cannot work (pa_boot refuses it). */
+bool platform_memory_hooks_partial(const struct pa_platform *plat);
 unsigned platform_cpu_slow(void);
 /* The CPU id where rseq is missing, asked again when left runs out. */
 struct platform_cpu_cache {

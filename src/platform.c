@@ -81,13 +81,20 @@ static void default_report(void *ctx, const char *line)
 	fprintf(stderr, "pagealloc: %s\n", line);
 }
 
+bool platform_memory_hooks_partial(const struct pa_platform *plat)
+{
+	unsigned given = !!plat->reserve + !!plat->commit + !!plat->release;
+	return given != 0 && given != 3;
+}
+
+/* A set of memory hooks is all three or none (pa_boot checked): NULL gets all three defaults. */
 void platform_fill_defaults(struct pa_platform *plat)
 {
 	if (!plat->cpu_id)
 		plat->cpu_id = default_cpu_id;
 	if (!plat->now_ns)
 		plat->now_ns = default_now_ns;
-	if (!plat->reserve || !plat->commit || !plat->release) {
+	if (!plat->reserve) {
 		plat->reserve = default_reserve;
 		plat->commit = default_commit;
 		plat->release = default_release;

@@ -148,7 +148,8 @@ print(repr(text[:300]))
 assert "churn" in text and "%" in text and "s elapsed" in text, text
 import re
 pct = [float(x) for x in re.findall(r"(\d+\.\d)%", text)]
-assert pct and pct == sorted(pct) and 0 < pct[-1] < 100, pct
+# The last run may end (100%) a moment before the line is cleared.
+assert pct and pct == sorted(pct) and 0 < pct[-1] <= 100, pct
 PY
 then
 	pass "progress on a terminal names the workload, the percent and the time"

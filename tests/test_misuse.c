@@ -178,6 +178,39 @@ TEST(boot_refuses_null_and_bad_lines)
 	IGNORED(pa_shutdown(NULL));
 }
 
+static void *never_reserve(void *ctx, size_t bytes)
+{
+	(void)ctx, (void)bytes;
+	return NULL;
+}
+
+static int never_commit(void *ctx, void *addr, size_t bytes)
+{
+	(void)ctx, (void)addr, (void)bytes;
+	return -ENOMEM;
+}
+
+static void never_release(void *ctx, void *addr, size_t bytes)
+{
+	(void)ctx, (void)addr, (void)bytes;
+}
+
+TEST(boot_refuses_one_or_two_of_the_memory_hooks)
+{
+	struct pa_pool *pool = (struct pa_pool *)&nr_cases;
+	char err[256];
+	for (unsigned set = 1; set < 7; set++) { /* every mix of the three but none and all */
+		struct pa_platform plat = { .reserve = (set & 1) ? never_reserve : NULL,
+			                    .commit = (set & 2) ? never_commit : NULL,
+			                    .release = (set & 4) ? never_release : NULL };
+		err[0] = '\0';
+		REFUSED(pa_boot("mem=64M", &plat, &pool, err, sizeof err), -EINVAL);
+		CHECK_MSG(strstr(err, "reserve, commit and release") != NULL, "set %u: %s", set,
+		          err);
+	}
+	CHECK(pool == (struct pa_pool *)&nr_cases);
+}
+
 TEST(alloc_refuses_null_pool_unknown_gfp_and_orders)
 {
 	struct fx f;

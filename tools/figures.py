@@ -241,14 +241,20 @@ def compaction_table(fig, workload, variants):
     for extra in variants:
         j, c = fig.bench("bench", workload, *extra, "--runs", fig.runs)
         cmds.append(c)
+        # A --compare run has one object per mode; a plain run is the default mode itself.
+        modes = {"default": j} if "summary" in j else j
+        found = 0
         for mode, label in (("default", "default"), ("split_folios", "split_folios=1")):
-            if mode not in j:
+            if mode not in modes:
                 continue
-            s = j[mode]["summary"]
+            found += 1
+            s = modes[mode]["summary"]
             rows.append([" ".join(str(e) for e in extra if e != "--compare") or "(defaults)",
                          label, mmm(s["success_pct"]), mmm(s["latency_ns.mean"], 0),
                          mmm(s["pages_migrated"]), mmm(s["folios_migrated_whole"]),
                          mmm(s["folios_split"])])
+        if not found:
+            raise RuntimeError(f"{c}: no mode in the output to put in the table")
     head = ["options", "mode", "success %", "mean latency ns", "pages migrated",
             "folios moved whole", "folios split"]
     return fig.commands(*cmds), fig.table(head, rows)
