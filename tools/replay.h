@@ -241,7 +241,8 @@ struct rp_result {
 	uint64_t drains;                          /* per-CPU list drains replayed (RP_DRAIN) */
 	uint64_t map_errors, realloc_live, moved; /* map upkeep: see replay_run.c */
 	uint64_t start_shortfall;                 /* free blocks the start could not place */
-	double seconds, events_per_sec;
+	double seconds, events_per_sec;           /* the loop's wall-clock time */
+	double cpu_seconds, events_per_cpu_sec;   /* its CPU time: what others' load leaves alone */
 	double compact_seconds; /* of seconds: compact_memory and kcompactd runs */
 	unsigned nr_orders;
 	struct rp_sample *series;

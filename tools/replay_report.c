@@ -236,10 +236,12 @@ void rp_print_table(FILE *f, const struct rp_machine *m, const struct rp_result 
 		        rules_61 ? "6.1" : "6.7");
 	fprintf(f,
 	        "events %llu (%llu acted on): allocations %llu, frees %llu; %.2f M events/s "
-	        "(replay loop %.3f s, of which %.3f s compact_memory and kcompactd runs)\n",
+	        "(replay loop %.3f s, of which %.3f s compact_memory and kcompactd runs); "
+	        "%.2f M events per second of its CPU time (%.3f s)\n",
 	        (unsigned long long)r->events, (unsigned long long)r->actions,
 	        (unsigned long long)r->allocs, (unsigned long long)r->frees,
-	        r->events_per_sec / 1e6, r->seconds, r->compact_seconds);
+	        r->events_per_sec / 1e6, r->seconds, r->compact_seconds,
+	        r->events_per_cpu_sec / 1e6, r->cpu_seconds);
 	fprintf(f, "frees by class:");
 	for (unsigned i = 0; i < RPF_COUNT; i++)
 		fprintf(f, " %s %llu", rp_free_class_names[i],
@@ -338,11 +340,11 @@ void rp_print_json(FILE *f, const struct rp_machine *m, const struct rp_result *
 	fprintf(f,
 	        ", \"events\": %llu, \"allocs\": %llu, \"frees\": %llu, \"failed_kernel_served\": "
 	        "%llu, \"kernel_failed_served\": %llu, \"bad_page\": %llu, \"validate_failures\": "
-	        "%llu, \"events_per_sec\": %.0f, \"free_classes\": {",
+	        "%llu, \"events_per_sec\": %.0f, \"events_per_cpu_sec\": %.0f, \"free_classes\": {",
 	        (unsigned long long)r->events, (unsigned long long)r->allocs,
 	        (unsigned long long)r->frees, (unsigned long long)r->failed_kernel_served,
 	        (unsigned long long)r->kernel_failed_served, (unsigned long long)r->bad_page,
-	        (unsigned long long)r->validate_failures, r->events_per_sec);
+	        (unsigned long long)r->validate_failures, r->events_per_sec, r->events_per_cpu_sec);
 	for (unsigned i = 0; i < RPF_COUNT; i++)
 		fprintf(f, "%s\"%s\": %llu", i ? ", " : "", rp_free_class_names[i],
 		        (unsigned long long)r->free_class[i]);
@@ -554,6 +556,7 @@ int rp_compare_texts(FILE *f, char **texts, const char **names, unsigned n)
 		                           "bad_page",
 		                           "validate_failures",
 		                           "events_per_sec",
+		                           "events_per_cpu_sec",
 		                           "moved" };
 	for (size_t i = 0; i < sizeof top / sizeof top[0]; i++)
 		compare_row(f, docs, n, top[i], NULL, NULL, top[i], NULL);

@@ -246,11 +246,16 @@ static void validate(struct rp_ctx *c)
 	}
 }
 
-static double now_s(void)
+static double clock_s(clockid_t id)
 {
 	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
+	clock_gettime(id, &ts);
 	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static double now_s(void)
+{
+	return clock_s(CLOCK_MONOTONIC);
 }
 
 static void do_event(struct rp_ctx *c, const struct rp_event *ev)
@@ -339,7 +344,7 @@ static void run_events(struct rp_ctx *c)
 	uint64_t vevery = c->opt->validate_every, severy = c->opt->series_every;
 	if (c->opt->want_series && !severy)
 		severy = t->nr / 300 ? t->nr / 300 : 1;
-	double busy = 0;
+	double busy = 0, cpu = 0;
 	size_t chunk = 65536;
 	for (size_t i = 0; i < t->nr;) {
 		size_t end = i + chunk < t->nr ? i + chunk : t->nr;
@@ -353,10 +358,11 @@ static void run_events(struct rp_ctx *c)
 		if (severy && (i / severy + 1) * severy < end)
 			end = (i / severy + 1) * severy;
 		take_snapshots(c, i);
-		double s0 = now_s();
+		double s0 = now_s(), c0 = clock_s(CLOCK_THREAD_CPUTIME_ID);
 		for (; i < end; i++)
 			do_event(c, &t->ev[i]);
 		busy += now_s() - s0;
+		cpu += clock_s(CLOCK_THREAD_CPUTIME_ID) - c0;
 		if (vevery && i % vevery == 0)
 			validate(c);
 		if (severy && i % severy == 0)
@@ -373,6 +379,8 @@ static void run_events(struct rp_ctx *c)
 	c->res->actions = t->nr;
 	c->res->seconds = busy;
 	c->res->events_per_sec = busy > 0 ? (double)events / busy : 0;
+	c->res->cpu_seconds = cpu;
+	c->res->events_per_cpu_sec = cpu > 0 ? (double)events / cpu : 0;
 }
 
 /* ---------------------------------------------------------------------- */

@@ -194,15 +194,62 @@ static bool retype_block(struct rp_ctx *c, uint64_t b, unsigned mt)
 	return true;
 }
 
+/*
+ * A pageblock with holes (the first of a zone that starts at pfn 1, as
+ * x86-64's DMA): free the pre-trace pieces in it and allocate them back as
+ * mt; with the rest of the zone allocated they come from this pageblock, and
+ * being half of it or more, the first claims it. Such a pageblock can hold
+ * no free block of its order, so the kernel's early boot allocations there
+ * make it the likeliest of a zone's unmovable ones.
+ */
+static bool retype_partial(struct rp_ctx *c, const struct rp_zone_state *kz, uint64_t b,
+                           unsigned mt)
+{
+	uint64_t lo = b < kz->start_pfn ? kz->start_pfn : b, hi = b + (1u << PB_ORDER), freed = 0;
+	hi = hi < kz->end_pfn ? hi : kz->end_pfn;
+	for (uint64_t p = lo, h; p < hi; p++) {
+		unsigned r = 0;
+		if ((h = pre_head(c, p, &r)) != p || h + (1ull << r) > hi)
+			continue;
+		pre_free(c, h, r);
+		freed += 1ull << r;
+		p += (1ull << r) - 1;
+	}
+	pa_gfp_t gfp = mt_gfp(mt) | PA_GFP_NOWARN | PA_GFP_NOCOMPACT | zone_gfp_of(b);
+	for (int o = PB_ORDER; o >= 0; o--) {
+		struct pa_page *p;
+		while (freed >= 1ull << o &&
+		       ((p = pa_alloc_pages(c->pool, gfp, (unsigned)o)) ||
+		        ((gfp & PA_GFP_DMA) && /* no ZONE_DMA: b is in DMA32 */
+		         (p = pa_alloc_pages(c->pool, gfp ^ PA_GFP_DMA ^ PA_GFP_DMA32,
+		                             (unsigned)o))))) {
+			pa_pfn_t pfn = pa_page_to_pfn(c->pool, p);
+			c->pre[pfn] = (uint8_t)(o + 1);
+			pa_set_owner(c->pool, p, c->owner, RP_COOKIE_PRE);
+			freed -= 1ull << o;
+			if (pfn < lo || pfn >= hi)
+				c->map_errors++;
+		}
+	}
+	struct pa_pageblock_info info;
+	if (pa_pageblock_info(c->pool, b >> PB_ORDER, &info) != 0 || info.mt != mt)
+		return false;
+	rp_set_bit(c->pre_kernel, b >> PB_ORDER);
+	return true;
+}
+
 static void retype(struct rp_ctx *c, const struct rp_zone_state *kz, uint8_t *pbtype)
 {
-	uint64_t b = (kz->start_pfn + (1u << PB_ORDER) - 1) & ~((1ull << PB_ORDER) - 1);
+	uint64_t b = kz->start_pfn & ~((1ull << PB_ORDER) - 1);
 	for (unsigned mt = 0; mt < RP_NR_MT; mt++) {
 		if (mt == PA_MT_MOVABLE || mt == PA_MT_ISOLATE)
 			continue;
 		for (uint64_t n = kz->pageblocks[mt]; n && b + (1u << PB_ORDER) <= kz->end_pfn;
 		     b += 1u << PB_ORDER)
-			if (retype_block(c, b, mt == PA_MT_HIGHATOMIC ? PA_MT_UNMOVABLE : mt)) {
+			if (retype_block(c, b, mt == PA_MT_HIGHATOMIC ? PA_MT_UNMOVABLE : mt) ||
+			    (b < kz->start_pfn &&
+			     retype_partial(c, kz, b,
+			                    mt == PA_MT_HIGHATOMIC ? PA_MT_UNMOVABLE : mt))) {
 				pbtype[b >> PB_ORDER] = (uint8_t)mt;
 				n--;
 			}
