@@ -61,6 +61,13 @@ enum pa_page_flags {
 	PF_FREE_PENDING = 1u << 2, /* freed by its owner while isolated: compaction frees it */
 	PF_CONTIG = 1u << 3, /* a block of a contiguous range: pa_free_contig_range() frees it */
 	PF_CMA = 1u << 4,    /* taken by pa_cma_alloc(): only pa_cma_release() frees it */
+	/*
+	 * On a free head: linked from an untouched chunk and never relinked
+	 * since, so no descriptor inside the block was ever written (all still
+	 * read as zero, PS_BODY). Set only by buddy_materialise(); any relink
+	 * (mark_free) or allocation writes the flags anew and drops it.
+	 */
+	PF_UNTOUCHED = 1u << 5,
 };
 
 struct pa_page {
@@ -192,10 +199,12 @@ struct pa_lock_stat {
  * The zone lock: a word taken with one compare-and-swap and given back with
  * one exchange, as Linux's zone lock is a spinlock. A waiter spins a while,
  * then sleeps on the condition variable (v = 2 says someone may sleep), so
- * that a holder preempted on a busy machine costs no CPU.
+ * that a holder preempted on a busy machine costs no CPU. How long it spins
+ * adapts to how long waits that ended spinning took (platform_lock_slow).
  */
 struct pa_lock {
-	_Atomic uint32_t v; /* 0 free, 1 held, 2 held and a waiter may sleep */
+	_Atomic uint32_t v;     /* 0 free, 1 held, 2 held and a waiter may sleep */
+	_Atomic uint32_t spins; /* the spin budget: a running average, set by holders */
 	pthread_mutex_t mutex;
 	pthread_cond_t cond;
 	const char *name;
@@ -359,6 +368,7 @@ struct pa_zone {
 	pa_pfn_t init_pfn;
 	uint64_t *untouched;     /* bit per chunk, from chunk_base */
 	pa_pfn_t chunk_base;     /* start_pfn rounded down to a chunk */
+	pa_pfn_t untouched_end;  /* end_pfn at boot: a span grown by hotplug has no chunk above */
 	uint64_t nr_untouched;   /* chunks with their bit set */
 	uint64_t untouched_hint; /* no bit is set above this word */
 
@@ -722,8 +732,8 @@ static inline bool zone_pfn_pending(const struct pa_zone *z, pa_pfn_t pfn)
 {
 	if (pfn >= z->init_pfn)
 		return true;
-	if (likely(!z->nr_untouched))
-		return false;
+	if (likely(!z->nr_untouched) || pfn < z->chunk_base || pfn >= z->untouched_end)
+		return false; /* outside: the span grew by hotplug, where nothing is untouched */
 	uint64_t i = (pfn - z->chunk_base) >> z->pool->cfg.chunk_order;
 	return (z->untouched[i / 64] >> (i % 64)) & 1;
 }
@@ -757,6 +767,8 @@ bool deferred_init_done(struct pa_pool *pool);
 /* "hotplug.c": memory blocks offline and online */
 int hotplug_init(struct pa_pool *pool, char *err, size_t errlen);
 void hotplug_destroy(struct pa_pool *pool);
+/* sysfs's valid_zones of memory block `block`, as text into buf (snprintf's length). */
+int hotplug_valid_zones(struct pa_pool *pool, uint64_t block, char *buf, size_t len);
 /* Is pfn in a memhole= hole (never memory), as opposed to offline memory? */
 bool boot_pfn_in_hole(const struct pa_boot_config *c, pa_pfn_t pfn);
 /* Is any frame of [lo, hi) in a hole or offline at boot? */
@@ -779,6 +791,8 @@ void zone_set_pcp_mark(struct pa_zone *z);
 const char *zone_name(enum pa_zone_type type);
 /* The pfn where zone type t's address range ends; PA_PFN_INVALID for NORMAL and MOVABLE. */
 pa_pfn_t zone_type_end_pfn(const struct pa_pool *pool, enum pa_zone_type t);
+/* The highest type below MOVABLE with memory in the pool: ZONE_MOVABLE is taken from it. */
+enum pa_zone_type zone_movable_source(const struct pa_pool *pool);
 /* Does the layout have zone type t (zone_dma=1 for DMA, zones=x86_64 for DMA32)? */
 bool zone_type_in_layout(const struct pa_pool *pool, enum pa_zone_type t);
 
