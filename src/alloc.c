@@ -50,6 +50,7 @@ static inline void alloc_ctx_init(struct alloc_ctx *ac, struct pa_pool *pool, pa
 	ac->flags = ALLOC_WMARK_LOW | ((gfp & PA_GFP_MOVABLE) ? ALLOC_CMA : 0);
 	if (gfp & PA_GFP_HIGH)
 		ac->flags |= ALLOC_MIN_RESERVE | (order > 0 ? ALLOC_HIGHATOMIC : 0);
+	ac->flags |= superblock_alloc_flags(pool, ac->mt, gfp);
 	ac->node = local_node(pool);
 }
 
@@ -211,6 +212,25 @@ static struct pa_page *alloc_slowpath(const struct alloc_ctx *ac)
 	return p;
 }
 
+/*
+ * defrag_mode: the lists could not serve the request without polluting a
+ * clean region. Empty a pageblock inside a polluted region of an allowed
+ * zone and try again; then give up the restriction: the request is served
+ * as without defrag_mode (the fallback pollutes a clean region) rather
+ * than failed.
+ */
+static struct pa_page *alloc_defrag(struct alloc_ctx *ac)
+{
+	struct pa_page *p = NULL;
+	for (unsigned i = 0; i < ac->node->nr_zonelist && !p; i++) {
+		struct pa_zone *z = ac->node->zonelist[i];
+		if (zone_allowed(ac, z) && superblock_defrag(z, ac->mt))
+			p = get_page_from_freelist(ac, ac->flags);
+	}
+	ac->flags &= ~ALLOC_NO_POLLUTE;
+	return p ? p : get_page_from_freelist(ac, ac->flags);
+}
+
 /* Flags that need the full path: node and zone limits, reserves. */
 #define GFP_SLOW (PA_GFP_HIGH | PA_GFP_THISNODE | PA_GFP_DMA32 | PA_GFP_DMA)
 
@@ -266,6 +286,8 @@ static __attribute__((noinline)) struct pa_page *alloc_zones(struct pa_pool *poo
 		                    order); /* skipped by the fast path only to be zeroed */
 	if (!p)
 		p = get_page_from_freelist(&ac, ac.flags);
+	if (unlikely(!p) && (ac.flags & ALLOC_NO_POLLUTE))
+		p = alloc_defrag(&ac);
 	if (unlikely(!p))
 		p = alloc_slowpath(&ac);
 	if (p)

@@ -561,6 +561,11 @@ static uint64_t compact_range(struct pa_zone *z, pa_pfn_t start, pa_pfn_t end, b
 	return cc.migrated;
 }
 
+uint64_t compaction_range(struct pa_zone *z, pa_pfn_t start, pa_pfn_t end)
+{
+	return pool_has_owners(z->pool) ? compact_range(z, start, end, false) : 0;
+}
+
 bool compaction_empty_range(struct pa_zone *z, pa_pfn_t start, pa_pfn_t end)
 {
 	if (pool_has_owners(z->pool))

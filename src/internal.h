@@ -358,6 +358,7 @@ struct pa_zone {
 	/* Steering ("superblock.c", zone lock): the regions the zone spans, ranked per fallback. */
 	struct sb_rank *sb_rank;
 	uint32_t sb_rank_cap;
+	unsigned sb_defrag_skip, sb_defrag_shift; /* defrag_mode's deferral after failures */
 };
 
 /* free_pages is written under the zone lock and read without it by the per-CPU fast path. */
@@ -925,6 +926,21 @@ struct sb_pick {
 bool superblock_partial_pageblock(struct pa_zone *z, uint64_t index, unsigned order, unsigned mts,
                                   struct sb_pick *pick);
 
+/*
+ * defrag_mode: free a pageblock inside a polluted region of z by moving its
+ * movable folios out, so that a fallback of start_mt can claim it there
+ * instead of polluting a clean region. Zone lock not held; true on success.
+ */
+bool superblock_defrag(struct pa_zone *z, unsigned start_mt);
+/* ALLOC_NO_POLLUTE for a request of type mt when defrag_mode is on and it may compact. */
+static inline unsigned superblock_alloc_flags(struct pa_pool *pool, unsigned mt, pa_gfp_t gfp)
+{
+	if (likely(!pool->sb) || mt == PA_MT_MOVABLE || (gfp & (PA_GFP_NOCOMPACT | PA_GFP_HIGH)) ||
+	    !atomic_load_explicit(&pool->defrag_mode, memory_order_relaxed))
+		return 0;
+	return ALLOC_NO_POLLUTE;
+}
+
 /* The buddy's hook: one branch when superblocks are off. */
 static inline void superblock_free_hook(struct pa_pool *pool, pa_pfn_t pfn, unsigned order,
                                         bool add)
@@ -1258,6 +1274,8 @@ void isolation_split_to_pageblocks(struct pa_zone *zone, pa_pfn_t pfn);
 void isolation_undo(struct pa_zone *zone, pa_pfn_t start, pa_pfn_t end);
 /* Is every frame of [start, end) free on an ISOLATE list? Zone lock held. */
 bool isolation_range_free(struct pa_zone *zone, pa_pfn_t start, pa_pfn_t end);
+/* Move the movable folios out of [start, end) (zone lock not held); the frames moved. */
+uint64_t compaction_range(struct pa_zone *zone, pa_pfn_t start, pa_pfn_t end);
 /* Move every movable folio out of [start, end); true if the range is then free. */
 bool compaction_empty_range(struct pa_zone *zone, pa_pfn_t start, pa_pfn_t end);
 /* pa_alloc_contig_range() whose blocks carry flags (PF_CONTIG, and PF_CMA for an area). */

@@ -230,6 +230,7 @@ static void pcp_refill(struct pa_zone *z, struct pa_pcp *pcp, unsigned order, un
 	struct pa_pool *pool = z->pool;
 	unsigned n = refill_count(pool, pcp, order);
 	unsigned flags = ALLOC_WMARK_LOW | (mt == PA_MT_MOVABLE ? ALLOC_CMA : 0);
+	flags |= superblock_alloc_flags(pool, mt, 0); /* the zone path decides with the gfp */
 	struct pcp_block whole[PCP_REFILL_BLOCKS];
 	pa_lock(&z->lock, SITE_PCP_REFILL);
 	unsigned nb = 0;

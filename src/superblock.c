@@ -310,6 +310,95 @@ bool superblock_partial_pageblock(struct pa_zone *z, uint64_t index, unsigned or
 }
 
 /* ---------------------------------------------------------------------- */
+/* defrag_mode: compact inside polluted regions before polluting a clean one */
+/* ---------------------------------------------------------------------- */
+
+#define DEFRAG_CANDIDATES 4  /* pageblocks one attempt tries to empty, the freest first */
+#define DEFRAG_DEFER_MAX  64 /* attempts skipped at most after failures in a row */
+
+/*
+ * The movable pageblocks of the polluted regions whose frames are all free
+ * or movable, the freest first (the least to move). Zone lock held.
+ */
+static unsigned defrag_candidates(struct pa_zone *z, pa_pfn_t *out)
+{
+	struct pa_pool *pool = z->pool;
+	unsigned pbo = pool->cfg.pageblock_order, n = 0;
+	uint32_t out_free[DEFRAG_CANDIDATES];
+	unsigned regions = superblock_rank(z, true);
+	for (unsigned r = 0; r < regions; r++) {
+		pa_pfn_t lo, hi;
+		region_span(z, z->sb_rank[r].index, &lo, &hi);
+		for (pa_pfn_t p = lo; p < hi; p += 1ull << pbo) {
+			uint32_t f = atomic_load_explicit(&pool->pb_free[p >> pbo],
+			                                  memory_order_relaxed);
+			if (pageblock_mt(pool, p) != PA_MT_MOVABLE || f == 1ull << pbo ||
+			    (n == DEFRAG_CANDIDATES && f <= out_free[n - 1]) ||
+			    !contig_range_movable(pool, p, p + (1ull << pbo), false))
+				continue;
+			unsigned k = n < DEFRAG_CANDIDATES ? n++ : n - 1;
+			for (; k > 0 && out_free[k - 1] < f; k--) {
+				out[k] = out[k - 1];
+				out_free[k] = out_free[k - 1];
+			}
+			out[k] = p;
+			out_free[k] = f;
+		}
+	}
+	return n;
+}
+
+static bool pageblock_all_free(struct pa_zone *z, pa_pfn_t pb)
+{
+	unsigned pbo = z->pool->cfg.pageblock_order;
+	pa_lock(&z->lock, SITE_ADMIN);
+	bool free = atomic_load_explicit(&z->pool->pb_free[pb >> pbo], memory_order_relaxed) ==
+	            1ull << pbo;
+	pa_unlock(&z->lock);
+	return free;
+}
+
+/*
+ * Linux 6.15's defrag_mode compacts the zone before an allocation may fall
+ * back into another type's pageblock; here the aim is the region, so only
+ * a pageblock of a polluted region is emptied (its folios go wherever the
+ * compactor finds room), and the fallback then claims it. A zone where
+ * this failed skips the next attempts, twice as many after each failure in
+ * a row, as compaction defers.
+ */
+bool superblock_defrag(struct pa_zone *z, unsigned start_mt)
+{
+	struct pa_pool *pool = z->pool;
+	pa_pfn_t cand[DEFRAG_CANDIDATES];
+	(void)start_mt; /* every polluting type claims movable pageblocks */
+	pa_lock(&z->lock, SITE_ADMIN);
+	bool deferred = z->sb_defrag_skip > 0;
+	if (deferred)
+		z->sb_defrag_skip--;
+	unsigned n = deferred ? 0 : defrag_candidates(z, cand);
+	pa_unlock(&z->lock);
+	if (!n)
+		return false; /* nothing to move: no attempt */
+	bool done = false;
+	pa_drain_all(pool); /* frames on per-CPU lists neither move nor count as free */
+	for (unsigned i = 0; i < n && !done; i++) {
+		compaction_range(z, cand[i], cand[i] + (1ull << pool->cfg.pageblock_order));
+		done = pageblock_all_free(z, cand[i]);
+	}
+	pool_stat_inc(pool, done ? PA_PS_DEFRAG_COMPACT_SUCCESS : PA_PS_DEFRAG_COMPACT_FAIL);
+	pa_lock(&z->lock, SITE_ADMIN);
+	if (done) {
+		z->sb_defrag_shift = 0;
+	} else {
+		z->sb_defrag_skip = 1u << z->sb_defrag_shift;
+		if ((1u << z->sb_defrag_shift) < DEFRAG_DEFER_MAX)
+			z->sb_defrag_shift++;
+	}
+	pa_unlock(&z->lock);
+	return done;
+}
+
+/* ---------------------------------------------------------------------- */
 /* Validation: the counts against a recount from the raw state             */
 /* ---------------------------------------------------------------------- */
 

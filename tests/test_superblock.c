@@ -8,6 +8,7 @@
  */
 #include "test.h"
 #include "helpers.h"
+#include "owner.h"
 
 #include "internal.h"
 
@@ -440,4 +441,117 @@ TEST(superblock_steering_fails_nothing_linux_serves)
 			break;
 		}
 	free(s.failed), free(l.failed);
+}
+
+/* ---------------------------------------------------------------------- */
+/* defrag_mode                                                             */
+/* ---------------------------------------------------------------------- */
+
+#define DEFRAG_BOOT                                                                                \
+	"mem=512M superblock_order=13 pcp_orders=none min_free_kbytes=0 kcompactd=manual "         \
+	"compaction_proactiveness=0 "
+#define DEFRAG_SHIFT 13
+
+/* Pageblocks of polluting types outside region keep. */
+static uint64_t polluted_elsewhere(struct pa_pool *pool, uint64_t keep)
+{
+	uint64_t n = 0;
+	for (uint64_t i = 0; i < pa_superblock_count(pool); i++) {
+		struct pa_superblock_info info;
+		REQUIRE(pa_superblock_info(pool, i, &info) == 0);
+		n += i == keep ? 0 : info.polluted;
+	}
+	return n;
+}
+
+/*
+ * One region full: a pageblock of unmovable pages, the rest owned movable
+ * folios; every other region wholly free. The next unmovable page needs a
+ * fallback that only a clean region can give, or compaction in the full one.
+ */
+static uint64_t defrag_setup(struct towner *o, const char *cmdline)
+{
+	struct pa_pool *pool = boot_ok(cmdline);
+	pa_pfn_t u = must_alloc(pool, PA_GFP_KERNEL, 0);
+	uint64_t region = u >> DEFRAG_SHIFT;
+	for (unsigned i = 1; i < 512; i++)
+		CHECK(must_alloc(pool, PA_GFP_KERNEL, 0) >> 9 == u >> 9);
+	to_init(o, pool, pool->nr_frames);
+	fill_owned(o, 0);
+	for (size_t i = 0; i < o->nr; i++)
+		if (to_pfn(o, i) >> DEFRAG_SHIFT != region)
+			to_free(o, i);
+	struct pa_superblock_info info;
+	REQUIRE(pa_superblock_info(pool, region, &info) == 0);
+	CHECK(info.free == 0 && info.polluted == 1);
+	CHECK(polluted_elsewhere(pool, region) == 0);
+	return region;
+}
+
+/* What one unmovable request of gfp did after defrag_setup(). */
+struct defrag_outcome {
+	bool in_full_region;         /* it went to the full (polluted) region */
+	uint64_t polluted_elsewhere; /* polluting pageblocks in the other regions */
+	uint64_t success, fail, clean,
+	        failed; /* counters' growth: defrag, fallback_clean, pgalloc_fail */
+};
+
+static struct defrag_outcome defrag_request(const char *mode, enum to_answer answer, pa_gfp_t gfp)
+{
+	char line[256];
+	snprintf(line, sizeof line, "%s%s", DEFRAG_BOOT, mode);
+	struct towner o;
+	uint64_t region = defrag_setup(&o, line);
+	struct pa_pool *pool = o.pool;
+	o.answer = answer;
+	static const char *const names[] = { "defrag_compact_success", "defrag_compact_fail",
+		                             "superblock_fallback_clean", "pgalloc_fail" };
+	uint64_t before[4], after[4];
+	for (unsigned i = 0; i < 4; i++)
+		before[i] = vmstat(pool, names[i]);
+	pa_pfn_t p = must_alloc(pool, gfp, 0);
+	for (unsigned i = 0; i < 4; i++)
+		after[i] = vmstat(pool, names[i]) - before[i];
+	struct defrag_outcome out = { p >> DEFRAG_SHIFT == region,
+		                      polluted_elsewhere(pool, region),
+		                      after[0],
+		                      after[1],
+		                      after[2],
+		                      after[3] };
+	expect_valid(pool, "after the request");
+	pa_shutdown(pool);
+	to_destroy(&o);
+	return out;
+}
+
+TEST(superblock_defrag_mode_compacts_the_polluted_region_instead_of_polluting_a_clean_one)
+{
+	struct defrag_outcome d = defrag_request("defrag_mode=1", TO_OK, PA_GFP_KERNEL);
+	CHECK(d.in_full_region);
+	CHECK(d.polluted_elsewhere == 0);
+	CHECK(d.success == 1 && d.fail == 0 && d.clean == 0);
+	/* The same request without defrag_mode pollutes a clean region. */
+	d = defrag_request("defrag_mode=0", TO_OK, PA_GFP_KERNEL);
+	CHECK(!d.in_full_region);
+	CHECK(d.polluted_elsewhere == 1);
+	CHECK(d.success == 0 && d.clean == 1);
+}
+
+TEST(superblock_defrag_mode_falls_back_when_compaction_cannot_help)
+{
+	/* Every folio refuses to move: the compaction fails, the request is still served. */
+	struct defrag_outcome d = defrag_request("defrag_mode=1", TO_BUSY, PA_GFP_KERNEL);
+	CHECK(!d.in_full_region);
+	CHECK(d.success == 0 && d.fail == 1 && d.clean == 1 && d.failed == 0);
+}
+
+TEST(superblock_defrag_mode_leaves_requests_that_may_not_compact_alone)
+{
+	static const pa_gfp_t gfps[] = { PA_GFP_KERNEL | PA_GFP_NOCOMPACT,
+		                         PA_GFP_RECLAIMABLE | PA_GFP_HIGH };
+	for (unsigned i = 0; i < 2; i++) {
+		struct defrag_outcome d = defrag_request("defrag_mode=1", TO_OK, gfps[i]);
+		CHECK(!d.in_full_region);
+		CHECK(d.success == 0 && d.fail == 0 && d.clean == 1);
+	}
 }
