@@ -66,7 +66,7 @@ static uint64_t fake_now_ns(void *ctx)
 	return atomic_load(&fake_ns);
 }
 
-static void capture_report(void *ctx, const char *line)
+static void pcp_capture_report(void *ctx, const char *line)
 {
 	(void)ctx;
 	pthread_mutex_lock(&report_mutex);
@@ -82,18 +82,12 @@ static void pose(unsigned cpu)
 
 static struct pa_pool *boot_with(const char *line, bool fake_clock)
 {
-	struct pa_platform plat = { .cpu_id = posed_cpu_id, .report = capture_report };
+	struct pa_platform plat = { .cpu_id = posed_cpu_id, .report = pcp_capture_report };
 	if (fake_clock) {
 		atomic_store(&fake_ns, 1000000000ull);
 		plat.now_ns = fake_now_ns;
 	}
-	struct pa_pool *pool = NULL;
-	char err[512] = "";
-	int rc = pa_boot(line, &plat, &pool, err, sizeof err);
-	if (rc != 0 || !pool) {
-		test_fail(__FILE__, __LINE__, "pa_boot(\"%s\") = %d: %s", line, rc, err);
-		test_abort_case();
-	}
+	struct pa_pool *pool = test_boot_on(line, &plat);
 	atomic_store(&report_lines, 0);
 	pose(0);
 	return pool;
@@ -1874,12 +1868,7 @@ TEST(pcp_allocation_drains_other_cpus_lists_before_failing)
 	 */
 	pose(0);
 	uint64_t n = 0;
-	while (n < managed) {
-		struct pa_page *p = pa_alloc_pages(pool, PA_GFP_MOVABLE | PA_GFP_NOWARN, 0);
-		if (!p)
-			break;
-		all[n++] = p;
-	}
+	alloc_order0_into(pool, PA_GFP_MOVABLE | PA_GFP_NOWARN, all, &n, managed);
 	CHECK_EQ_U64(n, managed);
 	/* Freed on CPU 1 again, the frames merge back for max-order allocations on CPU 0. */
 	pose(1);
