@@ -16,18 +16,31 @@
 #include <time.h>
 #include <unistd.h>
 
-_Thread_local struct platform_cpu_cache platform_cpu_cache;
+_Thread_local struct platform_cpu_cache platform_cpu_cache
+        __attribute__((tls_model("initial-exec")));
 
-/*
- * Without rseq, sched_getcpu() is a system call: ask it every 64th time only.
- * A stale id costs nothing but locality; the lists are locked either way.
- */
+/* Without rseq, sched_getcpu() is a system call: asked only when the cache was forgotten. */
 unsigned platform_cpu_slow(void)
 {
 	int cpu = sched_getcpu();
-	platform_cpu_cache.cpu = cpu < 0 ? 0 : (unsigned)cpu;
-	platform_cpu_cache.left = 63;
-	return platform_cpu_cache.cpu;
+	platform_cpu_cache.cpu1 = cpu < 0 ? 1 : (unsigned)cpu + 1;
+	return platform_cpu_cache.cpu1 - 1;
+}
+
+ptrdiff_t platform_rseq_cpu_offset(void)
+{
+	if (!__rseq_size)
+		return 0;
+	return __rseq_offset + (ptrdiff_t)offsetof(struct rseq, cpu_id);
+}
+
+unsigned pool_cpu_slow(const struct pa_pool *pool, unsigned cpu)
+{
+	if (!pool->cpu_default)
+		cpu = pool->plat.cpu_id(pool->plat.ctx);
+	else if ((int)cpu < 0)
+		cpu = platform_cpu_slow(); /* the cache was empty, or rseq is not registered here */
+	return cpu < pool->cfg.nr_cpus ? cpu : cpu % pool->cfg.nr_cpus;
 }
 
 static unsigned default_cpu_id(void *ctx)
