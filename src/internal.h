@@ -359,6 +359,7 @@ struct pa_zone {
 	pa_pfn_t init_pfn;
 	uint64_t *untouched;     /* bit per chunk, from chunk_base */
 	pa_pfn_t chunk_base;     /* start_pfn rounded down to a chunk */
+	pa_pfn_t untouched_end;  /* end_pfn at boot: a span grown by hotplug has no chunk above */
 	uint64_t nr_untouched;   /* chunks with their bit set */
 	uint64_t untouched_hint; /* no bit is set above this word */
 
@@ -722,8 +723,8 @@ static inline bool zone_pfn_pending(const struct pa_zone *z, pa_pfn_t pfn)
 {
 	if (pfn >= z->init_pfn)
 		return true;
-	if (likely(!z->nr_untouched))
-		return false;
+	if (likely(!z->nr_untouched) || pfn < z->chunk_base || pfn >= z->untouched_end)
+		return false; /* outside: the span grew by hotplug, where nothing is untouched */
 	uint64_t i = (pfn - z->chunk_base) >> z->pool->cfg.chunk_order;
 	return (z->untouched[i / 64] >> (i % 64)) & 1;
 }
@@ -757,6 +758,8 @@ bool deferred_init_done(struct pa_pool *pool);
 /* "hotplug.c": memory blocks offline and online */
 int hotplug_init(struct pa_pool *pool, char *err, size_t errlen);
 void hotplug_destroy(struct pa_pool *pool);
+/* sysfs's valid_zones of memory block `block`, as text into buf (snprintf's length). */
+int hotplug_valid_zones(struct pa_pool *pool, uint64_t block, char *buf, size_t len);
 /* Is pfn in a memhole= hole (never memory), as opposed to offline memory? */
 bool boot_pfn_in_hole(const struct pa_boot_config *c, pa_pfn_t pfn);
 /* Is any frame of [lo, hi) in a hole or offline at boot? */
@@ -779,6 +782,8 @@ void zone_set_pcp_mark(struct pa_zone *z);
 const char *zone_name(enum pa_zone_type type);
 /* The pfn where zone type t's address range ends; PA_PFN_INVALID for NORMAL and MOVABLE. */
 pa_pfn_t zone_type_end_pfn(const struct pa_pool *pool, enum pa_zone_type t);
+/* The highest type below MOVABLE with memory in the pool: ZONE_MOVABLE is taken from it. */
+enum pa_zone_type zone_movable_source(const struct pa_pool *pool);
 /* Does the layout have zone type t (zone_dma=1 for DMA, zones=x86_64 for DMA32)? */
 bool zone_type_in_layout(const struct pa_pool *pool, enum pa_zone_type t);
 

@@ -806,6 +806,16 @@ TEST(hotplug_refuses_null_partial_blocks_and_wrong_states)
 	REFUSED(pa_memory_online(f.pool, hole - hole % n, n), -EINVAL);
 	REFUSED(pa_ctl_write(f.pool, "memory/x/online", "1"), -EINVAL);
 	REFUSED(pa_ctl_write(f.pool, "memory/1/online", "on"), -EINVAL);
+	REFUSED(pa_memory_online_type(NULL, 0, n, PA_ONLINE_MOVABLE), -EINVAL);
+	REFUSED(pa_memory_online_type(f.pool, 0, n, (enum pa_online_type)3), -EINVAL);
+	REFUSED(pa_memory_online_type(f.pool, 0, n, (enum pa_online_type) - 1), -EINVAL);
+	REFUSED(pa_memory_online_type(f.pool, 1, n, PA_ONLINE_KERNEL), -EINVAL);
+	REFUSED(pa_memory_online_type(f.pool, 0, n, PA_ONLINE_KERNEL), -EINVAL); /* online */
+	REFUSED(pa_ctl_write(f.pool, "memory/1/state", "online_foo"), -EINVAL);
+	REFUSED(pa_ctl_write(f.pool, "memory/1/state", "online movable"), -EINVAL);
+	REFUSED(pa_ctl_write(f.pool, "memory/1/state", ""), -EINVAL);
+	REFUSED(pa_ctl_write(f.pool, "memory/1/online", "2"), -EINVAL);
+	REFUSED(pa_ctl_write(f.pool, "memory/1/valid_zones", "Movable"), -EPERM);
 	REFUSED(pa_ctl_write(f.pool, "memory/1000000/online", "0"), -EINVAL);
 	REFUSED(pa_ctl_write(f.pool, "memory/block_size_bytes", "1"), -EPERM);
 	fx_done(&f, 0, 0);
