@@ -192,10 +192,12 @@ struct pa_lock_stat {
  * The zone lock: a word taken with one compare-and-swap and given back with
  * one exchange, as Linux's zone lock is a spinlock. A waiter spins a while,
  * then sleeps on the condition variable (v = 2 says someone may sleep), so
- * that a holder preempted on a busy machine costs no CPU.
+ * that a holder preempted on a busy machine costs no CPU. How long it spins
+ * adapts to how long waits that ended spinning took (platform_lock_slow).
  */
 struct pa_lock {
-	_Atomic uint32_t v; /* 0 free, 1 held, 2 held and a waiter may sleep */
+	_Atomic uint32_t v;     /* 0 free, 1 held, 2 held and a waiter may sleep */
+	_Atomic uint32_t spins; /* the spin budget: a running average, set by holders */
 	pthread_mutex_t mutex;
 	pthread_cond_t cond;
 	const char *name;
