@@ -390,6 +390,9 @@ void buddy_materialise(struct pa_zone *z, pa_pfn_t chunk)
 	split_settle(z);
 	struct lists l = lists_of(z);
 	count_add(z, mo, PA_MT_MOVABLE, 0 - n);
-	for (uint64_t b = 0; b < n; b++)
+	for (uint64_t b = 0; b < n; b++) {
 		list_link(&l, chunk + (b << mo), mo, PA_MT_MOVABLE);
+		set_page_flags(&l.map[chunk + (b << mo)],
+		               PF_UNTOUCHED); /* pa_validate skips its body */
+	}
 }

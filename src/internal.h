@@ -61,6 +61,13 @@ enum pa_page_flags {
 	PF_FREE_PENDING = 1u << 2, /* freed by its owner while isolated: compaction frees it */
 	PF_CONTIG = 1u << 3, /* a block of a contiguous range: pa_free_contig_range() frees it */
 	PF_CMA = 1u << 4,    /* taken by pa_cma_alloc(): only pa_cma_release() frees it */
+	/*
+	 * On a free head: linked from an untouched chunk and never relinked
+	 * since, so no descriptor inside the block was ever written (all still
+	 * read as zero, PS_BODY). Set only by buddy_materialise(); any relink
+	 * (mark_free) or allocation writes the flags anew and drops it.
+	 */
+	PF_UNTOUCHED = 1u << 5,
 };
 
 struct pa_page {
