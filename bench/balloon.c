@@ -7,8 +7,9 @@
  * delay from the boot line) takes what is reported and, in a backed pool,
  * gives it back to the host with madvise(MADV_DONTNEED), as a hypervisor
  * discards reported pages. The same churn runs without a device, then with
- * one: reported bytes, reports per second, the time per allocation and per
- * free (timed in batches of 32 calls), and the resident memory at the end.
+ * one, --runs times on fresh pools: reported bytes, reports per second,
+ * the time per allocation and per free (timed in batches of 32 calls), and
+ * the resident memory at the end, each as the median, min and max.
  */
 #define _GNU_SOURCE
 #include "bench.h"
@@ -19,7 +20,8 @@
 #include <time.h>
 
 #define BALLOON_BOOT    "mem=1G backing=anon page_reporting_delay_ms=50"
-#define BALLOON_SECONDS 2.0
+#define BALLOON_SECONDS 1.0
+#define BALLOON_RUNS    5 /* each way: median, min and max of each figure */
 #define BALLOON_PHASE   8 /* grow/shrink cycles per run */
 #define BALLOON_BATCH   32
 
@@ -164,30 +166,77 @@ static int balloon_once(const struct bench_opts *opt, bool report, struct balloo
 	return rc;
 }
 
+/* Each figure of a run, as samples for bench_out_metric: [figure][run]. */
+enum {
+	B_REPORTED_MIB,
+	B_REPORTS_PER_S,
+	B_ALLOC_OFF,
+	B_ALLOC_ON,
+	B_FREE_OFF,
+	B_FREE_ON,
+	B_ALLOCS_OFF,
+	B_ALLOCS_ON,
+	B_RSS_OFF,
+	B_RSS_ON,
+	B_NR
+};
+
+static void balloon_sample(double *v, unsigned runs, unsigned r, const struct balloon_run *off,
+                           const struct balloon_run *on)
+{
+	double f[B_NR] = { (double)on->reported_bytes / 1048576.0,
+		           (double)on->calls / on->seconds,
+		           off->alloc_ns,
+		           on->alloc_ns,
+		           off->free_ns,
+		           on->free_ns,
+		           (double)off->allocs,
+		           (double)on->allocs,
+		           (double)off->rss / 1048576.0,
+		           (double)on->rss / 1048576.0 };
+	for (unsigned k = 0; k < B_NR; k++)
+		v[k * runs + r] = f[k];
+}
+
 int bench_balloon(const struct bench_opts *opt, struct pa_pool *given, FILE *out)
 {
+	static const char *const key[B_NR][2] = {
+		{ "reported_mib", "MiB reported per run, reporting on" },
+		{ "reports_per_second", "device calls per second, reporting on" },
+		{ "alloc_ns_reporting_off", "ns per allocation, reporting off" },
+		{ "alloc_ns_reporting_on", "ns per allocation, reporting on" },
+		{ "free_ns_reporting_off", "ns per free, reporting off" },
+		{ "free_ns_reporting_on", "ns per free, reporting on" },
+		{ "allocs_off", "allocations per run, reporting off" },
+		{ "allocs_on", "allocations per run, reporting on" },
+		{ "rss_mib_at_end_off", "resident MiB at the end, reporting off" },
+		{ "rss_mib_at_end_on", "resident MiB at the end, reporting on" },
+	};
 	if (given) {
 		fprintf(stderr, "pagealloc: the balloon workload boots pools of its own\n");
 		return 1;
 	}
-	struct balloon_run off, on;
-	if (balloon_once(opt, false, &off) || balloon_once(opt, true, &on))
+	unsigned runs = opt->runs ? opt->runs : BALLOON_RUNS;
+	double *v = calloc((size_t)B_NR * runs, sizeof *v);
+	struct balloon_run off, on = { 0 };
+	for (unsigned r = 0; v && r < runs; r++) {
+		bench_progress_step(r, runs);
+		if (balloon_once(opt, false, &off) || balloon_once(opt, true, &on)) {
+			free(v);
+			return 1;
+		}
+		balloon_sample(v, runs, r, &off, &on);
+	}
+	if (!v)
 		return 1;
 	struct bench_out o;
 	bench_out_begin(&o, out, opt->json, "balloon");
 	bench_out_str(&o, "boot", bench_boot_line(opt, BALLOON_BOOT));
+	bench_out_u64(&o, "runs", runs);
 	bench_out_f64(&o, "seconds", on.seconds);
-	bench_out_u64(&o, "reported_bytes", on.reported_bytes);
-	bench_out_u64(&o, "report_calls", on.calls);
-	bench_out_f64(&o, "reports_per_second", (double)on.calls / on.seconds);
-	bench_out_f64(&o, "alloc_ns_reporting_off", off.alloc_ns);
-	bench_out_f64(&o, "alloc_ns_reporting_on", on.alloc_ns);
-	bench_out_f64(&o, "free_ns_reporting_off", off.free_ns);
-	bench_out_f64(&o, "free_ns_reporting_on", on.free_ns);
-	bench_out_u64(&o, "allocs_off", off.allocs);
-	bench_out_u64(&o, "allocs_on", on.allocs);
-	bench_out_u64(&o, "rss_bytes_at_end_off", off.rss);
-	bench_out_u64(&o, "rss_bytes_at_end_on", on.rss);
+	for (unsigned k = 0; k < B_NR; k++)
+		bench_out_metric(&o, key[k][0], key[k][1], v + (size_t)k * runs, runs);
 	bench_out_end(&o);
+	free(v);
 	return 0;
 }

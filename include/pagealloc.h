@@ -387,6 +387,27 @@ int pa_memory_offline(struct pa_pool *pool, pa_pfn_t start_pfn, uint64_t nr_page
  */
 int pa_memory_online(struct pa_pool *pool, pa_pfn_t start_pfn, uint64_t nr_pages);
 
+/* Which zone onlined memory goes to, as the words written to a sysfs memory block's state. */
+enum pa_online_type {
+	PA_ONLINE_DEFAULT, /* "online": the zone that its pageblocks belong to (pa_memory_online) */
+	PA_ONLINE_KERNEL,  /* "online_kernel": the node's zone that ZONE_MOVABLE is taken from */
+	PA_ONLINE_MOVABLE, /* "online_movable": the node's ZONE_MOVABLE */
+};
+/*
+ * pa_memory_online into the zone the type asks for. Zone spans stay
+ * contiguous and apart, as in Linux before memory blocks became zone-less:
+ * a block changes zone only where it touches the span of the zone it goes
+ * to (the blocks just below ZONE_MOVABLE go movable, one after another, and
+ * the lowest blocks of ZONE_MOVABLE go back to the kernel zone) and lies
+ * outside the span of its old zone (offlining an edge block shrinks it).
+ * The zone must exist: ZONE_MOVABLE comes from movablecore= at boot. 0;
+ * -EINVAL as pa_memory_online, or for a type out of range, a zone the node
+ * does not have, or a block that is not at such an edge; -EBUSY while
+ * deferred init runs and the block would change zone.
+ */
+int pa_memory_online_type(struct pa_pool *pool, pa_pfn_t start_pfn, uint64_t nr_pages,
+                          enum pa_online_type type);
+
 /* --- Contiguous ranges and CMA ------------------------------------------ */
 
 /*

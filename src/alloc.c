@@ -281,9 +281,10 @@ static __attribute__((noinline)) struct pa_page *alloc_zones(struct pa_pool *poo
 		return NULL;
 	}
 	struct pa_page *p = NULL;
-	if ((gfp & PA_GFP_ZERO) && pcp_order_enabled(pool, order) && !(gfp & GFP_SLOW))
-		p = pcp_alloc_local(pool, gfp,
-		                    order); /* skipped by the fast path only to be zeroed */
+	/* Skipped by the fast path only to be zeroed, or for an order it leaves out. */
+	if ((gfp & PA_GFP_ZERO || order >= pool->cfg.pageblock_order) &&
+	    pcp_order_enabled(pool, order) && !(gfp & GFP_SLOW))
+		p = pcp_alloc_local(pool, gfp, order);
 	if (!p)
 		p = get_page_from_freelist(&ac, ac.flags);
 	if (unlikely(!p) && (ac.flags & ALLOC_NO_POLLUTE))
@@ -295,21 +296,67 @@ static __attribute__((noinline)) struct pa_page *alloc_zones(struct pa_pool *poo
 	return p;
 }
 
+/* The owner's list lock was busy (a drain, or a thread sharing the id): the zone path. */
+static __attribute__((noinline)) struct pa_page *
+alloc_busy(struct pa_pool *pool, struct pa_pcp *pcp, pa_gfp_t gfp, unsigned order)
+{
+	pcp_busy(pcp, SITE_PCP_ALLOC);
+	return alloc_zones(pool, gfp, order);
+}
+
+/* The list was dry: refill it; the zone path if the zone has nothing for it. */
+static __attribute__((noinline)) struct pa_page *alloc_refill(struct pa_zone *z, struct pa_pcp *pcp,
+                                                              pa_gfp_t gfp, unsigned order)
+{
+	struct pa_page *p = pcp_refill_unlock(z, pcp, order, gfp_migratetype(gfp), gfp);
+	return p ? p : alloc_zones(z->pool, gfp, order);
+}
+
+/*
+ * The fast path's body on a known CPU, straight through with every way out
+ * a tail call, so that it needs no stack frame.
+ */
+static inline __attribute__((always_inline)) struct pa_page *
+alloc_on_cpu(struct pa_pool *pool, pa_gfp_t gfp, unsigned order, unsigned cpu)
+{
+	bool movable = gfp & PA_GFP_MOVABLE;
+	struct pa_zone *z = pool->cpu_zone[cpu * 2 + movable];
+	if (unlikely(!pcp_watermark_fast(z, order, movable)))
+		return alloc_zones(pool, gfp, order);
+	struct pa_pcp *pcp = &z->pcp[cpu];
+	if (unlikely(!pa_spin_trylock_own(&pcp->lock)))
+		return alloc_busy(pool, pcp, gfp, order);
+	struct pa_page *p = pcp_take(pool, pcp, order, gfp_migratetype(gfp), gfp);
+	if (unlikely(!p))
+		return alloc_refill(z, pcp, gfp, order);
+	pa_spin_unlock(&pcp->lock);
+	return p;
+}
+
+/* The same where finding the CPU takes a call (a platform hook, an id not known yet). */
+static __attribute__((noinline)) struct pa_page *alloc_cpu_slow(struct pa_pool *pool, pa_gfp_t gfp,
+                                                                unsigned order)
+{
+	return alloc_on_cpu(pool, gfp, order, pool_cpu(pool));
+}
+
 /*
  * The fast path: a NULL pool costs one test; unknown gfp bits ride on the
- * test of the flags that need the full path, which refuses them.
+ * test of the flags that need the full path, which refuses them. Orders
+ * below the pageblock order are never above max_order, which may change
+ * meanwhile; larger ones go through alloc_zones(), which looks at both.
  */
 struct pa_page *pa_alloc_pages(struct pa_pool *pool, pa_gfp_t gfp, unsigned int order)
 {
 	if (unlikely(!pool))
 		return NULL;
-	if (likely(order <= pool_max_order(pool) && pcp_order_enabled(pool, order) &&
-	           !(gfp & (GFP_SLOW | PA_GFP_ZERO | ~PA_GFP_ALL_FLAGS)))) {
-		struct pa_page *p = pcp_alloc_local(pool, gfp, order);
-		if (likely(p))
-			return p;
-	}
-	return alloc_zones(pool, gfp, order);
+	if (unlikely(order >= pool->cfg.pageblock_order || !pcp_order_enabled(pool, order) ||
+	             (gfp & (GFP_SLOW | PA_GFP_ZERO | ~PA_GFP_ALL_FLAGS))))
+		return alloc_zones(pool, gfp, order);
+	unsigned cpu = pool_cpu_nocall(pool);
+	if (unlikely(cpu >= pool->cfg.nr_cpus))
+		return alloc_cpu_slow(pool, gfp, order);
+	return alloc_on_cpu(pool, gfp, order, cpu);
 }
 
 /*
@@ -477,22 +524,113 @@ static __attribute__((noinline)) void free_zone(struct pa_pool *pool, struct pa_
 	pa_unlock(&z->lock);
 }
 
+/* A pointer that is no descriptor of the pool. */
+static __attribute__((noinline, cold)) void free_outside(struct pa_pool *pool,
+                                                         const struct pa_page *page, unsigned order)
+{
+	bad_page(pool, PA_PFN_INVALID, order, page ? "a pointer outside the frame map" : "NULL");
+}
+
+/* The owner's list lock was busy: the zone path frees the block. */
+static __attribute__((noinline)) void free_busy(struct pa_pool *pool, struct pa_zone *z,
+                                                struct pa_pcp *pcp, pa_pfn_t pfn, unsigned order)
+{
+	pcp_busy(pcp, SITE_PCP_FREE);
+	free_zone(pool, z, pfn, order);
+}
+
+/* Not plainly an allocated block in an ordinary pageblock: every check, list lock held. */
+static __attribute__((noinline)) void free_unusual(struct pa_pool *pool, struct pa_zone *z,
+                                                   struct pa_pcp *pcp, pa_pfn_t pfn, unsigned order)
+{
+	if (!pcp_free_locked(z, pcp, pfn, order))
+		free_zone(pool, z, pfn, order);
+}
+
+/* An order of a pageblock or more, or any with init_on_free: the lists if the order is on them, else the zone. */
+static __attribute__((noinline)) void free_large(struct pa_pool *pool, struct pa_zone *z,
+                                                 pa_pfn_t pfn, unsigned order)
+{
+	/* pcp_free() checks the order's switch again under the list lock, where a drain can't miss it. */
+	if (order <= pool_max_order(pool) && pcp_order_enabled(pool, order)) {
+		unsigned cpu =
+		        pool->cpu_default ? pool_cpu(pool) : pool->plat.cpu_id(pool->plat.ctx);
+		cpu = likely(cpu < pool->cfg.nr_cpus) ? cpu : cpu % pool->cfg.nr_cpus;
+		unsigned type = pcp_type(pageblock_mt(pool, pfn));
+		if (!pcp_free_direct(pool, &z->pcp[cpu], order, type) &&
+		    pcp_free(z, cpu, pfn, order))
+			return;
+	}
+	free_zone(pool, z, pfn, order);
+}
+
+/*
+ * The fast path's body on a known CPU, as alloc_on_cpu(): an allocated block
+ * of its order in an ordinary pageblock (type below HIGHATOMIC, not
+ * isolated) goes on the list after one compare and one compare-and-swap of
+ * its state word; any other goes through free_unusual(), which checks all,
+ * and a bad free ends in free_zone(), which reports and refuses it. The
+ * order's switch is read again under the list lock, where a drain can't
+ * miss it. What does not change under the lock is worked out before it.
+ */
+static inline __attribute__((always_inline)) void free_on_cpu(struct pa_pool *pool,
+                                                              struct pa_zone *z, pa_pfn_t pfn,
+                                                              const uint8_t *pb, unsigned order,
+                                                              unsigned cpu)
+{
+	struct pa_pcp *pcp = &z->pcp[cpu];
+	struct pa_page *p = pfn_page(pool, pfn);
+	if (unlikely(!pa_spin_trylock_own(&pcp->lock))) {
+		free_busy(pool, z, pcp, pfn, order);
+		return;
+	}
+	unsigned type = __atomic_load_n(pb, __ATOMIC_RELAXED) & (PB_MT_MASK | PB_ISOLATE);
+	if (unlikely(type >= PA_NR_PCP_TYPES || !pcp_order_enabled(pool, order) ||
+	             !pcp_free_claim(p, order))) {
+		free_unusual(pool, z, pcp, pfn, order);
+		return;
+	}
+	set_page_flags(p, 0); /* used memory: not reported any more */
+	pcp_free_commit(z, pcp, p, pfn, order, type);
+}
+
+static __attribute__((noinline)) void free_cpu_slow(struct pa_pool *pool, struct pa_zone *z,
+                                                    pa_pfn_t pfn, unsigned order)
+{
+	const uint8_t *pb = &pool->pb_bits[pfn >> pool->cfg.pageblock_order];
+	free_on_cpu(pool, z, pfn, pb, order, pool_cpu(pool));
+}
+
 void pa_free_pages(struct pa_pool *pool, struct pa_page *page, unsigned int order)
 {
 	if (unlikely(!pool))
 		return;
 	pa_pfn_t pfn = page_to_pfn_checked(pool, page);
-	struct pa_zone *z = pfn != PA_PFN_INVALID ? zone_of_pfn(pool, pfn) : NULL;
-	if (unlikely(!z)) {
-		bad_page(pool, PA_PFN_INVALID, order,
-		         page ? "a pointer outside the frame map" : "NULL");
+	if (unlikely(pfn == PA_PFN_INVALID)) {
+		free_outside(pool, page, order);
 		return;
 	}
-	/* pcp_free() checks the order's switch again under the list lock, where a drain can't miss it. */
-	if (likely(order <= pool_max_order(pool) && pcp_order_enabled(pool, order)) &&
-	    pcp_free(z, pool_cpu(pool), pfn, order))
+	uint64_t pb = pfn >> pool->cfg.pageblock_order;
+	unsigned zi = pool->pb_zone[pb];
+	if (unlikely(zi == 0xff)) {
+		free_outside(pool, page, order);
 		return;
-	free_zone(pool, z, pfn, order);
+	}
+	struct pa_zone *z = &pool->zones[zi];
+	if (unlikely(order >= pool->free_fast_below)) {
+		free_large(pool, z, pfn, order);
+		return;
+	}
+	if (unlikely(!pcp_order_enabled(pool, order))) {
+		free_zone(pool, z, pfn, order);
+		return;
+	}
+	unsigned cpu = pool_cpu_nocall(pool);
+	if (unlikely(cpu >= pool->cfg.nr_cpus)) {
+		free_cpu_slow(pool, z, pfn, order);
+		return;
+	}
+	free_on_cpu(pool, z, pfn, &pool->pb_bits[pb], order, cpu);
 }
 
 /* ---------------------------------------------------------------------- */

@@ -789,9 +789,11 @@ int pa_boot(const char *cmdline, const struct pa_platform *platform, struct pa_p
 	if (platform)
 		pool->plat = *platform;
 	pool->cpu_default = !pool->plat.cpu_id;
+	pool->rseq_cpu_off = pool->cpu_default ? platform_rseq_cpu_offset() : 0;
 	platform_fill_defaults(&pool->plat);
 	int rc = boot_parse(cmdline, platform_online_cpus(), &pool->cfg, err, errlen);
 	pool->max_order_boot = pool->cfg.max_order;
+	pool->free_fast_below = pool->cfg.init_on_free ? 0 : pool->cfg.pageblock_order;
 	atomic_init(&pool->defrag_mode, pool->cfg.defrag_mode);
 	if (rc == 0)
 		rc = memmap_init(pool, err, errlen);

@@ -295,16 +295,46 @@ static uint64_t get_block_online(const struct ctl_call *c)
 	return !__atomic_load_n(&c->pool->block_offline[c->index], __ATOMIC_RELAXED);
 }
 
-static int set_block_online(const struct ctl_call *c, uint64_t v)
+/* The words of sysfs's state file; "1" and "0" stand for "online" and "offline". */
+static const char *const block_states[] = { "offline", "online", "online_kernel",
+	                                    "online_movable" };
+
+static int read_block_state(const struct ctl_call *c, char *buf, size_t len)
+{
+	return snprintf(buf, len, "%s\n", block_states[get_block_online(c)]);
+}
+
+/* A word of block_states, or 0 or 1, with the newline of `echo online >` allowed. */
+static int write_block_online(const struct ctl_call *c, const char *value)
 {
 	struct pa_pool *pool = c->pool;
+	size_t w = strcspn(value, " \n");
+	int state = -1;
+	if (value[w + strspn(value + w, " \n")])
+		return -EINVAL;
+	for (int i = 0; i < 4; i++)
+		if (strlen(block_states[i]) == w && !strncmp(value, block_states[i], w))
+			state = i;
+	if (w == 1 && (value[0] == '0' || value[0] == '1'))
+		state = value[0] - '0';
+	if (state < 0)
+		return -EINVAL;
 	pa_pfn_t start = c->index << pool->cfg.block_shift;
 	uint64_t n = 1ull << pool->cfg.block_shift;
 	if (start + n > pool->nr_frames)
 		n = pool->nr_frames - start;
-	if (v == get_block_online(c))
-		return 0; /* as sysfs: already in that state */
-	return v ? pa_memory_online(pool, start, n) : pa_memory_offline(pool, start, n);
+	if ((state != 0) == get_block_online(c))
+		return 0; /* as sysfs: already in that state (whatever its zone) */
+	if (!state)
+		return pa_memory_offline(pool, start, n);
+	static const enum pa_online_type type[] = { 0, PA_ONLINE_DEFAULT, PA_ONLINE_KERNEL,
+		                                    PA_ONLINE_MOVABLE };
+	return pa_memory_online_type(pool, start, n, type[state]);
+}
+
+static int read_valid_zones(const struct ctl_call *c, char *buf, size_t len)
+{
+	return hotplug_valid_zones(c->pool, c->index, buf, len);
 }
 
 static uint64_t get_block_size(const struct ctl_call *c)
@@ -382,14 +412,23 @@ static const struct ctl_entry ctl_table[] = {
 	  .min = 1,
 	  .max = 1 },
 	{ .path = "memory/<N>/online",
-	  .help = "memory block N: 1 online, 0 offline; write to online or offline it",
+	  .help = "memory block N: 1 online, 0 offline; write 1, 0 or a word of state",
 	  .read = read_number,
-	  .write = write_number,
+	  .write = write_block_online,
 	  .index_max = block_max,
-	  .get = get_block_online,
-	  .set = set_block_online,
-	  .min = 0,
-	  .max = 1 },
+	  .get = get_block_online },
+	{ .path = "memory/<N>/state",
+	  .help = "memory block N: online or offline; write online, offline, online_kernel "
+	          "or online_movable (the zone it goes to)",
+	  .read = read_block_state,
+	  .write = write_block_online,
+	  .index_max = block_max,
+	  .get = get_block_online },
+	{ .path = "memory/<N>/valid_zones",
+	  .help = "memory block N: its zone when online; when offline, the zones it may go to, "
+	          "the default first",
+	  .read = read_valid_zones,
+	  .index_max = block_max },
 	CTL_NUM_RO("memory/block_size_bytes", get_block_size, "bytes per memory block"),
 	CTL_NUM_RW("max_order", get_max_order, set_max_order, 0, PA_MAX_ORDER_LIMIT,
 	           "largest buddy order, inclusive; writable from the pageblock order up to the "

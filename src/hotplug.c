@@ -16,6 +16,18 @@
  * pageblocks, freed through the buddy so that they merge with free
  * neighbours up to the max order, across section and block boundaries;
  * with shuffle=1 the zone's max-order lists are shuffled again after.
+ *
+ * Zone spans follow, as Linux's shrink_zone_span() and resize_zone_range():
+ * offlining a block at the edge of its zone shrinks the span to the nearest
+ * online pageblock of the zone (an empty span where none is left), and
+ * onlining grows it to cover the block. Spans stay apart: a block changes
+ * zone (online_movable, online_kernel) only where it lies outside the span
+ * of its old zone and touches the span of the new one, so the boundary
+ * between a kernel zone and ZONE_MOVABLE moves a block at a time, as it did
+ * in Linux before memory blocks became zone-less. A block's zone is its
+ * pageblocks' entry in pb_zone; it changes only while the block is offline.
+ * Spans change only once deferred init is done with the zone: its walk runs
+ * to end_pfn.
  */
 #include "internal.h"
 
@@ -124,6 +136,57 @@ static void remove_frames(struct pa_zone *z, pa_pfn_t start, pa_pfn_t end)
 	}
 }
 
+/* Is the pageblock at p the zone's and online? */
+static bool pageblock_online_in(const struct pa_zone *z, pa_pfn_t p)
+{
+	const struct pa_pool *pool = z->pool;
+	return pool->pb_zone[p >> pool->cfg.pageblock_order] == z->index &&
+	       !pool->block_offline[p >> pool->cfg.block_shift];
+}
+
+/* A new span; deferred init stays done, compaction starts over at its ends. Zone lock held. */
+static void set_span(struct pa_zone *z, pa_pfn_t lo, pa_pfn_t hi)
+{
+	z->start_pfn = lo;
+	z->end_pfn = hi;
+	z->init_pfn = hi;
+	z->compact_cached_migrate_pfn = lo;
+	z->compact_cached_free_pfn = hi;
+}
+
+/*
+ * [s, e) just went offline (block_offline set): where it was an edge of the
+ * span, the span shrinks to the nearest online pageblock of the zone; a zone
+ * with none left gets the empty span [s, s). Zone and hotplug locks held.
+ */
+static void span_shrink(struct pa_zone *z, pa_pfn_t s, pa_pfn_t e)
+{
+	uint64_t pb = 1ull << z->pool->cfg.pageblock_order;
+	pa_pfn_t lo = z->start_pfn, hi = z->end_pfn;
+	if (z->init_pfn < hi)
+		return; /* deferred init still walks the zone */
+	if (s <= lo)
+		for (lo = e; lo < hi && !pageblock_online_in(z, lo);)
+			lo += pb;
+	if (e >= hi)
+		for (hi = s; hi > lo && !pageblock_online_in(z, (hi - 1) & ~(pb - 1));)
+			hi = (hi - 1) & ~(pb - 1);
+	if (lo >= hi)
+		lo = hi = s;
+	set_span(z, lo, hi);
+}
+
+/* [s, e) came online in the zone: the span covers it. Zone and hotplug locks held. */
+static void span_grow(struct pa_zone *z, pa_pfn_t s, pa_pfn_t e)
+{
+	if (z->init_pfn < z->end_pfn)
+		return; /* deferred init: nothing was shrunk, so the span covers the block */
+	if (z->start_pfn == z->end_pfn)
+		set_span(z, s, e);
+	else
+		set_span(z, s < z->start_pfn ? s : z->start_pfn, e > z->end_pfn ? e : z->end_pfn);
+}
+
 /* Frames changed: watermarks and list sizes follow, as Linux's zone_pcp_update(). */
 static void hotplug_resize(struct pa_pool *pool, struct pa_zone *z)
 {
@@ -172,8 +235,9 @@ int pa_memory_offline(struct pa_pool *pool, pa_pfn_t start_pfn, uint64_t nr_page
 	if (z && rc == 0) {
 		if (empty_range(z, start_pfn, end)) {
 			remove_frames(z, start_pfn, end);
-			pa_unlock(&z->lock);
 			set_blocks(pool, start_pfn, nr_pages, 1);
+			span_shrink(z, start_pfn, end);
+			pa_unlock(&z->lock);
 			pool_stat_inc(pool, PA_PS_MEMORY_OFFLINE);
 			hotplug_resize(pool, z);
 		} else {
@@ -218,24 +282,96 @@ static void add_frames(struct pa_zone *z, pa_pfn_t start, pa_pfn_t end)
 	}
 }
 
-int pa_memory_online(struct pa_pool *pool, pa_pfn_t start_pfn, uint64_t nr_pages)
+/*
+ * The zone that the type sends [s, e) to, its pageblocks being z's; NULL
+ * with *rc set when the node has no such zone or the block is not at an
+ * edge where it may change zone. Hotplug lock held.
+ */
+static struct pa_zone *online_target(struct pa_pool *pool, struct pa_zone *z, pa_pfn_t s,
+                                     pa_pfn_t e, enum pa_online_type type, int *rc)
 {
-	if (!pool)
+	const struct pa_node *n = &pool->nodes[z->node];
+	struct pa_zone *t = z;
+	if (type == PA_ONLINE_MOVABLE)
+		t = n->zones[PA_ZONE_MOVABLE];
+	else if (type == PA_ONLINE_KERNEL && z->type == PA_ZONE_MOVABLE)
+		t = n->zones[zone_movable_source(pool)];
+	*rc = -EINVAL;
+	if (!t)
+		return NULL;
+	if (t != z && !deferred_init_done(pool)) {
+		*rc = -EBUSY;
+		return NULL;
+	}
+	bool apart = z->start_pfn == z->end_pfn || z->start_pfn >= e || z->end_pfn <= s;
+	bool touches = t->start_pfn == e || t->end_pfn == s;
+	if (t != z && !(apart && touches))
+		return NULL;
+	*rc = 0;
+	return t;
+}
+
+/* The block's pageblocks become t's (it is offline: nothing of it is on any list). */
+static void move_blocks(struct pa_pool *pool, pa_pfn_t s, pa_pfn_t e, const struct pa_zone *t)
+{
+	unsigned pbo = pool->cfg.pageblock_order;
+	for (pa_pfn_t p = s; p < e; p += 1ull << pbo)
+		__atomic_store_n(&pool->pb_zone[p >> pbo], (uint8_t)t->index, __ATOMIC_RELAXED);
+}
+
+int pa_memory_online_type(struct pa_pool *pool, pa_pfn_t start_pfn, uint64_t nr_pages,
+                          enum pa_online_type type)
+{
+	if (!pool || (unsigned)type > PA_ONLINE_MOVABLE)
 		return -EINVAL;
 	int rc;
+	pa_pfn_t end = start_pfn + nr_pages;
 	pthread_mutex_lock(&pool->hotplug_lock);
 	struct pa_zone *z = hotplug_range(pool, start_pfn, nr_pages, true, &rc);
-	if (z) {
-		pa_lock(&z->lock, SITE_ADMIN);
+	struct pa_zone *t = z ? online_target(pool, z, start_pfn, end, type, &rc) : NULL;
+	if (t) {
 		/* Deferred init first, while the range still reads as holes: it must not free it too. */
-		zone_prepare_range(z, start_pfn, start_pfn + nr_pages);
-		add_frames(z, start_pfn, start_pfn + nr_pages);
+		pa_lock(&z->lock, SITE_ADMIN);
+		zone_prepare_range(z, start_pfn, end);
 		pa_unlock(&z->lock);
+		if (t != z)
+			move_blocks(pool, start_pfn, end, t);
+		pa_lock(&t->lock, SITE_ADMIN);
+		add_frames(t, start_pfn, end);
 		set_blocks(pool, start_pfn, nr_pages, 0);
+		span_grow(t, start_pfn, end);
+		pa_unlock(&t->lock);
 		pool_stat_inc(pool, PA_PS_MEMORY_ONLINE);
-		hotplug_resize(pool, z);
-		shuffle_zone(z); /* shuffle=1: the new blocks would come out in address order */
+		hotplug_resize(pool, t);
+		shuffle_zone(t); /* shuffle=1: the new blocks would come out in address order */
 	}
 	pthread_mutex_unlock(&pool->hotplug_lock);
 	return rc;
+}
+
+int hotplug_valid_zones(struct pa_pool *pool, uint64_t block, char *buf, size_t len)
+{
+	pa_pfn_t s = block << pool->cfg.block_shift, e = s + block_frames(pool);
+	e = e > pool->nr_frames ? pool->nr_frames : e;
+	pthread_mutex_lock(&pool->hotplug_lock);
+	struct pa_zone *z = zone_of_pfn(pool, s);
+	int n = snprintf(buf, len, "%s", z ? zone_name(z->type) : "none");
+	for (unsigned t = PA_ONLINE_KERNEL;
+	     z && pool->block_offline[block] && t <= PA_ONLINE_MOVABLE; t++) {
+		int rc;
+		struct pa_zone *to = online_target(pool, z, s, e, (enum pa_online_type)t, &rc);
+		if (to && to != z)
+			n += snprintf(buf + ((size_t)n < len ? (size_t)n : len),
+			              (size_t)n < len ? len - (size_t)n : 0, " %s",
+			              zone_name(to->type));
+	}
+	n += snprintf(buf + ((size_t)n < len ? (size_t)n : len),
+	              (size_t)n < len ? len - (size_t)n : 0, "\n");
+	pthread_mutex_unlock(&pool->hotplug_lock);
+	return n;
+}
+
+int pa_memory_online(struct pa_pool *pool, pa_pfn_t start_pfn, uint64_t nr_pages)
+{
+	return pa_memory_online_type(pool, start_pfn, nr_pages, PA_ONLINE_DEFAULT);
 }

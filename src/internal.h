@@ -10,6 +10,7 @@
 #include "pagealloc.h"
 
 #include <errno.h>
+#include <stddef.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
@@ -60,11 +61,23 @@ enum pa_page_flags {
 	PF_FREE_PENDING = 1u << 2, /* freed by its owner while isolated: compaction frees it */
 	PF_CONTIG = 1u << 3, /* a block of a contiguous range: pa_free_contig_range() frees it */
 	PF_CMA = 1u << 4,    /* taken by pa_cma_alloc(): only pa_cma_release() frees it */
+	/*
+	 * On a free head: linked from an untouched chunk and never relinked
+	 * since, so no descriptor inside the block was ever written (all still
+	 * read as zero, PS_BODY). Set only by buddy_materialise(); any relink
+	 * (mark_free) or allocation writes the flags anew and drops it.
+	 */
+	PF_UNTOUCHED = 1u << 5,
 };
 
 struct pa_page {
-	uint8_t state; /* enum pa_page_state */
-	uint8_t order; /* head: order of the block */
+	union {
+		struct {
+			uint8_t state; /* enum pa_page_state */
+			uint8_t order; /* head: order of the block */
+		};
+		uint16_t state_order; /* both, for one compare on the free path (pcp_free_claim) */
+	};
 	uint8_t mt;    /* free: the list it is on; allocated: the type it was allocated as */
 	uint8_t flags; /* enum pa_page_flags */
 	uint8_t owner; /* allocated: registered owner that can move it (0: none) */
@@ -186,10 +199,12 @@ struct pa_lock_stat {
  * The zone lock: a word taken with one compare-and-swap and given back with
  * one exchange, as Linux's zone lock is a spinlock. A waiter spins a while,
  * then sleeps on the condition variable (v = 2 says someone may sleep), so
- * that a holder preempted on a busy machine costs no CPU.
+ * that a holder preempted on a busy machine costs no CPU. How long it spins
+ * adapts to how long waits that ended spinning took (platform_lock_slow).
  */
 struct pa_lock {
-	_Atomic uint32_t v; /* 0 free, 1 held, 2 held and a waiter may sleep */
+	_Atomic uint32_t v;     /* 0 free, 1 held, 2 held and a waiter may sleep */
+	_Atomic uint32_t spins; /* the spin budget: a running average, set by holders */
 	pthread_mutex_t mutex;
 	pthread_cond_t cond;
 	const char *name;
@@ -214,6 +229,12 @@ static inline bool pa_spin_trylock(struct pa_spin *s)
 {
 	return atomic_load_explicit(&s->v, memory_order_relaxed) == 0 &&
 	       atomic_exchange_explicit(&s->v, 1, memory_order_acquire) == 0;
+}
+
+/* The owner's trylock: one exchange; the lock is its own, so seldom taken. */
+static inline bool pa_spin_trylock_own(struct pa_spin *s)
+{
+	return atomic_exchange_explicit(&s->v, 1, memory_order_acquire) == 0;
 }
 
 static inline void pa_spin_unlock(struct pa_spin *s)
@@ -347,6 +368,7 @@ struct pa_zone {
 	pa_pfn_t init_pfn;
 	uint64_t *untouched;     /* bit per chunk, from chunk_base */
 	pa_pfn_t chunk_base;     /* start_pfn rounded down to a chunk */
+	pa_pfn_t untouched_end;  /* end_pfn at boot: a span grown by hotplug has no chunk above */
 	uint64_t nr_untouched;   /* chunks with their bit set */
 	uint64_t untouched_hint; /* no bit is set above this word */
 
@@ -481,6 +503,10 @@ struct pa_pool {
 	struct pa_boot_config cfg;
 	struct pa_platform plat;
 	bool cpu_default; /* no cpu_id hook given: read the CPU id inline */
+	/* cpu_default with rseq registered: the rseq cpu_id word, from the thread pointer; else 0. */
+	ptrdiff_t rseq_cpu_off;
+	/* Frees of orders below this take pa_free_pages()'s inline path: pageblock_order, 0 with init_on_free. */
+	unsigned free_fast_below;
 
 	/* Frame map ("memmap.c"): one array for the whole span, present sections backed. */
 	struct pa_page *map;
@@ -556,16 +582,28 @@ void platform_fill_defaults(struct pa_platform *plat);
 /* One or two of reserve, commit and release: a set that cannot work (pa_boot refuses it). */
 bool platform_memory_hooks_partial(const struct pa_platform *plat);
 unsigned platform_cpu_slow(void);
-/* The CPU id where rseq is missing, asked again when left runs out. */
+/*
+ * The CPU id where rseq is missing: sched_getcpu() plus one, cached per
+ * thread; 0 until asked. Asked again after a contended list lock and on
+ * every refill and spill (platform_cpu_forget()): a stale id costs nothing
+ * but locality, as the lists are locked either way.
+ */
 struct platform_cpu_cache {
-	unsigned cpu, left;
+	unsigned cpu1;
 };
-extern _Thread_local struct platform_cpu_cache platform_cpu_cache;
+/* Initial-exec: read in place off the thread pointer, never through __tls_get_addr(). */
+extern _Thread_local struct platform_cpu_cache platform_cpu_cache
+        __attribute__((tls_model("initial-exec")));
+
+static inline void platform_cpu_forget(void)
+{
+	platform_cpu_cache.cpu1 = 0;
+}
 
 /*
  * The default CPU id: the kernel's restartable-sequence area, which glibc
  * registers for every thread; a read of one word. Where it is missing (an
- * old kernel, valgrind) a per-thread cache of sched_getcpu() stands in.
+ * old kernel, valgrind) the per-thread cache stands in.
  */
 static inline unsigned platform_cpu(void)
 {
@@ -576,11 +614,12 @@ static inline unsigned platform_cpu(void)
 		if (likely(cpu >= 0))
 			return (unsigned)cpu;
 	}
-	if (unlikely(platform_cpu_cache.left == 0))
+	if (unlikely(platform_cpu_cache.cpu1 == 0))
 		return platform_cpu_slow();
-	platform_cpu_cache.left--;
-	return platform_cpu_cache.cpu;
+	return platform_cpu_cache.cpu1 - 1;
 }
+/* Where the rseq cpu_id word is from the thread pointer; 0 without rseq. */
+ptrdiff_t platform_rseq_cpu_offset(void);
 unsigned platform_online_cpus(void);
 /* The machine's memory in bytes, from the platform hook. */
 static inline uint64_t platform_machine_bytes(const struct pa_pool *pool)
@@ -693,8 +732,8 @@ static inline bool zone_pfn_pending(const struct pa_zone *z, pa_pfn_t pfn)
 {
 	if (pfn >= z->init_pfn)
 		return true;
-	if (likely(!z->nr_untouched))
-		return false;
+	if (likely(!z->nr_untouched) || pfn < z->chunk_base || pfn >= z->untouched_end)
+		return false; /* outside: the span grew by hotplug, where nothing is untouched */
 	uint64_t i = (pfn - z->chunk_base) >> z->pool->cfg.chunk_order;
 	return (z->untouched[i / 64] >> (i % 64)) & 1;
 }
@@ -728,6 +767,8 @@ bool deferred_init_done(struct pa_pool *pool);
 /* "hotplug.c": memory blocks offline and online */
 int hotplug_init(struct pa_pool *pool, char *err, size_t errlen);
 void hotplug_destroy(struct pa_pool *pool);
+/* sysfs's valid_zones of memory block `block`, as text into buf (snprintf's length). */
+int hotplug_valid_zones(struct pa_pool *pool, uint64_t block, char *buf, size_t len);
 /* Is pfn in a memhole= hole (never memory), as opposed to offline memory? */
 bool boot_pfn_in_hole(const struct pa_boot_config *c, pa_pfn_t pfn);
 /* Is any frame of [lo, hi) in a hole or offline at boot? */
@@ -750,6 +791,8 @@ void zone_set_pcp_mark(struct pa_zone *z);
 const char *zone_name(enum pa_zone_type type);
 /* The pfn where zone type t's address range ends; PA_PFN_INVALID for NORMAL and MOVABLE. */
 pa_pfn_t zone_type_end_pfn(const struct pa_pool *pool, enum pa_zone_type t);
+/* The highest type below MOVABLE with memory in the pool: ZONE_MOVABLE is taken from it. */
+enum pa_zone_type zone_movable_source(const struct pa_pool *pool);
 /* Does the layout have zone type t (zone_dma=1 for DMA, zones=x86_64 for DMA32)? */
 bool zone_type_in_layout(const struct pa_pool *pool, enum pa_zone_type t);
 
@@ -970,6 +1013,13 @@ static inline unsigned pageblock_mt(const struct pa_pool *pool, pa_pfn_t pfn)
 	return (b & PB_ISOLATE) ? PA_MT_ISOLATE : (b & PB_MT_MASK);
 }
 
+/* The type and isolation bits: below PA_NR_PCP_TYPES, an ordinary pageblock of that type. */
+static inline unsigned pageblock_list_bits(const struct pa_pool *pool, pa_pfn_t pfn)
+{
+	return __atomic_load_n(&pool->pb_bits[pfn >> pool->cfg.pageblock_order], __ATOMIC_RELAXED) &
+	       (PB_MT_MASK | PB_ISOLATE);
+}
+
 /* The pageblock's migratetype, isolated or not. */
 static inline unsigned pageblock_base_mt(const struct pa_pool *pool, pa_pfn_t pfn)
 {
@@ -1022,6 +1072,15 @@ extern const char *const pa_migratetype_names[PA_MT_COUNT];
 /* ---------------------------------------------------------------------- */
 
 /*
+ * Whose rules size the lists: Linux 6.7's (high auto-tuned between
+ * high_min and high_max, decayed once a second) or Linux 6.1's (high fixed
+ * at the low watermark's share, refills of one batch, and a run of frees
+ * that reaches a high-order page empties the lists), as a replay of a 6.1
+ * kernel wants.
+ */
+enum pcp_rules { PCP_RULES_67, PCP_RULES_61, PCP_NR_RULES };
+
+/*
  * One CPU's lists for one zone: a list per (order, PCP type) for every order
  * 0..max_order, so any order can be switched on at run time. Blocks on them
  * are out of the buddy (PS_PCP) and count as reserved frames. Aligned to a
@@ -1029,11 +1088,12 @@ extern const char *const pa_migratetype_names[PA_MT_COUNT];
  */
 struct pa_pcp {
 	struct pa_spin lock;
+	/* count, high, batch and heads are stored relaxed-atomically: pcp_free_direct() peeks. */
 	uint32_t count; /* frames on the lists */
 	uint32_t high;  /* spill to the buddy above this */
 	uint32_t high_min, high_max;
 	uint32_t batch;        /* blocks per refill or spill, in order-0 frames */
-	uint32_t free_count;   /* frames freed in a row: scales the spill batch */
+	uint32_t free_count;   /* frames freed in a row, capped where read: scales the spill */
 	uint32_t alloc_factor; /* refills in a row without a free: scales the refill (order 0) */
 	uint32_t spill_next;   /* the list a spill starts from */
 	uint64_t last_decay_ns;
@@ -1048,16 +1108,36 @@ struct pa_pcp {
 
 #define pcp_index(order, type) ((order)*PA_NR_PCP_TYPES + (type))
 
+/* Write count, high or batch of a list (lock held): relaxed atomic, for pcp_free_direct(). */
+#define pcp_store(field, v) __atomic_store_n(&(field), (uint32_t)(v), __ATOMIC_RELAXED)
+
 int pcp_init_zone(struct pa_zone *zone);
 void pcp_destroy_zone(struct pa_zone *zone);
 /* Batch and high from the zone's size and watermarks (Linux's formulas). */
 void pcp_setup_sizes(struct pa_zone *zone);
+/* pool_cpu() for an id out of range: ask again where it is unknown, then wrap it. */
+unsigned pool_cpu_slow(const struct pa_pool *pool, unsigned cpu);
+
+/*
+ * The CPU the caller runs on, without a call: with rseq one load from the
+ * thread pointer; without, the thread's cached id. Out of range (0..nr_cpus-1)
+ * where pool_cpu_slow() must decide: a platform hook, an id not asked yet,
+ * a thread rseq did not register (a negative id, as unsigned).
+ */
+static inline unsigned pool_cpu_nocall(const struct pa_pool *pool)
+{
+	if (likely(pool->rseq_cpu_off))
+		return __atomic_load_n(
+		        (const uint32_t *)((char *)__builtin_thread_pointer() + pool->rseq_cpu_off),
+		        __ATOMIC_RELAXED);
+	return likely(pool->cpu_default) ? platform_cpu_cache.cpu1 - 1 : UINT32_MAX;
+}
+
 /* The CPU the caller runs on, 0..nr_cpus-1. */
 static inline unsigned pool_cpu(const struct pa_pool *pool)
 {
-	unsigned cpu =
-	        likely(pool->cpu_default) ? platform_cpu() : pool->plat.cpu_id(pool->plat.ctx);
-	return likely(cpu < pool->cfg.nr_cpus) ? cpu : cpu % pool->cfg.nr_cpus;
+	unsigned cpu = pool_cpu_nocall(pool);
+	return likely(cpu < pool->cfg.nr_cpus) ? cpu : pool_cpu_slow(pool, cpu);
 }
 
 /* Is order on the per-CPU lists now? */
@@ -1080,22 +1160,29 @@ static inline pa_pfn_t pcp_pop(struct pa_pool *pool, struct pa_pcp *pcp, unsigne
                                unsigned type)
 {
 	uint32_t *head = &pcp->head[pcp_index(order, type)];
-	pa_pfn_t pfn = *head;
+	uint32_t pfn = *head;
 	if (pfn == PA_NIL)
 		return PA_NIL;
-	*head = pfn_page(pool, pfn)->lru.next;
-	pcp->count -= 1u << order;
+	__atomic_store_n(head, pfn_page(pool, pfn)->lru.next,
+	                 __ATOMIC_RELAXED); /* pcp_free_direct() */
+	pcp_store(pcp->count, pcp->count - (1u << order));
 	return pfn;
 }
 
 /* A list is a stack through lru.next: the most recently freed block is the cache-hottest. */
+static inline void pcp_link_page(struct pa_pcp *pcp, struct pa_page *p, pa_pfn_t pfn,
+                                 unsigned order, unsigned type)
+{
+	uint32_t *head = &pcp->head[pcp_index(order, type)];
+	p->lru.next = *head;
+	__atomic_store_n(head, (uint32_t)pfn, __ATOMIC_RELAXED); /* pcp_free_direct() peeks */
+	pcp_store(pcp->count, pcp->count + (1u << order));
+}
+
 static inline void pcp_link(struct pa_pool *pool, struct pa_pcp *pcp, pa_pfn_t pfn, unsigned order,
                             unsigned type)
 {
-	uint32_t *head = &pcp->head[pcp_index(order, type)];
-	pfn_page(pool, pfn)->lru.next = *head;
-	*head = (uint32_t)pfn;
-	pcp->count += 1u << order;
+	pcp_link_page(pcp, pfn_page(pool, pfn), pfn, order, type);
 }
 
 /* The same for a block whose state is not PS_PCP yet. */
@@ -1117,6 +1204,21 @@ static inline struct pa_page *pcp_prep(struct pa_pool *pool, struct pa_pcp *pcp,
 	return p;
 }
 
+/* The top block of the (order, mt) list made an allocated one; NULL if the list is empty. */
+static inline struct pa_page *pcp_take(struct pa_pool *pool, struct pa_pcp *pcp, unsigned order,
+                                       unsigned mt, pa_gfp_t gfp)
+{
+	pa_pfn_t pfn = pcp_pop(pool, pcp, order, mt);
+	return likely(pfn != PA_NIL) ? pcp_prep(pool, pcp, pfn, order, mt, gfp) : NULL;
+}
+
+/* The owner found its list lock busy: counted; its CPU id may be stale, so it is asked again. */
+static inline void pcp_busy(struct pa_pcp *pcp, enum pa_lock_site site)
+{
+	atomic_fetch_add_explicit(&pcp->lock.busy[site], 1, memory_order_relaxed);
+	platform_cpu_forget();
+}
+
 /*
  * Allocate from this CPU's list, refilling it from the buddy when dry.
  * NULL when the list lock is busy or the zone has nothing: the caller
@@ -1125,64 +1227,119 @@ static inline struct pa_page *pcp_prep(struct pa_pool *pool, struct pa_pcp *pcp,
 static inline struct pa_page *pcp_alloc(struct pa_zone *z, unsigned cpu, unsigned order,
                                         unsigned mt, pa_gfp_t gfp)
 {
-	struct pa_pool *pool = z->pool;
 	struct pa_pcp *pcp = &z->pcp[cpu];
-	if (unlikely(!pa_spin_trylock(&pcp->lock))) {
-		atomic_fetch_add_explicit(&pcp->lock.busy[SITE_PCP_ALLOC], 1, memory_order_relaxed);
+	if (unlikely(!pa_spin_trylock_own(&pcp->lock))) {
+		pcp_busy(pcp, SITE_PCP_ALLOC);
 		return NULL;
 	}
-	pa_pfn_t pfn = pcp_pop(pool, pcp, order, mt);
-	if (unlikely(pfn == PA_NIL))
+	struct pa_page *p = pcp_take(z->pool, pcp, order, mt, gfp);
+	if (unlikely(!p))
 		return pcp_refill_unlock(z, pcp, order, mt, gfp);
-	struct pa_page *p = pcp_prep(pool, pcp, pfn, order, mt, gfp);
 	pa_spin_unlock(&pcp->lock);
 	return p;
 }
 
 /*
- * Free onto this CPU's list; false when the zone path must decide (the lock
- * is busy, the free is bad, the order was switched off meanwhile, the
- * pageblock is isolated, or a CMA pageblock's block is a CMA allocation,
- * which only pa_cma_release() frees). HIGHATOMIC and CMA blocks wait on the movable list;
- * a spill returns them to the buddy by their pageblock's type.
+ * Take an allocated block of order for a list: PS_ALLOC -> PS_PCP. State
+ * and order are one 16-bit word, so one compare checks both. A
+ * compare-and-swap, not a store: compaction may be isolating the folio
+ * under the zone lock. The plain compare first keeps a bad free of an
+ * absent frame (read-only zero descriptor) from writing to it. Orders
+ * below 256 only.
  */
-static inline bool pcp_free(struct pa_zone *z, unsigned cpu, pa_pfn_t pfn, unsigned order)
+static inline bool pcp_free_claim(struct pa_page *p, unsigned order)
+{
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+	uint16_t want = (uint16_t)(PS_ALLOC | order << 8), to = (uint16_t)(PS_PCP | order << 8);
+#else
+	uint16_t want = (uint16_t)(PS_ALLOC << 8 | order), to = (uint16_t)(PS_PCP << 8 | order);
+#endif
+	return __atomic_load_n(&p->state_order, __ATOMIC_RELAXED) == want &&
+	       __atomic_compare_exchange_n(&p->state_order, &want, to, false, __ATOMIC_ACQUIRE,
+	                                   __ATOMIC_RELAXED);
+}
+
+/*
+ * A claimed block onto the type's list, spilling when the lists pass high.
+ * Frees in a row are counted uncapped (pcp_prep halves them): the spill
+ * caps them where it reads them. Leaves the list lock released.
+ */
+static inline bool pcp_free_commit(struct pa_zone *z, struct pa_pcp *pcp, struct pa_page *p,
+                                   pa_pfn_t pfn, unsigned order, unsigned type)
+{
+	pcp_link_page(pcp, p, pfn, order, type); /* the compare-and-swap made it PS_PCP */
+	pcp->ops[2 * order + 1]++;
+	pcp->alloc_factor >>= 1;
+	pcp->free_count += 1u << order;
+	if (unlikely(pcp->count >= pcp->high))
+		return pcp_spill_unlock(z, pcp, pcp_index(order, type));
+	pa_spin_unlock(&pcp->lock);
+	return true;
+}
+
+/*
+ * Does a block of a pageblock or more go straight to the buddy? It waits
+ * on its list only while the list is empty and high has room for it: one
+ * is what a CPU that frees and allocates it again reuses (a refill's spare
+ * counts), and a spill would give back just it. Blocks freed in bulk skip the list, whose stack would only hand
+ * them back in reverse. Read before the list lock too, as a guess made
+ * exact under it, so that such a free costs no atomic more than the buddy
+ * path's: count, high, batch and the heads are stored relaxed-atomically.
+ */
+static inline bool pcp_free_direct(const struct pa_pool *pool, const struct pa_pcp *pcp,
+                                   unsigned order, unsigned type)
+{
+	uint64_t size = 1ull << order;
+	if (likely(order < pool->cfg.pageblock_order) ||
+	    atomic_load_explicit(&pool->pcp_rules, memory_order_relaxed) == PCP_RULES_61)
+		return false; /* Linux 6.1's rules look at every free (pcp_spill_unlock()) */
+	return __atomic_load_n(&pcp->head[pcp_index(order, type)], __ATOMIC_RELAXED) != PA_NIL ||
+	       __atomic_load_n(&pcp->count, __ATOMIC_RELAXED) + size >=
+	               __atomic_load_n(&pcp->high, __ATOMIC_RELAXED);
+}
+
+/* The list a free of a pageblock of type mt waits on: HIGHATOMIC and CMA on the movable one. */
+static inline unsigned pcp_type(unsigned mt)
+{
+	return mt < PA_NR_PCP_TYPES ? mt : PA_MT_MOVABLE;
+}
+
+/*
+ * Free onto this CPU's list, its lock held; false when the zone path must
+ * decide (the free is bad, a huge block goes straight to the buddy,
+ * the order was switched off meanwhile, the pageblock is isolated, or a CMA
+ * pageblock's block is a CMA allocation, which only pa_cma_release() frees). HIGHATOMIC and CMA blocks wait on the
+ * movable list; a spill returns them to the buddy by their pageblock's
+ * type. Leaves the list lock released either way.
+ */
+static inline bool pcp_free_locked(struct pa_zone *z, struct pa_pcp *pcp, pa_pfn_t pfn,
+                                   unsigned order)
 {
 	struct pa_pool *pool = z->pool;
-	struct pa_pcp *pcp = &z->pcp[cpu];
 	struct pa_page *p = pfn_page(pool, pfn);
-	if (unlikely(!pa_spin_trylock(&pcp->lock))) {
-		atomic_fetch_add_explicit(&pcp->lock.busy[SITE_PCP_FREE], 1, memory_order_relaxed);
-		return false;
-	}
 	unsigned mt = pageblock_mt(pool, pfn);
-	uint8_t alloc = PS_ALLOC;
-	/*
-	 * A compare-and-swap, not a store: compaction may be isolating the folio
-	 * under the zone lock. The plain check first keeps a bad free of an absent
-	 * frame (read-only zero descriptor) from writing to it.
-	 */
-	if (unlikely(page_state(p) != PS_ALLOC || p->order != order ||
+	if (unlikely(pcp_free_direct(pool, pcp, order, pcp_type(mt)) ||
 	             !pcp_order_enabled(pool, order) ||
 	             (mt >= PA_MT_CMA && (mt == PA_MT_ISOLATE || (page_flags(p) & PF_CMA))) ||
-	             !__atomic_compare_exchange_n(&p->state, &alloc, (uint8_t)PS_PCP, false,
-	                                          __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))) {
+	             !pcp_free_claim(p, order))) {
 		pa_spin_unlock(&pcp->lock);
 		return false;
 	}
 	set_page_flags(p, 0); /* used memory: not reported any more */
 	if (unlikely(pool->cfg.init_on_free))
 		return pcp_free_wipe_unlock(z, pcp, pfn, order);
-	unsigned type = mt < PA_NR_PCP_TYPES ? mt : PA_MT_MOVABLE;
-	pcp_link(pool, pcp, pfn, order, type); /* the compare-and-swap made it PS_PCP */
-	pcp->ops[2 * order + 1]++;
-	pcp->alloc_factor >>= 1;
-	if (pcp->free_count < (pcp->batch << 5))
-		pcp->free_count += 1u << order;
-	if (unlikely(pcp->count >= pcp->high))
-		return pcp_spill_unlock(z, pcp, pcp_index(order, type));
-	pa_spin_unlock(&pcp->lock);
-	return true;
+	return pcp_free_commit(z, pcp, p, pfn, order, pcp_type(mt));
+}
+
+/* pcp_free_locked() with the list lock taken first; false also when it is busy. */
+static inline bool pcp_free(struct pa_zone *z, unsigned cpu, pa_pfn_t pfn, unsigned order)
+{
+	struct pa_pcp *pcp = &z->pcp[cpu];
+	if (unlikely(!pa_spin_trylock_own(&pcp->lock))) {
+		pcp_busy(pcp, SITE_PCP_FREE);
+		return false;
+	}
+	return pcp_free_locked(z, pcp, pfn, order);
 }
 
 /* Give back to the buddy every block of the orders in mask from one CPU's lists. */
@@ -1191,14 +1348,6 @@ void pcp_drain_cpu(struct pa_zone *zone, unsigned cpu, uint64_t order_mask);
 bool pcp_drain_all_if_any(struct pa_pool *pool);
 /* 0 (auto-tuned high) or at least 8; -EINVAL otherwise. Resizes every CPU's lists. */
 int pcp_set_high_fraction(struct pa_pool *pool, unsigned fraction);
-/*
- * Whose rules size the lists: Linux 6.7's (high auto-tuned between
- * high_min and high_max, decayed once a second) or Linux 6.1's (high fixed
- * at the low watermark's share, refills of one batch, and a run of frees
- * that reaches a high-order page empties the lists), as a replay of a 6.1
- * kernel wants.
- */
-enum pcp_rules { PCP_RULES_67, PCP_RULES_61, PCP_NR_RULES };
 /* "6.7" or "6.1" -> enum pcp_rules; -1 for anything else. */
 int pcp_rules_parse(const char *s);
 const char *pcp_rules_name(unsigned rules);

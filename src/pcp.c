@@ -21,7 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define PCP_BATCH_SCALE_MAX   5 /* frees in a row scale the spill up to batch << 5 (pcp_free) */
+#define PCP_BATCH_SCALE_MAX   5 /* frees in a row scale the spill up to batch << 5 */
 #define PCP_DECAY_INTERVAL_NS 1000000000ull
 #define PCP_MIN_HIGH_FRACTION 8   /* as Linux's MIN_PERCPU_PAGELIST_HIGH_FRACTION */
 #define PCP_REFILL_BLOCKS     32  /* whole blocks one refill takes at most */
@@ -114,11 +114,11 @@ void pcp_setup_sizes(struct pa_zone *z)
 	for (unsigned c = 0; c < pool->cfg.nr_cpus; c++) {
 		struct pa_pcp *pcp = &z->pcp[c];
 		platform_spin_lock(pool, &pcp->lock, SITE_ADMIN);
-		pcp->batch = batch;
+		pcp_store(pcp->batch, batch);
 		pcp->high_min = (uint32_t)hmin;
 		pcp->high_max = (uint32_t)hmax;
 		if (pcp->high < hmin || pcp->high > hmax)
-			pcp->high = (uint32_t)hmin;
+			pcp_store(pcp->high, hmin);
 		pa_spin_unlock(&pcp->lock);
 	}
 }
@@ -163,7 +163,7 @@ static void pcp_decay(struct pa_zone *z, struct pa_pcp *pcp)
 	int64_t b = (int64_t)pcp->high - pcp->high / 8;
 	int64_t h = a > b ? a : b;
 	h = h < pcp->high_min ? pcp->high_min : h > pcp->high_max ? pcp->high_max : h;
-	pcp->high = (uint32_t)h;
+	pcp_store(pcp->high, h);
 	if (pcp->count > pcp->high)
 		pcp_spill(z, pcp, pcp->count - pcp->high, UINT64_MAX, pcp->spill_next,
 		          SITE_PCP_SPILL);
@@ -260,7 +260,7 @@ static void pcp_refill(struct pa_zone *z, struct pa_pcp *pcp, unsigned order, un
 		return; /* high is fixed and never decays (a single node's lists) */
 	if (roomy && pcp->high < pcp->high_max) {
 		uint32_t h = pcp->high + pcp->batch;
-		pcp->high = h > pcp->high_max ? pcp->high_max : h;
+		pcp_store(pcp->high, h > pcp->high_max ? pcp->high_max : h);
 	}
 	pcp_decay(z, pcp);
 }
@@ -395,6 +395,7 @@ static void pcp_spill(struct pa_zone *z, struct pa_pcp *pcp, uint64_t frames, ui
 struct pa_page *pcp_refill_unlock(struct pa_zone *z, struct pa_pcp *pcp, unsigned order,
                                   unsigned mt, pa_gfp_t gfp)
 {
+	platform_cpu_forget(); /* now and then, a thread without rseq asks where it runs */
 	/* Switched off since the caller looked: the drain has run, so put nothing back. */
 	if (pcp_order_enabled(z->pool, order))
 		pcp_refill(z, pcp, order, mt);
@@ -410,6 +411,8 @@ static uint64_t spill_frames(const struct pa_pcp *pcp)
 	if (pcp->high < pcp->batch)
 		return 1;
 	uint64_t lo = pcp->batch, hi = pcp->high - pcp->batch, n = pcp->free_count;
+	uint64_t cap = (uint64_t)pcp->batch << PCP_BATCH_SCALE_MAX;
+	n = n < cap ? n : cap;
 	return n < lo ? lo : n > hi ? hi : n;
 }
 
@@ -455,11 +458,12 @@ static void pcp_free_61(struct pa_zone *z, struct pa_pcp *pcp, unsigned list)
 		pcp_spill(z, pcp, pcp->count, UINT64_MAX, list, SITE_PCP_SPILL);
 	else if (pcp->count >= high)
 		pcp_spill(z, pcp, spill_frames_61(pcp, high), UINT64_MAX, list, SITE_PCP_SPILL);
-	pcp->high = pcp->free_factor ? 0 : high;
+	pcp_store(pcp->high, pcp->free_factor ? 0 : high);
 }
 
 bool pcp_spill_unlock(struct pa_zone *z, struct pa_pcp *pcp, unsigned list)
 {
+	platform_cpu_forget(); /* now and then, a thread without rseq asks where it runs */
 	if (rules_61(z->pool))
 		pcp_free_61(z, pcp, list);
 	else

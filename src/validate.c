@@ -116,6 +116,20 @@ static int check_body(struct vctx *v, struct pa_zone *z, pa_pfn_t head, unsigned
 	return 0;
 }
 
+/*
+ * Must the body of this block be walked frame by frame? Not that of a free
+ * block linked from an untouched chunk and never relinked (PF_UNTOUCHED): no
+ * descriptor in it was written, so every one still reads PS_BODY. Skipping
+ * it keeps the cost of a check proportional to the memory in use: a block
+ * wrongly inside it would still show, as a head on a list, a per-CPU list
+ * or the allocated count that the frame census then disagrees with.
+ * debug=2 (the expensive checks) walks every body.
+ */
+static bool body_written(const struct pa_pool *pool, const struct pa_page *head, unsigned st)
+{
+	return st != PS_FREE || !(page_flags(head) & PF_UNTOUCHED) || pool->cfg.debug >= 2;
+}
+
 /* An untouched chunk: every pageblock MOVABLE and not isolated, the head never written. */
 static int check_untouched(struct vctx *v, struct pa_zone *z, pa_pfn_t chunk)
 {
@@ -173,7 +187,7 @@ static int check_frames(struct vctx *v, struct pa_zone *z, struct frame_census *
 		    pfn + (1ull << order) > z->end_pfn)
 			return vfail(v, z, "block at pfn %llu has a bad order %u",
 			             (unsigned long long)pfn, order);
-		int rc = check_body(v, z, pfn, order);
+		int rc = body_written(pool, p, st) ? check_body(v, z, pfn, order) : 0;
 		if (rc)
 			return rc;
 		if (st == PS_FREE) {
@@ -271,6 +285,37 @@ static int check_zone(struct vctx *v, struct pa_zone *z)
 	return 0;
 }
 
+/*
+ * Zone spans (hotplug shrinks and grows them): each covers every online
+ * pageblock of its zone, and no two overlap. Every zone lock held.
+ */
+static int check_spans(struct vctx *v)
+{
+	struct pa_pool *pool = v->pool;
+	unsigned pbo = pool->cfg.pageblock_order;
+	for (uint64_t b = 0; b < pool->nr_pageblocks; b++) {
+		uint8_t zi = __atomic_load_n(&pool->pb_zone[b], __ATOMIC_RELAXED);
+		pa_pfn_t p = b << pbo;
+		if (zi == 0xff || pool->block_offline[p >> pool->cfg.block_shift])
+			continue;
+		const struct pa_zone *z = &pool->zones[zi];
+		if (p < z->start_pfn || p >= z->end_pfn)
+			return vfail(
+			        v, z,
+			        "online pageblock at pfn %llu is outside the span [%llu, %llu)",
+			        (unsigned long long)p, (unsigned long long)z->start_pfn,
+			        (unsigned long long)z->end_pfn);
+	}
+	for (unsigned i = 0; i < pool->nr_zones; i++)
+		for (unsigned j = i + 1; j < pool->nr_zones; j++) {
+			const struct pa_zone *a = &pool->zones[i], *b = &pool->zones[j];
+			if (a->start_pfn < a->end_pfn && b->start_pfn < b->end_pfn &&
+			    a->start_pfn < b->end_pfn && b->start_pfn < a->end_pfn)
+				return vfail(v, a, "span overlaps zone %s's", zone_name(b->type));
+		}
+	return 0;
+}
+
 int validate_locked(struct pa_pool *pool, char *err, size_t errlen)
 {
 	struct vctx v = { pool, err, errlen };
@@ -281,7 +326,8 @@ int validate_locked(struct pa_pool *pool, char *err, size_t errlen)
 		if (rc)
 			return rc;
 	}
-	return superblock_validate_locked(pool, err, errlen);
+	int rc = pool->block_offline ? check_spans(&v) : 0;
+	return rc ? rc : superblock_validate_locked(pool, err, errlen);
 }
 
 /* Every list lock, then every zone lock: the order the allocation paths nest them. */

@@ -79,8 +79,7 @@ static pa_pfn_t clamp_pfn(pa_pfn_t v, pa_pfn_t lo, pa_pfn_t hi)
 	return v < lo ? lo : v > hi ? hi : v;
 }
 
-/* The highest type below MOVABLE with memory in the pool: ZONE_MOVABLE is taken from it. */
-static enum pa_zone_type movable_source(const struct pa_pool *pool)
+enum pa_zone_type zone_movable_source(const struct pa_pool *pool)
 {
 	enum pa_zone_type t = PA_ZONE_NORMAL;
 	while (t > PA_ZONE_DMA && zone_type_start_pfn(pool, t) >= pool->nr_frames)
@@ -91,7 +90,7 @@ static enum pa_zone_type movable_source(const struct pa_pool *pool)
 /* The part of node [start, end) in the movable source type: [*lo, end), empty when lo == end. */
 static pa_pfn_t node_source_start(const struct pa_pool *pool, pa_pfn_t start, pa_pfn_t end)
 {
-	return clamp_pfn(zone_type_start_pfn(pool, movable_source(pool)), start, end);
+	return clamp_pfn(zone_type_start_pfn(pool, zone_movable_source(pool)), start, end);
 }
 
 /*
@@ -259,6 +258,9 @@ void zone_prepare_range(struct pa_zone *z, pa_pfn_t start, pa_pfn_t end)
 		end = z->end_pfn;
 	while (z->init_pfn < end && zone_init_next_chunk(z))
 		;
+	/* A span grown by hotplug has nothing untouched outside what it had at boot. */
+	start = start < z->chunk_base ? z->chunk_base : start;
+	end = end > z->untouched_end ? z->untouched_end : end;
 	if (!z->nr_untouched || start >= end)
 		return;
 	for (uint64_t i = (start - z->chunk_base) >> co; i <= (end - 1 - z->chunk_base) >> co;
@@ -275,6 +277,7 @@ static int zone_alloc_untouched(struct pa_zone *z)
 {
 	unsigned co = z->pool->cfg.chunk_order;
 	z->chunk_base = align_down(z->start_pfn, 1ull << co);
+	z->untouched_end = z->end_pfn;
 	uint64_t chunks = ((z->end_pfn - 1 - z->chunk_base) >> co) + 1;
 	z->untouched = calloc((chunks + 63) / 64, sizeof *z->untouched);
 	return z->untouched ? 0 : -ENOMEM;
@@ -368,7 +371,7 @@ static int zone_init_cpu_zones(struct pa_pool *pool)
 static int check_movable(const struct pa_pool *pool, pa_pfn_t bounds[][2], char *err, size_t errlen)
 {
 	const struct pa_boot_config *c = &pool->cfg;
-	enum pa_zone_type src = movable_source(pool);
+	enum pa_zone_type src = zone_movable_source(pool);
 	for (unsigned i = 0; i < pool->nr_nodes; i++) {
 		pa_pfn_t lo = node_source_start(pool, bounds[i][0], bounds[i][1]);
 		uint64_t movable = movable_frames(pool, bounds[i][0], bounds[i][1]);
@@ -517,7 +520,7 @@ void zone_init_done(struct pa_pool *pool)
 		for (unsigned c = 0; c < pool->cfg.nr_cpus; c++) {
 			struct pa_pcp *pcp = &pool->zones[i].pcp[c];
 			platform_spin_lock(pool, &pcp->lock, SITE_ADMIN);
-			pcp->high = 0;
+			pcp_store(pcp->high, 0);
 			pa_spin_unlock(&pcp->lock);
 		}
 	zone_setup_watermarks(pool);

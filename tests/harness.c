@@ -101,11 +101,23 @@ void test_touch_all(struct pa_pool *pool)
 	}
 }
 
+void capture_report(void *ctx, const char *line)
+{
+	struct report_capture *c = ctx;
+	c->lines++;
+	snprintf(c->last, sizeof c->last, "%s", line);
+}
+
 struct pa_pool *test_boot(const char *cmdline)
+{
+	return test_boot_on(cmdline, NULL);
+}
+
+struct pa_pool *test_boot_on(const char *cmdline, const struct pa_platform *platform)
 {
 	char err[512] = "";
 	struct pa_pool *pool = NULL;
-	int rc = pa_boot(cmdline, NULL, &pool, err, sizeof err);
+	int rc = pa_boot(cmdline, platform, &pool, err, sizeof err);
 	if (rc != 0 || !pool) {
 		test_fail(__FILE__, __LINE__, "pa_boot(\"%s\") = %d: %s", cmdline, rc, err);
 		test_abort_case();

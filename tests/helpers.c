@@ -185,3 +185,33 @@ unsigned fake_cpu_id(void *ctx)
 	(void)ctx;
 	return fake_cpu;
 }
+
+uint64_t alloc_order0_into(struct pa_pool *pool, pa_gfp_t gfp, struct pa_page **pages, uint64_t *n,
+                           uint64_t cap)
+{
+	uint64_t took = 0;
+	while (*n < cap) {
+		struct pa_page *p = pa_alloc_pages(pool, gfp, 0);
+		if (!p)
+			break;
+		pages[(*n)++] = p;
+		took++;
+	}
+	return took;
+}
+
+struct pa_page **alloc_order0_all(struct pa_pool *pool, pa_gfp_t gfp, uint64_t cap, uint64_t *nr)
+{
+	struct pa_page **pages = malloc(cap * sizeof *pages);
+	REQUIRE(pages);
+	*nr = 0;
+	alloc_order0_into(pool, gfp, pages, nr, cap);
+	return pages;
+}
+
+void free_order0_all(struct pa_pool *pool, struct pa_page **pages, uint64_t n)
+{
+	for (uint64_t i = 0; i < n; i++)
+		pa_free_pages(pool, pages[i], 0);
+	free(pages);
+}

@@ -66,6 +66,17 @@ pa_pfn_t body_stray(const struct pa_pool *pool, pa_pfn_t p, unsigned o);
  */
 unsigned expect_range_blocks(struct pa_pool *pool, pa_pfn_t s, pa_pfn_t e, unsigned mt);
 
+/*
+ * Allocate order-0 blocks of gfp into pages[*n], pages[*n + 1], ... until
+ * one fails or *n reaches cap; returns how many this call took.
+ */
+uint64_t alloc_order0_into(struct pa_pool *pool, pa_gfp_t gfp, struct pa_page **pages, uint64_t *n,
+                           uint64_t cap);
+/* A malloc'd array of order-0 blocks of gfp, taken until one fails or cap; *nr of them. */
+struct pa_page **alloc_order0_all(struct pa_pool *pool, pa_gfp_t gfp, uint64_t cap, uint64_t *nr);
+/* Free n order-0 blocks, then the array that held them. */
+void free_order0_all(struct pa_pool *pool, struct pa_page **pages, uint64_t n);
+
 /* A cpu_id platform hook: it answers what the calling thread last set fake_cpu to. */
 extern __thread unsigned fake_cpu;
 unsigned fake_cpu_id(void *ctx);

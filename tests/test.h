@@ -93,6 +93,15 @@ uint64_t test_seed(void);
 
 /* Boot a pool or end the case with the boot error. */
 struct pa_pool *test_boot(const char *cmdline);
+/* The same with platform hooks (platform may be NULL). */
+struct pa_pool *test_boot_on(const char *cmdline, const struct pa_platform *platform);
+
+/* A report platform hook: ctx is a struct report_capture, which counts the lines and keeps the last. */
+struct report_capture {
+	int lines;
+	char last[512];
+};
+void capture_report(void *ctx, const char *line);
 
 /* pa_validate() must pass; on failure the message is printed and the case ends. */
 #define VALIDATE(pool)                                                                             \

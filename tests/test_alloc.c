@@ -534,13 +534,7 @@ static struct pa_pool *boot_with_cpu(const char *cmdline, unsigned *cpu)
 	memset(&plat, 0, sizeof plat);
 	plat.ctx = cpu;
 	plat.cpu_id = fixed_cpu_id;
-	char err[512] = "";
-	struct pa_pool *pool = NULL;
-	int rc = pa_boot(cmdline, &plat, &pool, err, sizeof err);
-	CHECK_MSG(rc == 0 && pool, "pa_boot(\"%s\") = %d: %s", cmdline, rc, err);
-	if (!pool)
-		test_abort_case();
-	return pool;
+	return test_boot_on(cmdline, &plat);
 }
 
 static unsigned node_of_pfn(struct pa_pool *pool, pa_pfn_t pfn)

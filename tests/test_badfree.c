@@ -19,21 +19,9 @@
 
 #define MiB (1ull << 20)
 
-struct capture {
-	int lines;
-	char last[512];
-};
-
-static void capture_report(void *ctx, const char *line)
-{
-	struct capture *c = ctx;
-	c->lines++;
-	snprintf(c->last, sizeof c->last, "%s", line);
-}
-
 struct fixture {
 	struct pa_pool *pool;
-	struct capture cap;
+	struct report_capture cap;
 	struct pa_platform plat;
 };
 
@@ -42,12 +30,7 @@ static void fixture_boot(struct fixture *f, const char *line)
 	memset(f, 0, sizeof *f);
 	f->plat.ctx = &f->cap;
 	f->plat.report = capture_report;
-	char err[512] = "";
-	int rc = pa_boot(line, &f->plat, &f->pool, err, sizeof err);
-	if (rc != 0 || !f->pool) {
-		test_fail(__FILE__, __LINE__, "pa_boot(\"%s\") = %d: %s", line, rc, err);
-		test_abort_case();
-	}
+	f->pool = test_boot_on(line, &f->plat);
 }
 
 struct snapshot {

@@ -545,9 +545,7 @@ TEST(contig_range_inside_a_wide_block_on_a_cpu_list_is_taken)
 {
 	const char *cmd = "mem=16M max_order=7 pageblock_order_ceil=5 cma=1M nr_cpus=3";
 	struct pa_platform plat = { .cpu_id = posed_cpu_id };
-	struct pa_pool *pool = NULL;
-	char err[256] = "";
-	REQUIRE(pa_boot(cmd, &plat, &pool, err, sizeof err) == 0);
+	struct pa_pool *pool = test_boot_on(cmd, &plat);
 	posed_cpu = 2;
 	REQUIRE(pa_ctl_write(pool, "pcp/orders/7/enabled", "1") == 0);
 	struct pa_page *small[10];

@@ -292,3 +292,159 @@ TEST(hotplug_online_with_shuffle_shuffles_the_new_blocks)
 	CHECK_MSG(turns > want / 4, "%u turns along %u onlined blocks", turns, seen);
 	pa_shutdown(pool);
 }
+
+/* A zone's span, present and managed frames and high watermark, as zoneinfo prints them. */
+struct zone_view {
+	uint64_t spanned, present, managed, high, start_pfn;
+};
+
+/* The number after key in the zone's text at `at`; 0 when the zone's short form has none. */
+static uint64_t zi_field(const char *at, const char *key)
+{
+	const char *p = strstr(at, key), *next = strstr(at + 1, "Node ");
+	if (!p || (next && p > next))
+		return 0;
+	return strtoull(p + strlen(key), NULL, 10);
+}
+
+static struct zone_view view(struct pa_pool *pool, const char *zone)
+{
+	char *zi = report(pool, PA_REPORT_ZONEINFO, 0), head[64];
+	snprintf(head, sizeof head, "zone %8s", zone);
+	const char *at = strstr(zi, head);
+	REQUIRE(at);
+	struct zone_view v = { zi_field(at, "spanned"), zi_field(at, "present"),
+		               zi_field(at, "managed"), zi_field(at, "high"),
+		               zi_field(at, "start_pfn:") };
+	free(zi);
+	return v;
+}
+
+static void check_span(struct pa_pool *pool, const char *name, struct pa_zone *z, pa_pfn_t s,
+                       pa_pfn_t e)
+{
+	struct zone_view v = view(pool, name);
+	CHECK_EQ_U64(z->start_pfn, s);
+	CHECK_EQ_U64(z->end_pfn, e);
+	CHECK_EQ_U64(v.spanned, e - s);
+	if (e > s)
+		CHECK_EQ_U64(v.start_pfn, s);
+}
+
+#define MOV "mem=8G movablecore=2G kcompactd=manual"
+
+/* Offlining an edge block shrinks the span; onlining grows it; the zone's sizes follow. */
+TEST(hotplug_zone_spans_shrink_and_grow_at_the_edges)
+{
+	struct pa_pool *pool = test_boot(MOV);
+	struct pa_zone *nz = zone_of_type(pool, PA_ZONE_NORMAL),
+	               *mz = zone_of_type(pool, PA_ZONE_MOVABLE);
+	REQUIRE(nz && mz);
+	uint64_t nb = 1ull << pool->cfg.block_shift;
+	pa_pfn_t lo = nz->start_pfn, hi = nz->end_pfn;
+	struct zone_view n0 = view(pool, "Normal"), m0 = view(pool, "Movable");
+	uint32_t pcp_high = nz->pcp[0].high_max;
+	REQUIRE(pa_memory_offline(pool, lo, nb) == 0); /* the lowest block */
+	check_span(pool, "Normal", nz, lo + nb, hi);
+	struct zone_view n1 = view(pool, "Normal");
+	CHECK_EQ_U64(n1.present, n0.present - nb);
+	CHECK_EQ_U64(n1.managed, n0.managed - nb);
+	CHECK(n1.high < n0.high);                           /* watermarks recomputed */
+	CHECK(nz->pcp[0].high_max < pcp_high);              /* and the per-CPU list sizes */
+	REQUIRE(pa_memory_offline(pool, hi - nb, nb) == 0); /* the highest */
+	check_span(pool, "Normal", nz, lo + nb, hi - nb);
+	REQUIRE(pa_memory_offline(pool, lo + 4 * nb, nb) == 0); /* one inside: the span stays */
+	check_span(pool, "Normal", nz, lo + nb, hi - nb);
+	VALIDATE(pool);
+	REQUIRE(pa_memory_online(pool, hi - nb, nb) == 0);
+	check_span(pool, "Normal", nz, lo + nb, hi);
+	REQUIRE(pa_memory_online(pool, lo, nb) == 0);
+	REQUIRE(pa_memory_online(pool, lo + 4 * nb, nb) == 0);
+	check_span(pool, "Normal", nz, lo, hi);
+	struct zone_view n2 = view(pool, "Normal");
+	CHECK_EQ_U64(n2.present, n0.present);
+	CHECK_EQ_U64(n2.high, n0.high);
+	CHECK_EQ_U64(nz->pcp[0].high_max, pcp_high);
+	VALIDATE(pool);
+	/* Every block of ZONE_MOVABLE offline: an empty span, then the whole zone back. */
+	pa_pfn_t ms = mz->start_pfn, me = mz->end_pfn;
+	for (pa_pfn_t b = me - nb; b + 1 > ms && b < me; b -= nb)
+		REQUIRE(pa_memory_offline(pool, b, nb) == 0);
+	CHECK_EQ_U64(view(pool, "Movable").spanned, 0);
+	CHECK_EQ_U64(view(pool, "Movable").present, 0);
+	VALIDATE(pool);
+	for (pa_pfn_t b = ms; b < me; b += nb)
+		REQUIRE(pa_memory_online(pool, b, nb) == 0);
+	check_span(pool, "Movable", mz, ms, me);
+	CHECK_EQ_U64(view(pool, "Movable").managed, m0.managed);
+	expect_as_fresh(pool, MOV);
+	pa_shutdown(pool);
+}
+
+/* online_movable and online_kernel move the boundary between Normal and Movable a block at a time. */
+TEST(hotplug_online_movable_and_kernel_move_the_zone_boundary)
+{
+	struct pa_pool *pool = test_boot(MOV);
+	struct pa_zone *nz = zone_of_type(pool, PA_ZONE_NORMAL),
+	               *mz = zone_of_type(pool, PA_ZONE_MOVABLE);
+	uint64_t nb = 1ull << pool->cfg.block_shift;
+	pa_pfn_t lo = nz->start_pfn, mid = mz->start_pfn, top = mz->end_pfn;
+	struct zone_view m0 = view(pool, "Movable");
+	char path[64], buf[64];
+	snprintf(path, sizeof path, "memory/%llu/state", (unsigned long long)((mid - nb) / nb));
+	CHECK_EQ_U64(pa_memory_online_type(pool, mid - nb, nb, PA_ONLINE_MOVABLE), -EINVAL);
+	/* The two Normal blocks below the boundary go movable, one after the other. */
+	for (pa_pfn_t b = mid - nb; b >= mid - 2 * nb; b -= nb) {
+		REQUIRE(pa_memory_offline(pool, b, nb) == 0);
+		if (b == mid - nb) {
+			REQUIRE(pa_ctl_read(pool, "memory/47/valid_zones", buf, sizeof buf) > 0);
+			CHECK_MSG(b / nb == 47 && strcmp(buf, "Normal Movable\n") == 0, "%s", buf);
+			REQUIRE(pa_ctl_write(pool, path, "online_movable\n") == 0);
+		} else
+			REQUIRE(pa_memory_online_type(pool, b, nb, PA_ONLINE_MOVABLE) == 0);
+		CHECK(zone_of_pfn(pool, b) == mz && zone_of_pfn(pool, b + nb - 1) == mz);
+		check_span(pool, "Normal", nz, lo, b);
+		check_span(pool, "Movable", mz, b, top);
+		VALIDATE(pool);
+	}
+	CHECK_EQ_U64(view(pool, "Movable").present, m0.present + 2 * nb);
+	REQUIRE(pa_ctl_read(pool, path, buf, sizeof buf) > 0);
+	CHECK_MSG(strcmp(buf, "online\n") == 0, "%s", buf);
+	/* Kernel allocations never land there: fill Normal and DMA32 with them. */
+	uint64_t kernel_in_movable = 0;
+	for (struct pa_page *p; (p = pa_alloc_pages(pool, PA_GFP_KERNEL | PA_GFP_NOWARN, 9));)
+		kernel_in_movable += zone_of_pfn(pool, pa_page_to_pfn(pool, p)) == mz;
+	CHECK_EQ_U64(kernel_in_movable, 0);
+	pa_shutdown(pool);
+	pool = test_boot(MOV);
+	nz = zone_of_type(pool, PA_ZONE_NORMAL);
+	mz = zone_of_type(pool, PA_ZONE_MOVABLE);
+	/* Not at the boundary: refused, and the block stays offline until onlined where it was. */
+	REQUIRE(pa_memory_offline(pool, lo + nb, nb) == 0);
+	CHECK_EQ_U64(pa_memory_online_type(pool, lo + nb, nb, PA_ONLINE_MOVABLE), -EINVAL);
+	CHECK_EQ_U64(ctl_u64(pool, "memory/33/online"), 0);
+	CHECK_EQ_U64(pa_memory_online_type(pool, lo + nb, nb, PA_ONLINE_KERNEL), 0);
+	/* The lowest Movable block goes back to the kernel zone. */
+	REQUIRE(pa_memory_online_type(pool, mid, nb, PA_ONLINE_KERNEL) == -EINVAL); /* online */
+	REQUIRE(pa_memory_offline(pool, mid, nb) == 0);
+	check_span(pool, "Movable", mz, mid + nb, top);
+	REQUIRE(pa_memory_online_type(pool, mid, nb, PA_ONLINE_KERNEL) == 0);
+	CHECK(zone_of_pfn(pool, mid) == nz);
+	check_span(pool, "Normal", nz, lo, mid + nb);
+	VALIDATE(pool);
+	/* And back again: the pool is as booted. */
+	REQUIRE(pa_memory_offline(pool, mid, nb) == 0);
+	REQUIRE(pa_memory_online_type(pool, mid, nb, PA_ONLINE_MOVABLE) == 0);
+	check_span(pool, "Normal", nz, lo, mid);
+	check_span(pool, "Movable", mz, mid, top);
+	expect_as_fresh(pool, MOV);
+	pa_shutdown(pool);
+	/* No ZONE_MOVABLE: online_movable has nowhere to go; online_kernel is the default. */
+	pool = test_boot("mem=8G");
+	REQUIRE(pa_memory_offline(pool, lo, nb) == 0);
+	CHECK_EQ_U64(pa_memory_online_type(pool, lo, nb, PA_ONLINE_MOVABLE), -EINVAL);
+	CHECK_EQ_U64(pa_ctl_write(pool, "memory/32/state", "online_movable"), -EINVAL);
+	CHECK_EQ_U64(pa_memory_online_type(pool, lo, nb, PA_ONLINE_KERNEL), 0);
+	expect_as_fresh(pool, "mem=8G");
+	pa_shutdown(pool);
+}

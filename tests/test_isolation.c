@@ -351,9 +351,7 @@ TEST(isolation_drains_every_cpus_per_cpu_lists)
 {
 	const char *cmd = "kcompactd=manual min_free_kbytes=0 mem=64M nr_cpus=4";
 	struct pa_platform plat = { .cpu_id = fake_cpu_id };
-	struct pa_pool *pool = NULL;
-	char err[256] = "";
-	REQUIRE(pa_boot(cmd, &plat, &pool, err, sizeof err) == 0);
+	struct pa_pool *pool = test_boot_on(cmd, &plat);
 	struct pa_zone *z = &pool->zones[0];
 	uint64_t pb = pbf(pool);
 	/* Each CPU allocates and frees a few blocks: they stay on its lists. */

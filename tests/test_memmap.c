@@ -6,7 +6,7 @@
  * descriptor but are never handed out; a 64G metadata-only pool boots with at
  * most 16 bytes per frame.
  */
-#include "test.h"
+#include "helpers.h"
 
 #include "internal.h"
 
@@ -79,20 +79,24 @@ static void buddy_counts(struct pa_pool *pool, uint64_t *counts, unsigned nr_ord
 	}
 }
 
-/* Allocate order-0 frames until the pool refuses; returns them (caller frees). */
-static struct pa_page **alloc_all_order0(struct pa_pool *pool, uint64_t cap, uint64_t *nr)
+/*
+ * Take every managed frame as an order-0 block (exact capacity: not one more),
+ * CHECK that none is in the hole [lo, hi), and free them all again.
+ */
+static void expect_fill_avoids_hole(struct pa_pool *pool, uint64_t managed, pa_pfn_t lo,
+                                    pa_pfn_t hi)
 {
-	struct pa_page **pages = malloc(cap * sizeof *pages);
-	REQUIRE(pages);
-	uint64_t i = 0;
-	while (i < cap) {
-		struct pa_page *p = pa_alloc_pages(pool, PA_GFP_NOWARN | PA_GFP_NOCOMPACT, 0);
-		if (!p)
-			break;
-		pages[i++] = p;
+	uint64_t nr;
+	struct pa_page **pages =
+	        alloc_order0_all(pool, PA_GFP_NOWARN | PA_GFP_NOCOMPACT, managed + 16, &nr);
+	CHECK_EQ_U64(nr, managed);
+	for (uint64_t i = 0; i < nr; i++) {
+		pa_pfn_t pfn = pa_page_to_pfn(pool, pages[i]);
+		CHECK_MSG(pfn < lo || pfn >= hi, "pfn %" PRIu64 " of the hole was allocated",
+		          (uint64_t)pfn);
 	}
-	*nr = i;
-	return pages;
+	VALIDATE(pool);
+	free_order0_all(pool, pages, nr);
 }
 
 TEST(memmap_pfn_span_is_mem_over_page_size)
@@ -265,18 +269,7 @@ TEST(memmap_partial_hole_frames_are_never_allocated)
 	for (unsigned o = 0; o < 8; o++)
 		CHECK_EQ_U64(counts[o], 0);
 
-	uint64_t nr;
-	struct pa_page **pages = alloc_all_order0(pool, managed + 16, &nr);
-	CHECK_EQ_U64(nr, managed); /* min_free_kbytes=0: exact capacity */
-	for (uint64_t i = 0; i < nr; i++) {
-		pa_pfn_t pfn = pa_page_to_pfn(pool, pages[i]);
-		CHECK_MSG(pfn < lo || pfn >= hi, "pfn %" PRIu64 " of the hole was allocated",
-		          (uint64_t)pfn);
-	}
-	VALIDATE(pool);
-	for (uint64_t i = 0; i < nr; i++)
-		pa_free_pages(pool, pages[i], 0);
-	free(pages);
+	expect_fill_avoids_hole(pool, managed, lo, hi);
 	buddy_counts(pool, counts, 11);
 	CHECK_EQ_U64(counts[10], 15);
 	CHECK_EQ_U64(counts[9], 1);
@@ -302,17 +295,7 @@ TEST(memmap_hole_across_a_section_boundary)
 	struct pa_usage u;
 	pa_get_usage(pool, &u);
 	CHECK_EQ_U64(u.managed, managed);
-	uint64_t nr;
-	struct pa_page **pages = alloc_all_order0(pool, managed + 16, &nr);
-	CHECK_EQ_U64(nr, managed);
-	for (uint64_t i = 0; i < nr; i++) {
-		pa_pfn_t pfn = pa_page_to_pfn(pool, pages[i]);
-		CHECK_MSG(pfn < lo || pfn >= hi, "pfn %" PRIu64 " of the hole was allocated",
-		          (uint64_t)pfn);
-	}
-	for (uint64_t i = 0; i < nr; i++)
-		pa_free_pages(pool, pages[i], 0);
-	free(pages);
+	expect_fill_avoids_hole(pool, managed, lo, hi);
 	VALIDATE(pool);
 	pa_shutdown(pool);
 }
@@ -323,18 +306,8 @@ TEST(memmap_whole_section_hole_is_never_allocated)
 	struct pa_pool *pool =
 	        test_boot("mem=384M memhole=128M-256M min_free_kbytes=0 pcp_orders=none");
 	uint64_t managed = (256 * MiB) >> 12;
-	uint64_t nr;
-	struct pa_page **pages = alloc_all_order0(pool, managed + 16, &nr);
-	CHECK_EQ_U64(nr, managed);
 	pa_pfn_t lo = (128 * MiB) >> 12, hi = (256 * MiB) >> 12;
-	for (uint64_t i = 0; i < nr; i++) {
-		pa_pfn_t pfn = pa_page_to_pfn(pool, pages[i]);
-		CHECK_MSG(pfn < lo || pfn >= hi, "pfn %" PRIu64 " of the hole was allocated",
-		          (uint64_t)pfn);
-	}
-	for (uint64_t i = 0; i < nr; i++)
-		pa_free_pages(pool, pages[i], 0);
-	free(pages);
+	expect_fill_avoids_hole(pool, managed, lo, hi);
 	uint64_t counts[11];
 	buddy_counts(pool, counts, 11);
 	CHECK_EQ_U64(counts[10], 64);
@@ -465,9 +438,7 @@ TEST(memmap_shutdown_gives_memory_back)
 		                    .reserve = count_reserve,
 		                    .commit = count_commit,
 		                    .release = count_release };
-	struct pa_pool *pool = NULL;
-	char err[256] = "";
-	REQUIRE(pa_boot("mem=16G", &plat, &pool, err, sizeof err) == 0);
+	struct pa_pool *pool = test_boot_on("mem=16G", &plat);
 	pa_shutdown(pool);
 	CHECK(c.reserves > 0 && c.committed_bytes > 0);
 	CHECK_EQ_U64(c.releases, c.reserves);

@@ -58,19 +58,11 @@ __attribute__((destructor)) static void print_count(void)
 struct fx {
 	struct pa_pool *pool;
 	struct pa_platform plat;
-	int lines;
-	char last[512];
+	struct report_capture cap;
 	struct pa_usage usage;
 	uint64_t bad_page;
 	struct pa_config cfg;
 };
-
-static void fx_report(void *ctx, const char *line)
-{
-	struct fx *f = ctx;
-	f->lines++;
-	snprintf(f->last, sizeof f->last, "%s", line);
-}
 
 static uint64_t fx_bad_page(struct fx *f)
 {
@@ -82,14 +74,9 @@ static uint64_t fx_bad_page(struct fx *f)
 static void fx_boot(struct fx *f, const char *line)
 {
 	memset(f, 0, sizeof *f);
-	f->plat.ctx = f;
-	f->plat.report = fx_report;
-	char err[512] = "";
-	int rc = pa_boot(line, &f->plat, &f->pool, err, sizeof err);
-	if (rc != 0 || !f->pool) {
-		test_fail(__FILE__, __LINE__, "pa_boot(\"%s\") = %d: %s", line, rc, err);
-		test_abort_case();
-	}
+	f->plat.ctx = &f->cap;
+	f->plat.report = capture_report;
+	f->pool = test_boot_on(line, &f->plat);
 	pa_get_config(f->pool, &f->cfg);
 	pa_get_usage(f->pool, &f->usage);
 	f->bad_page = fx_bad_page(f);
@@ -109,8 +96,8 @@ static void fx_done(struct fx *f, uint64_t bad_frees, int lines)
 	CHECK_EQ_U64(u.allocated, f->usage.allocated);
 	CHECK_EQ_U64(u.free + u.reserved, f->usage.free + f->usage.reserved);
 	CHECK_EQ_U64(fx_bad_page(f) - f->bad_page, bad_frees);
-	CHECK_MSG(f->lines == lines, "%d report lines, expected %d (last: %s)", f->lines, lines,
-	          f->last);
+	CHECK_MSG(f->cap.lines == lines, "%d report lines, expected %d (last: %s)", f->cap.lines,
+	          lines, f->cap.last);
 	pa_shutdown(f->pool);
 }
 
@@ -218,7 +205,7 @@ TEST(alloc_refuses_null_pool_unknown_gfp_and_orders)
 	REFUSED_NULL(pa_alloc_pages(NULL, PA_GFP_KERNEL, 0));
 	REFUSED_NULL(pa_alloc_pages(NULL, PA_GFP_MOVABLE, 3));
 	REFUSED_NULL(pa_alloc_pages(f.pool, 1u << 31, 0));
-	CHECK(strstr(f.last, "gfp") != NULL);
+	CHECK(strstr(f.cap.last, "gfp") != NULL);
 	REFUSED_NULL(pa_alloc_pages(f.pool, PA_GFP_MOVABLE | (1u << 11), 0));
 	REFUSED_NULL(pa_alloc_pages(f.pool, ~PA_GFP_ALL_FLAGS, 0));
 	REFUSED_NULL(pa_alloc_pages(f.pool, UINT32_MAX, 2));
@@ -819,6 +806,16 @@ TEST(hotplug_refuses_null_partial_blocks_and_wrong_states)
 	REFUSED(pa_memory_online(f.pool, hole - hole % n, n), -EINVAL);
 	REFUSED(pa_ctl_write(f.pool, "memory/x/online", "1"), -EINVAL);
 	REFUSED(pa_ctl_write(f.pool, "memory/1/online", "on"), -EINVAL);
+	REFUSED(pa_memory_online_type(NULL, 0, n, PA_ONLINE_MOVABLE), -EINVAL);
+	REFUSED(pa_memory_online_type(f.pool, 0, n, (enum pa_online_type)3), -EINVAL);
+	REFUSED(pa_memory_online_type(f.pool, 0, n, (enum pa_online_type) - 1), -EINVAL);
+	REFUSED(pa_memory_online_type(f.pool, 1, n, PA_ONLINE_KERNEL), -EINVAL);
+	REFUSED(pa_memory_online_type(f.pool, 0, n, PA_ONLINE_KERNEL), -EINVAL); /* online */
+	REFUSED(pa_ctl_write(f.pool, "memory/1/state", "online_foo"), -EINVAL);
+	REFUSED(pa_ctl_write(f.pool, "memory/1/state", "online movable"), -EINVAL);
+	REFUSED(pa_ctl_write(f.pool, "memory/1/state", ""), -EINVAL);
+	REFUSED(pa_ctl_write(f.pool, "memory/1/online", "2"), -EINVAL);
+	REFUSED(pa_ctl_write(f.pool, "memory/1/valid_zones", "Movable"), -EPERM);
 	REFUSED(pa_ctl_write(f.pool, "memory/1000000/online", "0"), -EINVAL);
 	REFUSED(pa_ctl_write(f.pool, "memory/block_size_bytes", "1"), -EPERM);
 	fx_done(&f, 0, 0);

@@ -176,12 +176,7 @@ static void model_init(struct model *m, const char *cmdline, uint64_t seed)
 	memset(&plat, 0, sizeof plat);
 	plat.ctx = m;
 	plat.cpu_id = cpu_of_model;
-	char err[512] = "";
-	int rc = pa_boot(cmdline, &plat, &m->pool, err, sizeof err);
-	if (rc != 0 || !m->pool) {
-		test_fail(__FILE__, __LINE__, "pa_boot(\"%s\") = %d: %s", cmdline, rc, err);
-		test_abort_case();
-	}
+	m->pool = test_boot_on(cmdline, &plat);
 	struct pa_config cfg;
 	pa_get_config(m->pool, &cfg);
 	REQUIRE(cfg.page_shift == 12);

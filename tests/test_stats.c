@@ -428,28 +428,18 @@ TEST(stats_vmstat_counts_failures_per_order)
 }
 
 /* A failed allocation is reported through the platform unless PA_GFP_NOWARN. */
-static int fail_reports;
-static void count_report(void *ctx, const char *line)
-{
-	(void)ctx;
-	(void)line;
-	fail_reports++;
-}
-
 TEST(stats_allocation_failure_is_reported_unless_nowarn)
 {
-	struct pa_platform plat = { .report = count_report };
-	struct pa_pool *pool = NULL;
-	char err[256];
-	REQUIRE(pa_boot("mem=4M min_free_kbytes=0 max_order=10", &plat, &pool, err, sizeof err) ==
-	        0);
+	struct report_capture cap = { 0 };
+	struct pa_platform plat = { .ctx = &cap, .report = capture_report };
+	struct pa_pool *pool = test_boot_on("mem=4M min_free_kbytes=0 max_order=10", &plat);
 	struct pa_page *p = pa_alloc_pages(pool, PA_GFP_KERNEL, 10);
 	REQUIRE(p);
-	fail_reports = 0;
+	cap.lines = 0;
 	CHECK(pa_alloc_pages(pool, PA_GFP_KERNEL | PA_GFP_NOWARN, 0) == NULL);
-	CHECK_EQ_U64(fail_reports, 0);
+	CHECK_EQ_U64(cap.lines, 0);
 	CHECK(pa_alloc_pages(pool, PA_GFP_KERNEL, 0) == NULL);
-	CHECK_EQ_U64(fail_reports, 1);
+	CHECK_EQ_U64(cap.lines, 1);
 	pa_free_pages(pool, p, 10);
 	pa_shutdown(pool);
 }
@@ -487,16 +477,8 @@ TEST(stats_vmstat_json_parses_and_agrees)
 static struct pa_pool *fragmented_pool(struct pa_page ***kept, uint64_t *nr_kept)
 {
 	struct pa_pool *pool = test_boot("mem=16M min_free_kbytes=0 max_order=10 pcp_orders=none");
-	uint64_t total = (16 * MiB) >> 12;
-	struct pa_page **all = malloc(total * sizeof *all);
-	REQUIRE(all);
-	uint64_t n = 0;
-	while (n < total) {
-		struct pa_page *p = pa_alloc_pages(pool, PA_GFP_NOWARN | PA_GFP_NOCOMPACT, 0);
-		if (!p)
-			break;
-		all[n++] = p;
-	}
+	uint64_t total = (16 * MiB) >> 12, n;
+	struct pa_page **all = alloc_order0_all(pool, PA_GFP_NOWARN | PA_GFP_NOCOMPACT, total, &n);
 	REQUIRE(n == total);
 	uint64_t k = 0;
 	for (uint64_t i = 0; i < n; i++) {
@@ -535,9 +517,7 @@ TEST(stats_unusable_index_format_and_values)
 	t = report_alloc(pool, PA_REPORT_UNUSABLE_INDEX, 0);
 	CHECK_MSG(!strcmp(t, expect), "unusable_index:\n%s\nexpected:\n%s", t, expect);
 	free(t);
-	for (uint64_t i = 0; i < nk; i++)
-		pa_free_pages(pool, kept[i], 0);
-	free(kept);
+	free_order0_all(pool, kept, nk);
 	VALIDATE(pool);
 	pa_shutdown(pool);
 }
@@ -581,9 +561,7 @@ TEST(stats_extfrag_index_format_and_values)
 	t = report_alloc(pool, PA_REPORT_EXTFRAG_INDEX, 0);
 	CHECK_MSG(!strcmp(t, expect), "extfrag_index:\n%s\nexpected:\n%s", t, expect);
 	free(t);
-	for (uint64_t i = 0; i < nk; i++)
-		pa_free_pages(pool, kept[i], 0);
-	free(kept);
+	free_order0_all(pool, kept, nk);
 	pa_shutdown(pool);
 }
 

@@ -524,11 +524,9 @@ TEST(zone_allocations_fall_back_to_other_nodes)
 	/* pcp_orders=none: exact capacity per node, with no frame left on another CPU's list.
 	 * Posing as CPU 0 keeps the local node fixed when the thread moves between cores. */
 	struct pa_platform plat = { .cpu_id = fake_cpu_id };
-	struct pa_pool *pool = NULL;
-	char err[256] = "";
 	fake_cpu = 0;
-	REQUIRE(pa_boot("mem=256M numa=2 min_free_kbytes=0 pcp_orders=none", &plat, &pool, err,
-	                sizeof err) == 0);
+	struct pa_pool *pool =
+	        test_boot_on("mem=256M numa=2 min_free_kbytes=0 pcp_orders=none", &plat);
 	uint64_t total = pfn_of(256 * MiB), node_pages = total / 2;
 	struct pa_page **pages = malloc(total * sizeof *pages);
 	REQUIRE(pages);
@@ -550,21 +548,14 @@ TEST(zone_allocations_fall_back_to_other_nodes)
 	CHECK_EQ_U64(n, node_pages);
 	CHECK_EQ_U64(vmstat(pool, "numa_miss"), 0);
 	/* Without THISNODE the rest comes from the other node: each one a NUMA miss. */
-	while (n < total) {
-		struct pa_page *p = pa_alloc_pages(pool, PA_GFP_NOWARN | PA_GFP_NOCOMPACT, 0);
-		if (!p)
-			break;
-		pages[n++] = p;
-	}
+	alloc_order0_into(pool, PA_GFP_NOWARN | PA_GFP_NOCOMPACT, pages, &n, total);
 	CHECK_EQ_U64(n, total);
 	CHECK_EQ_U64(vmstat(pool, "numa_miss"), total - node_pages);
 	CHECK_EQ_U64(vmstat(pool, "numa_other"), total - node_pages);
 	CHECK_EQ_U64(vmstat(pool, "numa_foreign"), total - node_pages);
 	CHECK_EQ_U64(vmstat(pool, "numa_hit"), node_pages);
 	CHECK_EQ_U64(vmstat(pool, "numa_local"), node_pages);
-	for (uint64_t i = 0; i < n; i++)
-		pa_free_pages(pool, pages[i], 0);
-	free(pages);
+	free_order0_all(pool, pages, n);
 	VALIDATE(pool);
 	pa_shutdown(pool);
 }
@@ -573,10 +564,8 @@ TEST(zone_allocations_fall_back_to_other_nodes)
 TEST(zone_allocations_prefer_the_calling_cpus_node)
 {
 	struct pa_platform plat = { .cpu_id = fake_cpu_id };
-	struct pa_pool *pool = NULL;
-	char err[256] = "";
-	REQUIRE(pa_boot("mem=1G numa=4 nr_cpus=4 max_order=16 min_free_kbytes=0", &plat, &pool, err,
-	                sizeof err) == 0);
+	struct pa_pool *pool =
+	        test_boot_on("mem=1G numa=4 nr_cpus=4 max_order=16 min_free_kbytes=0", &plat);
 	uint64_t node_pages = pfn_of(256 * MiB);
 	int seen[4] = { 0 };
 	for (unsigned cpu = 0; cpu < 4; cpu++) {
@@ -717,24 +706,16 @@ TEST(zone_min_free_kbytes_zero_gives_exact_capacity)
 	/* pcp_orders=none: exact capacity, with no frame left on another CPU's list. */
 	struct pa_pool *pool = test_boot("mem=64M min_free_kbytes=0 pcp_orders=none");
 	uint64_t managed = pfn_of(64 * MiB);
-	struct pa_page **pages = malloc((managed + 1) * sizeof *pages);
-	REQUIRE(pages);
-	uint64_t n = 0;
-	while (n <= managed) {
-		struct pa_page *p = pa_alloc_pages(pool, PA_GFP_NOWARN | PA_GFP_NOCOMPACT, 0);
-		if (!p)
-			break;
-		pages[n++] = p;
-	}
+	uint64_t n;
+	struct pa_page **pages =
+	        alloc_order0_all(pool, PA_GFP_NOWARN | PA_GFP_NOCOMPACT, managed + 1, &n);
 	CHECK_EQ_U64(n, managed);
 	struct pa_usage u;
 	pa_get_usage(pool, &u);
 	CHECK_EQ_U64(u.free, 0);
 	CHECK_EQ_U64(u.allocated, managed);
 	VALIDATE(pool);
-	for (uint64_t i = 0; i < n; i++)
-		pa_free_pages(pool, pages[i], 0);
-	free(pages);
+	free_order0_all(pool, pages, n);
 	pa_get_usage(pool, &u);
 	CHECK_EQ_U64(u.free + u.reserved, managed);
 	VALIDATE(pool);
@@ -756,22 +737,9 @@ TEST(zone_watermark_check_stops_at_min_and_high_dips_below)
 	REQUIRE(pages);
 	uint64_t n = 0;
 	const pa_gfp_t gfp = PA_GFP_NOWARN | PA_GFP_NOCOMPACT;
-	while (n < managed) {
-		struct pa_page *p = pa_alloc_pages(pool, gfp, 0);
-		if (!p)
-			break;
-		pages[n++] = p;
-	}
+	alloc_order0_into(pool, gfp, pages, &n, managed);
 	CHECK_EQ_U64(n, managed - 256);
-	uint64_t nh = 0;
-	while (n < managed) {
-		struct pa_page *p = pa_alloc_pages(pool, gfp | PA_GFP_HIGH, 0);
-		if (!p)
-			break;
-		pages[n++] = p;
-		nh++;
-	}
-	CHECK_EQ_U64(nh, 128);
+	CHECK_EQ_U64(alloc_order0_into(pool, gfp | PA_GFP_HIGH, pages, &n, managed), 128);
 	/* Give one back above the line: a plain allocation still fails, HIGH works. */
 	pa_free_pages(pool, pages[--n], 0);
 	CHECK(pa_alloc_pages(pool, gfp, 0) == NULL);
@@ -783,9 +751,7 @@ TEST(zone_watermark_check_stops_at_min_and_high_dips_below)
 	if (pa_vmstat_read(pool, "pgalloc_fail", &fails) == 0)
 		CHECK(fails >= 2);
 	VALIDATE(pool);
-	for (uint64_t i = 0; i < n; i++)
-		pa_free_pages(pool, pages[i], 0);
-	free(pages);
+	free_order0_all(pool, pages, n);
 	VALIDATE(pool);
 	pa_shutdown(pool);
 }
@@ -842,9 +808,7 @@ TEST(zone_watermark_check_includes_the_order)
 		pa_free_pages(pool, o3, 3);
 	if (o5)
 		pa_free_pages(pool, o5, 5);
-	for (uint64_t i = 0; i < n; i++)
-		pa_free_pages(pool, pages[i], 0);
-	free(pages);
+	free_order0_all(pool, pages, n);
 	pa_get_usage(pool, &u);
 	CHECK_EQ_U64(u.free + u.reserved, managed);
 	VALIDATE(pool);

@@ -397,14 +397,15 @@ def boot(fig):
 
 @section("balloon", "Free page reporting: a guest's churn with a balloon device")
 def balloon(fig):
-    secs = ["--seconds", 0.5] if fig.quick else []
-    j, c = fig.bench("bench", "balloon", *secs)
-    rows = [["off", "", "", num(j["alloc_ns_reporting_off"]), num(j["free_ns_reporting_off"]),
-             num(j["rss_bytes_at_end_off"] / 1048576, 0)],
-            ["on", num(j["reported_bytes"] / 1048576, 0), num(j["reports_per_second"]),
-             num(j["alloc_ns_reporting_on"]), num(j["free_ns_reporting_on"]),
-             num(j["rss_bytes_at_end_on"] / 1048576, 0)]]
-    return (fig.commands(c) + f"\nOne run each way on {j['boot']}: the guest grows its "
+    quick = ["--seconds", 0.5] if fig.quick else []
+    j, c = fig.bench("bench", "balloon", "--runs", fig.runs, *quick)
+    rows = [["off", "", "", mmm(j["alloc_ns_reporting_off"]), mmm(j["free_ns_reporting_off"]),
+             mmm(j["rss_mib_at_end_off"], 0)],
+            ["on", mmm(j["reported_mib"], 0), mmm(j["reports_per_second"], 1),
+             mmm(j["alloc_ns_reporting_on"]), mmm(j["free_ns_reporting_on"]),
+             mmm(j["rss_mib_at_end_on"], 0)]]
+    return (fig.commands(c) + f"\nMedian (min - max) of {j['runs']} runs each way on "
+            f"{j['boot']}, each run {num(j['seconds'], 1)} s on fresh pools: the guest grows its "
             "working set to 70 % of memory and shrinks it to 10 %, eight times; the device "
             "discards what is reported (MADV_DONTNEED). Allocation and free times are per call, "
             "timed in batches of 32; resident memory is the process's at the end, with the "
