@@ -117,11 +117,11 @@ static inline void split_settle(struct pa_zone *z)
 static inline void split_defer(struct pa_zone *z, const struct lists *l, pa_pfn_t pfn, unsigned low,
                                unsigned high, unsigned mt, unsigned flags)
 {
-	struct pa_page *base = &l->map[pfn];
 	uint64_t *count = &l->nr_free_mt[low * PA_MT_COUNT + mt];
-	uint64_t halves = (1ull << high) - (1ull << low);
-	for (unsigned o = low; o < high; o++, count += PA_MT_COUNT) {
-		mark_free_flags(base + (1ull << o), o, mt, flags);
+	uint64_t halves = (1ull << high) - (1ull << low), size = 1ull << low;
+	struct pa_page *half = &l->map[pfn + size];
+	for (unsigned o = low; o < high; o++, count += PA_MT_COUNT, half += size, size <<= 1) {
+		mark_free_flags(half, o, mt, flags);
 		++*count;
 	}
 	z->split.listed = l->nonempty[mt] & halves;
@@ -141,11 +141,11 @@ static inline void split_defer(struct pa_zone *z, const struct lists *l, pa_pfn_
 static inline unsigned split_merge(struct pa_zone *z, const struct lists *l, pa_pfn_t pfn)
 {
 	unsigned mt = z->split.mt, low = z->split.low, high = z->split.high;
-	struct pa_page *base = &l->map[pfn];
-	uint64_t *count = &l->nr_free_mt[low * PA_MT_COUNT + mt];
-	for (unsigned o = low; o < high; o++, count += PA_MT_COUNT) {
+	uint64_t *count = &l->nr_free_mt[low * PA_MT_COUNT + mt], size = 1ull << low;
+	struct pa_page *half = &l->map[pfn + size];
+	for (unsigned o = low; o < high; o++, count += PA_MT_COUNT, half += size, size <<= 1) {
 		--*count;
-		set_page_state(base + (1ull << o), PS_BODY);
+		set_page_state(half, PS_BODY);
 	}
 	l->nonempty[mt] &= ~((1ull << high) - (1ull << low)) | z->split.listed;
 	z->split.pfn = PA_NIL;
@@ -390,6 +390,9 @@ void buddy_materialise(struct pa_zone *z, pa_pfn_t chunk)
 	split_settle(z);
 	struct lists l = lists_of(z);
 	count_add(z, mo, PA_MT_MOVABLE, 0 - n);
-	for (uint64_t b = 0; b < n; b++)
+	for (uint64_t b = 0; b < n; b++) {
 		list_link(&l, chunk + (b << mo), mo, PA_MT_MOVABLE);
+		set_page_flags(&l.map[chunk + (b << mo)],
+		               PF_UNTOUCHED); /* pa_validate skips its body */
+	}
 }

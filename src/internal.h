@@ -61,6 +61,13 @@ enum pa_page_flags {
 	PF_FREE_PENDING = 1u << 2, /* freed by its owner while isolated: compaction frees it */
 	PF_CONTIG = 1u << 3, /* a block of a contiguous range: pa_free_contig_range() frees it */
 	PF_CMA = 1u << 4,    /* taken by pa_cma_alloc(): only pa_cma_release() frees it */
+	/*
+	 * On a free head: linked from an untouched chunk and never relinked
+	 * since, so no descriptor inside the block was ever written (all still
+	 * read as zero, PS_BODY). Set only by buddy_materialise(); any relink
+	 * (mark_free) or allocation writes the flags anew and drops it.
+	 */
+	PF_UNTOUCHED = 1u << 5,
 };
 
 struct pa_page {
@@ -192,10 +199,12 @@ struct pa_lock_stat {
  * The zone lock: a word taken with one compare-and-swap and given back with
  * one exchange, as Linux's zone lock is a spinlock. A waiter spins a while,
  * then sleeps on the condition variable (v = 2 says someone may sleep), so
- * that a holder preempted on a busy machine costs no CPU.
+ * that a holder preempted on a busy machine costs no CPU. How long it spins
+ * adapts to how long waits that ended spinning took (platform_lock_slow).
  */
 struct pa_lock {
-	_Atomic uint32_t v; /* 0 free, 1 held, 2 held and a waiter may sleep */
+	_Atomic uint32_t v;     /* 0 free, 1 held, 2 held and a waiter may sleep */
+	_Atomic uint32_t spins; /* the spin budget: a running average, set by holders */
 	pthread_mutex_t mutex;
 	pthread_cond_t cond;
 	const char *name;

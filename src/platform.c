@@ -140,9 +140,20 @@ void pa_assert_fail(const char *expr, const char *file, int line, const char *fu
 	abort();
 }
 
+/*
+ * Spin tries before sleeping: twice the running average of the tries that
+ * waits ending in the spin took, at least 32 and at most 1000. A wait that
+ * had to sleep halves the average: its holder was most likely preempted, and
+ * spinning on a preempted holder only burns the CPU it needs.
+ */
+#define LOCK_SPINS_MIN   16
+#define LOCK_SPINS_START 100 /* 200 tries at first */
+#define LOCK_SPINS_MAX   1000
+
 void platform_lock_init(struct pa_lock *lock, struct pa_pool *pool, const char *name)
 {
 	atomic_init(&lock->v, 0);
+	atomic_init(&lock->spins, LOCK_SPINS_START);
 	pthread_mutex_init(&lock->mutex, NULL);
 	pthread_cond_init(&lock->cond, NULL);
 	lock->name = name;
@@ -167,33 +178,51 @@ static inline void cpu_relax(void)
 #endif
 }
 
-#define LOCK_SPINS 200 /* tries before sleeping: a few list operations' worth */
+/* Spin for the lock, at most limit tries; the tries it took, or 0 if it is still taken. */
+static unsigned lock_spin(struct pa_lock *lock, unsigned limit)
+{
+	for (unsigned i = 1; i <= limit; i++) {
+		uint32_t free = 0;
+		cpu_relax();
+		if (atomic_load_explicit(&lock->v, memory_order_relaxed) == 0 &&
+		    atomic_compare_exchange_weak_explicit(&lock->v, &free, 1, memory_order_acquire,
+		                                          memory_order_relaxed))
+			return i;
+	}
+	return 0;
+}
+
+/* Fold one wait into the budget; the lock is held, so the update needs no compare-and-swap. */
+static void lock_adapt(struct pa_lock *lock, unsigned spun)
+{
+	uint32_t avg = atomic_load_explicit(&lock->spins, memory_order_relaxed);
+	avg = spun ? avg + ((int32_t)spun - (int32_t)avg) / 8 : avg / 2;
+	if (avg < LOCK_SPINS_MIN)
+		avg = LOCK_SPINS_MIN;
+	atomic_store_explicit(&lock->spins, avg, memory_order_relaxed);
+}
 
 /*
  * The compare-and-swap failed: spin while the holder is likely running,
  * then sleep until an unlock that sees 2 wakes us. Taking the word with 2
  * after a sleep is conservative: the next unlock wakes whoever else sleeps.
  * The wait is accounted to the call site while the lock is held, so the
- * figures need no atomics.
+ * figures need no atomics; every call is one contended acquisition, however
+ * it ends.
  */
 void platform_lock_slow(struct pa_lock *lock, enum pa_lock_site site)
 {
 	const struct pa_platform *plat = &lock->pool->plat;
 	uint64_t t0 = plat->now_ns(plat->ctx);
-	bool got = false;
-	for (unsigned i = 0; i < LOCK_SPINS && !got; i++) {
-		uint32_t free = 0;
-		cpu_relax();
-		got = atomic_load_explicit(&lock->v, memory_order_relaxed) == 0 &&
-		      atomic_compare_exchange_weak_explicit(
-		              &lock->v, &free, 1, memory_order_acquire, memory_order_relaxed);
-	}
-	if (!got) {
+	unsigned limit = 2 * atomic_load_explicit(&lock->spins, memory_order_relaxed);
+	unsigned spun = lock_spin(lock, limit < LOCK_SPINS_MAX ? limit : LOCK_SPINS_MAX);
+	if (!spun) {
 		pthread_mutex_lock(&lock->mutex);
 		while (atomic_exchange_explicit(&lock->v, 2, memory_order_acquire) != 0)
 			pthread_cond_wait(&lock->cond, &lock->mutex);
 		pthread_mutex_unlock(&lock->mutex);
 	}
+	lock_adapt(lock, spun);
 	uint64_t waited = plat->now_ns(plat->ctx) - t0;
 	struct pa_lock_stat *st = &lock->site[site];
 	st->contended++;

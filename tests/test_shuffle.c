@@ -196,3 +196,45 @@ TEST(shuffle_changes_nothing_but_the_order)
 	}
 	free(fresh);
 }
+
+/* The head of the first free max-order block on the movable list, under the zone lock. */
+static pa_pfn_t first_max_block(struct pa_pool *pool)
+{
+	struct pa_zone *z = &pool->zones[0];
+	pa_lock(&z->lock, SITE_ADMIN);
+	pa_pfn_t pfn = buddy_list_first(z, ORDER, PA_MT_MOVABLE);
+	pa_unlock(&z->lock);
+	REQUIRE(pfn != PA_NIL);
+	return pfn;
+}
+
+/*
+ * Shuffling links every untouched chunk at boot; those blocks are marked
+ * PF_UNTOUCHED, which lets pa_validate() skip their never-written bodies. A
+ * relink drops the mark, and debug=2 walks the bodies all the same: a
+ * descriptor written inside such a block is caught there.
+ */
+TEST(shuffle_untouched_blocks_keep_their_mark_until_relinked_and_debug2_walks_them)
+{
+	struct pa_pool *pool = boot_line("shuffle=1 pcp_orders=none debug=2");
+	pa_pfn_t pfn = first_max_block(pool);
+	struct pa_page *head = pfn_page(pool, pfn);
+	CHECK(page_flags(head) & PF_UNTOUCHED);
+	VALIDATE(pool);
+	/* A stray write inside the body: the full walk names it. */
+	struct pa_page *inner = pfn_page(pool, pfn + 5);
+	set_page_state(inner, PS_ALLOC);
+	char err[512] = "";
+	CHECK(pa_validate(pool, err, sizeof err) != 0);
+	CHECK_MSG(strstr(err, "overlaps") != NULL, "pa_validate said: %s", err);
+	set_page_state(inner, PS_BODY);
+	VALIDATE(pool);
+	/* Taken and freed again, the block is relinked: the mark is gone. */
+	struct pa_page *p = pa_alloc_pages(pool, PA_GFP_MOVABLE, ORDER);
+	REQUIRE(p);
+	pa_pfn_t got = pa_page_to_pfn(pool, p);
+	pa_free_pages(pool, p, ORDER);
+	CHECK(!(page_flags(pfn_page(pool, got)) & PF_UNTOUCHED));
+	VALIDATE(pool);
+	pa_shutdown(pool);
+}
