@@ -578,6 +578,7 @@ enum pa_report_kind {
 	PA_REPORT_EXTFRAG_INDEX,  /* debugfs extfrag/extfrag_index */
 	PA_REPORT_ZONEINFO,       /* /proc/zoneinfo, pagesets with per-order counts */
 	PA_REPORT_LOCKSTAT, /* lock contention per lock and call site, as perf lock contention */
+	PA_REPORT_SUPERBLOCKINFO, /* per superblock: pageblocks per type, free frames, tainted */
 	PA_REPORT_COUNT
 };
 #define PA_REPORT_JSON 1u /* flag: JSON instead of the /proc text */

@@ -446,6 +446,8 @@ static const struct ctl_entry ctl_table[] = {
 	           "free blocks per type and pageblocks per type, as /proc/pagetypeinfo"),
 	CTL_REPORT("zoneinfo", PA_REPORT_ZONEINFO,
 	           "zones and per-CPU lists with per-order counts, as /proc/zoneinfo"),
+	CTL_REPORT("superblockinfo", PA_REPORT_SUPERBLOCKINFO,
+	           "per superblock: pageblocks per type, free frames, tainted"),
 	CTL_REPORT("lockstat", PA_REPORT_LOCKSTAT,
 	           "lock contention per lock and call site, as perf lock contention"),
 	CTL_REPORT("extfrag/unusable_index", PA_REPORT_UNUSABLE_INDEX,

@@ -173,6 +173,7 @@ static const struct report_desc {
 	[PA_REPORT_EXTFRAG_INDEX] = { "extfrag_index", stats_extfrag },
 	[PA_REPORT_ZONEINFO] = { "zoneinfo", stats_zoneinfo },
 	[PA_REPORT_LOCKSTAT] = { "lockstat", stats_lockstat },
+	[PA_REPORT_SUPERBLOCKINFO] = { "superblockinfo", stats_superblockinfo },
 };
 
 const char *pa_report_name(enum pa_report_kind kind)

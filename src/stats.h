@@ -95,6 +95,9 @@ int stats_zoneinfo(struct pa_pool *pool, struct sbuf *sb);
 /* "stats_lockstat.c" */
 int stats_lockstat(struct pa_pool *pool, struct sbuf *sb);
 
+/* "stats_superblockinfo.c": per-region pageblocks and free frames */
+int stats_superblockinfo(struct pa_pool *pool, struct sbuf *sb);
+
 /* "stats_info.c": the derived configuration */
 int stats_info(struct pa_pool *pool, struct sbuf *sb);
 

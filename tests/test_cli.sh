@@ -359,6 +359,37 @@ for r in rows:
 assert [r["contended"] for r in rows] == sorted((r["contended"] for r in rows), reverse=True)
 '
 
+# --- superblockinfo ---------------------------------------------------------------------------
+
+SB_RUN=(--boot "mem=1G superblock_order=15" --run churn --ops 50000 --keep)
+expect_ok sb_text "superblockinfo --run churn exits 0" superblockinfo "${SB_RUN[@]}"
+text_check sb_text "superblockinfo (text): a summary, a header, a row per 128 MiB region" '
+lines = t.splitlines()
+m = re.match(r"^superblock_order 15: 8 regions of 32768 frames, (\d+) tainted$", lines[0])
+assert m, lines[0]
+assert lines[1].split() == ["region", "node", "zone", "start_pfn", "end_pfn", "free", "polluted",
+    "Unmovable", "Movable", "Reclaimable", "HighAtomic", "CMA", "tainted"], lines[1]
+rows = [l.split() for l in lines[2:]]
+assert len(rows) == 8, rows
+assert sum(r[-1] == "yes" for r in rows) == int(m.group(1)) >= 1, rows
+for r in rows:
+    assert sum(int(x) for x in r[7:12]) == 64, r
+    assert (int(r[6]) > 0) == (r[-1] == "yes"), r
+'
+expect_ok sb_json "superblockinfo --json exits 0" superblockinfo "${SB_RUN[@]}" --json
+json_check sb_json "superblockinfo --json: the same regions as the text" '
+assert j["superblock_order"] == 15 and j["nr_regions"] == 8 and j["region_frames"] == 32768, j
+assert len(j["regions"]) == 8
+assert j["tainted"] == sum(r["tainted"] for r in j["regions"]) >= 1
+for r in j["regions"]:
+    assert r["end_pfn"] - r["start_pfn"] == 32768 and 0 <= r["free"] <= 32768, r
+    assert r["polluted"] == r["pageblocks"]["Unmovable"] + r["pageblocks"]["Reclaimable"] + r["pageblocks"]["HighAtomic"], r
+'
+expect_ok sb_off "superblockinfo with superblock_order=0 exits 0" superblockinfo
+text_check sb_off "superblockinfo says when superblocks are off" '
+assert t == "superblocks off (superblock_order=0)\n", t
+'
+
 # --- compaction workloads ---------------------------------------------------------------------
 
 expect_ok hf_cmp "bench highalloc-frag --compare --folio-order 4 --json exits 0" \

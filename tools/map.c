@@ -3,8 +3,9 @@
  * `pagealloc map`: the pool drawn one cell per pageblock. The colour is the
  * pageblock's migratetype; its strength is how much of the block is in use
  * (pale: free, full colour: allocated); frames on per-CPU lists show as a
- * yellow bar in the cell, holes as black. Rows break at 1 GiB regions, whose
- * grid is drawn, and zone, node and CMA boundaries are marked and named.
+ * yellow bar in the cell, holes as black. Rows break at regions, whose grid
+ * is drawn: the superblocks (superblock_order) with whether each is tainted,
+ * or 1 GiB without them; zone, node and CMA boundaries are marked and named.
  * As SVG (--svg FILE) or as text, one character per pageblock.
  */
 #define _GNU_SOURCE
@@ -25,10 +26,12 @@ static const char *const mt_colours[PA_MT_COUNT] = { "#d62728", "#1f77b4", "#2ca
 /* The pool as the map needs it. */
 struct map {
 	struct pa_config cfg;
-	uint64_t nr;                  /* pageblocks */
-	struct pa_pageblock_info *pb; /* [nr] */
-	uint64_t region;              /* pageblocks per 1 GiB (at least 1) */
-	unsigned cols;                /* pageblocks per row */
+	uint64_t nr;                   /* pageblocks */
+	struct pa_pageblock_info *pb;  /* [nr] */
+	uint64_t region;               /* pageblocks per region (at least 1) */
+	struct pa_superblock_info *sb; /* [pageblock / region] when superblocks are on, else NULL */
+	uint64_t nr_sb;
+	unsigned cols; /* pageblocks per row */
 	struct pa_cma_info cma[8];
 	unsigned nr_cma;
 };
@@ -45,6 +48,16 @@ static int map_load(struct pa_pool *pool, struct map *m)
 			return -EIO;
 	unsigned shift = m->cfg.page_shift + m->cfg.pageblock_order;
 	m->region = shift >= 30 ? 1 : 1ull << (30 - shift);
+	if (m->cfg.superblock_order) {
+		m->region = 1ull << (m->cfg.superblock_order - m->cfg.pageblock_order);
+		m->nr_sb = pa_superblock_count(pool);
+		m->sb = calloc(m->nr_sb ? m->nr_sb : 1, sizeof *m->sb);
+		if (!m->sb)
+			return -ENOMEM;
+		for (uint64_t i = 0; i < m->nr_sb; i++)
+			if (pa_superblock_info(pool, i, &m->sb[i]))
+				return -EIO;
+	}
 	m->cols = m->region < 64 ? (unsigned)m->region : 64;
 	m->nr_cma = pa_cma_count(pool);
 	if (m->nr_cma > 8)
@@ -127,6 +140,21 @@ static void text_marks(const struct map *m, uint64_t i, FILE *out)
 		        edge > 0 ? "starts" : "ends", gib(m, i), m->pb[i].start_pfn);
 }
 
+/* The line above a region: its offset, and with superblocks whether it is tainted. */
+static void text_region(const struct map *m, uint64_t i, FILE *out)
+{
+	if (!m->sb) {
+		fprintf(out, "== %.0f GiB\n", gib(m, i));
+		return;
+	}
+	const struct pa_superblock_info *s = &m->sb[i / m->region];
+	fprintf(out, "== region %" PRIu64 " at %.3f GiB: ", i / m->region, gib(m, i));
+	if (s->tainted)
+		fprintf(out, "tainted, %" PRIu64 " polluting pageblocks\n", s->polluted);
+	else
+		fprintf(out, "clean\n");
+}
+
 static void map_text(const struct map *m, FILE *out)
 {
 	fprintf(out,
@@ -145,7 +173,7 @@ static void map_text(const struct map *m, FILE *out)
 			col = 0;
 		}
 		if (region)
-			fprintf(out, "== %.0f GiB\n", gib(m, i));
+			text_region(m, i, out);
 		if (mark)
 			text_marks(m, i, out);
 		if (col == 0)
@@ -248,17 +276,25 @@ static void svg_marks(struct svg *s, uint64_t i)
 	}
 }
 
-/* The 1 GiB grid: a line above each region's first row, labelled with its offset. */
+/*
+ * The region grid: a line above each region's first row, labelled with its
+ * offset; with superblocks a tainted region's line and label are red.
+ */
 static void svg_grid(struct svg *s)
 {
 	unsigned right = SVG_LEFT + s->m->cols * s->cell;
 	for (uint64_t i = 0; i < s->m->nr; i += s->m->region) {
 		uint64_t y = SVG_TOP + (i / s->m->cols) * s->cell;
+		bool tainted = s->m->sb && s->m->sb[i / s->m->region].tainted;
+		const char *colour = tainted ? mt_colours[PA_MT_UNMOVABLE] : "#333";
 		fprintf(s->f,
 		        "<line x1=\"%u\" y1=\"%" PRIu64 "\" x2=\"%u\" y2=\"%" PRIu64 "\" "
-		        "stroke=\"#333\" stroke-width=\"1\"/>\n"
-		        "<text x=\"%u\" y=\"%" PRIu64 "\" text-anchor=\"end\">%.0f GiB</text>\n",
-		        SVG_LEFT - 4, y, right, y, SVG_LEFT - 8, y + 10, gib(s->m, i));
+		        "stroke=\"%s\" stroke-width=\"%u\"/>\n"
+		        "<text x=\"%u\" y=\"%" PRIu64 "\" text-anchor=\"end\" fill=\"%s\">",
+		        SVG_LEFT - 4, y, right, y, colour, tainted ? 2 : 1, SVG_LEFT - 8, y + 10,
+		        colour);
+		fprintf(s->f, gib(s->m, s->m->region) >= 1 ? "%.0f GiB" : "%.3f GiB", gib(s->m, i));
+		fprintf(s->f, "%s</text>\n", tainted ? " tainted" : "");
 	}
 }
 
@@ -266,9 +302,9 @@ static void svg_legend(struct svg *s)
 {
 	fprintf(s->f,
 	        "<text x=\"10\" y=\"18\" font-size=\"14\" font-weight=\"bold\">pagealloc map: "
-	        "%" PRIu64 " pageblocks of %" PRIu64 " KiB, %u per row, 1 GiB grid</text>\n",
+	        "%" PRIu64 " pageblocks of %" PRIu64 " KiB, %u per row, %s grid</text>\n",
 	        s->m->nr, ((uint64_t)1 << (s->m->cfg.pageblock_order + s->m->cfg.page_shift)) >> 10,
-	        s->m->cols);
+	        s->m->cols, s->m->sb ? "superblock (red: tainted)" : "1 GiB");
 	unsigned x = 10;
 	for (unsigned t = 0; t < PA_MT_COUNT; t++) {
 		fprintf(s->f,
@@ -328,5 +364,6 @@ int cli_map(struct pa_pool *pool, const char *svg_path, FILE *out)
 	else
 		map_text(&m, out);
 	free(m.pb);
+	free(m.sb);
 	return ret ? -1 : 0;
 }

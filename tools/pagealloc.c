@@ -74,6 +74,9 @@ static const struct command commands[] = {
 	{ "lockstat", "",
 	  "lock contention per lock and call site, as perf lock contention prints it", cmd_report,
 	  CMD_JSON | CMD_RUN, 0, PA_REPORT_LOCKSTAT },
+	{ "superblockinfo", "",
+	  "per superblock region: pageblocks per migratetype, free frames, tainted or not",
+	  cmd_report, CMD_JSON | CMD_RUN, 0, PA_REPORT_SUPERBLOCKINFO },
 	{ "extfrag", "[--unusable | --index]",
 	  "unusable free space and fragmentation indexes, as debugfs extfrag "
 	  "(--unusable: exactly extfrag/unusable_index, --index: exactly extfrag/extfrag_index)",
@@ -108,7 +111,8 @@ static void usage(FILE *f)
 	           "  --ctl PATH=VALUE set a runtime knob after boot, before anything else\n"
 	           "                   (repeatable; every command; pagealloc ctl lists them)\n"
 	           "  --json           JSON instead of the /proc text\n"
-	           "  --run WORKLOAD   (buddyinfo, pagetypeinfo, vmstat, zoneinfo, lockstat, map, "
+	           "  --run WORKLOAD   (buddyinfo, pagetypeinfo, vmstat, zoneinfo, lockstat, "
+	           "superblockinfo, map, "
 	           "extfrag)\n"
 	           "                   run a workload first, with its options (pagealloc bench "
 	           "--help\n"
