@@ -368,7 +368,9 @@ def fragbench(fig):
             "reclaimable page; the bound is, per zone, the untainted regions that its free "
             "memory above the min watermark could fill. The goal at 5 %: at most 10 % of "
             "regions tainted, at least 90 % of the bound formed, no more failures than "
-            "Linux's policy.\n\n" +
+            "Linux's policy. Linux's policy here runs at max_order=18, where its fallback "
+            "claims whole free blocks up to 1 GiB while there are some: that confines "
+            "unmovable memory too, unlike the kernel's order-10 claims.\n\n" +
             fig.table(["unmovable", "policy", "regions tainted %", "1 GiB blocks", "bound",
                        "% of bound", "failures", "unmovable pageblocks",
                        "reclaimable pageblocks", "tainted pageblocks", "fallback claims",
