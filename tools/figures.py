@@ -508,22 +508,23 @@ def then_now(fig, fn):
 def speed(fig):
     ops = 20000 if fig.quick else 100000
     out, cmds = [], []
-    annotated = []
+    annotated, buddy_annotated = [], []
 
-    def instructions(boot, keep):
+    def instructions(boot, into):
         def one(program):
             n, path = callgrind_pair(program, boot, ops)
-            if path and keep and program == fig.program:
-                annotated.extend(annotate_summary(path, 2 * ops))
+            if path and program == fig.program:
+                into.extend(annotate_summary(path, 2 * ops))
             elif path:
                 os.unlink(path)
             return num(n)
         return one
 
-    rows = [["hot pair through the per-CPU lists", then_now(fig, instructions(HOT_BOOT, True)),
-             "<= 100"],
+    rows = [["hot pair through the per-CPU lists",
+             then_now(fig, instructions(HOT_BOOT, annotated)), "<= 100"],
             ["the buddy path (`pcp_orders=none`)",
-             then_now(fig, instructions(HOT_BOOT + " pcp_orders=none", False)), "<= 800"]]
+             then_now(fig, instructions(HOT_BOOT + " pcp_orders=none", buddy_annotated)),
+             "<= 800"]]
     shown = fig.shown_program
     out.append(fig.commands(
         f"valgrind --tool=callgrind {shown} bench alloc-free-hot --order 0 --ops N --runs 1 "
@@ -541,6 +542,13 @@ def speed(fig):
                    f"of {2 * ops:,} pairs, self instructions per pair; `internal.h:f` is what "
                    "was inlined into f):\n\n")
         out.append(fig.table(["function", "per pair"], annotated))
+    if buddy_annotated:
+        out.append("\nThe buddy path's pair takes an order-0 block from a max-order one and "
+                   "frees it at once: the allocation leaves the upper halves free and counted "
+                   "but links them into their lists only when another operation needs the "
+                   "lists, so the free merges them back without unlinking them. Where its "
+                   "instructions go, the same way:\n\n")
+        out.append(fig.table(["function", "per pair"], buddy_annotated))
 
     nr = ["--nr", 65536] if fig.quick else []
     rows = []
