@@ -599,7 +599,9 @@ int pa_vmstat_read(struct pa_pool *pool, const char *name, uint64_t *value);
  * lists, no two blocks overlapping, every frame in exactly one state, free +
  * allocated + reserved = managed, pageblock types agreeing with the lists.
  * 0, or -EFAULT with the first broken invariant described in err (which
- * may be NULL); -EINVAL for a NULL pool.
+ * may be NULL); -EINVAL for a NULL pool. The cost follows the memory in
+ * use: free blocks whose descriptors were never written (linked whole from
+ * untouched memory) are not walked frame by frame, except with debug=2.
  */
 int pa_validate(struct pa_pool *pool, char *err, size_t errlen);
 

@@ -37,6 +37,12 @@ static bool rules_61(const struct pa_pool *pool)
 	return atomic_load_explicit(&pool->pcp_rules, memory_order_relaxed) == PCP_RULES_61;
 }
 
+/* Whole cache lines of their own: two CPUs' heads and counters never share one. */
+static void *alloc_lines(size_t bytes)
+{
+	return aligned_alloc(64, (bytes + 63) & ~(size_t)63);
+}
+
 int pcp_init_zone(struct pa_zone *z)
 {
 	struct pa_pool *pool = z->pool;
@@ -48,10 +54,12 @@ int pcp_init_zone(struct pa_zone *z)
 		struct pa_pcp *pcp = &z->pcp[c];
 		*pcp = (struct pa_pcp){ 0 };
 		atomic_init(&pcp->lock.v, 0);
-		pcp->head = malloc(lists * sizeof *pcp->head);
-		pcp->ops = calloc(2 * (pool->cfg.max_order + 1), sizeof *pcp->ops);
+		size_t ops = 2 * (pool->cfg.max_order + 1) * sizeof *pcp->ops;
+		pcp->head = alloc_lines(lists * sizeof *pcp->head);
+		pcp->ops = alloc_lines(ops);
 		if (!pcp->head || !pcp->ops)
 			return -ENOMEM;
+		memset(pcp->ops, 0, ops);
 		for (unsigned i = 0; i < lists; i++)
 			pcp->head[i] = PA_NIL;
 	}
@@ -347,8 +355,8 @@ static void spill_sort(struct pcp_block *b, unsigned n)
 static unsigned spill_merge(struct pa_pool *pool, struct pcp_block *b, unsigned n)
 {
 	unsigned top = 0, pb = pool->cfg.pageblock_order;
-	if (n < 2 || b[0].order >= pb)
-		return n; /* nothing to merge, or large blocks first: the buddy merges those */
+	if (n < 2 || b[n - 1].order >= pb)
+		return n; /* nothing to merge, or large blocks taken last: the buddy merges those */
 	spill_sort(b, n);
 	for (unsigned i = 0; i < n; i++) {
 		struct pcp_block c = b[i];
@@ -366,29 +374,44 @@ static unsigned spill_merge(struct pa_pool *pool, struct pcp_block *b, unsigned 
 	return top;
 }
 
+/* Give merged blocks to the buddy under one zone-lock hold. */
+static void spill_give(struct pa_zone *z, const struct pcp_block *b, unsigned n,
+                       enum pa_lock_site site)
+{
+	pa_lock(&z->lock, site);
+	for (unsigned i = 0; i < n; i++)
+		pageblock_free_block(z, b[i].pfn, b[i].order);
+	pa_unlock(&z->lock);
+}
+
 /*
  * Give `frames` frames (at least) back to the buddy, emptying one list after
  * another from list `first` on, as Linux's free_pcppages_bulk() does. A free
  * that overflows starts at the list it freed to: that list holds what the
  * CPU does not reuse, and a spill of a large order then gives back its own
- * blocks instead of walking every smaller list for frames. Blocks go in
- * rounds of PCP_SPILL_BLOCKS, merged among themselves first.
+ * blocks instead of walking every smaller list for frames. Blocks are taken
+ * in rounds of up to PCP_SPILL_BLOCKS and merged among themselves; what a
+ * round merged stays for the next to merge with, and the zone lock is
+ * taken once half the room is used by blocks that did not merge. A CPU
+ * that frees a run of neighbours gives back a whole spill in one hold.
  */
 static void pcp_spill(struct pa_zone *z, struct pa_pcp *pcp, uint64_t frames, uint64_t order_mask,
                       unsigned first, enum pa_lock_site site)
 {
 	struct pa_pool *pool = z->pool;
-	unsigned idx = first % nr_lists(pool), seen = 0, n;
+	unsigned idx = first % nr_lists(pool), seen = 0, n, kept = 0;
 	uint64_t freed = 0;
 	struct pcp_block b[PCP_SPILL_BLOCKS];
-	while ((n = spill_take(pool, pcp, frames, order_mask, &idx, &seen, &freed, b,
-	                       PCP_SPILL_BLOCKS))) {
-		n = spill_merge(pool, b, n);
-		pa_lock(&z->lock, site);
-		for (unsigned i = 0; i < n; i++)
-			pageblock_free_block(z, b[i].pfn, b[i].order);
-		pa_unlock(&z->lock);
+	while ((n = spill_take(pool, pcp, frames, order_mask, &idx, &seen, &freed, b + kept,
+	                       PCP_SPILL_BLOCKS - kept))) {
+		kept = spill_merge(pool, b, kept + n);
+		if (kept > PCP_SPILL_BLOCKS / 2) {
+			spill_give(z, b, kept, site);
+			kept = 0;
+		}
 	}
+	if (kept)
+		spill_give(z, b, kept, site);
 	pcp->spill_next = idx;
 }
 
