@@ -335,7 +335,10 @@ long pa_kcompactd_run(struct pa_pool *pool, int node);
  * is handed as several ranges of that order, without being split in the buddy.
  * Afterwards the blocks are free again, marked reported, and are not
  * reported again until they were allocated. Free memory that was never
- * handed out (untouched since boot) was never backed and is not reported.
+ * handed out since boot (untouched: its descriptors were never written)
+ * was never backed and is not reported, so that it costs nothing, not even
+ * frame-map writes; vmstat's nr_free_untouched counts it. Once any block of
+ * an untouched chunk is handed out, the rest of the chunk is reportable.
  */
 #define PA_REPORTING_CAPACITY 32
 
