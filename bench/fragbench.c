@@ -22,6 +22,11 @@
  * through the buddy (order 18 allocated until it fails) against the most
  * that could (per zone: untainted regions, and free frames above the min
  * watermark).
+ *
+ * Reading the linux column: at max_order=18 Linux's fallback claims the
+ * largest free block it finds whole, up to a 1 GiB block, and so confines
+ * unmovable memory by accident while such blocks last; the kernel, with
+ * its order-10 limit, claims at most 4 MiB at a time and spreads it.
  */
 #define _GNU_SOURCE
 #include "compact_common.h"

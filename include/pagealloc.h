@@ -335,7 +335,10 @@ long pa_kcompactd_run(struct pa_pool *pool, int node);
  * is handed as several ranges of that order, without being split in the buddy.
  * Afterwards the blocks are free again, marked reported, and are not
  * reported again until they were allocated. Free memory that was never
- * handed out (untouched since boot) was never backed and is not reported.
+ * handed out since boot (untouched: its descriptors were never written)
+ * was never backed and is not reported, so that it costs nothing, not even
+ * frame-map writes; vmstat's nr_free_untouched counts it. Once any block of
+ * an untouched chunk is handed out, the rest of the chunk is reportable.
  */
 #define PA_REPORTING_CAPACITY 32
 
@@ -599,7 +602,9 @@ int pa_vmstat_read(struct pa_pool *pool, const char *name, uint64_t *value);
  * lists, no two blocks overlapping, every frame in exactly one state, free +
  * allocated + reserved = managed, pageblock types agreeing with the lists.
  * 0, or -EFAULT with the first broken invariant described in err (which
- * may be NULL); -EINVAL for a NULL pool.
+ * may be NULL); -EINVAL for a NULL pool. The cost follows the memory in
+ * use: free blocks whose descriptors were never written (linked whole from
+ * untouched memory) are not walked frame by frame, except with debug=2.
  */
 int pa_validate(struct pa_pool *pool, char *err, size_t errlen);
 

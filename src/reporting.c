@@ -19,6 +19,16 @@
  * While held for the call a block is PS_CAPTURED and counted in the zone's
  * reserved pages, as compaction's captured blocks are, so pa_validate and
  * every scanner see it as neither free nor allocated.
+ *
+ * Untouched memory (free chunks never handed out since boot, whose
+ * descriptors were never written; zone.c) is not reported, on purpose: it
+ * was never written, so a hypervisor never backed it and there is nothing
+ * to give back, and reporting it would write a descriptor per max-order
+ * block, the cost that keeping it untouched saves (about a byte per frame
+ * of the frame map made resident). vmstat's nr_free_untouched counts it.
+ * Everything else that is free is reportable: a chunk's descriptors are
+ * written when the first of its blocks is handed out or walked, and its
+ * blocks go on the free lists from then on, never back to untouched.
  */
 #include "internal.h"
 

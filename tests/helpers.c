@@ -215,3 +215,27 @@ void free_order0_all(struct pa_pool *pool, struct pa_page **pages, uint64_t n)
 		pa_free_pages(pool, pages[i], 0);
 	free(pages);
 }
+
+/* Free blocks per order, summed over every zone of the buddyinfo text. */
+void buddy_counts(struct pa_pool *pool, uint64_t *counts, unsigned nr_orders)
+{
+	char buf[8192];
+	int n = pa_report(pool, PA_REPORT_BUDDYINFO, 0, buf, sizeof buf);
+	REQUIRE(n > 0 && (size_t)n < sizeof buf);
+	memset(counts, 0, nr_orders * sizeof *counts);
+	for (char *line = strtok(buf, "\n"); line; line = strtok(NULL, "\n")) {
+		char *p = strstr(line, "zone");
+		REQUIRE(p);
+		p += 4;
+		while (*p == ' ')
+			p++;
+		while (*p && *p != ' ')
+			p++; /* the zone name */
+		for (unsigned o = 0; o < nr_orders; o++) {
+			char *end;
+			counts[o] += strtoull(p, &end, 10);
+			REQUIRE(end != p);
+			p = end;
+		}
+	}
+}

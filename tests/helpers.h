@@ -50,6 +50,8 @@ uint64_t rng_next(uint64_t *s);
 /* The pool's zone of a type, or NULL. */
 struct pa_zone *zone_of_type(struct pa_pool *pool, enum pa_zone_type type);
 
+/* Free blocks per order (counts[0 .. nr_orders - 1]), summed over every zone of the buddyinfo text. */
+void buddy_counts(struct pa_pool *pool, uint64_t *counts, unsigned nr_orders);
 /* Free frames in blocks of order or above, over every zone (zone locks taken). */
 uint64_t free_frames_from(struct pa_pool *pool, unsigned order);
 

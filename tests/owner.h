@@ -443,6 +443,16 @@ static inline size_t to_check_all(struct towner *o)
 	return live;
 }
 
+/* Give a folio's memory back: its pieces after a split, else the folio. Owner's lock held. */
+static inline void to_free_pages(struct towner *o, const struct tfolio *f)
+{
+	if (f->split)
+		for (uint64_t i = 0; i < (1ull << f->order); i++)
+			pa_free_pages(o->pool, f->pieces[i], 0);
+	else
+		pa_free_pages(o->pool, f->page, f->order);
+}
+
 /* Free one live folio through the owner's reference (its pieces after a split). */
 static inline void to_free(struct towner *o, size_t idx)
 {
@@ -454,11 +464,7 @@ static inline void to_free(struct towner *o, size_t idx)
 			pa_unpin(o->pool, f->pinned);
 			f->pinned = NULL;
 		}
-		if (f->split)
-			for (uint64_t i = 0; i < (1ull << f->order); i++)
-				pa_free_pages(o->pool, f->pieces[i], 0);
-		else
-			pa_free_pages(o->pool, f->page, f->order);
+		to_free_pages(o, f);
 	}
 	pthread_mutex_unlock(&o->lock);
 }

@@ -811,11 +811,7 @@ static void worker_free(struct worker *w, size_t k)
 		pa_unpin(o->pool, f->page);
 		f->pins = 0;
 	}
-	if (f->split)
-		for (uint64_t i = 0; i < (1ull << f->order); i++)
-			pa_free_pages(o->pool, f->pieces[i], 0);
-	else
-		pa_free_pages(o->pool, f->page, f->order);
+	to_free_pages(o, f);
 	pthread_mutex_unlock(&o->lock);
 	w->mine[k] = w->mine[--w->nmine];
 	w->frees++;

@@ -240,18 +240,12 @@ static bool order_in_mask(struct pa_pool *pool, unsigned order)
 /* Drain, then every frame must be free and the buddy must be as at boot. */
 static void expect_whole(struct pa_pool *pool, const char *fresh)
 {
-	pa_drain_all(pool);
-	struct pa_usage u = usage(pool);
-	CHECK_MSG(u.free == u.managed && u.allocated == 0 && u.reserved == 0,
-	          "after freeing everything and a drain: free %" PRIu64 " allocated %" PRIu64
-	          " reserved %" PRIu64 " of managed %" PRIu64,
-	          u.free, u.allocated, u.reserved, u.managed);
+	expect_all_free(pool); /* drained, valid, every frame free */
 	CHECK_EQ_U64(all_list_frames(pool), 0);
 	char now[BI_LEN];
 	buddyinfo(pool, now, sizeof now);
 	CHECK_MSG(!strcmp(now, fresh), "buddyinfo after the drain\n%s!= the fresh boot's\n%s", now,
 	          fresh);
-	VALIDATE(pool);
 }
 
 /* --- Enabled and disabled orders ------------------------------------------------ */

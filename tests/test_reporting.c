@@ -147,22 +147,30 @@ TEST(reporting_manual_pass_reports_each_free_block_once)
 	pa_shutdown(pool);
 }
 
-/* Memory never handed out was never backed: nothing to report until it is used. */
-TEST(reporting_untouched_memory_is_not_reported)
+/*
+ * Memory never handed out was never backed: it is not reported, and vmstat
+ * counts it (nr_free_untouched). Once a block of an untouched chunk is
+ * handed out, the whole chunk is reportable; so is every frame ever used.
+ */
+TEST(reporting_untouched_memory_is_counted_not_reported)
 {
 	struct pa_pool *pool = test_boot(MANUAL "mem=1G");
 	struct device d;
 	device_init(&d, pool);
 	REQUIRE(pa_page_reporting_register(pool, &dev_ops, &d) == 0);
+	uint64_t chunk = 1ull << pool->cfg.chunk_order, free0 = usage(pool).free;
+	CHECK_EQ_U64(vmstat(pool, "nr_free_untouched"), free0); /* nothing was ever handed out */
 	CHECK_EQ_U64(pa_page_reporting_run(pool), 0);
 	pa_pfn_t pfn = must_alloc(pool, PA_GFP_MOVABLE, 0); /* writes one chunk's descriptors */
-	uint64_t untouched = 0;
-	for (unsigned i = 0; i < pool->nr_zones; i++)
-		untouched += pool->zones[i].nr_untouched << pool->cfg.chunk_order;
-	long got = report_all(pool);
-	CHECK_EQ_U64(got, free_frames_from(pool, 9) - untouched);
-	CHECK(got > 0);
+	CHECK_EQ_U64(vmstat(pool, "nr_free_untouched"), free0 - chunk);
 	free_pfn(pool, pfn, 0);
+	long got = report_all(pool);
+	CHECK_EQ_U64(got, chunk); /* the chunk, the frame handed out included */
+	CHECK_EQ_U64(got, free_frames_from(pool, 9) - vmstat(pool, "nr_free_untouched"));
+	touch_free_memory(pool, 9); /* every chunk used once: nothing left untouched */
+	CHECK_EQ_U64(vmstat(pool, "nr_free_untouched"), 0);
+	got = report_all(pool);
+	CHECK_EQ_U64((uint64_t)got, free_frames_from(pool, 9)); /* each used since: all again */
 	VALIDATE(pool);
 	pa_shutdown(pool);
 }

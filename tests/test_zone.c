@@ -143,24 +143,11 @@ static uint64_t pfn_at(struct pa_pool *pool, struct pa_page *p)
 /* Free blocks of order >= order, from buddyinfo. */
 static uint64_t blocks_at_or_above(struct pa_pool *pool, unsigned order, unsigned max_order)
 {
-	char buf[4096];
-	int n = pa_report(pool, PA_REPORT_BUDDYINFO, 0, buf, sizeof buf);
-	REQUIRE(n > 0 && (size_t)n < sizeof buf);
-	uint64_t total = 0;
-	for (char *line = strtok(buf, "\n"); line; line = strtok(NULL, "\n")) {
-		char *p = strstr(line, "zone");
-		REQUIRE(p);
-		p += 4;
-		while (*p == ' ')
-			p++;
-		while (*p && *p != ' ')
-			p++;
-		for (unsigned o = 0; o <= max_order; o++) {
-			uint64_t v = strtoull(p, &p, 10);
-			if (o >= order)
-				total += v;
-		}
-	}
+	uint64_t counts[32], total = 0;
+	REQUIRE(max_order < 32);
+	buddy_counts(pool, counts, max_order + 1);
+	for (unsigned o = order; o <= max_order; o++)
+		total += counts[o];
 	return total;
 }
 

@@ -368,7 +368,9 @@ def fragbench(fig):
             "reclaimable page; the bound is, per zone, the untainted regions that its free "
             "memory above the min watermark could fill. The goal at 5 %: at most 10 % of "
             "regions tainted, at least 90 % of the bound formed, no more failures than "
-            "Linux's policy.\n\n" +
+            "Linux's policy. Linux's policy here runs at max_order=18, where its fallback "
+            "claims whole free blocks up to 1 GiB while there are some: that confines "
+            "unmovable memory too, unlike the kernel's order-10 claims.\n\n" +
             fig.table(["unmovable", "policy", "regions tainted %", "1 GiB blocks", "bound",
                        "% of bound", "failures", "unmovable pageblocks",
                        "reclaimable pageblocks", "tainted pageblocks", "fallback claims",
@@ -440,7 +442,8 @@ def replay(fig):
             f"allocations, {num(j['frees'])} frees): replay loop {num(eps[mid])} M events/s "
             f"({num(eps[0])} - {num(eps[-1])}), {num(cps[mid])} M per second of its CPU time "
             f"({num(cps[0])} - {num(cps[-1])}), whole command with parsing "
-            f"{num(wall[mid])} s ({num(wall[0])} - {num(wall[-1])}) over {len(runs)} runs; "
+            f"{num(wall[mid])} s ({num(wall[0])} - {num(wall[-1])}) over {len(runs)} runs "
+            f"(load average {num(os.getloadavg()[0], 1)} on {os.cpu_count()} CPUs); "
             f"{j['failed_kernel_served']} allocations failed that the kernel served, "
             f"{j['bad_page']} bad pages, {j['validate_failures']} failed validations.\n\n"
             "Kernel / pagealloc at each snapshot (free pages, per-CPU pages, unusable index at "
@@ -506,22 +509,23 @@ def then_now(fig, fn):
 def speed(fig):
     ops = 20000 if fig.quick else 100000
     out, cmds = [], []
-    annotated = []
+    annotated, buddy_annotated = [], []
 
-    def instructions(boot, keep):
+    def instructions(boot, into):
         def one(program):
             n, path = callgrind_pair(program, boot, ops)
-            if path and keep and program == fig.program:
-                annotated.extend(annotate_summary(path, 2 * ops))
+            if path and program == fig.program:
+                into.extend(annotate_summary(path, 2 * ops))
             elif path:
                 os.unlink(path)
             return num(n)
         return one
 
-    rows = [["hot pair through the per-CPU lists", then_now(fig, instructions(HOT_BOOT, True)),
-             "<= 100"],
+    rows = [["hot pair through the per-CPU lists",
+             then_now(fig, instructions(HOT_BOOT, annotated)), "<= 100"],
             ["the buddy path (`pcp_orders=none`)",
-             then_now(fig, instructions(HOT_BOOT + " pcp_orders=none", False)), "<= 800"]]
+             then_now(fig, instructions(HOT_BOOT + " pcp_orders=none", buddy_annotated)),
+             "<= 800"]]
     shown = fig.shown_program
     out.append(fig.commands(
         f"valgrind --tool=callgrind {shown} bench alloc-free-hot --order 0 --ops N --runs 1 "
@@ -543,6 +547,13 @@ def speed(fig):
                    f"of {2 * ops:,} pairs, self instructions per pair; `internal.h:f` is what "
                    "was inlined into f):\n\n")
         out.append(fig.table(["function", "per pair"], annotated))
+    if buddy_annotated:
+        out.append("\nThe buddy path's pair takes an order-0 block from a max-order one and "
+                   "frees it at once: the allocation leaves the upper halves free and counted "
+                   "but links them into their lists only when another operation needs the "
+                   "lists, so the free merges them back without unlinking them. Where its "
+                   "instructions go, the same way:\n\n")
+        out.append(fig.table(["function", "per pair"], buddy_annotated))
 
     nr = ["--nr", 65536] if fig.quick else []
     rows = []
