@@ -133,7 +133,7 @@ bool migrate_isolate(struct pa_pool *pool, pa_pfn_t pfn, unsigned max_order)
 {
 	struct pa_page *p = pfn_page(pool, pfn);
 	uint8_t alloc = PS_ALLOC;
-	if (p->order > max_order ||
+	if (page_order(p) > max_order ||
 	    !__atomic_compare_exchange_n(&p->state, &alloc, (uint8_t)PS_ISOLATED, false,
 	                                 __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
 		return false;

@@ -555,3 +555,90 @@ TEST(superblock_defrag_mode_leaves_requests_that_may_not_compact_alone)
 		CHECK(d.success == 0 && d.fail == 0 && d.clean == 1);
 	}
 }
+
+/* ---------------------------------------------------------------------- */
+/* Threads                                                                 */
+/* ---------------------------------------------------------------------- */
+
+struct sb_worker {
+	pthread_t thread;
+	struct pa_pool *pool;
+	struct towner *owner;
+	unsigned cpu, ops;
+	uint64_t seed;
+};
+
+/* Mixed requests, a few long-lived unmovable ones, owned movable folios the compactor may move. */
+static void *sb_worker_main(void *arg)
+{
+	struct sb_worker *w = arg;
+	fake_cpu = w->cpu;
+	enum { HELD = 512 };
+	struct pa_page *held[HELD];
+	unsigned order[HELD], n = 0;
+	for (unsigned i = 0; i < w->ops; i++) {
+		uint64_t r = rng_next(&w->seed);
+		if (n == HELD || (n && r % 3 == 0)) {
+			unsigned k = (unsigned)((r >> 8) % n);
+			pa_free_pages(w->pool, held[k], order[k]);
+			held[k] = held[--n], order[k] = order[n];
+			continue;
+		}
+		if ((r >> 16) % 4 == 0) { /* an owned folio: the owner frees it at the end */
+			to_alloc(w->owner, PA_GFP_COMP, (r >> 20) % 8 == 0 ? 9 : 0);
+			continue;
+		}
+		static const pa_gfp_t gfp[] = { PA_GFP_KERNEL, PA_GFP_RECLAIMABLE, PA_GFP_MOVABLE };
+		unsigned o = (unsigned)((r >> 24) % 3);
+		struct pa_page *p = pa_alloc_pages(w->pool, gfp[(r >> 32) % 3] | PA_GFP_NOWARN, o);
+		if (p)
+			held[n] = p, order[n++] = o;
+	}
+	while (n--)
+		pa_free_pages(w->pool, held[n], order[n]);
+	return NULL;
+}
+
+TEST(superblock_counts_stay_exact_while_four_threads_churn_with_defrag_mode)
+{
+	uint64_t seed = test_seed();
+	printf("seed %" PRIu64 "\n", seed);
+	struct pa_platform plat = { .cpu_id = fake_cpu_id };
+	struct pa_pool *pool = NULL;
+	char err[256];
+	REQUIRE(pa_boot("mem=256M nr_cpus=4 superblock_order=12 defrag_mode=1 kcompactd=manual",
+	                &plat, &pool, err, sizeof err) == 0);
+	struct towner o;
+	to_init(&o, pool, 200000);
+	o.strict = false; /* four threads allocate through it */
+	enum { NR = 4 };
+	struct sb_worker w[NR];
+	unsigned ops = (unsigned)(100000 * test_scale()) + 2000;
+	for (unsigned i = 0; i < NR; i++) {
+		w[i] = (struct sb_worker){ .pool = pool,
+			                   .owner = &o,
+			                   .cpu = i,
+			                   .ops = ops,
+			                   .seed = seed + 7919 * (i + 1) };
+		REQUIRE(pthread_create(&w[i].thread, NULL, sb_worker_main, &w[i]) == 0);
+	}
+	/* Meanwhile: the counts read, defrag_mode switched, compaction and validation run. */
+	for (unsigned i = 0; i < 50; i++) {
+		struct pa_superblock_info info;
+		for (uint64_t k = 0; k < pa_superblock_count(pool); k++)
+			CHECK(pa_superblock_info(pool, k, &info) == 0 &&
+			      info.free <= info.nr_frames);
+		CHECK(pa_ctl_write(pool, "defrag_mode", i % 2 ? "1" : "0") == 0);
+		if (i % 10 == 0) {
+			pa_compact(pool, -1);
+			expect_valid(pool, "while the threads run");
+		}
+	}
+	for (unsigned i = 0; i < NR; i++)
+		pthread_join(w[i].thread, NULL);
+	expect_valid(pool, "after the threads");
+	to_free_all(&o);
+	expect_all_free(pool);
+	pa_shutdown(pool);
+	to_destroy(&o);
+}

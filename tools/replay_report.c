@@ -13,6 +13,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#define PB_ORDER_X86 9 /* the pageblock order of every x86-64 trace */
+
 const char *const rp_free_class_names[RPF_COUNT] = {
 #define X(id, name) name,
 	RP_FREE_CLASSES(X)
@@ -488,7 +490,39 @@ static double jnum(struct jv *v, const char *key)
 	return x && x->type == J_NUM ? x->num : NAN;
 }
 
-/* One metric of one run: a top-level number, or "snapshot/side/key[/subkey]". */
+/* Free blocks of one order over a side's zones (buddyinfo); 0 past a zone's orders. */
+static double zones_free(struct jv *buddyinfo, unsigned order)
+{
+	double sum = 0;
+	for (size_t z = 0; buddyinfo->type == J_ARR && z < buddyinfo->n; z++) {
+		struct jv *fr = jget(buddyinfo->items[z], "free");
+		if (fr && fr->type == J_ARR && order < fr->n && fr->items[order]->type == J_NUM)
+			sum += fr->items[order]->num;
+	}
+	return sum;
+}
+
+/* The most orders any run's pool has (the length of its buddyinfo rows). */
+static unsigned most_orders(struct jv **docs, unsigned n)
+{
+	unsigned most = 0;
+	for (unsigned i = 0; i < n; i++) {
+		struct jv *list = jget(docs[i], "snapshots");
+		struct jv *s = list && list->type == J_ARR && list->n ? list->items[0] : NULL;
+		struct jv *p = s ? jget(s, "pagealloc") : NULL;
+		struct jv *bi = p ? jget(p, "buddyinfo") : NULL;
+		struct jv *z = bi && bi->type == J_ARR && bi->n ? bi->items[0] : NULL;
+		struct jv *fr = z ? jget(z, "free") : NULL;
+		if (fr && fr->type == J_ARR && fr->n > most)
+			most = (unsigned)fr->n;
+	}
+	return most;
+}
+
+/*
+ * One metric of one run: a top-level number, or "snapshot/side/key[/subkey]";
+ * key "buddyinfo" with an order as subkey is the free blocks of that order.
+ */
 static double metric(struct jv *doc, const char *snap, const char *side, const char *key,
                      const char *sub)
 {
@@ -503,6 +537,8 @@ static double metric(struct jv *doc, const char *snap, const char *side, const c
 			return jnum(s, key);
 		struct jv *sd = jget(s, side);
 		struct jv *x = sd ? jget(sd, key) : NULL;
+		if (x && x->type == J_ARR && sub)
+			return zones_free(x, (unsigned)atoi(sub));
 		return sub ? jnum(x, sub) : (x && x->type == J_NUM ? x->num : NAN);
 	}
 	return NAN;
@@ -560,6 +596,7 @@ int rp_compare_texts(FILE *f, char **texts, const char **names, unsigned n)
 		                           "moved" };
 	for (size_t i = 0; i < sizeof top / sizeof top[0]; i++)
 		compare_row(f, docs, n, top[i], NULL, NULL, top[i], NULL);
+	unsigned orders = most_orders(docs, n);
 	struct jv *snaps = jget(docs[0], "snapshots");
 	for (size_t s = 0; snaps && snaps->type == J_ARR && s < snaps->n; s++) {
 		struct jv *nm = jget(snaps->items[s], "name");
@@ -585,6 +622,13 @@ int rp_compare_texts(FILE *f, char **texts, const char **names, unsigned n)
 		for (size_t k = 0; k < sizeof pbs / sizeof pbs[0]; k++) {
 			snprintf(label, sizeof label, "%s.pageblocks.%s", sn, pbs[k]);
 			compare_row(f, docs, n, label, sn, "pagealloc", "pageblocks", pbs[k]);
+		}
+		/* Free blocks from the pageblock order up: what a larger max_order changes. */
+		for (unsigned o = PB_ORDER_X86; o < orders; o++) {
+			char order[16];
+			snprintf(order, sizeof order, "%u", o);
+			snprintf(label, sizeof label, "%s.free_blocks.order%u", sn, o);
+			compare_row(f, docs, n, label, sn, "pagealloc", "buddyinfo", order);
 		}
 		snprintf(label, sizeof label, "%s.tvd_vs_kernel", sn);
 		compare_row(f, docs, n, label, sn, NULL, "tvd", NULL);
