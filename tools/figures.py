@@ -398,7 +398,7 @@ def boot(fig):
 @section("balloon", "Free page reporting: a guest's churn with a balloon device")
 def balloon(fig):
     quick = ["--seconds", 0.5] if fig.quick else []
-    j, c = fig.bench("bench", "balloon", "--runs", fig.runs, *quick)
+    j, c = fig.bench("bench", "balloon", "--runs", 1 if fig.quick else 3, *quick)
     rows = [["off", "", "", mmm(j["alloc_ns_reporting_off"]), mmm(j["free_ns_reporting_off"]),
              mmm(j["rss_mib_at_end_off"], 0)],
             ["on", mmm(j["reported_mib"], 0), mmm(j["reports_per_second"], 1),
