@@ -20,8 +20,8 @@
 #include <time.h>
 
 #define BALLOON_BOOT    "mem=1G backing=anon page_reporting_delay_ms=50"
-#define BALLOON_SECONDS 1.0
-#define BALLOON_RUNS    5 /* each way: median, min and max of each figure */
+#define BALLOON_SECONDS 2.0
+#define BALLOON_RUNS    3 /* each way: median, min and max of each figure */
 #define BALLOON_PHASE   8 /* grow/shrink cycles per run */
 #define BALLOON_BATCH   32
 

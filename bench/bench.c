@@ -145,8 +145,8 @@ static const struct bench_workload workloads[] = {
 	  "                     appended (the run is deterministic for a seed)\n",
 	  true, bench_fragbench },
 	{ "balloon", "a guest's churn with a free page reporting device, reporting off then on",
-	  "  --seconds S    length of each run (default 1): 8 grow/shrink cycles\n"
-	  "  --runs N       runs each way, each on fresh pools (default 5)\n"
+	  "  --seconds S    length of each run (default 2): 8 grow/shrink cycles\n"
+	  "  --runs N       runs each way, each on fresh pools (default 3)\n"
 	  "  --seed N       random seed (default 42)\n"
 	  "  default boot:  "
 	  "mem=1G backing=anon page_reporting_delay_ms=50\n",

@@ -400,7 +400,7 @@ def boot(fig):
 @section("balloon", "Free page reporting: a guest's churn with a balloon device")
 def balloon(fig):
     quick = ["--seconds", 0.5] if fig.quick else []
-    j, c = fig.bench("bench", "balloon", "--runs", fig.runs, *quick)
+    j, c = fig.bench("bench", "balloon", "--runs", 1 if fig.quick else 3, *quick)
     rows = [["off", "", "", mmm(j["alloc_ns_reporting_off"]), mmm(j["free_ns_reporting_off"]),
              mmm(j["rss_mib_at_end_off"], 0)],
             ["on", mmm(j["reported_mib"], 0), mmm(j["reports_per_second"], 1),
@@ -536,7 +536,11 @@ def speed(fig):
         f"--boot \"{HOT_BOOT} pcp_orders=none\""))
     out.append(f"\nInstructions per order-0 alloc+free pair: the runs of N = {2 * ops:,} and "
                f"{ops:,} pairs differ by that many pairs. Valgrind has no restartable "
-               "sequences, so there the CPU id comes from the cached `sched_getcpu()` path."
+               "sequences, so there the CPU id is the thread's cached `sched_getcpu()`, one "
+               "thread-local load; with rseq it is one load off the thread pointer instead, "
+               "the same count. Both paths take the list lock with one exchange and free "
+               "with one compare-and-swap of the state word: there is no lock-free rseq "
+               "critical section yet."
                + (" Before -> now: `--before` names the program measured first." if fig.before
                   else "") + "\n\n")
     out.append(fig.table(["path", "instructions", "goal"], rows))
@@ -598,6 +602,8 @@ def speed(fig):
                "threads at least 1.8x one.\n\n")
     out.append(fig.table(["threads", "allocations+frees per second", "CPU ns per operation",
                           "zone lock contended"], rows))
+    out.append(f"\nLoad average (1 min) when this section ended: {os.getloadavg()[0]:.1f} on "
+               f"{os.cpu_count()} CPUs; wall-clock figures above it are shared with that load.\n")
     return "".join(out)
 
 
