@@ -133,10 +133,12 @@ static const struct bench_workload workloads[] = {
 	  "  --unmovable-pct P  share of the allocated frames that are unmovable or\n"
 	  "                     reclaimable (default 5; the trace has 3.7)\n"
 	  "  --turnover N       memory turned over N times (default 10)\n"
-	  "  --policy P         linux (superblock_order=0 defrag_mode=0) or superblock\n"
-	  "                     (the default superblock_order, defrag_mode=1); default\n"
-	  "                     superblock\n"
-	  "  --compare          both policies on the same stream, side by side\n"
+	  "  --policy P         linux (superblock_order=0 defrag_mode=0 fallback_order=10:\n"
+	  "                     the kernel's order-10 claims), linux-whole (the same at\n"
+	  "                     this max_order: claims up to a whole max-order block) or\n"
+	  "                     superblock (the default superblock_order, defrag_mode=1);\n"
+	  "                     default superblock\n"
+	  "  --compare          every policy on the same stream, side by side\n"
 	  "  --mem SIZE         pool size for the default boot line (default 64G)\n"
 	  "  --seed N           random seed (default 42)\n"
 	  "  default boot:      mem=64G max_order=18; kcompactd=manual and nr_cpus=1 are\n"
@@ -410,7 +412,7 @@ static int opt_turnover(struct bench_opts *o, const char *v)
 
 static int opt_policy(struct bench_opts *o, const char *v)
 {
-	if (strcmp(v, "linux") && strcmp(v, "superblock"))
+	if (strcmp(v, "linux") && strcmp(v, "linux-whole") && strcmp(v, "superblock"))
 		return -1;
 	o->policy = v;
 	return 0;
@@ -459,7 +461,7 @@ static const struct bench_option {
 	{ "--pinned-pct", opt_pinned_pct, "a percentage, 0..100" },
 	{ "--transient-pct", opt_transient_pct, "a percentage, 0..100" },
 	{ "--turnover", opt_turnover, "1..1000" },
-	{ "--policy", opt_policy, "linux or superblock" },
+	{ "--policy", opt_policy, "linux, linux-whole or superblock" },
 	{ "--mem", opt_mem, "a size such as 4G or 512M" },
 	{ "--json", NULL, NULL },
 	{ "--keep", NULL, NULL },

@@ -23,10 +23,12 @@
  * that could (per zone: untainted regions, and free frames above the min
  * watermark).
  *
- * Reading the linux column: at max_order=18 Linux's fallback claims the
- * largest free block it finds whole, up to a 1 GiB block, and so confines
- * unmovable memory by accident while such blocks last; the kernel, with
- * its order-10 limit, claims at most 4 MiB at a time and spreads it.
+ * Reading the linux columns: Linux's fallback claims the largest free block
+ * of another type it finds whole. The kernel's blocks stop at order 10, so
+ * a claim retypes at most 4 MiB and unmovable memory spreads (linux). At
+ * max_order=18 the same rule claims up to a whole 1 GiB block for one page
+ * and so confines unmovable memory by accident while such blocks last
+ * (linux-whole).
  */
 #define _GNU_SOURCE
 #include "compact_common.h"
@@ -241,12 +243,22 @@ struct fb_obj {
 	uint8_t cls, order;
 };
 
-enum fb_policy { FB_LINUX, FB_SUPERBLOCK, FB_POLICIES };
+enum fb_policy { FB_LINUX, FB_LINUX_WHOLE, FB_SUPERBLOCK, FB_POLICIES };
 
-static const char *const policy_name[FB_POLICIES] = { "linux", "superblock" };
-/* What each policy appends to the boot line. */
-static const char *const policy_keys[FB_POLICIES] = { "superblock_order=0 defrag_mode=0",
-	                                              "defrag_mode=1" };
+/*
+ * What each policy appends to the boot line. linux: the kernel's placement
+ * as deployed, whose fallback claims at most an order-10 block (its
+ * MAX_PAGE_ORDER); linux-whole: the same code at this max_order, claiming
+ * up to a whole 1 GiB block for one page; superblock: steering and
+ * compaction before polluting.
+ */
+static const struct {
+	const char *name, *keys;
+} fb_policy_def[FB_POLICIES] = {
+	[FB_LINUX] = { "linux", "superblock_order=0 defrag_mode=0 fallback_order=10" },
+	[FB_LINUX_WHOLE] = { "linux-whole", "superblock_order=0 defrag_mode=0" },
+	[FB_SUPERBLOCK] = { "superblock", "defrag_mode=1" },
+};
 
 /* What a run measured. */
 struct fb_result {
@@ -555,7 +567,7 @@ static void fb_boot_line(const struct fb *c, enum fb_policy p, char *buf, size_t
 	snprintf(def, sizeof def, "mem=%s %s", c->opt->mem ? c->opt->mem : FB_MEM, FB_BOOT_TAIL);
 	const char *base = bench_boot_line(c->opt, def);
 	snprintf(buf, len, "%s%s%s %s", base, strstr(base, "kcompactd=") ? "" : " kcompactd=manual",
-	         strstr(base, "max_order=") ? "" : " " FB_BOOT_TAIL, policy_keys[p]);
+	         strstr(base, "max_order=") ? "" : " " FB_BOOT_TAIL, fb_policy_def[p].keys);
 }
 
 static int fb_validate(struct pa_pool *pool, const char *policy)
@@ -600,13 +612,13 @@ static int fb_run_policy(struct fb *c, enum fb_policy p, unsigned step, unsigned
 		ret = fb_count(&r);
 	res->elapsed_s = (double)(bench_now_ns() - t0) / 1e9;
 	if (!ret)
-		ret = fb_validate(r.pool, policy_name[p]);
+		ret = fb_validate(r.pool, fb_policy_def[p].name);
 	while (r.nr) {
 		struct fb_obj o = heap_pop(&r);
 		fb_free(&r, &o);
 	}
 	if (!ret)
-		ret = fb_validate(r.pool, policy_name[p]);
+		ret = fb_validate(r.pool, fb_policy_def[p].name);
 	pa_shutdown(r.pool);
 	cw_owner_destroy(&r.owner);
 	free(r.heap);
@@ -729,7 +741,7 @@ static void fb_print_text(const struct fb *c, FILE *f)
 	fprintf(f, "\n%-28s", "");
 	for (int p = 0; p < FB_POLICIES; p++)
 		if (c->run[p])
-			fprintf(f, "%16s", policy_name[p]);
+			fprintf(f, "%16s", fb_policy_def[p].name);
 	fputc('\n', f);
 	fb_row(f, c, "tainted_regions_pct", "%16.1f", get_tainted_pct, NULL);
 	fb_row(f, c, "gig_pct_of_bound", "%16.1f", get_gig_pct, NULL);
@@ -749,7 +761,7 @@ static void fb_print_text(const struct fb *c, FILE *f)
 	for (int p = 0; p < FB_POLICIES; p++) {
 		if (!c->run[p])
 			continue;
-		fprintf(f, "\n%s: boot \"%s\"\n", policy_name[p], c->res[p].boot);
+		fprintf(f, "\n%s: boot \"%s\"\n", fb_policy_def[p].name, c->res[p].boot);
 		for (unsigned k = 0; k < c->res[p].nr_stats; k++)
 			fprintf(f, "  %-34s %" PRIu64 "\n", c->res[p].stat_name[k],
 			        c->res[p].stat[k]);
@@ -770,7 +782,7 @@ static void fb_print(const struct fb *c, FILE *f)
 		for (int p = 0; p < FB_POLICIES; p++) {
 			if (!c->run[p])
 				continue;
-			bench_out_open(&o, policy_name[p]);
+			bench_out_open(&o, fb_policy_def[p].name);
 			fb_print_json(&c->res[p], &o);
 			bench_out_close(&o);
 		}
@@ -793,7 +805,7 @@ int bench_fragbench(const struct bench_opts *opt, struct pa_pool *given, FILE *o
 	c.seed = opt->seed_set ? opt->seed : FB_SEED;
 	if (opt->compare && opt->policy) {
 		fprintf(stderr,
-		        "pagealloc: fragbench: --compare runs both policies; drop --policy\n");
+		        "pagealloc: fragbench: --compare runs every policy; drop --policy\n");
 		return 1;
 	}
 	if (opt->boot && opt->mem) {
@@ -801,15 +813,15 @@ int bench_fragbench(const struct bench_opts *opt, struct pa_pool *given, FILE *o
 		                "in --boot instead\n");
 		return 1;
 	}
-	bool superblock = !opt->policy || strcmp(opt->policy, "superblock") == 0;
-	c.run[FB_LINUX] = opt->compare || !superblock;
-	c.run[FB_SUPERBLOCK] = opt->compare || superblock;
+	const char *only = opt->policy ? opt->policy : fb_policy_def[FB_SUPERBLOCK].name;
+	for (int p = 0; p < FB_POLICIES; p++)
+		c.run[p] = opt->compare || strcmp(only, fb_policy_def[p].name) == 0;
 	fb_stream_init(&c.stream, c.unmovable_pct);
-	unsigned steps = opt->compare ? 2 : 1, step = 0;
+	unsigned steps = opt->compare ? FB_POLICIES : 1, step = 0;
 	for (int p = 0; p < FB_POLICIES; p++) {
 		if (!c.run[p])
 			continue;
-		bench_progress(policy_name[p], (double)step / steps);
+		bench_progress(fb_policy_def[p].name, (double)step / steps);
 		if (fb_run_policy(&c, (enum fb_policy)p, step++, steps))
 			return 1;
 	}

@@ -498,6 +498,7 @@ struct pa_config {
 	unsigned metadata_bytes_per_frame;
 	unsigned superblock_order; /* 0: off; else regions of 2^superblock_order frames */
 	unsigned defrag_mode;      /* 1: compact before a fallback pollutes a clean region */
+	unsigned fallback_order;   /* largest free block a fallback claims whole (Linux's policy) */
 };
 
 /* The derived configuration of a booted pool. NULL pool or out: nothing is written. */

@@ -448,6 +448,12 @@ static int key_defrag_mode(struct parse_ctx *p)
 	return get_bool(p, &p->cfg->defrag_mode);
 }
 
+/* Checked against the pageblock and max orders once they are derived. */
+static int key_fallback_order(struct parse_ctx *p)
+{
+	return get_uint(p, 0, PA_MAX_ORDER_LIMIT, &p->cfg->fallback_order);
+}
+
 static int key_debug(struct parse_ctx *p)
 {
 	return get_uint(p, 0, 2, &p->cfg->debug);
@@ -502,6 +508,7 @@ static const struct boot_key {
 	{ "zones", key_zones },
 	{ "superblock_order", key_superblock_order },
 	{ "defrag_mode", key_defrag_mode },
+	{ "fallback_order", key_fallback_order },
 	{ "debug", key_debug },
 	{ "bad_page", key_bad_page },
 };
@@ -516,6 +523,7 @@ static void boot_defaults(struct pa_boot_config *c, unsigned online_cpus)
 	c->max_order = UINT32_MAX;            /* by page size, once it is known */
 	c->pageblock_order_ceil = UINT32_MAX; /* max_order */
 	c->superblock_order = UINT32_MAX;     /* the PUD order when max_order reaches it */
+	c->fallback_order = UINT32_MAX;       /* max_order */
 	c->thp = true;
 	c->nr_cpus = online_cpus > PA_MAX_CPUS ? PA_MAX_CPUS : online_cpus;
 	c->page_reporting_order = -1;
@@ -618,6 +626,24 @@ static int derive_superblock_order(struct pa_boot_config *c, char *err, size_t e
 	return 0;
 }
 
+/*
+ * Linux's fallback claims the largest free block of another type whole, and
+ * its blocks stop at order 10 (MAX_PAGE_ORDER): a claim retypes at most
+ * 4 MiB. With a larger max_order the same rule retypes up to a whole
+ * max-order block for one page; fallback_order=10 keeps mainline's reach.
+ */
+static int derive_fallback_order(struct pa_boot_config *c, char *err, size_t errlen)
+{
+	if (c->fallback_order == UINT32_MAX)
+		c->fallback_order = c->max_order;
+	else if (c->fallback_order < c->pageblock_order || c->fallback_order > c->max_order)
+		return boot_error(
+		        err, errlen,
+		        "fallback_order=%u: outside the pageblock order %u .. max_order=%u",
+		        c->fallback_order, c->pageblock_order, c->max_order);
+	return 0;
+}
+
 /* Derive huge order, pageblock order and section size; check keys against each other. */
 static int boot_derive(struct pa_boot_config *c, char *err, size_t errlen)
 {
@@ -647,6 +673,8 @@ static int boot_derive(struct pa_boot_config *c, char *err, size_t errlen)
 		                  c->pcp_orders_arg, 63 - __builtin_clzll(c->pcp_orders),
 		                  c->max_order);
 	int rc = derive_superblock_order(c, err, errlen);
+	if (!rc)
+		rc = derive_fallback_order(c, err, errlen);
 	if (rc)
 		return rc;
 	if (c->page_reporting_order > (int)c->max_order)
@@ -865,6 +893,7 @@ void pa_get_config(const struct pa_pool *pool, struct pa_config *out)
 		.metadata_bytes_per_frame = (unsigned)sizeof(struct pa_page),
 		.superblock_order = c->superblock_order,
 		.defrag_mode = atomic_load_explicit(&pool->defrag_mode, memory_order_relaxed),
+		.fallback_order = c->fallback_order,
 	};
 }
 

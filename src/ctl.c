@@ -111,6 +111,11 @@ static uint64_t get_superblock_order(const struct ctl_call *c)
 	return c->pool->cfg.superblock_order;
 }
 
+static uint64_t get_fallback_order(const struct ctl_call *c)
+{
+	return c->pool->cfg.fallback_order;
+}
+
 static uint64_t get_defrag_mode(const struct ctl_call *c)
 {
 	return atomic_load(&c->pool->defrag_mode);
@@ -437,6 +442,8 @@ static const struct ctl_entry ctl_table[] = {
 	CTL_NUM_RO("page_size", get_page_size, "bytes per frame"),
 	CTL_NUM_RO("superblock_order", get_superblock_order,
 	           "order of the regions whose pollution is tracked and steered (0: off)"),
+	CTL_NUM_RO("fallback_order", get_fallback_order,
+	           "largest free block a fallback claims whole under Linux's policy"),
 	CTL_NUM_RW("defrag_mode", get_defrag_mode, set_defrag_mode, 0, 1,
 	           "1: compact within polluted regions before a fallback pollutes a clean one"),
 	CTL_REPORT("info", PA_REPORT_INFO, "the derived configuration"),

@@ -487,6 +487,7 @@ struct pa_boot_config {
 	unsigned
 	        superblock_order; /* 0: off; regions of 2^superblock_order frames ("superblock.c") */
 	bool defrag_mode;         /* as booted; pool->defrag_mode is the value in force */
+	unsigned fallback_order;  /* largest free block Linux's fallback claims whole */
 
 	/* Derived. */
 	int huge_order; /* -1 without THP */

@@ -153,17 +153,30 @@ static pa_pfn_t try_claim(struct pa_zone *z, pa_pfn_t pfn, unsigned cur, unsigne
 	return buddy_take_smallest(z, order, start_mt);
 }
 
+/*
+ * From the largest fallback block down, as Linux. A block above
+ * fallback_order is first cut to its first block of that order, which is
+ * then what a claim may retype: Linux with blocks up to that order would
+ * have seen it as such blocks.
+ */
 static pa_pfn_t rmqueue_claim(struct pa_zone *z, unsigned order, unsigned start_mt)
 {
 	const struct pa_pool *pool = z->pool;
+	unsigned top = pool->cfg.fallback_order < pool->cfg.max_order ? pool->cfg.fallback_order :
+	                                                                pool->cfg.max_order;
 	for (int cur = (int)pool->cfg.max_order; cur >= (int)order; cur--) {
 		int fb = find_fallback(z, (unsigned)cur, start_mt);
 		if (fb < 0)
 			continue;
-		if (!should_try_claim(pool, (unsigned)cur, start_mt))
+		unsigned claim = (unsigned)cur > top ? top : (unsigned)cur;
+		if (!should_try_claim(pool, claim, start_mt))
 			break; /* orders too low to claim from here down */
-		pa_pfn_t pfn = try_claim(z, buddy_list_first(z, (unsigned)cur, (unsigned)fb),
-		                         (unsigned)cur, order, start_mt, (unsigned)fb);
+		pa_pfn_t pfn = buddy_list_first(z, (unsigned)cur, (unsigned)fb);
+		if (claim < (unsigned)cur) {
+			buddy_take_block(z, pfn, claim, (unsigned)cur);
+			buddy_list_add(z, pfn, claim, (unsigned)fb);
+		}
+		pfn = try_claim(z, pfn, claim, order, start_mt, (unsigned)fb);
 		if (pfn != PA_NIL)
 			return pfn;
 	}

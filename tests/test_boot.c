@@ -185,6 +185,13 @@ TEST(boot_rejects_max_order_out_of_range)
 	                "99999999999999999999");
 }
 
+TEST(boot_rejects_fallback_order_outside_pageblock_and_max_order)
+{
+	expect_rejected("mem=64M max_order=12 fallback_order=8", "fallback_order", "8");
+	expect_rejected("mem=64M max_order=12 fallback_order=13", "fallback_order", "13");
+	expect_rejected("mem=64M fallback_order=x", "fallback_order", "x");
+}
+
 TEST(boot_rejects_pageblock_ceil_above_max_order)
 {
 	/* Linux's build check: MAX_PAGE_ORDER must be >= PAGE_BLOCK_MAX_ORDER. */

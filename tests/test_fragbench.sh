@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
 # `pagealloc bench fragbench` scaled down (4 GiB, memory turned over twice):
-# the JSON keys of both policies, figures that agree with each other, the
+# the JSON keys of every policy, figures that agree with each other, the
 # same figures for the same seed, the text table, and bad options refused.
 #
 # Usage: bash tests/test_fragbench.sh PATH-TO-pagealloc   (or $PAGEALLOC)
@@ -18,7 +18,7 @@ keys = ("boot", "elapsed_s", "regions", "tainted_regions", "tainted_regions_pct"
         "gig_pct_of_bound", "allocations", "alloc_failures", "alloc_failures_by_class",
         "tainted_pageblocks", "pageblocks", "held_frames", "kernel_frames", "free_frames",
         "compacted_frames", "vmstat")
-for name in ("linux", "superblock"):
+for name in ("linux", "linux-whole", "superblock"):
     p = j[name]
     for k in keys:
         assert k in p, (name, k)
@@ -36,7 +36,9 @@ for name in ("linux", "superblock"):
     assert p["allocations"] > 100000, p["allocations"]
     assert "pgalloc_fallback_claim" in p["vmstat"], p["vmstat"]
 assert "superblock_order=0" in j["linux"]["boot"] and "defrag_mode=1" in j["superblock"]["boot"]
-assert j["linux"]["allocations"] == j["superblock"]["allocations"], "one stream for both policies"
+assert "fallback_order=10" in j["linux"]["boot"] and "fallback_order" not in j["linux-whole"]["boot"]
+assert j["linux"]["allocations"] == j["linux-whole"]["allocations"] == j["superblock"]["allocations"], \
+    "one stream for every policy"
 '
 
 expect_ok again "fragbench --compare --json again with the same seed" "${SMALL[@]}" --compare --json
@@ -44,7 +46,7 @@ if python3 - "$TMP/cmp.out" "$TMP/again.out" <<'PY'
 import json, sys
 a, b = (json.load(open(p)) for p in sys.argv[1:3])
 for d in (a, b):
-    for name in ("linux", "superblock"):
+    for name in ("linux", "linux-whole", "superblock"):
         del d[name]["elapsed_s"]
 assert a == b, "the same seed gave other figures"
 PY
@@ -52,18 +54,18 @@ then pass "the same seed gives the same figures"; else fail "the same seed gives
 
 expect_ok seed "fragbench --policy linux --seed 7 --json exits 0" "${SMALL[@]}" --policy linux --seed 7 --json
 json_check seed "--policy linux: that policy alone, another stream" '
-assert "linux" in j and "superblock" not in j and j["seed"] == 7, j
+assert "linux" in j and "linux-whole" not in j and "superblock" not in j and j["seed"] == 7, j
 assert j["linux"]["allocations"] > 0
 '
 
 expect_ok text "fragbench --compare (text) exits 0" "${SMALL[@]}" --compare --unmovable-pct 1
 text_check text "the text table has a column per policy" '
-assert re.search(r"^\s+linux\s+superblock$", t, re.M), t
-assert re.search(r"^tainted_regions_pct\s+[\d.]+\s+[\d.]+$", t, re.M), t
-assert re.search(r"^gig_blocks_bound\s+\d+\s+\d+$", t, re.M), t
+assert re.search(r"^\s+linux\s+linux-whole\s+superblock$", t, re.M), t
+assert re.search(r"^tainted_regions_pct\s+[\d.]+\s+[\d.]+\s+[\d.]+$", t, re.M), t
+assert re.search(r"^gig_blocks_bound\s+\d+\s+\d+\s+\d+$", t, re.M), t
 '
 
-expect_refused bad_policy "--policy names linux or superblock" "linux or superblock" \
+expect_refused bad_policy "--policy names linux, linux-whole or superblock" "linux-whole or superblock" \
 	bench fragbench --policy buddy
 expect_refused both "--compare and --policy together are refused" "drop --policy" \
 	bench fragbench --compare --policy linux

@@ -170,6 +170,20 @@ TEST(pageblock_claim_of_a_block_larger_than_a_pageblock_retypes_all_its_pagebloc
 	}
 }
 
+/* fallback_order caps what a claim retypes: Linux's order-10 reach in a max_order=12 pool. */
+TEST(pageblock_claim_retypes_no_more_than_fallback_order)
+{
+	struct pa_pool *pool = test_boot(EXACT "mem=64M max_order=12 fallback_order=10");
+	REQUIRE(pool->cfg.pageblock_order == 9 && pool->cfg.fallback_order == 10);
+	pa_pfn_t u = must_alloc(pool, PA_GFP_KERNEL, 0);
+	pa_pfn_t block = u & ~((1ull << 10) - 1);
+	CHECK_EQ_U64(count_pageblocks(pool, PA_MT_UNMOVABLE), 2);
+	CHECK_EQ_U64(pageblock_mt(pool, block), PA_MT_UNMOVABLE);
+	CHECK_EQ_U64(pageblock_mt(pool, block + PB), PA_MT_UNMOVABLE);
+	check_lists_match_pageblock_types(pool);
+	pa_shutdown(pool);
+}
+
 TEST(pageblock_later_unmovable_allocations_come_from_the_claimed_pageblock)
 {
 	struct pa_pool *pool = test_boot(SMALL);

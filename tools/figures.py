@@ -342,7 +342,7 @@ def gigantic(fig):
 
 @section("fragbench", "1 GiB regions after a long churn: Linux's placement and superblocks (fragbench)")
 def fragbench(fig):
-    """--compare at the defaults (64 GiB, 5 % unmovable, memory turned over 10 times), then 10 %."""
+    """--compare (three policies) at the defaults (64 GiB, 5 % unmovable, memory turned over 10 times), then 10 %."""
     scale = ["--mem", "4G", "--turnover", 2] if fig.quick else []
     pcts = (5,) if fig.quick else (5, 10)
     rows, cmds = [], []
@@ -350,7 +350,7 @@ def fragbench(fig):
         extra = [] if pct == 5 else ["--unmovable-pct", pct]
         j, c = fig.bench("bench", "fragbench", "--compare", *extra, *scale)
         cmds.append(c)
-        for policy in ("linux", "superblock"):
+        for policy in ("linux", "linux-whole", "superblock"):
             r = j[policy]
             stat = r["vmstat"]
             rows.append([f"{pct} %", policy, f"{num(r['tainted_regions_pct'], 1)} "
@@ -368,9 +368,11 @@ def fragbench(fig):
             "reclaimable page; the bound is, per zone, the untainted regions that its free "
             "memory above the min watermark could fill. The goal at 5 %: at most 10 % of "
             "regions tainted, at least 90 % of the bound formed, no more failures than "
-            "Linux's policy. Linux's policy here runs at max_order=18, where its fallback "
-            "claims whole free blocks up to 1 GiB while there are some: that confines "
-            "unmovable memory too, unlike the kernel's order-10 claims.\n\n" +
+            "Linux's policy (`linux`). Linux's fallback claims the largest free block of "
+            "another type whole; the kernel's blocks stop at order 10, so `linux` boots with "
+            "`fallback_order=10`. `linux-whole` is the same code at max_order=18, claiming "
+            "free blocks up to 1 GiB whole for one page while there are some: that confines "
+            "unmovable memory too, by accident.\n\n" +
             fig.table(["unmovable", "policy", "regions tainted %", "1 GiB blocks", "bound",
                        "% of bound", "failures", "unmovable pageblocks",
                        "reclaimable pageblocks", "tainted pageblocks", "fallback claims",
