@@ -27,9 +27,14 @@
 #define PCP_REFILL_BLOCKS     32  /* whole blocks one refill takes at most */
 #define PCP_SPILL_BLOCKS      256 /* blocks a spill merges and gives back per zone-lock hold */
 
+/*
+ * Lists exist for every order up to the booted max_order; those above the
+ * current one are switched off and empty, and reading the booted order
+ * needs no zone lock while max_order moves.
+ */
 static unsigned nr_lists(const struct pa_pool *pool)
 {
-	return (pool->cfg.max_order + 1) * PA_NR_PCP_TYPES;
+	return (pool->max_order_boot + 1) * PA_NR_PCP_TYPES;
 }
 
 static bool rules_61(const struct pa_pool *pool)
