@@ -360,8 +360,8 @@ def fragbench(fig):
                          r["pageblocks"]["reclaimable"], r["tainted_pageblocks"],
                          stat.get("pgalloc_fallback_claim", "n/a"),
                          stat.get("pgalloc_fallback_steal", "n/a"), num(r["elapsed_s"], 1)])
-    return (fig.commands(*cmds) + "\nOne seeded stream per row pair, the same for both "
-            "policies: the orders, migratetypes and lifetimes of the shared trace "
+    return (fig.commands(*cmds) + "\nOne seeded stream per unmovable share, the same for every "
+            "policy: the orders, migratetypes and lifetimes of the shared trace "
             "linux-6.1-slab-pagecache (slab, page cache, anonymous memory, THPs), with the "
             "unmovable and reclaimable share of allocated frames set to the first column. At the "
             "end every zone is compacted; a region is tainted while it holds an unmovable or "
