@@ -220,12 +220,19 @@ static int parse_u64(const char *s, uint64_t lo, uint64_t hi, uint64_t *out)
 	return 0;
 }
 
+/* An option held in an unsigned; *out is written only on success. */
+static int parse_unsigned(const char *s, uint64_t lo, uint64_t hi, unsigned *out)
+{
+	uint64_t n;
+	if (parse_u64(s, lo, hi, &n))
+		return -1;
+	*out = (unsigned)n;
+	return 0;
+}
+
 static int opt_runs(struct bench_opts *o, const char *v)
 {
-	uint64_t n = 0; /* parse_u64 sets it only on success */
-	int ret = parse_u64(v, 1, 100000, &n);
-	o->runs = (unsigned)n;
-	return ret;
+	return parse_unsigned(v, 1, 100000, &o->runs);
 }
 
 static int opt_ops(struct bench_opts *o, const char *v)
@@ -246,10 +253,7 @@ static int opt_seconds(struct bench_opts *o, const char *v)
 
 static int opt_threads(struct bench_opts *o, const char *v)
 {
-	uint64_t n = 0; /* parse_u64 sets it only on success */
-	int ret = parse_u64(v, 1, 1024, &n);
-	o->threads = (unsigned)n;
-	return ret;
+	return parse_unsigned(v, 1, 1024, &o->threads);
 }
 
 static int opt_order(struct bench_opts *o, const char *v)
@@ -278,10 +282,7 @@ static int opt_nr(struct bench_opts *o, const char *v)
 
 static int opt_batch(struct bench_opts *o, const char *v)
 {
-	uint64_t n = 0; /* parse_u64 sets it only on success */
-	int ret = parse_u64(v, 1, 1u << 20, &n);
-	o->batch = (unsigned)n;
-	return ret;
+	return parse_unsigned(v, 1, 1u << 20, &o->batch);
 }
 
 static int opt_api(struct bench_opts *o, const char *v)
@@ -404,10 +405,7 @@ int bench_check_order(struct pa_pool *pool, unsigned order)
 
 static int opt_turnover(struct bench_opts *o, const char *v)
 {
-	uint64_t n = 0; /* parse_u64 sets it only on success */
-	int ret = parse_u64(v, 1, 1000, &n);
-	o->turnover = (unsigned)n;
-	return ret;
+	return parse_unsigned(v, 1, 1000, &o->turnover);
 }
 
 static int opt_policy(struct bench_opts *o, const char *v)

@@ -324,7 +324,7 @@ alloc_on_cpu(struct pa_pool *pool, pa_gfp_t gfp, unsigned order, unsigned cpu)
 	if (unlikely(!pcp_watermark_fast(z, order, movable)))
 		return alloc_zones(pool, gfp, order);
 	struct pa_pcp *pcp = &z->pcp[cpu];
-	if (unlikely(!pa_spin_trylock_own(&pcp->lock)))
+	if (unlikely(!pa_spin_trylock(&pcp->lock)))
 		return alloc_busy(pool, pcp, gfp, order);
 	struct pa_page *p = pcp_take(pool, pcp, order, gfp_migratetype(gfp), gfp);
 	if (unlikely(!p))
@@ -580,7 +580,7 @@ static inline __attribute__((always_inline)) void free_on_cpu(struct pa_pool *po
 {
 	struct pa_pcp *pcp = &z->pcp[cpu];
 	struct pa_page *p = pfn_page(pool, pfn);
-	if (unlikely(!pa_spin_trylock_own(&pcp->lock))) {
+	if (unlikely(!pa_spin_trylock(&pcp->lock))) {
 		free_busy(pool, z, pcp, pfn, order);
 		return;
 	}

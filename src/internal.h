@@ -225,18 +225,12 @@ struct pa_spin {
 	struct pa_lock_stat site[PA_NR_LOCK_SITES]; /* written only by the holder */
 };
 
-static inline bool pa_spin_trylock(struct pa_spin *s)
-{
-	return atomic_load_explicit(&s->v, memory_order_relaxed) == 0 &&
-	       atomic_exchange_explicit(&s->v, 1, memory_order_acquire) == 0;
-}
-
 /*
- * The owner's trylock. The plain read first is worth its two instructions:
- * without it the exchange, early in a short path, waits on more of the
- * stores before it (the hot pair took 25% more CPU time).
+ * The plain read first is worth its two instructions: without it the
+ * exchange, early in a short path, waits on more of the stores before it
+ * (the hot pair took 25% more CPU time).
  */
-static inline bool pa_spin_trylock_own(struct pa_spin *s)
+static inline bool pa_spin_trylock(struct pa_spin *s)
 {
 	return atomic_load_explicit(&s->v, memory_order_relaxed) == 0 &&
 	       atomic_exchange_explicit(&s->v, 1, memory_order_acquire) == 0;
@@ -1234,7 +1228,7 @@ static inline struct pa_page *pcp_alloc(struct pa_zone *z, unsigned cpu, unsigne
                                         unsigned mt, pa_gfp_t gfp)
 {
 	struct pa_pcp *pcp = &z->pcp[cpu];
-	if (unlikely(!pa_spin_trylock_own(&pcp->lock))) {
+	if (unlikely(!pa_spin_trylock(&pcp->lock))) {
 		pcp_busy(pcp, SITE_PCP_ALLOC);
 		return NULL;
 	}
@@ -1287,8 +1281,9 @@ static inline bool pcp_free_commit(struct pa_zone *z, struct pa_pcp *pcp, struct
  * Does a block of a pageblock or more go straight to the buddy? It waits
  * on its list only while the list is empty and high has room for it: one
  * is what a CPU that frees and allocates it again reuses (a refill's spare
- * counts), and a spill would give back just it. Blocks freed in bulk skip the list, whose stack would only hand
- * them back in reverse. Read before the list lock too, as a guess made
+ * counts), and a spill would give back just it. Blocks freed in bulk skip
+ * the list, whose stack would only hand them back in reverse. Read before
+ * the list lock too, as a guess made
  * exact under it, so that such a free costs no atomic more than the buddy
  * path's: count, high, batch and the heads are stored relaxed-atomically.
  */
@@ -1312,20 +1307,20 @@ static inline unsigned pcp_type(unsigned mt)
 
 /*
  * Free onto this CPU's list, its lock held; false when the zone path must
- * decide (the free is bad, a huge block goes straight to the buddy,
- * the order was switched off meanwhile, the pageblock is isolated, or a CMA
- * pageblock's block is a CMA allocation, which only pa_cma_release() frees). HIGHATOMIC and CMA blocks wait on the
- * movable list; a spill returns them to the buddy by their pageblock's
- * type. Leaves the list lock released either way.
+ * decide (the free is bad, a huge block goes straight to the buddy, the
+ * order was switched off meanwhile, the pageblock is isolated, or a CMA
+ * pageblock's block is a CMA allocation, which only pa_cma_release()
+ * frees). HIGHATOMIC and CMA blocks wait on the movable list; a spill
+ * returns them to the buddy by their pageblock's type. Leaves the list
+ * lock released either way.
  */
 static inline bool pcp_free_locked(struct pa_zone *z, struct pa_pcp *pcp, pa_pfn_t pfn,
                                    unsigned order)
 {
 	struct pa_pool *pool = z->pool;
 	struct pa_page *p = pfn_page(pool, pfn);
-	unsigned mt = pageblock_mt(pool, pfn);
-	if (unlikely(pcp_free_direct(pool, pcp, order, pcp_type(mt)) ||
-	             !pcp_order_enabled(pool, order) ||
+	unsigned mt = pageblock_mt(pool, pfn), type = pcp_type(mt);
+	if (unlikely(pcp_free_direct(pool, pcp, order, type) || !pcp_order_enabled(pool, order) ||
 	             (mt >= PA_MT_CMA && (mt == PA_MT_ISOLATE || (page_flags(p) & PF_CMA))) ||
 	             !pcp_free_claim(p, order))) {
 		pa_spin_unlock(&pcp->lock);
@@ -1334,14 +1329,14 @@ static inline bool pcp_free_locked(struct pa_zone *z, struct pa_pcp *pcp, pa_pfn
 	set_page_flags(p, 0); /* used memory: not reported any more */
 	if (unlikely(pool->cfg.init_on_free))
 		return pcp_free_wipe_unlock(z, pcp, pfn, order);
-	return pcp_free_commit(z, pcp, p, pfn, order, pcp_type(mt));
+	return pcp_free_commit(z, pcp, p, pfn, order, type);
 }
 
 /* pcp_free_locked() with the list lock taken first; false also when it is busy. */
 static inline bool pcp_free(struct pa_zone *z, unsigned cpu, pa_pfn_t pfn, unsigned order)
 {
 	struct pa_pcp *pcp = &z->pcp[cpu];
-	if (unlikely(!pa_spin_trylock_own(&pcp->lock))) {
+	if (unlikely(!pa_spin_trylock(&pcp->lock))) {
 		pcp_busy(pcp, SITE_PCP_FREE);
 		return false;
 	}
