@@ -81,6 +81,7 @@ struct pa_page {
 			uint8_t pins; /* allocated: pa_pin() count; a pinned folio is never moved */
 			uint16_t spare;
 		};
+		uint32_t head; /* state, order, mt and flags, for one store: page_head() */
 		uint64_t
 		        word; /* all of them, for one compare and swap on the free path (pcp_claim) */
 	};
@@ -167,6 +168,16 @@ static inline void page_prep_fields(struct pa_page *p, unsigned mt, uint32_t gfp
 	set_page_pins(p, 0);
 	p->private = 0;
 	set_page_state(p, PS_ALLOC);
+}
+
+/* The state, order, mt and flags bytes of a descriptor as one word, in the machine's byte order. */
+static inline uint32_t page_head(unsigned state, unsigned order, unsigned mt, unsigned flags)
+{
+#if __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+	return state << 24 | (order & 0xff) << 16 | (mt & 0xff) << 8 | (flags & 0xff);
+#else
+	return (state & 0xff) | (order & 0xff) << 8 | (mt & 0xff) << 16 | (flags & 0xff) << 24;
+#endif
 }
 
 /* The same for a block whose order changes (zone lock held). */
@@ -336,9 +347,10 @@ struct pa_zone {
 	uint32_t max_tail[PA_MT_COUNT]; /* last block of each max-order list (shuffle's tail) */
 	/*
 	 * The upper halves of the last split (buddy.c), orders [low, high) above
-	 * the block at pfn: free, counted and written, but on no list yet. Freeing
-	 * the block at pfn again merges them back without ever linking them; any
-	 * other buddy operation links them first. pfn PA_NIL: none pending.
+	 * the block at pfn: free and written, but on no list yet and counted only
+	 * on read (zone_free_count()). Freeing the block at pfn again merges them
+	 * back without ever linking or counting them; any other buddy operation
+	 * links and counts them first. pfn PA_NIL: none pending.
 	 */
 	struct {
 		uint32_t pfn;
@@ -404,6 +416,14 @@ static inline uint64_t zone_nr_free(const struct pa_zone *z)
 	return atomic_load_explicit(&z->free_pages, memory_order_relaxed);
 }
 
+/* Free blocks of an order and type: the count, and a pending split's half of that order. */
+static inline uint64_t zone_free_count(const struct pa_zone *z, unsigned order, unsigned mt)
+{
+	bool half = z->split.pfn != PA_NIL && mt == z->split.mt && order >= z->split.low &&
+	            order < z->split.high;
+	return z->nr_free_mt[order * PA_MT_COUNT + mt] + half;
+}
+
 /*
  * Free blocks of an order, all types: summed on read, so that a merge or
  * split level updates one count. Zone lock held.
@@ -412,7 +432,7 @@ static inline uint64_t zone_free_blocks(const struct pa_zone *z, unsigned order)
 {
 	uint64_t n = 0;
 	for (unsigned mt = 0; mt < PA_MT_COUNT; mt++)
-		n += z->nr_free_mt[order * PA_MT_COUNT + mt];
+		n += zone_free_count(z, order, mt);
 	return n;
 }
 
