@@ -99,8 +99,10 @@ static __attribute__((noinline)) void split_link(struct pa_zone *z)
 	struct lists l = lists_of(z);
 	pa_pfn_t pfn = z->split.pfn;
 	z->split.pfn = PA_NIL;
-	for (unsigned o = z->split.high; o-- > z->split.low;)
+	for (unsigned o = z->split.high; o-- > z->split.low;) {
 		list_insert(&l, pfn + (1ull << o), o, z->split.mt);
+		l.nr_free_mt[o * PA_MT_COUNT + z->split.mt]++;
+	}
 }
 
 static inline void split_settle(struct pa_zone *z)
@@ -110,20 +112,41 @@ static inline void split_settle(struct pa_zone *z)
 }
 
 /*
+ * The upper halves of the block at pfn from order low up, one a step: the
+ * next is as far again from the first (a stride in bytes, which doubles).
+ */
+struct half_walk {
+	struct pa_page *half;
+	uintptr_t stride;
+};
+
+static inline struct half_walk half_walk(const struct lists *l, pa_pfn_t pfn, unsigned low)
+{
+	return (struct half_walk){ &l->map[pfn + (1ull << low)], sizeof(struct pa_page) << low };
+}
+
+static inline void half_next(struct half_walk *w)
+{
+	w->half = (struct pa_page *)((char *)w->half + w->stride);
+	w->stride <<= 1;
+}
+
+/*
  * Give back the upper halves of a block taken at pfn from order high down to
- * low, as free blocks on no list yet: written and counted, so that scanners,
- * counters and the nonempty bits see them as the eager split would leave them.
+ * low, as free blocks on no list yet: written, so that scanners see them as
+ * the eager split would leave them, and counted on read (zone_free_count()),
+ * the nonempty bits set.
  */
 static inline void split_defer(struct pa_zone *z, const struct lists *l, pa_pfn_t pfn, unsigned low,
                                unsigned high, unsigned mt, unsigned flags)
 {
-	uint64_t *count = &l->nr_free_mt[low * PA_MT_COUNT + mt];
-	uint64_t halves = (1ull << high) - (1ull << low), size = 1ull << low;
-	struct pa_page *half = &l->map[pfn + size];
-	for (unsigned o = low; o < high; o++, count += PA_MT_COUNT, half += size, size <<= 1) {
-		mark_free_flags(half, o, mt, flags);
-		++*count;
-	}
+	uint64_t halves = (1ull << high) - (1ull << low);
+	/* mark_free_flags() in one store a level: the order is the only byte that changes */
+	uint32_t head = page_head(PS_FREE, low, mt, flags), step = page_head(0, 1, 0, 0);
+	uint32_t end = page_head(PS_FREE, high, mt, flags);
+	struct half_walk w = half_walk(l, pfn, low);
+	for (; head != end; head += step, half_next(&w))
+		__atomic_store_n(&w.half->head, head, __ATOMIC_RELEASE);
 	z->split.listed = l->nonempty[mt] & halves;
 	l->nonempty[mt] |= halves;
 	z->split.pfn = (uint32_t)pfn;
@@ -141,12 +164,9 @@ static inline void split_defer(struct pa_zone *z, const struct lists *l, pa_pfn_
 static inline unsigned split_merge(struct pa_zone *z, const struct lists *l, pa_pfn_t pfn)
 {
 	unsigned mt = z->split.mt, low = z->split.low, high = z->split.high;
-	uint64_t *count = &l->nr_free_mt[low * PA_MT_COUNT + mt], size = 1ull << low;
-	struct pa_page *half = &l->map[pfn + size];
-	for (unsigned o = low; o < high; o++, count += PA_MT_COUNT, half += size, size <<= 1) {
-		--*count;
-		set_page_state(half, PS_BODY);
-	}
+	const struct pa_page *end = &l->map[pfn + (1ull << high)];
+	for (struct half_walk w = half_walk(l, pfn, low); w.half != end; half_next(&w))
+		set_page_state(w.half, PS_BODY);
 	l->nonempty[mt] &= ~((1ull << high) - (1ull << low)) | z->split.listed;
 	z->split.pfn = PA_NIL;
 	return high;
@@ -319,7 +339,8 @@ void buddy_free_block(struct pa_zone *z, pa_pfn_t pfn, unsigned order, unsigned 
  * order `low`, linked only when another operation needs them (split_defer).
  * The halves of a reported block stay reported: the device has all of it.
  */
-void buddy_take_block(struct pa_zone *z, pa_pfn_t pfn, unsigned low, unsigned high)
+static inline __attribute__((always_inline)) void take_block(struct pa_zone *z, pa_pfn_t pfn,
+                                                             unsigned low, unsigned high)
 {
 	split_settle(z);
 	struct lists l = lists_of(z);
@@ -331,25 +352,44 @@ void buddy_take_block(struct pa_zone *z, pa_pfn_t pfn, unsigned low, unsigned hi
 		split_defer(z, &l, pfn, low, high, mt, flags);
 }
 
-pa_pfn_t buddy_take_smallest(struct pa_zone *z, unsigned order, unsigned mt)
+void buddy_take_block(struct pa_zone *z, pa_pfn_t pfn, unsigned low, unsigned high)
 {
-	int o = buddy_first_order(z, order, mt);
-	if (o < 0)
-		return PA_NIL;
-	pa_pfn_t pfn = buddy_list_first(z, (unsigned)o, mt);
-	buddy_take_block(z, pfn, order, (unsigned)o);
+	take_block(z, pfn, low, high);
+}
+
+static __attribute__((noinline)) pa_pfn_t list_first_untouched(struct pa_zone *z, unsigned order,
+                                                               unsigned mt)
+{
+	buddy_materialise(z, zone_untouched_pop(z));
+	return *list_head(z, order, mt);
+}
+
+static inline __attribute__((always_inline)) pa_pfn_t list_first(struct pa_zone *z, unsigned order,
+                                                                 unsigned mt)
+{
+	split_settle(z);
+	pa_pfn_t pfn = *list_head(z, order, mt);
+	if (unlikely(pfn == PA_NIL) && z->nr_untouched && untouched_list(z, order, mt))
+		return list_first_untouched(z, order, mt);
 	return pfn;
 }
 
 pa_pfn_t buddy_list_first(struct pa_zone *z, unsigned order, unsigned mt)
 {
-	split_settle(z);
-	pa_pfn_t pfn = *list_head(z, order, mt);
-	if (unlikely(pfn == PA_NIL) && z->nr_untouched && untouched_list(z, order, mt)) {
-		buddy_materialise(z, zone_untouched_pop(z));
-		pfn = *list_head(z, order, mt);
-	}
+	return list_first(z, order, mt);
+}
+
+pa_pfn_t buddy_take_first(struct pa_zone *z, unsigned low, unsigned high, unsigned mt)
+{
+	pa_pfn_t pfn = list_first(z, high, mt);
+	take_block(z, pfn, low, high);
 	return pfn;
+}
+
+pa_pfn_t buddy_take_smallest(struct pa_zone *z, unsigned order, unsigned mt)
+{
+	int o = buddy_first_order(z, order, mt);
+	return o < 0 ? PA_NIL : buddy_take_first(z, order, (unsigned)o, mt);
 }
 
 pa_pfn_t buddy_list_peek(struct pa_zone *z, unsigned order, unsigned mt)
