@@ -339,7 +339,7 @@ alloc_on_cpu(struct pa_pool *pool, pa_gfp_t gfp, unsigned order, unsigned cpu)
 	if (unlikely(!pcp_watermark_fast(z, order, movable)))
 		return alloc_zones(pool, gfp, order);
 	struct pa_pcp *pcp = &z->pcp[cpu];
-	if (unlikely(!pa_spin_trylock(&pcp->lock)))
+	if (unlikely(!pcp_trylock(pool, pcp, cpu)))
 		return alloc_busy(pool, pcp, gfp, order);
 	struct pa_page *p = pcp_take(pool, pcp, order, gfp_migratetype(gfp), gfp);
 	if (unlikely(!p))
@@ -594,7 +594,7 @@ static inline __attribute__((always_inline)) void free_on_cpu(struct pa_pool *po
                                                               unsigned order, unsigned cpu)
 {
 	struct pa_pcp *pcp = &z->pcp[cpu];
-	if (unlikely(!pa_spin_trylock(&pcp->lock))) {
+	if (unlikely(!pcp_trylock(pool, pcp, cpu))) {
 		free_busy(pool, z, pcp, pfn, order);
 		return;
 	}
