@@ -371,6 +371,9 @@ struct pa_page *pa_alloc_pages(struct pa_pool *pool, pa_gfp_t gfp, unsigned int 
 	unsigned cpu = pool_cpu_nocall(pool);
 	if (unlikely(cpu >= pool->cfg.nr_cpus))
 		return alloc_cpu_slow(pool, gfp, order);
+	/* Order 0 on its own: with the order a constant, the shifts and indexing fold away. */
+	if (likely(order == 0))
+		return alloc_on_cpu(pool, gfp, 0, cpu);
 	return alloc_on_cpu(pool, gfp, order, cpu);
 }
 
@@ -646,7 +649,10 @@ void pa_free_pages(struct pa_pool *pool, struct pa_page *page, unsigned int orde
 		free_cpu_slow(pool, z, pfn, order);
 		return;
 	}
-	free_on_cpu(pool, z, page, pfn, &pool->pb_bits[pb], order, cpu);
+	if (likely(order == 0)) /* as in pa_alloc_pages() */
+		free_on_cpu(pool, z, page, pfn, &pool->pb_bits[pb], 0, cpu);
+	else
+		free_on_cpu(pool, z, page, pfn, &pool->pb_bits[pb], order, cpu);
 }
 
 /* ---------------------------------------------------------------------- */

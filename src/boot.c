@@ -830,6 +830,7 @@ int pa_boot(const char *cmdline, const struct pa_platform *platform, struct pa_p
 	pool->free_fast_below = pool->cfg.init_on_free ? 0 : pool->cfg.pageblock_order;
 	pool->pcp_rseq = rc == 0 && pool->cfg.pcp_rseq && pool->cpu_default &&
 	                 platform_rseq_lock_init(pool->cfg.nr_cpus);
+	pool->rseq_cs_off = __rseq_offset + (ptrdiff_t)offsetof(struct rseq, rseq_cs);
 	atomic_init(&pool->defrag_mode, pool->cfg.defrag_mode);
 	if (rc == 0)
 		rc = memmap_init(pool, err, errlen);

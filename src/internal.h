@@ -559,6 +559,7 @@ struct pa_pool {
 	ptrdiff_t cpu_off;
 	/* Owners take their list lock by restartable sequence (pcp_trylock()); remote takers fence. */
 	bool pcp_rseq;
+	ptrdiff_t rseq_cs_off; /* the rseq area's rseq_cs word from the thread pointer */
 	/* Frees of orders below this take pa_free_pages()'s inline path: pageblock_order, 0 with init_on_free. */
 	unsigned free_fast_below;
 
@@ -1343,8 +1344,8 @@ static inline bool pcp_rseq_trylock(const struct pa_pool *pool, struct pa_spin *
 	                                       "jmp %l[busy]\n\t"
 	                                       ".popsection"
 	             :
-	             : [cs] "r"(__rseq_offset + (ptrdiff_t)offsetof(struct rseq, rseq_cs)),
-	               [cpu_off] "r"(pool->cpu_off), [cpu] "r"(cpu), [lock] "r"(&s->v)
+	             : [cs] "r"(pool->rseq_cs_off), [cpu_off] "r"(pool->cpu_off), [cpu] "r"(cpu),
+	               [lock] "r"(&s->v)
 	             : "rax", "memory", "cc"
 	             : busy);
 	return true;
@@ -1627,9 +1628,11 @@ void alloc_bad_free(struct pa_pool *pool, const char *what);
 /* Which pageblocks an allocation of gfp belongs to. */
 static inline unsigned gfp_migratetype(pa_gfp_t gfp)
 {
-	if (gfp & PA_GFP_MOVABLE)
-		return PA_MT_MOVABLE;
-	return (gfp & PA_GFP_RECLAIMABLE) ? PA_MT_RECLAIMABLE : PA_MT_UNMOVABLE;
+	/* By the two type bits, one load: movable wins over reclaimable. */
+	static const uint8_t mt[4] = { PA_MT_UNMOVABLE, PA_MT_MOVABLE, PA_MT_RECLAIMABLE,
+		                       PA_MT_MOVABLE };
+	_Static_assert(PA_GFP_MOVABLE == 1 && PA_GFP_RECLAIMABLE == 2, "the type bits index mt[]");
+	return mt[gfp & (PA_GFP_MOVABLE | PA_GFP_RECLAIMABLE)];
 }
 
 /* ---------------------------------------------------------------------- */
