@@ -262,13 +262,22 @@ bool platform_rseq_lock_init(unsigned nr_cpus)
 #endif
 }
 
-/* Restart every restartable sequence in flight on cpu (all CPUs where the kernel can't aim). */
+/*
+ * Restart every restartable sequence in flight on cpu: aimed at cpu, else
+ * at every CPU (a kernel before 5.10), else registered again first (a child
+ * after fork() has a new mm). Registered at boot, so it can't fail for long:
+ * a lock taken without it would be unsafe.
+ */
 static void rseq_fence(unsigned cpu)
 {
-	if (syscall(__NR_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED_RSEQ, MEMBARRIER_CMD_FLAG_CPU,
-	            cpu) != 0 &&
-	    syscall(__NR_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED_RSEQ, 0, 0) != 0)
-		abort(); /* registered at boot: it can't fail, and the lock would be unsafe */
+	for (int tries = 0; tries < 2; tries++) {
+		if (syscall(__NR_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED_RSEQ,
+		            MEMBARRIER_CMD_FLAG_CPU, cpu) == 0 ||
+		    syscall(__NR_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED_RSEQ, 0, 0) == 0)
+			return;
+		syscall(__NR_membarrier, MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED_RSEQ, 0, 0);
+	}
+	abort();
 }
 
 /* A thread's token as a remote taker of list locks: unique, never 0 or 1. */
