@@ -253,7 +253,7 @@ static inline struct pa_page *pcp_alloc_local(struct pa_pool *pool, pa_gfp_t gfp
 {
 	unsigned cpu = pool_cpu(pool);
 	bool movable = gfp & PA_GFP_MOVABLE;
-	struct pa_zone *z = pool->cpu_zone[cpu * 2 + movable];
+	struct pa_zone *z = __atomic_load_n(&pool->cpu_zone[cpu * 2 + movable], __ATOMIC_RELAXED);
 	if (unlikely(!pcp_watermark_fast(z, order, movable)))
 		return NULL;
 	return pcp_alloc(z, cpu, order, gfp_migratetype(gfp), gfp);
@@ -320,7 +320,7 @@ static inline __attribute__((always_inline)) struct pa_page *
 alloc_on_cpu(struct pa_pool *pool, pa_gfp_t gfp, unsigned order, unsigned cpu)
 {
 	bool movable = gfp & PA_GFP_MOVABLE;
-	struct pa_zone *z = pool->cpu_zone[cpu * 2 + movable];
+	struct pa_zone *z = __atomic_load_n(&pool->cpu_zone[cpu * 2 + movable], __ATOMIC_RELAXED);
 	if (unlikely(!pcp_watermark_fast(z, order, movable)))
 		return alloc_zones(pool, gfp, order);
 	struct pa_pcp *pcp = &z->pcp[cpu];

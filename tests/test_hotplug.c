@@ -439,7 +439,7 @@ TEST(hotplug_online_movable_and_kernel_move_the_zone_boundary)
 	check_span(pool, "Movable", mz, mid, top);
 	expect_as_fresh(pool, MOV);
 	pa_shutdown(pool);
-	/* No ZONE_MOVABLE: online_movable has nowhere to go; online_kernel is the default. */
+	/* Without movablecore= the empty ZONE_MOVABLE sits at the node's top: not next to lo. */
 	pool = test_boot("mem=8G");
 	REQUIRE(pa_memory_offline(pool, lo, nb) == 0);
 	CHECK_EQ_U64(pa_memory_online_type(pool, lo, nb, PA_ONLINE_MOVABLE), -EINVAL);
@@ -447,4 +447,99 @@ TEST(hotplug_online_movable_and_kernel_move_the_zone_boundary)
 	CHECK_EQ_U64(pa_memory_online_type(pool, lo, nb, PA_ONLINE_KERNEL), 0);
 	expect_as_fresh(pool, "mem=8G");
 	pa_shutdown(pool);
+}
+
+static void read_ctl(struct pa_pool *pool, const char *path, char *buf, size_t len)
+{
+	REQUIRE(pa_ctl_read(pool, path, buf, len) > 0);
+}
+
+/* The zoneinfo "protection:" line of a zone, e.g. "(0, 4096, 4096)". */
+static void protection(struct pa_pool *pool, const char *zone, char *out, size_t len)
+{
+	char *zi = report(pool, PA_REPORT_ZONEINFO, 0), head[64];
+	snprintf(head, sizeof head, "zone %8s", zone);
+	const char *at = strstr(zi, head), *p = at ? strstr(at, "protection: ") : NULL;
+	REQUIRE(p);
+	p += strlen("protection: ");
+	snprintf(out, len, "%.*s", (int)strcspn(p, "\n"), p);
+	free(zi);
+}
+
+#define PLAIN "mem=8G kcompactd=manual"
+
+/*
+ * No movablecore=: the node's ZONE_MOVABLE is there from boot, empty, and
+ * zoneinfo prints it as Linux prints an empty zone. The top block of the
+ * node goes offline and online_movable gives it to ZONE_MOVABLE; movable
+ * allocations are served from there, kernel ones never; it goes offline
+ * again and back to Normal with online_kernel, and the pool is as booted.
+ */
+TEST(hotplug_online_movable_without_movablecore)
+{
+	struct pa_pool *pool = test_boot(PLAIN);
+	struct pa_zone *nz = pool->nodes[0].zones[PA_ZONE_NORMAL],
+	               *mz = pool->nodes[0].zones[PA_ZONE_MOVABLE];
+	REQUIRE(nz && mz);
+	uint64_t nb = 1ull << pool->cfg.block_shift;
+	pa_pfn_t top = nz->end_pfn, b = top - nb;
+	struct zone_view m0 = view(pool, "Movable");
+	CHECK_EQ_U64(m0.spanned + m0.present + m0.managed + m0.high, 0);
+	char buf[64], path[64], prot[64];
+	protection(pool, "Movable", prot, sizeof prot);
+	CHECK_MSG(strcmp(prot, "(0, 0, 0)") == 0, "%s", prot); /* empty: all clear, as Linux */
+	protection(pool, "DMA32", prot, sizeof prot);
+	CHECK_MSG(strcmp(prot, "(0, 4096, 4096)") == 0, "%s", prot); /* Normal's 4 GiB / 256 */
+	char *bi = report(pool, PA_REPORT_BUDDYINFO, 0);
+	CHECK_MSG(!strstr(bi, "Movable"), "%s", bi); /* only populated zones, as Linux */
+	free(bi);
+	snprintf(path, sizeof path, "memory/%llu/valid_zones", (unsigned long long)(b / nb));
+	read_ctl(pool, path, buf, sizeof buf);
+	CHECK_MSG(strcmp(buf, "Normal\n") == 0, "%s", buf); /* online: its zone */
+	REQUIRE(pa_memory_offline(pool, b, nb) == 0);
+	read_ctl(pool, path, buf, sizeof buf);
+	CHECK_MSG(strcmp(buf, "Normal Movable\n") == 0, "%s", buf);
+	VALIDATE(pool);
+	snprintf(path, sizeof path, "memory/%llu/state", (unsigned long long)(b / nb));
+	REQUIRE(pa_ctl_write(pool, path, "online_movable") == 0);
+	VALIDATE(pool);
+	CHECK(zone_of_pfn(pool, b) == mz && zone_of_pfn(pool, top - 1) == mz);
+	check_span(pool, "Normal", nz, nz->start_pfn, b);
+	check_span(pool, "Movable", mz, b, top);
+	struct zone_view m1 = view(pool, "Movable");
+	CHECK_EQ_U64(m1.present, nb);
+	CHECK_EQ_U64(m1.managed, nb);
+	CHECK(m1.high > 0);
+	protection(pool, "DMA32", prot, sizeof prot);
+	snprintf(buf, sizeof buf, "(0, %llu, %llu)",
+	         (unsigned long long)((b - nz->start_pfn) / 256),
+	         (unsigned long long)((b - nz->start_pfn + nb) / 256));
+	CHECK_MSG(strcmp(prot, buf) == 0, "%s, expected %s", prot, buf);
+	/* Movable requests come from ZONE_MOVABLE first; kernel ones never do. */
+	struct towner o;
+	to_init(&o, pool, 64);
+	long m0i = to_alloc(&o, 0, 0), m9i = to_alloc(&o, 0, 9);
+	REQUIRE(m0i >= 0 && m9i >= 0);
+	pa_pfn_t ker = must_alloc(pool, PA_GFP_KERNEL, 0);
+	CHECK(zone_of_pfn(pool, to_pfn(&o, (size_t)m0i)) == mz);
+	CHECK(zone_of_pfn(pool, to_pfn(&o, (size_t)m9i)) == mz);
+	CHECK(zone_of_pfn(pool, ker) != mz);
+	VALIDATE(pool);
+	CHECK_EQ_U64(pa_memory_offline(pool, b, nb), 0); /* the movable folios move out */
+	CHECK_EQ_U64(folios_in(&o, b, top), 0);
+	CHECK_EQ_U64(to_check_all(&o), 2);
+	VALIDATE(pool);
+	struct zone_view m2 = view(pool, "Movable");
+	CHECK_EQ_U64(m2.spanned + m2.present + m2.managed, 0);
+	snprintf(path, sizeof path, "memory/%llu/valid_zones", (unsigned long long)(b / nb));
+	read_ctl(pool, path, buf, sizeof buf);
+	CHECK_MSG(strcmp(buf, "Movable Normal\n") == 0, "%s", buf);
+	REQUIRE(pa_memory_online_type(pool, b, nb, PA_ONLINE_KERNEL) == 0);
+	CHECK(zone_of_pfn(pool, b) == nz);
+	check_span(pool, "Normal", nz, nz->start_pfn, top);
+	VALIDATE(pool);
+	free_pfn(pool, ker, 0);
+	to_free_all(&o);
+	to_expect_clean(&o);
+	to_finish_as_fresh(&o, PLAIN);
 }
