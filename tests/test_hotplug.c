@@ -255,6 +255,78 @@ TEST(hotplug_offline_while_other_threads_allocate)
 		to_destroy(&r[k].o);
 }
 
+/*
+ * Offline the block, retrying while it is busy: a folio just allocated is
+ * not movable until its owner takes it, and that thread may be off the CPU.
+ */
+static int offline_retry(struct pa_pool *pool, pa_pfn_t b, uint64_t n)
+{
+	int rc = pa_memory_offline(pool, b, n);
+	for (int i = 0; i < 2000 && rc == -EBUSY; i++) {
+		nanosleep(&(struct timespec){ 0, 1000000 }, NULL);
+		rc = pa_memory_offline(pool, b, n);
+	}
+	return rc;
+}
+
+/*
+ * The node's top two blocks go between Normal and ZONE_MOVABLE (booted
+ * without movablecore=, so empty at first) while other threads allocate
+ * and free movable folios: their allocations follow the zones as they
+ * change (the per-CPU fast path's zone included), never land in an offline
+ * block, and the pool checks out after each step (TSan too).
+ */
+TEST(hotplug_blocks_move_between_zones_while_other_threads_allocate)
+{
+	const char *line = "mem=1G kcompactd=manual";
+	struct pa_pool *pool = test_boot(line);
+	struct pa_zone *mz = pool->nodes[0].zones[PA_ZONE_MOVABLE];
+	REQUIRE(mz && mz->present_pages == 0);
+	_Atomic int offline_block = -1;
+	pthread_t t[2];
+	struct racer r[2];
+	uint64_t ops = (uint64_t)(30000 * test_scale()) + 500;
+	for (unsigned k = 0; k < 2; k++) {
+		r[k] = (struct racer){ .offline_block = &offline_block, .id = k, .ops = ops };
+		to_init(&r[k].o, pool, ops + 64);
+		r[k].o.strict = false;
+		REQUIRE(pthread_create(&t[k], NULL, racer_main, &r[k]) == 0);
+	}
+	uint64_t n = 1ull << pool->cfg.block_shift, moved = 0;
+	pa_pfn_t top = pool->nodes[0].end_pfn;
+	for (unsigned i = 0; i < 8; i++) {
+		/* Movable: the upper block first, then the lower; back to the kernel lower first. */
+		bool to_movable = i % 4 < 2;
+		pa_pfn_t b = to_movable == (i % 2 == 0) ? top - n : top - 2 * n;
+		int rc = offline_retry(pool, b, n);
+		CHECK_MSG(rc == 0, "offline of block %llu: %d", (unsigned long long)(b / n), rc);
+		if (rc)
+			break;
+		atomic_store(&offline_block, (int)(b / n));
+		nanosleep(&(struct timespec){ 0, 1000000 }, NULL);
+		atomic_store(&offline_block, -1);
+		rc = pa_memory_online_type(pool, b, n,
+		                           to_movable ? PA_ONLINE_MOVABLE : PA_ONLINE_KERNEL);
+		CHECK_MSG(rc == 0, "online of block %llu: %d", (unsigned long long)(b / n), rc);
+		CHECK(zone_of_pfn(pool, b) ==
+		      (to_movable ? mz : pool->nodes[0].zones[PA_ZONE_DMA32]));
+		moved += rc == 0;
+		char err[256];
+		CHECK_MSG(pa_validate(pool, err, sizeof err) == 0, "pa_validate: %s", err);
+	}
+	for (unsigned k = 0; k < 2; k++) {
+		pthread_join(t[k], NULL);
+		CHECK_EQ_U64(r[k].bad, 0);
+		to_expect_clean(&r[k].o);
+	}
+	CHECK_EQ_U64(moved, 8);
+	CHECK_EQ_U64(mz->present_pages, 0);
+	expect_as_fresh(pool, line);
+	pa_shutdown(pool);
+	for (unsigned k = 0; k < 2; k++)
+		to_destroy(&r[k].o);
+}
+
 /* Direction changes along the max-order MOVABLE list, counting only blocks at or above from. */
 static unsigned list_turns(struct pa_zone *z, pa_pfn_t from, unsigned *seen)
 {
