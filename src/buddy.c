@@ -99,8 +99,10 @@ static __attribute__((noinline)) void split_link(struct pa_zone *z)
 	struct lists l = lists_of(z);
 	pa_pfn_t pfn = z->split.pfn;
 	z->split.pfn = PA_NIL;
-	for (unsigned o = z->split.high; o-- > z->split.low;)
+	for (unsigned o = z->split.high; o-- > z->split.low;) {
 		list_insert(&l, pfn + (1ull << o), o, z->split.mt);
+		l.nr_free_mt[o * PA_MT_COUNT + z->split.mt]++;
+	}
 }
 
 static inline void split_settle(struct pa_zone *z)
@@ -110,20 +112,41 @@ static inline void split_settle(struct pa_zone *z)
 }
 
 /*
+ * The upper halves of the block at pfn from order low up, one a step: the
+ * next is as far again from the first (a stride in bytes, which doubles).
+ */
+struct half_walk {
+	struct pa_page *half;
+	uintptr_t stride;
+};
+
+static inline struct half_walk half_walk(const struct lists *l, pa_pfn_t pfn, unsigned low)
+{
+	return (struct half_walk){ &l->map[pfn + (1ull << low)], sizeof(struct pa_page) << low };
+}
+
+static inline void half_next(struct half_walk *w)
+{
+	w->half = (struct pa_page *)((char *)w->half + w->stride);
+	w->stride <<= 1;
+}
+
+/*
  * Give back the upper halves of a block taken at pfn from order high down to
- * low, as free blocks on no list yet: written and counted, so that scanners,
- * counters and the nonempty bits see them as the eager split would leave them.
+ * low, as free blocks on no list yet: written, so that scanners see them as
+ * the eager split would leave them, and counted on read (zone_free_count()),
+ * the nonempty bits set.
  */
 static inline void split_defer(struct pa_zone *z, const struct lists *l, pa_pfn_t pfn, unsigned low,
                                unsigned high, unsigned mt, unsigned flags)
 {
-	uint64_t *count = &l->nr_free_mt[low * PA_MT_COUNT + mt];
-	uint64_t halves = (1ull << high) - (1ull << low), size = 1ull << low;
-	struct pa_page *half = &l->map[pfn + size];
-	for (unsigned o = low; o < high; o++, count += PA_MT_COUNT, half += size, size <<= 1) {
-		mark_free_flags(half, o, mt, flags);
-		++*count;
-	}
+	uint64_t halves = (1ull << high) - (1ull << low);
+	/* mark_free_flags() in one store a level: the order is the only byte that changes */
+	uint32_t head = page_head(PS_FREE, low, mt, flags), step = page_head(0, 1, 0, 0);
+	uint32_t end = page_head(PS_FREE, high, mt, flags);
+	struct half_walk w = half_walk(l, pfn, low);
+	for (; head != end; head += step, half_next(&w))
+		__atomic_store_n(&w.half->head, head, __ATOMIC_RELEASE);
 	z->split.listed = l->nonempty[mt] & halves;
 	l->nonempty[mt] |= halves;
 	z->split.pfn = (uint32_t)pfn;
@@ -141,12 +164,9 @@ static inline void split_defer(struct pa_zone *z, const struct lists *l, pa_pfn_
 static inline unsigned split_merge(struct pa_zone *z, const struct lists *l, pa_pfn_t pfn)
 {
 	unsigned mt = z->split.mt, low = z->split.low, high = z->split.high;
-	uint64_t *count = &l->nr_free_mt[low * PA_MT_COUNT + mt], size = 1ull << low;
-	struct pa_page *half = &l->map[pfn + size];
-	for (unsigned o = low; o < high; o++, count += PA_MT_COUNT, half += size, size <<= 1) {
-		--*count;
-		set_page_state(half, PS_BODY);
-	}
+	const struct pa_page *end = &l->map[pfn + (1ull << high)];
+	for (struct half_walk w = half_walk(l, pfn, low); w.half != end; half_next(&w))
+		set_page_state(w.half, PS_BODY);
 	l->nonempty[mt] &= ~((1ull << high) - (1ull << low)) | z->split.listed;
 	z->split.pfn = PA_NIL;
 	return high;

@@ -73,16 +73,22 @@ enum pa_page_flags {
 struct pa_page {
 	union {
 		struct {
-			uint8_t state; /* enum pa_page_state */
-			uint8_t order; /* head: order of the block */
+			union {
+				struct {
+					uint8_t state; /* enum pa_page_state */
+					uint8_t order; /* head: order of the block */
+				};
+				/* both, for one compare on the free path (pcp_free_claim) */
+				uint16_t state_order;
+			};
+			uint8_t mt; /* free: the list it is on; allocated: the type it was allocated as */
+			uint8_t flags; /* enum pa_page_flags */
+			uint8_t owner; /* allocated: registered owner that can move it (0: none) */
+			uint8_t pins; /* allocated: pa_pin() count; a pinned folio is never moved */
+			uint16_t spare;
 		};
-		uint16_t state_order; /* both, for one compare on the free path (pcp_free_claim) */
+		uint32_t head; /* state, order, mt and flags, for one store: page_head() */
 	};
-	uint8_t mt;    /* free: the list it is on; allocated: the type it was allocated as */
-	uint8_t flags; /* enum pa_page_flags */
-	uint8_t owner; /* allocated: registered owner that can move it (0: none) */
-	uint8_t pins;  /* allocated: pa_pin() count; a pinned folio is never moved */
-	uint16_t spare;
 	union {
 		struct { /* PS_FREE: links of the free list, as pfns */
 			uint32_t next;
@@ -157,6 +163,16 @@ static inline void page_prep_fields(struct pa_page *p, unsigned mt, uint32_t gfp
 	set_page_pins(p, 0);
 	p->private = 0;
 	set_page_state(p, PS_ALLOC);
+}
+
+/* The state, order, mt and flags bytes of a descriptor as one word, in the machine's byte order. */
+static inline uint32_t page_head(unsigned state, unsigned order, unsigned mt, unsigned flags)
+{
+#if __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+	return state << 24 | (order & 0xff) << 16 | (mt & 0xff) << 8 | (flags & 0xff);
+#else
+	return (state & 0xff) | (order & 0xff) << 8 | (mt & 0xff) << 16 | (flags & 0xff) << 24;
+#endif
 }
 
 /* The same for a block whose order changes (zone lock held). */
@@ -327,9 +343,10 @@ struct pa_zone {
 	uint32_t max_tail[PA_MT_COUNT]; /* last block of each max-order list (shuffle's tail) */
 	/*
 	 * The upper halves of the last split (buddy.c), orders [low, high) above
-	 * the block at pfn: free, counted and written, but on no list yet. Freeing
-	 * the block at pfn again merges them back without ever linking them; any
-	 * other buddy operation links them first. pfn PA_NIL: none pending.
+	 * the block at pfn: free and written, but on no list yet and counted only
+	 * on read (zone_free_count()). Freeing the block at pfn again merges them
+	 * back without ever linking or counting them; any other buddy operation
+	 * links and counts them first. pfn PA_NIL: none pending.
 	 */
 	struct {
 		uint32_t pfn;
@@ -395,6 +412,14 @@ static inline uint64_t zone_nr_free(const struct pa_zone *z)
 	return atomic_load_explicit(&z->free_pages, memory_order_relaxed);
 }
 
+/* Free blocks of an order and type: the count, and a pending split's half of that order. */
+static inline uint64_t zone_free_count(const struct pa_zone *z, unsigned order, unsigned mt)
+{
+	bool half = z->split.pfn != PA_NIL && mt == z->split.mt && order >= z->split.low &&
+	            order < z->split.high;
+	return z->nr_free_mt[order * PA_MT_COUNT + mt] + half;
+}
+
 /*
  * Free blocks of an order, all types: summed on read, so that a merge or
  * split level updates one count. Zone lock held.
@@ -403,7 +428,7 @@ static inline uint64_t zone_free_blocks(const struct pa_zone *z, unsigned order)
 {
 	uint64_t n = 0;
 	for (unsigned mt = 0; mt < PA_MT_COUNT; mt++)
-		n += z->nr_free_mt[order * PA_MT_COUNT + mt];
+		n += zone_free_count(z, order, mt);
 	return n;
 }
 

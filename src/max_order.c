@@ -57,7 +57,7 @@ static int merge_from(struct pa_zone *z, unsigned old)
 {
 	uint64_t n = 0;
 	for (unsigned mt = 0; mt < PA_MT_COUNT; mt++)
-		n += z->nr_free_mt[old * PA_MT_COUNT + mt];
+		n += zone_free_count(z, old, mt);
 	pa_pfn_t *pfns = malloc((n ? n : 1) * sizeof *pfns);
 	if (!pfns)
 		return -ENOMEM;

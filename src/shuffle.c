@@ -46,7 +46,7 @@ bool shuffle_pick_tail(struct pa_zone *z)
 static void shuffle_list(struct pa_zone *z, unsigned mt)
 {
 	unsigned mo = z->pool->cfg.max_order;
-	uint64_t n = z->nr_free_mt[mo * PA_MT_COUNT + mt];
+	uint64_t n = zone_free_count(z, mo, mt);
 	if (n < 2)
 		return;
 	uint32_t *pfns = malloc(n * sizeof *pfns);

@@ -48,10 +48,12 @@ static void count_blocks(struct pa_zone *zone, uint64_t *blocks)
 
 static void snap_pagetypes(struct pa_zone *zone, struct pt_zone *pz)
 {
-	size_t n = (size_t)stats_nr_orders(zone->pool) * PA_MT_COUNT;
+	unsigned orders = stats_nr_orders(zone->pool);
 	pz->zone = zone;
 	pa_lock(&zone->lock, SITE_ADMIN);
-	memcpy(pz->nr_free_mt, zone->nr_free_mt, n * sizeof *pz->nr_free_mt);
+	for (unsigned o = 0; o < orders; o++)
+		for (unsigned mt = 0; mt < PA_MT_COUNT; mt++)
+			pz->nr_free_mt[o * PA_MT_COUNT + mt] = zone_free_count(zone, o, mt);
 	pa_unlock(&zone->lock);
 	memset(pz->blocks, 0, sizeof pz->blocks);
 	count_blocks(zone, pz->blocks);

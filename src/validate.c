@@ -85,12 +85,11 @@ static int check_lists(struct vctx *v, struct pa_zone *z, uint64_t *free_frames,
 				return rc;
 			if (o == v->pool->cfg.max_order && mt == PA_MT_MOVABLE)
 				n += z->nr_untouched << (v->pool->cfg.chunk_order - o);
-			if (n != z->nr_free_mt[o * PA_MT_COUNT + mt] ||
-			    !n != !(z->nonempty[mt] >> o & 1))
-				return vfail(
-				        v, z, "order %u %s: %llu blocks on the list, counted %llu",
-				        o, pa_migratetype_names[mt], (unsigned long long)n,
-				        (unsigned long long)z->nr_free_mt[o * PA_MT_COUNT + mt]);
+			if (n != zone_free_count(z, o, mt) || !n != !(z->nonempty[mt] >> o & 1))
+				return vfail(v, z,
+				             "order %u %s: %llu blocks on the list, counted %llu",
+				             o, pa_migratetype_names[mt], (unsigned long long)n,
+				             (unsigned long long)zone_free_count(z, o, mt));
 			order_total += n;
 		}
 		*free_blocks += order_total;

@@ -620,7 +620,7 @@ static uint64_t free_of_type(const struct pa_zone *z, unsigned mt)
 {
 	uint64_t n = 0;
 	for (unsigned o = 0; o <= z->pool->cfg.max_order; o++)
-		n += z->nr_free_mt[o * PA_MT_COUNT + mt] << o;
+		n += zone_free_count(z, o, mt) << o;
 	return n;
 }
 

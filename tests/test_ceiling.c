@@ -48,7 +48,7 @@ static uint64_t free_on(struct pa_pool *pool, unsigned mt)
 		struct pa_zone *z = &pool->zones[i];
 		pa_lock(&z->lock, SITE_ADMIN);
 		for (unsigned o = 0; o <= pool->cfg.max_order; o++)
-			n += z->nr_free_mt[o * PA_MT_COUNT + mt] << o;
+			n += zone_free_count(z, o, mt) << o;
 		pa_unlock(&z->lock);
 	}
 	return n;

@@ -56,8 +56,8 @@ static void zone_free(struct pa_pool *pool, uint64_t *cma_free, uint64_t *all_fr
 		struct pa_zone *z = &pool->zones[i];
 		pa_lock(&z->lock, SITE_ADMIN);
 		for (unsigned o = 0; o <= pool->cfg.max_order; o++) {
-			*cma_free += z->nr_free_mt[o * PA_MT_COUNT + PA_MT_CMA] << o;
-			*movable_free += z->nr_free_mt[o * PA_MT_COUNT + PA_MT_MOVABLE] << o;
+			*cma_free += zone_free_count(z, o, PA_MT_CMA) << o;
+			*movable_free += zone_free_count(z, o, PA_MT_MOVABLE) << o;
 		}
 		*all_free += z->free_pages;
 		pa_unlock(&z->lock);

@@ -36,7 +36,7 @@ static uint64_t free_on(struct pa_pool *pool, struct pa_zone *z, unsigned mt)
 	uint64_t n = 0;
 	pa_lock(&z->lock, SITE_ADMIN);
 	for (unsigned o = 0; o <= pool->cfg.max_order; o++)
-		n += z->nr_free_mt[o * PA_MT_COUNT + mt] << o;
+		n += zone_free_count(z, o, mt) << o;
 	pa_unlock(&z->lock);
 	return n;
 }
@@ -44,7 +44,7 @@ static uint64_t free_on(struct pa_pool *pool, struct pa_zone *z, unsigned mt)
 static uint64_t nr_free_blocks(struct pa_zone *z, unsigned order, unsigned mt)
 {
 	pa_lock(&z->lock, SITE_ADMIN);
-	uint64_t n = z->nr_free_mt[order * PA_MT_COUNT + mt];
+	uint64_t n = zone_free_count(z, order, mt);
 	pa_unlock(&z->lock);
 	return n;
 }

@@ -92,7 +92,7 @@ static void check_lists_match_pageblock_types(struct pa_pool *pool)
 					n++;
 					pfn = p->lru.next;
 				}
-				CHECK_EQ_U64(n, zone->nr_free_mt[o * PA_MT_COUNT + mt]);
+				CHECK_EQ_U64(n, zone_free_count(zone, o, mt));
 				total += n;
 			}
 			CHECK_EQ_U64(total, zone_free_blocks(zone, o));
@@ -315,7 +315,7 @@ static void pin_one_frame_per_movable_pageblock(struct pa_pool *pool, unsigned n
 		uint64_t pb = pb_of(pool, all[i]);
 		CHECK(pb != avoid1 && pb != avoid2);
 	}
-	CHECK_EQ_U64(pool->zones[0].nr_free_mt[0 * PA_MT_COUNT + PA_MT_MOVABLE], 0);
+	CHECK_EQ_U64(zone_free_count(&pool->zones[0], 0, PA_MT_MOVABLE), 0);
 	for (unsigned i = 0; i < n * PB; i++) {
 		uint64_t pb = pb_of(pool, all[i]);
 		if (!kept[pb])
@@ -326,7 +326,7 @@ static void pin_one_frame_per_movable_pageblock(struct pa_pool *pool, unsigned n
 	free(kept);
 	free(all);
 	CHECK_EQ_U64(zone_free_blocks(&pool->zones[0], 9), 0);
-	CHECK_EQ_U64(pool->zones[0].nr_free_mt[8 * PA_MT_COUNT + PA_MT_MOVABLE], n);
+	CHECK_EQ_U64(zone_free_count(&pool->zones[0], 8, PA_MT_MOVABLE), n);
 }
 
 TEST(pageblock_unmovable_falls_back_to_reclaimable_before_movable)
@@ -473,7 +473,7 @@ TEST(pageblock_move_free_moves_every_free_block_of_the_pageblock)
 	CHECK_EQ_U64(moved, PB - 4);
 	CHECK_EQ_U64(free_in_pageblock(pool, pb_of(pool, m), PA_MT_RECLAIMABLE), PB - 4);
 	for (unsigned o = 2; o < 9; o++)
-		CHECK_EQ_U64(zone->nr_free_mt[o * PA_MT_COUNT + PA_MT_RECLAIMABLE], 1);
+		CHECK_EQ_U64(zone_free_count(zone, o, PA_MT_RECLAIMABLE), 1);
 	check_lists_match_pageblock_types(pool);
 	/* A reclaimable request now needs no fallback. */
 	uint64_t claim = vmstat(pool, "pgalloc_fallback_claim");
