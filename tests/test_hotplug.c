@@ -210,21 +210,56 @@ static void *racer_main(void *arg)
 	return NULL;
 }
 
+/* Two racers allocating and freeing in pool; each checks against *offline_block. */
+struct racers {
+	_Atomic int offline_block; /* the block offline now, -1 if none */
+	pthread_t t[2];
+	struct racer r[2];
+};
+
+static void racers_start(struct racers *rs, struct pa_pool *pool)
+{
+	uint64_t ops = (uint64_t)(30000 * test_scale()) + 500;
+	atomic_init(&rs->offline_block, -1);
+	for (unsigned k = 0; k < 2; k++) {
+		rs->r[k] =
+		        (struct racer){ .offline_block = &rs->offline_block, .id = k, .ops = ops };
+		to_init(&rs->r[k].o, pool, ops + 64);
+		rs->r[k].o.strict = false;
+		REQUIRE(pthread_create(&rs->t[k], NULL, racer_main, &rs->r[k]) == 0);
+	}
+}
+
+/* Block b is offline for a moment, as the racers see it. */
+static void racers_see_offline(struct racers *rs, unsigned b, long ns)
+{
+	atomic_store(&rs->offline_block, (int)b);
+	nanosleep(&(struct timespec){ 0, ns }, NULL);
+	atomic_store(&rs->offline_block, -1);
+}
+
+static void racers_join(struct racers *rs)
+{
+	for (unsigned k = 0; k < 2; k++) {
+		pthread_join(rs->t[k], NULL);
+		CHECK_EQ_U64(rs->r[k].bad, 0);
+		to_expect_clean(&rs->r[k].o);
+	}
+}
+
+static void racers_destroy(struct racers *rs)
+{
+	for (unsigned k = 0; k < 2; k++)
+		to_destroy(&rs->r[k].o);
+}
+
 /* Blocks full of other threads' movable folios go offline and online as they allocate (TSan too). */
 TEST(hotplug_offline_while_other_threads_allocate)
 {
 	const char *line = "mem=256M kcompactd=manual";
 	struct pa_pool *pool = test_boot(line);
-	_Atomic int offline_block = -1;
-	pthread_t t[2];
-	struct racer r[2];
-	uint64_t ops = (uint64_t)(30000 * test_scale()) + 500;
-	for (unsigned k = 0; k < 2; k++) {
-		r[k] = (struct racer){ .offline_block = &offline_block, .id = k, .ops = ops };
-		to_init(&r[k].o, pool, ops + 64);
-		r[k].o.strict = false;
-		REQUIRE(pthread_create(&t[k], NULL, racer_main, &r[k]) == 0);
-	}
+	struct racers rs;
+	racers_start(&rs, pool);
 	uint64_t n = 1ull << pool->cfg.block_shift, ok = 0, busy = 0;
 	for (unsigned i = 0; i < 12; i++) {
 		unsigned b = i % 2;
@@ -232,27 +267,20 @@ TEST(hotplug_offline_while_other_threads_allocate)
 		CHECK(rc == 0 || rc == -EBUSY);
 		if (rc == 0) {
 			ok++;
-			atomic_store(&offline_block, (int)b);
-			nanosleep(&(struct timespec){ 0, 2000000 }, NULL);
-			atomic_store(&offline_block, -1);
+			racers_see_offline(&rs, b, 2000000);
 			CHECK_EQ_U64(pa_memory_online(pool, b * n, n), 0);
 		} else
 			busy++;
 		char err[256];
 		CHECK_MSG(pa_validate(pool, err, sizeof err) == 0, "pa_validate: %s", err);
 	}
-	for (unsigned k = 0; k < 2; k++) {
-		pthread_join(t[k], NULL);
-		CHECK_EQ_U64(r[k].bad, 0);
-		to_expect_clean(&r[k].o);
-	}
+	racers_join(&rs);
 	fprintf(stderr, "  %llu offlines succeeded, %llu were busy\n", (unsigned long long)ok,
 	        (unsigned long long)busy);
 	CHECK(ok > 0);
 	expect_as_fresh(pool, line);
 	pa_shutdown(pool);
-	for (unsigned k = 0; k < 2; k++)
-		to_destroy(&r[k].o);
+	racers_destroy(&rs);
 }
 
 /*
@@ -282,16 +310,8 @@ TEST(hotplug_blocks_move_between_zones_while_other_threads_allocate)
 	struct pa_pool *pool = test_boot(line);
 	struct pa_zone *mz = pool->nodes[0].zones[PA_ZONE_MOVABLE];
 	REQUIRE(mz && mz->present_pages == 0);
-	_Atomic int offline_block = -1;
-	pthread_t t[2];
-	struct racer r[2];
-	uint64_t ops = (uint64_t)(30000 * test_scale()) + 500;
-	for (unsigned k = 0; k < 2; k++) {
-		r[k] = (struct racer){ .offline_block = &offline_block, .id = k, .ops = ops };
-		to_init(&r[k].o, pool, ops + 64);
-		r[k].o.strict = false;
-		REQUIRE(pthread_create(&t[k], NULL, racer_main, &r[k]) == 0);
-	}
+	struct racers rs;
+	racers_start(&rs, pool);
 	uint64_t n = 1ull << pool->cfg.block_shift, moved = 0;
 	pa_pfn_t top = pool->nodes[0].end_pfn;
 	for (unsigned i = 0; i < 8; i++) {
@@ -302,9 +322,7 @@ TEST(hotplug_blocks_move_between_zones_while_other_threads_allocate)
 		CHECK_MSG(rc == 0, "offline of block %llu: %d", (unsigned long long)(b / n), rc);
 		if (rc)
 			break;
-		atomic_store(&offline_block, (int)(b / n));
-		nanosleep(&(struct timespec){ 0, 1000000 }, NULL);
-		atomic_store(&offline_block, -1);
+		racers_see_offline(&rs, (unsigned)(b / n), 1000000);
 		rc = pa_memory_online_type(pool, b, n,
 		                           to_movable ? PA_ONLINE_MOVABLE : PA_ONLINE_KERNEL);
 		CHECK_MSG(rc == 0, "online of block %llu: %d", (unsigned long long)(b / n), rc);
@@ -314,17 +332,12 @@ TEST(hotplug_blocks_move_between_zones_while_other_threads_allocate)
 		char err[256];
 		CHECK_MSG(pa_validate(pool, err, sizeof err) == 0, "pa_validate: %s", err);
 	}
-	for (unsigned k = 0; k < 2; k++) {
-		pthread_join(t[k], NULL);
-		CHECK_EQ_U64(r[k].bad, 0);
-		to_expect_clean(&r[k].o);
-	}
+	racers_join(&rs);
 	CHECK_EQ_U64(moved, 8);
 	CHECK_EQ_U64(mz->present_pages, 0);
 	expect_as_fresh(pool, line);
 	pa_shutdown(pool);
-	for (unsigned k = 0; k < 2; k++)
-		to_destroy(&r[k].o);
+	racers_destroy(&rs);
 }
 
 /* Direction changes along the max-order MOVABLE list, counting only blocks at or above from. */
