@@ -78,7 +78,8 @@ static __attribute__((noinline)) void count_numa_miss(struct pa_zone *z, const s
 }
 
 /* Turn a block taken off the lists into an allocated block, and count it. Zone lock held. */
-static struct pa_page *prep_block(struct pa_zone *z, pa_pfn_t pfn, const struct alloc_ctx *ac)
+static inline __attribute__((always_inline)) struct pa_page *
+prep_block(struct pa_zone *z, pa_pfn_t pfn, const struct alloc_ctx *ac)
 {
 	struct pa_page *p = pfn_page(z->pool, pfn);
 	page_prep_alloc(p, ac->order, ac->mt, ac->gfp);
@@ -99,15 +100,29 @@ static void zero_block(const struct alloc_ctx *ac, struct pa_page *p)
 }
 
 /*
+ * zone_watermark_ok() for an order-0 request well above the mark: what it may
+ * not use (the atomic reserve, CMA unless it may borrow) is at most all of
+ * it, so one compare of the free count decides without counting them.
+ */
+static inline bool watermark_ok(const struct pa_zone *z, unsigned order, uint64_t mark,
+                                unsigned flags)
+{
+	uint64_t unusable = z->nr_reserved_highatomic + ((flags & ALLOC_CMA) ? 0 : z->cma_pages);
+	if (likely(order == 0) && zone_nr_free(z) > mark + unusable)
+		return true;
+	return zone_watermark_ok(z, order, mark, flags);
+}
+
+/*
  * A block from the zone if the watermark allows; while deferred init is not
  * done, a shortfall first initialises more of the zone, a chunk at a time
  * (Linux's deferred_grow_zone). Zone lock held.
  */
-static pa_pfn_t zone_rmqueue(struct pa_zone *z, const struct alloc_ctx *ac, uint64_t mark,
-                             unsigned flags)
+static inline __attribute__((always_inline)) pa_pfn_t
+zone_rmqueue(struct pa_zone *z, const struct alloc_ctx *ac, uint64_t mark, unsigned flags)
 {
 	for (;;) {
-		if (zone_watermark_ok(z, ac->order, mark, flags)) {
+		if (watermark_ok(z, ac->order, mark, flags)) {
 			pa_pfn_t pfn = pageblock_rmqueue(z, ac->order, ac->mt, flags);
 			if (pfn != PA_NIL)
 				return pfn;
@@ -291,7 +306,7 @@ static __attribute__((noinline)) struct pa_page *alloc_zones(struct pa_pool *poo
 		p = alloc_defrag(&ac);
 	if (unlikely(!p))
 		p = alloc_slowpath(&ac);
-	if (p)
+	if (p && (gfp & PA_GFP_ZERO))
 		zero_block(&ac, p);
 	return p;
 }

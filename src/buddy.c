@@ -339,7 +339,8 @@ void buddy_free_block(struct pa_zone *z, pa_pfn_t pfn, unsigned order, unsigned 
  * order `low`, linked only when another operation needs them (split_defer).
  * The halves of a reported block stay reported: the device has all of it.
  */
-void buddy_take_block(struct pa_zone *z, pa_pfn_t pfn, unsigned low, unsigned high)
+static inline __attribute__((always_inline)) void take_block(struct pa_zone *z, pa_pfn_t pfn,
+                                                             unsigned low, unsigned high)
 {
 	split_settle(z);
 	struct lists l = lists_of(z);
@@ -351,25 +352,44 @@ void buddy_take_block(struct pa_zone *z, pa_pfn_t pfn, unsigned low, unsigned hi
 		split_defer(z, &l, pfn, low, high, mt, flags);
 }
 
-pa_pfn_t buddy_take_smallest(struct pa_zone *z, unsigned order, unsigned mt)
+void buddy_take_block(struct pa_zone *z, pa_pfn_t pfn, unsigned low, unsigned high)
 {
-	int o = buddy_first_order(z, order, mt);
-	if (o < 0)
-		return PA_NIL;
-	pa_pfn_t pfn = buddy_list_first(z, (unsigned)o, mt);
-	buddy_take_block(z, pfn, order, (unsigned)o);
+	take_block(z, pfn, low, high);
+}
+
+static __attribute__((noinline)) pa_pfn_t list_first_untouched(struct pa_zone *z, unsigned order,
+                                                               unsigned mt)
+{
+	buddy_materialise(z, zone_untouched_pop(z));
+	return *list_head(z, order, mt);
+}
+
+static inline __attribute__((always_inline)) pa_pfn_t list_first(struct pa_zone *z, unsigned order,
+                                                                 unsigned mt)
+{
+	split_settle(z);
+	pa_pfn_t pfn = *list_head(z, order, mt);
+	if (unlikely(pfn == PA_NIL) && z->nr_untouched && untouched_list(z, order, mt))
+		return list_first_untouched(z, order, mt);
 	return pfn;
 }
 
 pa_pfn_t buddy_list_first(struct pa_zone *z, unsigned order, unsigned mt)
 {
-	split_settle(z);
-	pa_pfn_t pfn = *list_head(z, order, mt);
-	if (unlikely(pfn == PA_NIL) && z->nr_untouched && untouched_list(z, order, mt)) {
-		buddy_materialise(z, zone_untouched_pop(z));
-		pfn = *list_head(z, order, mt);
-	}
+	return list_first(z, order, mt);
+}
+
+pa_pfn_t buddy_take_first(struct pa_zone *z, unsigned low, unsigned high, unsigned mt)
+{
+	pa_pfn_t pfn = list_first(z, high, mt);
+	take_block(z, pfn, low, high);
 	return pfn;
+}
+
+pa_pfn_t buddy_take_smallest(struct pa_zone *z, unsigned order, unsigned mt)
+{
+	int o = buddy_first_order(z, order, mt);
+	return o < 0 ? PA_NIL : buddy_take_first(z, order, (unsigned)o, mt);
 }
 
 pa_pfn_t buddy_list_peek(struct pa_zone *z, unsigned order, unsigned mt)

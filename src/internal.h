@@ -907,6 +907,8 @@ void buddy_free_block(struct pa_zone *zone, pa_pfn_t pfn, unsigned order, unsign
 pa_pfn_t buddy_take_smallest(struct pa_zone *zone, unsigned order, unsigned mt);
 /* Remove a free block of order `high` and give back its upper halves down to `low`. */
 void buddy_take_block(struct pa_zone *zone, pa_pfn_t pfn, unsigned low, unsigned high);
+/* The same for the first block of the (high, mt) list, which must hold one; returns it. */
+pa_pfn_t buddy_take_first(struct pa_zone *zone, unsigned low, unsigned high, unsigned mt);
 /*
  * The first block of the (order, mt) list; PA_NIL if empty. An empty
  * (max order, MOVABLE) list takes its next block from an untouched chunk.
@@ -1072,8 +1074,17 @@ void pageblock_set_mt_range(struct pa_pool *pool, pa_pfn_t pfn, unsigned order, 
 /* The first pageblock under the block [pfn, pfn + 2^order) not of type mt, or PA_NIL. */
 pa_pfn_t pageblock_first_other(const struct pa_pool *pool, pa_pfn_t pfn, unsigned order,
                                unsigned mt);
+/* A block wider than a pageblock freed: pageblock_free_block() for those. */
+void pageblock_free_wide(struct pa_zone *zone, pa_pfn_t pfn, unsigned order);
+
 /* Free a block onto the lists of its pageblocks' types, split where they differ. */
-void pageblock_free_block(struct pa_zone *zone, pa_pfn_t pfn, unsigned order);
+static inline void pageblock_free_block(struct pa_zone *z, pa_pfn_t pfn, unsigned order)
+{
+	if (likely(order <= z->pool->cfg.pageblock_order))
+		buddy_free_block(z, pfn, order, pageblock_mt(z->pool, pfn));
+	else
+		pageblock_free_wide(z, pfn, order);
+}
 /* Move the free blocks of the pageblock holding pfn to the mt list; returns frames moved. */
 uint64_t pageblock_move_free(struct pa_zone *zone, pa_pfn_t pfn, unsigned mt);
 /*

@@ -58,11 +58,11 @@ pa_pfn_t pageblock_first_other(const struct pa_pool *pool, pa_pfn_t pfn, unsigne
  * would sit on one type's list over pageblocks of another; so it goes back a
  * pageblock at a time, each piece by its own pageblock's type.
  */
-void pageblock_free_block(struct pa_zone *z, pa_pfn_t pfn, unsigned order)
+void pageblock_free_wide(struct pa_zone *z, pa_pfn_t pfn, unsigned order)
 {
 	struct pa_pool *pool = z->pool;
 	unsigned pb = pool->cfg.pageblock_order, mt = pageblock_mt(pool, pfn);
-	if (likely(order <= pb) || pageblock_first_other(pool, pfn, order, mt) == PA_NIL) {
+	if (pageblock_first_other(pool, pfn, order, mt) == PA_NIL) {
 		buddy_free_block(z, pfn, order, mt);
 		return;
 	}
@@ -338,13 +338,19 @@ pa_pfn_t pageblock_rmqueue_fallback(struct pa_zone *z, unsigned order, unsigned 
  * region has a free pageblock of the list's type, of order need or above,
  * which is then taken instead (*found becomes its order).
  */
+static inline bool split_may_steer(const struct pa_pool *pool, unsigned found, unsigned type,
+                                   unsigned mt)
+{
+	return unlikely(pool->sb != NULL) && found >= pool->cfg.pageblock_order && type == mt &&
+	       steer_policy[mt].split_in_polluted;
+}
+
 pa_pfn_t pageblock_own_first(struct pa_zone *z, unsigned *found, unsigned need, unsigned type,
                              unsigned mt)
 {
 	struct pa_pool *pool = z->pool;
 	pa_pfn_t pfn = buddy_list_first(z, *found, type);
-	if (likely(!pool->sb) || *found < pool->cfg.pageblock_order || type != mt ||
-	    !steer_policy[mt].split_in_polluted || !superblock_pfn_whole(pool, pfn))
+	if (!split_may_steer(pool, *found, type, mt) || !superblock_pfn_whole(pool, pfn))
 		return pfn;
 	unsigned n = superblock_rank(z, true);
 	for (unsigned i = 0; i < n; i++) {
@@ -360,8 +366,9 @@ pa_pfn_t pageblock_own_first(struct pa_zone *z, unsigned *found, unsigned need, 
 	return pfn;
 }
 
-int pageblock_own_list(const struct pa_zone *z, unsigned order, unsigned mt, unsigned alloc_flags,
-                       unsigned *found)
+static inline __attribute__((always_inline)) int own_list(const struct pa_zone *z, unsigned order,
+                                                          unsigned mt, unsigned alloc_flags,
+                                                          unsigned *found)
 {
 	/* Linux's balance rule: borrow CMA first while it holds over half the zone's free memory. */
 	bool cma = (alloc_flags & ALLOC_CMA) && z->cma_pages;
@@ -382,6 +389,12 @@ int pageblock_own_list(const struct pa_zone *z, unsigned order, unsigned mt, uns
 	return -1;
 }
 
+int pageblock_own_list(const struct pa_zone *z, unsigned order, unsigned mt, unsigned alloc_flags,
+                       unsigned *found)
+{
+	return own_list(z, order, mt, alloc_flags, found);
+}
+
 pa_pfn_t pageblock_rmqueue(struct pa_zone *z, unsigned order, unsigned mt, unsigned alloc_flags)
 {
 	if (alloc_flags & ALLOC_HIGHATOMIC) {
@@ -390,9 +403,11 @@ pa_pfn_t pageblock_rmqueue(struct pa_zone *z, unsigned order, unsigned mt, unsig
 			return pfn;
 	}
 	unsigned found;
-	int type = pageblock_own_list(z, order, mt, alloc_flags, &found);
+	int type = own_list(z, order, mt, alloc_flags, &found);
 	if (type < 0)
 		return pageblock_rmqueue_fallback(z, order, mt, alloc_flags);
+	if (!split_may_steer(z->pool, found, (unsigned)type, mt))
+		return buddy_take_first(z, order, found, (unsigned)type);
 	pa_pfn_t pfn = pageblock_own_first(z, &found, order, (unsigned)type, mt);
 	buddy_take_block(z, pfn, order, found);
 	return pfn;
