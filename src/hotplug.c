@@ -174,7 +174,10 @@ static void set_span(struct pa_zone *z, pa_pfn_t lo, pa_pfn_t hi)
 /*
  * [s, e) just went offline (block_offline set): where it was an edge of the
  * span, the span shrinks to the nearest online pageblock of the zone; a zone
- * with none left gets the empty span [s, s). Zone and hotplug locks held.
+ * with none left gets the empty span [s, s), and an empty ZONE_MOVABLE goes
+ * back to where boot puts it, the node's top, so that the node's highest
+ * block can go movable again whatever the kernel zone has grown over since.
+ * Zone and hotplug locks held.
  */
 static void span_shrink(struct pa_zone *z, pa_pfn_t s, pa_pfn_t e)
 {
@@ -189,7 +192,7 @@ static void span_shrink(struct pa_zone *z, pa_pfn_t s, pa_pfn_t e)
 		for (hi = s; hi > lo && !pageblock_online_in(z, (hi - 1) & ~(pb - 1));)
 			hi = (hi - 1) & ~(pb - 1);
 	if (lo >= hi)
-		lo = hi = s;
+		lo = hi = z->type == PA_ZONE_MOVABLE ? z->pool->nodes[z->node].end_pfn : s;
 	set_span(z, lo, hi);
 }
 
