@@ -145,9 +145,9 @@ struct bulk_thread {
 	struct pa_page **blocks;
 	uint64_t got; /* blocks taken */
 	uint64_t alloc_ns, free_ns;
-	uint64_t cpu_ns; /* the thread's CPU time for both */
-	bool keep;       /* leave the blocks allocated */
-};
+	uint64_t cpu_ns;        /* the thread's CPU time for both */
+	bool keep;              /* leave the blocks allocated */
+} __attribute__((aligned(64))); /* the threads' figures on lines of their own */
 
 static uint64_t bulk_alloc_loop(struct bulk_thread *t, pa_gfp_t gfp)
 {
@@ -230,19 +230,59 @@ static int bulk_setup(struct pa_pool *pool, const struct bench_opts *opt, struct
 	return 0;
 }
 
+/* The figures of a run, one sample each. */
+enum {
+	BM_ALLOC,     /* ns per allocation, mean over threads */
+	BM_FREE,      /* ns per free */
+	BM_PAIR,      /* both */
+	BM_OPS,       /* operations per second, all threads, over the longest thread's time */
+	BM_CPU,       /* CPU ns per operation, all threads */
+	BM_CONTENDED, /* contended zone-lock acquisitions */
+	BM_WAIT,      /* ns waited for the zone lock */
+	BM_NR
+};
+
 /*
- * The samples of one run: ns per allocation, per free, per pair (means over
- * threads), and the throughput of all threads: their operations over the
- * longest thread's time (they start together at a barrier).
+ * A way of running: how many threads, and the order on or off the per-CPU
+ * lists (-1: as booted). --compare and --scaling alternate two in one pool.
  */
-static int bulk_run(struct bulk_thread *t, unsigned nt, double *alloc, double *freeing,
-                    double *pair, double *ops_per_sec, double *cpu_per_op)
+struct bulk_mode {
+	char name[16];
+	unsigned nt;
+	int pcp;
+	struct bulk_thread *t;
+	double *s[BM_NR]; /* [run] */
+};
+
+/* The zone lock's contended acquisitions and wait so far. */
+static void bulk_lock_totals(struct pa_pool *pool, double *contended, double *wait)
 {
-	if (bench_parallel(nt, bulk_worker, t, sizeof *t))
+	char *locks = bench_report_text(pool, PA_REPORT_LOCKSTAT, PA_REPORT_JSON);
+	*contended = locks ? (double)bench_zone_lock_contended(locks) : 0;
+	*wait = locks ? (double)bench_zone_lock_field(locks, "total_wait_ns") : 0;
+	free(locks);
+}
+
+static int bulk_set_pcp(struct pa_pool *pool, unsigned order, int pcp)
+{
+	if (pcp < 0)
+		return 0;
+	char path[48];
+	snprintf(path, sizeof path, "pcp/orders/%u/enabled", order);
+	int ret = pa_ctl_write(pool, path, pcp ? "1" : "0");
+	if (ret)
+		fprintf(stderr, "pagealloc: alloc-free-bulk: %s: %s\n", path, bench_ctl_error(ret));
+	return ret;
+}
+
+/* The mode's threads at once; their figures into row. */
+static int bulk_threads(const struct bulk_mode *m, double row[BM_NR])
+{
+	struct bulk_thread *t = m->t;
+	if (bench_parallel(m->nt, bulk_worker, t, sizeof *t))
 		return -1;
 	uint64_t ops = 0, wall = 1, cpu = 0;
-	*alloc = *freeing = *pair = 0;
-	for (unsigned i = 0; i < nt; i++) {
+	for (unsigned i = 0; i < m->nt; i++) {
 		if (!t[i].got) {
 			fprintf(stderr,
 			        "pagealloc: alloc-free-bulk: no order-%u block could be "
@@ -250,69 +290,192 @@ static int bulk_run(struct bulk_thread *t, unsigned nt, double *alloc, double *f
 			        t[i].order);
 			return -1;
 		}
-		*alloc += (double)t[i].alloc_ns / (double)t[i].got / nt;
-		*freeing += (double)t[i].free_ns / (double)t[i].got / nt;
+		row[BM_ALLOC] += (double)t[i].alloc_ns / (double)t[i].got / m->nt;
+		row[BM_FREE] += (double)t[i].free_ns / (double)t[i].got / m->nt;
 		ops += 2 * t[i].got;
 		cpu += t[i].cpu_ns;
 		if (t[i].alloc_ns + t[i].free_ns > wall)
 			wall = t[i].alloc_ns + t[i].free_ns;
 	}
-	*pair = *alloc + *freeing;
-	*ops_per_sec = (double)ops * 1e9 / (double)wall;
-	*cpu_per_op = (double)cpu / (double)ops;
+	row[BM_PAIR] = row[BM_ALLOC] + row[BM_FREE];
+	row[BM_OPS] = (double)ops * 1e9 / (double)wall;
+	row[BM_CPU] = (double)cpu / (double)ops;
 	return 0;
 }
 
-static void bulk_print(struct pa_pool *pool, const struct bench_opts *opt,
-                       const struct bulk_thread *t, unsigned nt, double *const samples[5],
+/*
+ * One run of a mode, into sample r (r < 0: a warm-up, not kept). On a pool
+ * of its own each run starts with the per-CPU lists empty, as the first did.
+ */
+static int bulk_run(struct pa_pool *pool, struct bulk_mode *m, int r, bool own)
+{
+	double row[BM_NR] = { 0 }, c0, w0;
+	if (bulk_set_pcp(pool, m->t[0].order, m->pcp))
+		return -1;
+	if (own)
+		pa_drain_all(pool);
+	bulk_lock_totals(pool, &c0, &w0);
+	if (bulk_threads(m, row))
+		return -1;
+	bulk_lock_totals(pool, &row[BM_CONTENDED], &row[BM_WAIT]);
+	row[BM_CONTENDED] -= c0;
+	row[BM_WAIT] -= w0;
+	for (unsigned k = 0; r >= 0 && k < BM_NR; k++)
+		m->s[k][r] = row[k];
+	return 0;
+}
+
+static uint64_t bulk_sum(const double *s, unsigned n)
+{
+	double sum = 0;
+	for (unsigned i = 0; i < n; i++)
+		sum += s[i];
+	return (uint64_t)sum;
+}
+
+static void bulk_out_mode(struct bench_out *o, const struct bulk_mode *m, unsigned runs)
+{
+	bench_out_metric(o, "alloc_ns_per_op", "ns per allocation", m->s[BM_ALLOC], runs);
+	bench_out_metric(o, "free_ns_per_op", "ns per free", m->s[BM_FREE], runs);
+	bench_out_metric(o, "ns_per_op", "ns per alloc+free pair", m->s[BM_PAIR], runs);
+	bench_out_metric(o, "ops_per_sec", "allocations+frees per second, all threads",
+	                 m->s[BM_OPS], runs);
+	bench_out_metric(o, "cpu_ns_per_op", "CPU ns per allocation or free, all threads' CPU time",
+	                 m->s[BM_CPU], runs);
+	/* Refills and spills share the zone lock: its contention over the runs counted. */
+	bench_out_u64(o, "zone_lock_contended", bulk_sum(m->s[BM_CONTENDED], runs));
+	bench_out_u64(o, "zone_lock_wait_ns", bulk_sum(m->s[BM_WAIT], runs));
+}
+
+/* Per pair of runs, b's metric k over a's. */
+static void bulk_out_ratio(struct bench_out *o, const char *key, const char *unit,
+                           const struct bulk_mode *a, const struct bulk_mode *b, unsigned k,
+                           unsigned runs)
+{
+	double *ratio = calloc(runs, sizeof *ratio);
+	if (!ratio)
+		return;
+	for (unsigned r = 0; r < runs; r++)
+		ratio[r] = a->s[k][r] > 0 ? b->s[k][r] / a->s[k][r] : 0;
+	bench_out_metric(o, key, unit, ratio, runs);
+	free(ratio);
+}
+
+static void bulk_print(const struct bench_opts *opt, const struct bulk_mode *m, unsigned nm,
                        unsigned runs, FILE *out)
 {
+	const struct bulk_mode *last = &m[nm - 1];
 	uint64_t got = 0;
-	for (unsigned i = 0; i < nt; i++)
-		got += t[i].got;
+	for (unsigned i = 0; i < last->nt; i++)
+		got += last->t[i].got;
 	struct bench_out o;
 	bench_out_begin(&o, out, opt->json, "alloc-free-bulk");
 	char boot[1024];
-	out_header(&o, opt, bench_posing_line(opt, BULK_BOOT, nt, boot, sizeof boot), runs);
+	out_header(&o, opt, bench_posing_line(opt, BULK_BOOT, last->nt, boot, sizeof boot), runs);
 	bench_out_str(&o, "api", opt->api_bulk ? "pa_alloc_pages_bulk" : "pa_alloc_pages");
 	bench_out_u64(&o, "blocks", got);
-	bench_out_metric(&o, "alloc_ns_per_op", "ns per allocation", samples[0], runs);
-	bench_out_metric(&o, "free_ns_per_op", "ns per free", samples[1], runs);
-	bench_out_metric(&o, "ns_per_op", "ns per alloc+free pair", samples[2], runs);
-	bench_out_metric(&o, "ops_per_sec", "allocations+frees per second, all threads", samples[3],
-	                 runs);
-	bench_out_metric(&o, "cpu_ns_per_op",
-	                 "CPU ns per allocation or free, all threads' CPU time", samples[4], runs);
-	char *locks = bench_report_text(pool, PA_REPORT_LOCKSTAT, PA_REPORT_JSON);
-	if (locks) /* refills and spills of every run share the zone lock: its contention */
-		bench_out_u64(&o, "zone_lock_contended", bench_zone_lock_contended(locks));
-	free(locks);
+	if (nm == 1)
+		bulk_out_mode(&o, &m[0], runs);
+	for (unsigned i = 0; nm == 2 && i < 2; i++) {
+		bench_out_open(&o, m[i].name);
+		bulk_out_mode(&o, &m[i], runs);
+		bench_out_close(&o);
+	}
+	if (nm == 2 && opt->compare)
+		bulk_out_ratio(&o, "free_on_off", "ns per free on / off, each pair of runs", &m[0],
+		               &m[1], BM_FREE, runs);
+	if (nm == 2 && opt->scaling)
+		bulk_out_ratio(&o, "speedup",
+		               "operations per second, N threads / 1, each pair of runs", &m[0],
+		               &m[1], BM_OPS, runs);
 	bench_out_end(&o);
+}
+
+/* The ways runs are made (--compare: off, on; --scaling: 1 thread, N); how many. */
+static unsigned bulk_modes(const struct bench_opts *opt, bool given, struct bulk_mode m[2])
+{
+	unsigned nt = opt_threads(opt);
+	m[0] = (struct bulk_mode){ .name = "as booted", .nt = nt, .pcp = -1 };
+	if (given || (!opt->compare && !opt->scaling))
+		return 1;
+	m[1] = m[0];
+	if (opt->compare) {
+		m[0].pcp = 0;
+		m[1].pcp = 1;
+		snprintf(m[0].name, sizeof m[0].name, "off");
+		snprintf(m[1].name, sizeof m[1].name, "on");
+	} else {
+		m[0].nt = 1;
+		m[1].nt = opt->threads ? nt : 2;
+		snprintf(m[0].name, sizeof m[0].name, "threads_1");
+		snprintf(m[1].name, sizeof m[1].name, "threads_%u", m[1].nt);
+	}
+	return 2;
+}
+
+static int bulk_alloc_modes(struct pa_pool *pool, const struct bench_opts *opt, struct bulk_mode *m,
+                            unsigned nm, unsigned runs, bool keep)
+{
+	for (unsigned i = 0; i < nm; i++) {
+		m[i].t = aligned_alloc(64, m[i].nt * sizeof *m[i].t);
+		double *s = calloc(BM_NR * (size_t)runs, sizeof *s);
+		if (!m[i].t || !s) {
+			free(s);
+			return -1;
+		}
+		for (unsigned k = 0; k < BM_NR; k++)
+			m[i].s[k] = s + k * (size_t)runs;
+		if (bulk_setup(pool, opt, m[i].t, m[i].nt, keep))
+			return -1;
+	}
+	return 0;
+}
+
+static void bulk_free_modes(struct bulk_mode *m, unsigned nm)
+{
+	for (unsigned i = 0; i < nm; i++) {
+		for (unsigned j = 0; m[i].t && j < m[i].nt; j++)
+			free(m[i].t[j].blocks);
+		free(m[i].t);
+		free(m[i].s[0]);
+	}
+}
+
+/*
+ * Measured on a pool of its own: a warm-up run of each mode first (the
+ * frame map and the block arrays are touched), then the modes alternate,
+ * in turns a-b, b-a, so that a change of the machine's load falls on both.
+ */
+static int bulk_measure(struct pa_pool *pool, struct bulk_mode *m, unsigned nm, unsigned runs,
+                        bool own)
+{
+	for (unsigned i = 0; own && i < nm; i++)
+		if (bulk_run(pool, &m[i], -1, own))
+			return -1;
+	for (unsigned r = 0; r < runs; r++) {
+		bench_progress_step(r, runs);
+		for (unsigned k = 0; k < nm; k++)
+			if (bulk_run(pool, &m[r % 2 ? nm - 1 - k : k], (int)r, own))
+				return -1;
+	}
+	return 0;
 }
 
 int bench_alloc_free_bulk(const struct bench_opts *opt, struct pa_pool *given, FILE *out)
 {
 	struct pa_pool *pool = given;
-	unsigned runs = opt_runs(opt, given), nt = opt_threads(opt);
+	unsigned runs = opt_runs(opt, given);
+	struct bulk_mode m[2] = { 0 };
+	unsigned nm = bulk_modes(opt, given != NULL, m);
 	/* Each thread poses as its own CPU, so that threads never share per-CPU lists. */
-	if (!pool && bench_boot_posing(opt, BULK_BOOT, nt, &pool))
+	if (!pool && bench_boot_posing(opt, BULK_BOOT, m[nm - 1].nt, &pool))
 		return 1;
-	struct bulk_thread *t = calloc(nt, sizeof *t);
-	double *s = calloc(5 * (size_t)runs, sizeof *s);
-	double *const samples[5] = { s, s + runs, s + 2 * runs, s + 3 * runs, s + 4 * runs };
-	int ret = !t || !s || bench_check_order(pool, opt_order(opt)) ||
-	          bulk_setup(pool, opt, t, nt, given && opt->keep);
-	for (unsigned r = 0; !ret && r < runs; r++) {
-		bench_progress_step(r, runs);
-		ret = bulk_run(t, nt, &samples[0][r], &samples[1][r], &samples[2][r],
-		               &samples[3][r], &samples[4][r]) != 0;
-	}
+	int ret = bench_check_order(pool, opt_order(opt)) ||
+	          bulk_alloc_modes(pool, opt, m, nm, runs, given && opt->keep) ||
+	          bulk_measure(pool, m, nm, runs, !given);
 	if (!ret && !given)
-		bulk_print(pool, opt, t, nt, samples, runs, out);
-	for (unsigned i = 0; t && i < nt; i++)
-		free(t[i].blocks);
-	free(t);
-	free(s);
+		bulk_print(opt, m, nm, runs, out);
+	bulk_free_modes(m, nm);
 	if (!given)
 		pa_shutdown(pool);
 	return ret;

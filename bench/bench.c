@@ -45,7 +45,11 @@ static const struct bench_workload workloads[] = {
 	  "  --threads N    threads, each with nr/threads blocks and posing as its own\n"
 	  "                 CPU (default 1); ops_per_sec is their aggregate throughput\n"
 	  "  --gfp FLAGS    as alloc-free-hot (default kernel)\n"
-	  "  --runs N       repetitions (default 5)\n"
+	  "  --runs N       repetitions (default 5), after one warm-up run not counted\n"
+	  "  --compare      runs alternate with the order off and on the per-CPU lists\n"
+	  "                 in one pool; both, and on/off of each pair of runs\n"
+	  "  --scaling      runs alternate one thread and --threads (default 2) in one\n"
+	  "                 pool; both, and the throughput of each pair of runs, N/1\n"
 	  "  --keep         with --run: leave the blocks allocated\n"
 	  "  default boot:  mem=4G min_free_kbytes=0 (nr_cpus=threads)\n",
 	  false, bench_alloc_free_bulk },
@@ -464,6 +468,7 @@ static const struct bench_option {
 	{ "--json", NULL, NULL },
 	{ "--keep", NULL, NULL },
 	{ "--compare", NULL, NULL },
+	{ "--scaling", NULL, NULL },
 	{ "--cma", NULL, NULL },
 };
 
@@ -473,6 +478,8 @@ static void opt_flag(struct bench_opts *o, const char *name)
 		o->json = true;
 	else if (strcmp(name, "--compare") == 0)
 		o->compare = true;
+	else if (strcmp(name, "--scaling") == 0)
+		o->scaling = true;
 	else if (strcmp(name, "--cma") == 0)
 		o->cma = true;
 	else
@@ -649,15 +656,22 @@ char *bench_report_text(struct pa_pool *pool, enum pa_report_kind kind, unsigned
 	return buf;
 }
 
-uint64_t bench_zone_lock_contended(const char *json)
+uint64_t bench_zone_lock_field(const char *json, const char *field)
 {
+	char key[64];
+	snprintf(key, sizeof key, "\"%s\":", field);
 	uint64_t sum = 0;
 	for (const char *p = json; (p = strstr(p, "\"name\":\"zone->lock")); p++) {
-		const char *c = strstr(p, "\"contended\":");
+		const char *c = strstr(p, key);
 		if (c)
-			sum += strtoull(c + strlen("\"contended\":"), NULL, 10);
+			sum += strtoull(c + strlen(key), NULL, 10);
 	}
 	return sum;
+}
+
+uint64_t bench_zone_lock_contended(const char *json)
+{
+	return bench_zone_lock_field(json, "contended");
 }
 
 /* Start n threads on fn together (a barrier), wait for all; one runs inline. */

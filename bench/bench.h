@@ -45,7 +45,8 @@ struct bench_opts {
 	pa_gfp_t gfp;        /* allocation flags (--gfp) */
 	bool keep;           /* on a given pool: leave the blocks allocated at the end */
 	uint64_t iterations; /* page-fault1: map/unmap cycles per thread and run */
-	bool compare;        /* page-fault1: run with the order off, then on the per-CPU lists */
+	bool compare; /* page-fault1, alloc-free-bulk: the order off and on the per-CPU lists */
+	bool scaling; /* alloc-free-bulk: runs of one thread and of --threads alternate */
 	/* gigantic, dmaheap, cma-alloc; a negative percentage means the default. */
 	uint64_t count;       /* dmaheap: buffers of each size per run */
 	bool cma;             /* dmaheap: allocate from a CMA area under movable load */
@@ -151,6 +152,8 @@ uint64_t bench_pcp_frames(struct pa_pool *pool);
 char *bench_report_text(struct pa_pool *pool, enum pa_report_kind kind, unsigned flags);
 /* The zone-lock rows' contended counts summed, from the lockstat JSON (rows "zone->lock ..."). */
 uint64_t bench_zone_lock_contended(const char *lockstat_json);
+/* The same for any numeric field of those rows ("total_wait_ns"). */
+uint64_t bench_zone_lock_field(const char *lockstat_json, const char *field);
 
 /*
  * Run fn on n threads at once (released together by a barrier), each given

@@ -21,7 +21,15 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define PCP_BATCH_SCALE_MAX   5 /* frees in a row scale the spill up to batch << 5 */
+#define PCP_BATCH_SCALE_MAX   5 /* Linux's: runs of refills or frees scale a batch to batch << 5 */
+/*
+ * Past Linux: a CPU that keeps streaming scales on to batch << 8 (63 MiB of
+ * 4 KiB frames at the largest batch, and never past high), so that CPUs
+ * working in bulk meet at the zone lock a quarter as often. The part above
+ * Linux's is taken as whole blocks only, a few buddy operations per
+ * pageblock under the lock, never frame by frame.
+ */
+#define PCP_STREAM_SCALE_MAX  8
 #define PCP_DECAY_INTERVAL_NS 1000000000ull
 #define PCP_MIN_HIGH_FRACTION 8   /* as Linux's MIN_PERCPU_PAGELIST_HIGH_FRACTION */
 #define PCP_REFILL_BLOCKS     32  /* whole blocks one refill takes at most */
@@ -139,7 +147,8 @@ void pcp_setup_sizes(struct pa_zone *z)
 /*
  * Blocks per refill (Linux's nr_pcp_alloc()): a batch, scaled down by the
  * order but at least 2; for order 0, doubled for each refill in a row with
- * no free between (alloc_factor, up to batch << 5) while high leaves room.
+ * no free between (alloc_factor, up to batch << 5, then on to batch << 8 as
+ * a streaming CPU's) while high leaves room.
  */
 static unsigned refill_count(const struct pa_pool *pool, struct pa_pcp *pcp, unsigned order)
 {
@@ -152,7 +161,7 @@ static unsigned refill_count(const struct pa_pool *pool, struct pa_pcp *pcp, uns
 	uint64_t n = (uint64_t)pcp->batch << pcp->alloc_factor;
 	int64_t room = (int64_t)pcp->high - pcp->count - pcp->batch;
 	uint64_t max = room > (int64_t)pcp->batch ? (uint64_t)room : pcp->batch;
-	if (n <= max && pcp->alloc_factor < PCP_BATCH_SCALE_MAX)
+	if (n <= max && pcp->alloc_factor < PCP_STREAM_SCALE_MAX)
 		pcp->alloc_factor++;
 	return (unsigned)(n < max ? n : max);
 }
@@ -244,6 +253,9 @@ static void pcp_refill(struct pa_zone *z, struct pa_pcp *pcp, unsigned order, un
 	unsigned n = refill_count(pool, pcp, order);
 	unsigned flags = ALLOC_WMARK_LOW | (mt == PA_MT_MOVABLE ? ALLOC_CMA : 0);
 	flags |= superblock_alloc_flags(pool, mt, 0); /* the zone path decides with the gfp */
+	/* What a streaming CPU asks past Linux's count comes as whole blocks or not at all. */
+	uint64_t linux_max = (uint64_t)pcp->batch << PCP_BATCH_SCALE_MAX;
+	unsigned whole_only = n > linux_max ? n - (unsigned)linux_max : 0;
 	struct pcp_block whole[PCP_REFILL_BLOCKS];
 	pa_lock(&z->lock, SITE_PCP_REFILL);
 	unsigned nb = 0;
@@ -256,7 +268,7 @@ static void pcp_refill(struct pa_zone *z, struct pa_pcp *pcp, unsigned order, un
 			n -= got;
 			continue;
 		}
-		if (!zone_watermark_ok(z, order, z->wmark[PA_WMARK_LOW], flags))
+		if (n <= whole_only || !zone_watermark_ok(z, order, z->wmark[PA_WMARK_LOW], flags))
 			break;
 		pa_pfn_t pfn = pageblock_rmqueue(z, order, mt, flags);
 		if (pfn == PA_NIL)
@@ -433,13 +445,16 @@ struct pa_page *pcp_refill_unlock(struct pa_zone *z, struct pa_pcp *pcp, unsigne
 	return p;
 }
 
-/* Linux's nr_pcp_free(): leave a batch, and free more the longer frees run in a row. */
+/*
+ * Linux's nr_pcp_free(): leave a batch, and free more the longer frees run
+ * in a row, up to a streaming CPU's batch << 8 (Linux stops at << 5).
+ */
 static uint64_t spill_frames(const struct pa_pcp *pcp)
 {
 	if (pcp->high < pcp->batch)
 		return 1;
 	uint64_t lo = pcp->batch, hi = pcp->high - pcp->batch, n = pcp->free_count;
-	uint64_t cap = (uint64_t)pcp->batch << PCP_BATCH_SCALE_MAX;
+	uint64_t cap = (uint64_t)pcp->batch << PCP_STREAM_SCALE_MAX; /* past Linux's << 5 */
 	n = n < cap ? n : cap;
 	return n < lo ? lo : n > hi ? hi : n;
 }

@@ -17,20 +17,23 @@
 #include <unistd.h>
 
 _Thread_local struct platform_cpu_cache platform_cpu_cache
-        __attribute__((tls_model("initial-exec")));
+        __attribute__((tls_model("initial-exec"))) = { UINT32_MAX, UINT32_MAX };
 
 /* Without rseq, sched_getcpu() is a system call: asked only when the cache was forgotten. */
 unsigned platform_cpu_slow(void)
 {
 	int cpu = sched_getcpu();
-	platform_cpu_cache.cpu1 = cpu < 0 ? 1 : (unsigned)cpu + 1;
-	return platform_cpu_cache.cpu1 - 1;
+	platform_cpu_cache.cpu = cpu < 0 ? 0 : (unsigned)cpu;
+	return platform_cpu_cache.cpu;
 }
 
-ptrdiff_t platform_rseq_cpu_offset(void)
+ptrdiff_t platform_cpu_offset(bool hook)
 {
+	char *tp = __builtin_thread_pointer();
+	if (hook)
+		return (char *)&platform_cpu_cache.none - tp;
 	if (!__rseq_size)
-		return 0;
+		return (char *)&platform_cpu_cache.cpu - tp;
 	return __rseq_offset + (ptrdiff_t)offsetof(struct rseq, cpu_id);
 }
 
@@ -142,12 +145,15 @@ void pa_assert_fail(const char *expr, const char *file, int line, const char *fu
 
 /*
  * Spin tries before sleeping: twice the running average of the tries that
- * waits ending in the spin took, at least 32 and at most 1000. A wait that
+ * waits ending in the spin took, at least 256 and at most 1000. A wait that
  * had to sleep halves the average: its holder was most likely preempted, and
- * spinning on a preempted holder only burns the CPU it needs.
+ * spinning on a preempted holder only burns the CPU it needs. The floor
+ * (256 pauses, some 5 us on a current x86) outlasts what is left of a
+ * streaming CPU's refill (3-6 us held) when another CPU comes for the lock,
+ * so that such a wait does not sleep once sleeps have halved the average.
  */
-#define LOCK_SPINS_MIN   16
-#define LOCK_SPINS_START 100 /* 200 tries at first */
+#define LOCK_SPINS_MIN   128
+#define LOCK_SPINS_START 128 /* 256 tries at first */
 #define LOCK_SPINS_MAX   1000
 
 void platform_lock_init(struct pa_lock *lock, struct pa_pool *pool, const char *name)

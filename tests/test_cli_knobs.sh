@@ -110,6 +110,24 @@ on = re.search(r"median of 3 runs: (\d+) off, (\d+) on", t)
 assert on, t[-400:]
 assert (m.group(1) == "n/a") == (on.group(2) == "0"), (m.group(1), on.groups())
 '
+expect_ok bulk_cmp "alloc-free-bulk --compare exits 0" \
+	bench alloc-free-bulk --order 9 --compare --runs 3 --boot "mem=256M min_free_kbytes=0" --json
+json_check bulk_cmp "alloc-free-bulk --compare: off and on alternate in one pool; on/off per pair" '
+off, on = j["off"]["free_ns_per_op"], j["on"]["free_ns_per_op"]
+r = j["free_on_off"]
+assert len(off["samples"]) == len(on["samples"]) == len(r["samples"]) == 3, j
+for a, b, x in zip(off["samples"], on["samples"], r["samples"]):
+    assert abs(x - b / a) < 1e-3 * x, (a, b, x)
+assert isinstance(j["on"]["zone_lock_wait_ns"], int), j["on"]
+'
+expect_ok bulk_scale "alloc-free-bulk --scaling exits 0" \
+	bench alloc-free-bulk --scaling --nr 4096 --runs 2 --boot "mem=256M min_free_kbytes=0" --json
+json_check bulk_scale "alloc-free-bulk --scaling: one thread and two, speedup per pair" '
+one, two = j["threads_1"]["ops_per_sec"], j["threads_2"]["ops_per_sec"]
+for a, b, x in zip(one["samples"], two["samples"], j["speedup"]["samples"]):
+    assert abs(x - b / a) < 1e-3 * x, (a, b, x)
+assert j["blocks"] == 4096 and "nr_cpus=2" in j["boot"], j
+'
 expect_ok churn_after "bench churn --json exits 0" bench churn --ops 20000 --boot "mem=64M" --json
 json_check churn_after "churn: after freeing everything, every frame is in the buddy or on a per-CPU list" '
 f = j["frames_after"]

@@ -501,6 +501,43 @@ def annotate_summary(path, pairs, top=12):
     return rows
 
 
+def merge_runs(a, b):
+    """Two JSON outputs of one benchmark as one: metrics' samples joined (median, min and
+    max taken again), counts summed, anything else as in a."""
+    if isinstance(a, dict) and "samples" in a and "samples" in b:
+        s = a["samples"] + b["samples"]
+        srt = sorted(s)
+        mid = len(srt) // 2
+        median = srt[mid] if len(srt) % 2 else (srt[mid - 1] + srt[mid]) / 2
+        return dict(a, samples=s, median=median, min=srt[0], max=srt[-1])
+    if isinstance(a, dict):
+        return {k: merge_runs(v, b[k]) if k in b else v for k, v in a.items()}
+    if isinstance(a, int) and not isinstance(a, bool) and isinstance(b, int):
+        return a + b
+    return a
+
+
+def alternate(fig, args, rounds=3):
+    """args run by the program measured and --before's, alternately: the runs (--runs R
+    in args) are split into rounds, before, now, before, now, ..., so that a change of the
+    machine's load falls on both; their outputs merged. Returns ({program: JSON}, the
+    command as shown, with all R runs)."""
+    programs = list(filter(None, (fig.before, fig.program)))
+    i = args.index("--runs")
+    total = int(args[i + 1])
+    rounds = min(rounds, total) if fig.before else 1
+    out, shown = {}, None
+    for r in range(rounds):
+        part = total // rounds + (r < total % rounds)
+        for p in programs:
+            j, c = fig.bench_with(p, *args[:i + 1], part, *args[i + 2:])
+            out[p] = merge_runs(out[p], j) if p in out else j
+            if p == fig.program and shown is None:
+                shown = fig.shown_program + " " + " ".join(
+                    shlex.quote(str(a)) for a in args)
+    return out, shown
+
+
 def then_now(fig, fn):
     """fn(program) for the program measured, and for --before's if given: "before -> now"."""
     now = fn(fig.program)
@@ -560,49 +597,44 @@ def speed(fig):
 
     nr = ["--nr", 65536] if fig.quick else []
     rows = []
-    for order in (0, 9):
-        def frees(program, boot):
-            j, c = fig.bench_with(program, "bench", "alloc-free-bulk", "--order", order, "--boot",
-                                  boot, "--runs", fig.runs, *(nr if order == 0 else []))
-            if program == fig.program:
-                cmds.append(c)
-            return j["free_ns_per_op"]
-        on = {p: frees(p, BULK_BOOT) for p in filter(None, (fig.before, fig.program))}
-        off = {p: frees(p, BULK_BOOT + " pcp_orders=none") for p in on}
-        rows.append([order, then_now(fig, lambda p: mmm(on[p])),
-                     then_now(fig, lambda p: mmm(off[p])),
-                     then_now(fig, lambda p: f"{on[p]['median'] / off[p]['median']:.2f}x")])
+    for order, runs in ((0, 1 if fig.quick else 15), (9, 3 if fig.quick else 61)):
+        args = ["bench", "alloc-free-bulk", "--order", order, "--compare", "--boot", BULK_BOOT,
+                "--runs", runs] + (nr if order == 0 else [])
+        j, c = alternate(fig, args)
+        cmds.append(c)
+        rows.append([order, then_now(fig, lambda p: mmm(j[p]["on"]["free_ns_per_op"])),
+                     then_now(fig, lambda p: mmm(j[p]["off"]["free_ns_per_op"])),
+                     then_now(fig, lambda p: mmm(j[p]["free_on_off"]) + "x")])
     out.append("\n" + fig.commands(*cmds) +
-               "\nBulk frees (ns per free) with the order on the per-CPU lists and with the "
-               "lists off; goal: on / off at most 1.2x.\n\n")
-    out.append(fig.table(["order", "on the lists", "off (`pcp_orders=none`)", "on / off"], rows))
+               "\nBulk frees (ns per free) with the order on the per-CPU lists and off them "
+               "(`pcp/orders/N/enabled`), in one pool: after a warm-up run of each, runs "
+               "alternate off, on, on, off, ..., so that a change of the machine's load falls "
+               "on both; each run frees every block it took (order 9: the 2,048 blocks of the "
+               "pool, order 0: 1 Mi). The last column is on / off of each pair of runs, median "
+               "(min - max). Goal: on / off at most 1.2x.\n\n")
+    out.append(fig.table(["order", "on the lists", "off", "on / off"], rows))
 
-    cmds = []
-    runs = {}
-    for p in filter(None, (fig.before, fig.program)):
-        for t in (1, 2):
-            j, c = fig.bench_with(p, "bench", "alloc-free-bulk", "--order", 0, "--threads", t,
-                                  "--boot", BULK_BOOT + " nr_cpus=2", "--runs", fig.runs, *nr)
-            runs[p, t] = j
-            if p == fig.program:
-                cmds.append(c)
+    runs = 1 if fig.quick else 15
+    j, c = alternate(fig, ["bench", "alloc-free-bulk", "--order", 0, "--scaling", "--threads", 2,
+                           "--boot", BULK_BOOT + " nr_cpus=2", "--runs", runs] + nr)
     mops = lambda m: f"{m['median'] / 1e6:.1f} M ({m['min'] / 1e6:.1f} - {m['max'] / 1e6:.1f})"
-    rows = [[f"{t} thread{'s' if t > 1 else ''}",
-             then_now(fig, lambda p: mops(runs[p, t]["ops_per_sec"])),
-             then_now(fig, lambda p: mmm(runs[p, t].get("cpu_ns_per_op"))),
-             then_now(fig, lambda p: num(runs[p, t].get("zone_lock_contended")))]
-            for t in (1, 2)]
-    rows.append(["2 threads / 1 thread (medians)", then_now(
-        fig, lambda p: f"{runs[p, 2]['ops_per_sec']['median'] / runs[p, 1]['ops_per_sec']['median']:.2f}x"),
-        "", ""])
-    out.append("\n" + fig.commands(*cmds) +
-               "\nBulk order-0 work, 1 Mi blocks in all, each thread posing as its own CPU; "
-               "operations per second of all threads, the threads' CPU time per operation "
-               "(what the load of a shared machine does not change; a wait that sleeps is not "
-               "in it), and the zone lock's contended acquisitions over the runs. Goal: two "
-               "threads at least 1.8x one.\n\n")
+    rows = [[t.replace("threads_", "") + (" thread" if t == "threads_1" else " threads"),
+             then_now(fig, lambda p: mops(j[p][t]["ops_per_sec"])),
+             then_now(fig, lambda p: mmm(j[p][t]["cpu_ns_per_op"])),
+             then_now(fig, lambda p: num(j[p][t]["zone_lock_contended"])),
+             then_now(fig, lambda p: num(j[p][t]["zone_lock_wait_ns"] / 1e3, 0))]
+            for t in ("threads_1", "threads_2")]
+    rows.append(["2 threads / 1 thread, each pair of runs",
+                 then_now(fig, lambda p: mmm(j[p]["speedup"]) + "x"), "", "", ""])
+    out.append("\n" + fig.commands(c) +
+               f"\nBulk order-0 work, 1 Mi blocks in all, each thread posing as its own CPU, "
+               f"in one pool: after a warm-up run of each, runs of one thread and of two "
+               f"alternate (1, 2, 2, 1, ...). Operations per second of all threads, the "
+               f"threads' CPU time per operation (a wait that sleeps is not in it), and the zone "
+               f"lock's contended acquisitions and microseconds waited, summed over the "
+               f"{runs} runs. Goal: two threads at least 1.8x one.\n\n")
     out.append(fig.table(["threads", "allocations+frees per second", "CPU ns per operation",
-                          "zone lock contended"], rows))
+                          "zone lock contended", "zone lock wait (us)"], rows))
     out.append(f"\nLoad average (1 min) when this section ended: {os.getloadavg()[0]:.1f} on "
                f"{os.cpu_count()} CPUs; wall-clock figures above it are shared with that load.\n")
     return "".join(out)
