@@ -133,7 +133,8 @@ zone_rmqueue(struct pa_zone *z, const struct alloc_ctx *ac, uint64_t mark, unsig
 }
 
 /* Try each allowed zone of the preferred node's zonelist at the given watermark. */
-static struct pa_page *get_page_from_freelist(const struct alloc_ctx *ac, unsigned flags)
+static inline __attribute__((always_inline)) struct pa_page *
+zonelist_walk(const struct alloc_ctx *ac, unsigned flags)
 {
 	const struct pa_node *n = ac->node;
 	for (unsigned i = 0; i < n->nr_zonelist; i++) {
@@ -154,6 +155,12 @@ static struct pa_page *get_page_from_freelist(const struct alloc_ctx *ac, unsign
 			return p;
 	}
 	return NULL;
+}
+
+static __attribute__((noinline)) struct pa_page *get_page_from_freelist(const struct alloc_ctx *ac,
+                                                                        unsigned flags)
+{
+	return zonelist_walk(ac, flags);
 }
 
 /* Give back HIGHATOMIC reserves in the allowed zones before failing (no reclaim here). */
@@ -268,7 +275,7 @@ static inline struct pa_page *pcp_alloc_local(struct pa_pool *pool, pa_gfp_t gfp
 {
 	unsigned cpu = pool_cpu(pool);
 	bool movable = gfp & PA_GFP_MOVABLE;
-	struct pa_zone *z = pool->cpu_zone[cpu * 2 + movable];
+	struct pa_zone *z = __atomic_load_n(&pool->cpu_zone[cpu * 2 + movable], __ATOMIC_RELAXED);
 	if (unlikely(!pcp_watermark_fast(z, order, movable)))
 		return NULL;
 	return pcp_alloc(z, cpu, order, gfp_migratetype(gfp), gfp);
@@ -301,7 +308,7 @@ static __attribute__((noinline)) struct pa_page *alloc_zones(struct pa_pool *poo
 	    pcp_order_enabled(pool, order) && !(gfp & GFP_SLOW))
 		p = pcp_alloc_local(pool, gfp, order);
 	if (!p)
-		p = get_page_from_freelist(&ac, ac.flags);
+		p = zonelist_walk(&ac, ac.flags); /* inline: the first try is the common case */
 	if (unlikely(!p) && (ac.flags & ALLOC_NO_POLLUTE))
 		p = alloc_defrag(&ac);
 	if (unlikely(!p))
@@ -335,7 +342,7 @@ static inline __attribute__((always_inline)) struct pa_page *
 alloc_on_cpu(struct pa_pool *pool, pa_gfp_t gfp, unsigned order, unsigned cpu)
 {
 	bool movable = gfp & PA_GFP_MOVABLE;
-	struct pa_zone *z = pool->cpu_zone[cpu * 2 + movable];
+	struct pa_zone *z = __atomic_load_n(&pool->cpu_zone[cpu * 2 + movable], __ATOMIC_RELAXED);
 	if (unlikely(!pcp_watermark_fast(z, order, movable)))
 		return alloc_zones(pool, gfp, order);
 	struct pa_pcp *pcp = &z->pcp[cpu];
@@ -554,12 +561,19 @@ static __attribute__((noinline)) void free_busy(struct pa_pool *pool, struct pa_
 	free_zone(pool, z, pfn, order);
 }
 
-/* Not plainly an allocated block in an ordinary pageblock: every check, list lock held. */
+/*
+ * Not plainly an allocated block in an ordinary pageblock: every check, list
+ * lock held. An order off the lists (pcp_orders) goes to the zone at once:
+ * pcp_free_locked() would give it back there too, after looking at more.
+ */
 static __attribute__((noinline)) void free_unusual(struct pa_pool *pool, struct pa_zone *z,
                                                    struct pa_pcp *pcp, pa_pfn_t pfn, unsigned order)
 {
-	if (!pcp_free_locked(z, pcp, pfn, order))
-		free_zone(pool, z, pfn, order);
+	if (!pcp_order_enabled(pool, order))
+		pa_spin_unlock(&pcp->lock);
+	else if (pcp_free_locked(z, pcp, pfn, order))
+		return;
+	free_zone(pool, z, pfn, order);
 }
 
 /* An order of a pageblock or more, or any with init_on_free: the lists if the order is on them, else the zone. */
@@ -582,30 +596,29 @@ static __attribute__((noinline)) void free_large(struct pa_pool *pool, struct pa
 /*
  * The fast path's body on a known CPU, as alloc_on_cpu(): an allocated block
  * of its order in an ordinary pageblock (type below HIGHATOMIC, not
- * isolated) goes on the list after one compare and one compare-and-swap of
- * its state word; any other goes through free_unusual(), which checks all,
- * and a bad free ends in free_zone(), which reports and refuses it. The
- * order's switch is read again under the list lock, where a drain can't
+ * isolated) goes on the list after one compare of its descriptor word and
+ * one compare-and-swap of it; any other goes through free_unusual(), which
+ * checks all, and a bad free ends in free_zone(), which reports and refuses
+ * it. The order's switch is read under the list lock, where a drain can't
  * miss it. What does not change under the lock is worked out before it.
  */
 static inline __attribute__((always_inline)) void free_on_cpu(struct pa_pool *pool,
-                                                              struct pa_zone *z, pa_pfn_t pfn,
-                                                              const uint8_t *pb, unsigned order,
-                                                              unsigned cpu)
+                                                              struct pa_zone *z, struct pa_page *p,
+                                                              pa_pfn_t pfn, const uint8_t *pb,
+                                                              unsigned order, unsigned cpu)
 {
 	struct pa_pcp *pcp = &z->pcp[cpu];
-	struct pa_page *p = pfn_page(pool, pfn);
 	if (unlikely(!pa_spin_trylock(&pcp->lock))) {
 		free_busy(pool, z, pcp, pfn, order);
 		return;
 	}
 	unsigned type = __atomic_load_n(pb, __ATOMIC_RELAXED) & (PB_MT_MASK | PB_ISOLATE);
-	if (unlikely(type >= PA_NR_PCP_TYPES || !pcp_order_enabled(pool, order) ||
-	             !pcp_free_claim(p, order))) {
+	uint64_t w = page_word(p);
+	if (unlikely(type >= PA_NR_PCP_TYPES || !pcp_claimable(w, order) ||
+	             !pcp_order_enabled(pool, order) || !pcp_claim(p, w))) {
 		free_unusual(pool, z, pcp, pfn, order);
 		return;
 	}
-	set_page_flags(p, 0); /* used memory: not reported any more */
 	pcp_free_commit(z, pcp, p, pfn, order, type);
 }
 
@@ -613,9 +626,15 @@ static __attribute__((noinline)) void free_cpu_slow(struct pa_pool *pool, struct
                                                     pa_pfn_t pfn, unsigned order)
 {
 	const uint8_t *pb = &pool->pb_bits[pfn >> pool->cfg.pageblock_order];
-	free_on_cpu(pool, z, pfn, pb, order, pool_cpu(pool));
+	free_on_cpu(pool, z, pfn_page(pool, pfn), pfn, pb, order, pool_cpu(pool));
 }
 
+/*
+ * The fast path: a NULL pool costs one test, a pointer that is no
+ * descriptor one compare. Orders from free_fast_below up (a pageblock, or
+ * all with init_on_free) go through free_large(); a switched-off order is
+ * found under the list lock and goes to the zone through free_unusual().
+ */
 void pa_free_pages(struct pa_pool *pool, struct pa_page *page, unsigned int order)
 {
 	if (unlikely(!pool))
@@ -636,16 +655,12 @@ void pa_free_pages(struct pa_pool *pool, struct pa_page *page, unsigned int orde
 		free_large(pool, z, pfn, order);
 		return;
 	}
-	if (unlikely(!pcp_order_enabled(pool, order))) {
-		free_zone(pool, z, pfn, order);
-		return;
-	}
 	unsigned cpu = pool_cpu_nocall(pool);
 	if (unlikely(cpu >= pool->cfg.nr_cpus)) {
 		free_cpu_slow(pool, z, pfn, order);
 		return;
 	}
-	free_on_cpu(pool, z, pfn, &pool->pb_bits[pb], order, cpu);
+	free_on_cpu(pool, z, page, pfn, &pool->pb_bits[pb], order, cpu);
 }
 
 /* ---------------------------------------------------------------------- */

@@ -817,7 +817,7 @@ int pa_boot(const char *cmdline, const struct pa_platform *platform, struct pa_p
 	if (platform)
 		pool->plat = *platform;
 	pool->cpu_default = !pool->plat.cpu_id;
-	pool->rseq_cpu_off = pool->cpu_default ? platform_rseq_cpu_offset() : 0;
+	pool->cpu_off = platform_cpu_offset(!pool->cpu_default);
 	platform_fill_defaults(&pool->plat);
 	int rc = boot_parse(cmdline, platform_online_cpus(), &pool->cfg, err, errlen);
 	pool->max_order_boot = pool->cfg.max_order;

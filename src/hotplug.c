@@ -5,8 +5,9 @@
  *
  * Offlining checks first that every allocated frame of the range can move
  * (else -EBUSY, nothing changed), isolates the range's pageblocks (the
- * per-CPU lists are drained), moves the movable folios out as contiguous
- * allocations do, checks that every frame is free and isolated, and takes
+ * per-CPU lists are drained), moves the movable folios out to blocks the
+ * allocator hands out (from any zone a movable request may use, so the last
+ * block of a zone empties too), checks that every frame is free and isolated, and takes
  * the frames out of their zone: present and managed pages drop, the
  * watermarks and per-CPU list sizes are recomputed, and the frames read as
  * holes (pa_pfn_to_page() gives NULL, as pfn_to_online_page()). The
@@ -134,6 +135,7 @@ static void remove_frames(struct pa_zone *z, pa_pfn_t start, pa_pfn_t end)
 			set_page_state(pfn_page(pool, q), PS_HOLE);
 		p += n;
 	}
+	atomic_store(&z->populated, z->present_pages > 0);
 }
 
 /* Is the pageblock at p the zone's and online? */
@@ -194,6 +196,7 @@ static void hotplug_resize(struct pa_pool *pool, struct pa_zone *z)
 	z->highatomic_max = z->managed_pages / 100 + (1ull << pool->cfg.pageblock_order);
 	pa_unlock(&z->lock);
 	zone_setup_watermarks(pool); /* not under ctl_lock: a ctl write may be what called us */
+	zone_update_cpu_zones(pool); /* the zone may have gained its first or lost its last frame */
 }
 
 static void set_blocks(struct pa_pool *pool, pa_pfn_t start, uint64_t n, uint8_t offline)
@@ -203,11 +206,55 @@ static void set_blocks(struct pa_pool *pool, pa_pfn_t start, uint64_t n, uint8_t
 		pool->block_offline[b] = offline;
 }
 
+#define MIGRATE_BATCH 32 /* folios isolated at a time, as Linux's migration batches */
+
+/* Isolate up to MIGRATE_BATCH movable folios of [*pfn, end); *pfn steps past them. Zone lock held. */
+static unsigned isolate_batch(struct pa_zone *z, pa_pfn_t *pfn, pa_pfn_t end, pa_pfn_t *out)
+{
+	struct pa_pool *pool = z->pool;
+	unsigned n = 0;
+	pa_pfn_t p = *pfn;
+	while (p < end && n < MIGRATE_BATCH) {
+		struct pa_page *pg = pfn_page(pool, p);
+		unsigned st = page_state(pg);
+		uint64_t step = block_step(pg, st);
+		if (st == PS_ALLOC && migrate_isolate(pool, p, pool->max_order_boot)) {
+			out[n++] = p;
+			step = 1ull << page_order(pg);
+		}
+		p += step;
+	}
+	*pfn = p;
+	return n;
+}
+
+/*
+ * Move the movable folios out of the isolated range, each to a block the
+ * allocator hands out (any zone a movable request may use, never the
+ * isolated range), as Linux's do_migrate_range(): a compaction pass would
+ * look for destinations in this zone alone, and the zone may have nothing
+ * outside the range (the last block of a ZONE_MOVABLE).
+ */
+static void migrate_range_out(struct pa_zone *z, pa_pfn_t start, pa_pfn_t end)
+{
+	pa_pfn_t batch[MIGRATE_BATCH];
+	/* A folio that straddles the start is taken from its head, outside the range. */
+	pa_pfn_t p = memmap_block_head(z->pool, start);
+	p = p == PA_NIL || p > start ? start : p;
+	while (p < end) {
+		pa_lock(&z->lock, SITE_ADMIN);
+		unsigned n = isolate_batch(z, &p, end, batch);
+		pa_unlock(&z->lock);
+		for (unsigned i = 0; i < n; i++)
+			migrate_folio_out(z, batch[i]);
+	}
+}
+
 /* Empty the isolated range; a few tries, as Linux retries migration. Zone lock held on return if true. */
 static bool empty_range(struct pa_zone *z, pa_pfn_t start, pa_pfn_t end)
 {
 	for (int tries = 0; tries < 3; tries++) {
-		compaction_empty_range(z, start, end);
+		migrate_range_out(z, start, end);
 		pa_drain_all(z->pool);
 		pa_lock(&z->lock, SITE_ADMIN);
 		if (range_free_inside(z, start, end))
@@ -280,6 +327,7 @@ static void add_frames(struct pa_zone *z, pa_pfn_t start, pa_pfn_t end)
 			q += 1ull << o;
 		}
 	}
+	atomic_store(&z->populated, z->present_pages > 0);
 }
 
 /*

@@ -73,14 +73,8 @@ enum pa_page_flags {
 struct pa_page {
 	union {
 		struct {
-			union {
-				struct {
-					uint8_t state; /* enum pa_page_state */
-					uint8_t order; /* head: order of the block */
-				};
-				/* both, for one compare on the free path (pcp_free_claim) */
-				uint16_t state_order;
-			};
+			uint8_t state; /* enum pa_page_state */
+			uint8_t order; /* head: order of the block */
 			uint8_t mt; /* free: the list it is on; allocated: the type it was allocated as */
 			uint8_t flags; /* enum pa_page_flags */
 			uint8_t owner; /* allocated: registered owner that can move it (0: none) */
@@ -88,6 +82,8 @@ struct pa_page {
 			uint16_t spare;
 		};
 		uint32_t head; /* state, order, mt and flags, for one store: page_head() */
+		uint64_t
+		        word; /* all of them, for one compare and swap on the free path (pcp_claim) */
 	};
 	union {
 		struct { /* PS_FREE: links of the free list, as pfns */
@@ -98,6 +94,15 @@ struct pa_page {
 	};
 };
 _Static_assert(sizeof(struct pa_page) <= 16, "a frame descriptor must stay within 16 bytes");
+_Static_assert((sizeof(struct pa_page) & (sizeof(struct pa_page) - 1)) == 0,
+               "page_to_pfn_checked() rotates: a descriptor's size must be a power of two");
+
+/* Where byte i of a descriptor's first eight (state 0, order 1, ... spare 6-7) sits in word. */
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+#define PAGE_WORD_BYTE(i, v) ((uint64_t)(v) << (8 * (i)))
+#else
+#define PAGE_WORD_BYTE(i, v) ((uint64_t)(v) << (8 * (7 - (i))))
+#endif
 
 /*
  * The state byte is written under a zone lock or a per-CPU lock, and read
@@ -329,6 +334,7 @@ struct pa_zone {
 	unsigned index; /* in pool->zones */
 	unsigned node;
 	enum pa_zone_type type;
+	_Atomic bool populated; /* present_pages > 0; read without the lock by zonelist walks */
 	pa_pfn_t start_pfn, end_pfn; /* span [start, end) */
 	uint64_t present_pages;      /* frames of the span with memory */
 	uint64_t managed_pages;      /* present frames the buddy manages */
@@ -528,8 +534,8 @@ struct pa_pool {
 	struct pa_boot_config cfg;
 	struct pa_platform plat;
 	bool cpu_default; /* no cpu_id hook given: read the CPU id inline */
-	/* cpu_default with rseq registered: the rseq cpu_id word, from the thread pointer; else 0. */
-	ptrdiff_t rseq_cpu_off;
+	/* The CPU id word from the thread pointer (platform_cpu_offset()): one load finds the CPU. */
+	ptrdiff_t cpu_off;
 	/* Frees of orders below this take pa_free_pages()'s inline path: pageblock_order, 0 with init_on_free. */
 	unsigned free_fast_below;
 
@@ -608,13 +614,16 @@ void platform_fill_defaults(struct pa_platform *plat);
 bool platform_memory_hooks_partial(const struct pa_platform *plat);
 unsigned platform_cpu_slow(void);
 /*
- * The CPU id where rseq is missing: sched_getcpu() plus one, cached per
- * thread; 0 until asked. Asked again after a contended list lock and on
+ * The CPU id where rseq is missing: sched_getcpu(), cached per thread;
+ * UINT32_MAX until asked. Asked again after a contended list lock and on
  * every refill and spill (platform_cpu_forget()): a stale id costs nothing
- * but locality, as the lists are locked either way.
+ * but locality, as the lists are locked either way. `none` is always
+ * UINT32_MAX: the word a pool with a cpu_id hook reads (pool->cpu_off), so
+ * that its fast path goes to the hook.
  */
 struct platform_cpu_cache {
-	unsigned cpu1;
+	uint32_t cpu;
+	uint32_t none;
 };
 /* Initial-exec: read in place off the thread pointer, never through __tls_get_addr(). */
 extern _Thread_local struct platform_cpu_cache platform_cpu_cache
@@ -622,7 +631,7 @@ extern _Thread_local struct platform_cpu_cache platform_cpu_cache
 
 static inline void platform_cpu_forget(void)
 {
-	platform_cpu_cache.cpu1 = 0;
+	platform_cpu_cache.cpu = UINT32_MAX;
 }
 
 /*
@@ -639,12 +648,17 @@ static inline unsigned platform_cpu(void)
 		if (likely(cpu >= 0))
 			return (unsigned)cpu;
 	}
-	if (unlikely(platform_cpu_cache.cpu1 == 0))
+	if (unlikely(platform_cpu_cache.cpu == UINT32_MAX))
 		return platform_cpu_slow();
-	return platform_cpu_cache.cpu1 - 1;
+	return platform_cpu_cache.cpu;
 }
-/* Where the rseq cpu_id word is from the thread pointer; 0 without rseq. */
-ptrdiff_t platform_rseq_cpu_offset(void);
+/*
+ * Where, from the thread pointer, a pool's fast paths read the CPU id, a
+ * choice made once at boot: the rseq cpu_id word with rseq, else the
+ * per-thread cache, or with a cpu_id hook (hook) the word that is always
+ * out of range. The same offset in every thread (static TLS).
+ */
+ptrdiff_t platform_cpu_offset(bool hook);
 unsigned platform_online_cpus(void);
 /* The machine's memory in bytes, from the platform hook. */
 static inline uint64_t platform_machine_bytes(const struct pa_pool *pool)
@@ -734,9 +748,12 @@ static inline uint64_t block_step(const struct pa_page *p, unsigned st)
 static inline pa_pfn_t page_to_pfn_checked(const struct pa_pool *pool, const struct pa_page *page)
 {
 	uintptr_t off = (uintptr_t)page - (uintptr_t)pool->map; /* wraps above for pointers below */
-	if (unlikely(off % sizeof *page || off / sizeof *page >= pool->nr_frames))
+	/* Rotated, a pointer inside a descriptor (low bits set) is huge: one compare checks both. */
+	unsigned shift = __builtin_ctz(sizeof *page);
+	uint64_t idx = off >> shift | (uint64_t)off << (64 - shift);
+	if (unlikely(idx >= pool->nr_frames))
 		return PA_PFN_INVALID;
-	return off / sizeof *page;
+	return idx;
 }
 
 static inline bool memmap_section_present(const struct pa_pool *pool, pa_pfn_t pfn)
@@ -749,6 +766,7 @@ static inline bool memmap_section_present(const struct pa_pool *pool, pa_pfn_t p
 /* ---------------------------------------------------------------------- */
 
 int zone_init_all(struct pa_pool *pool, char *err, size_t errlen);
+void zone_update_cpu_zones(struct pa_pool *pool);
 void zone_destroy_all(struct pa_pool *pool);
 /* Initialise the next chunk of a zone's deferred memory; false when none is left. Zone lock held. */
 bool zone_init_next_chunk(struct pa_zone *zone);
@@ -843,6 +861,16 @@ uint64_t zone_free_cma(const struct pa_zone *z);
 bool zone_watermark_ok(const struct pa_zone *z, unsigned order, uint64_t mark, unsigned flags);
 
 /*
+ * Has the zone any memory? Every node has a ZONE_MOVABLE from boot, empty
+ * until movablecore= or online_movable gives it some, so that zonelists
+ * never change; walks skip an empty zone as Linux leaves it out of them.
+ */
+static inline bool zone_populated(const struct pa_zone *z)
+{
+	return atomic_load_explicit(&z->populated, memory_order_relaxed);
+}
+
+/*
  * May an allocation with these gfp flags use zone z (node aside)? Linux's
  * gfp zone modifiers, by address so that they mean the same in every
  * layout: ZONE_MOVABLE only for movable data and never for a DMA request;
@@ -852,6 +880,8 @@ bool zone_watermark_ok(const struct pa_zone *z, unsigned order, uint64_t mark, u
 static inline bool zone_gfp_allows(const struct pa_zone *z, pa_gfp_t gfp)
 {
 	unsigned shift = z->pool->cfg.page_shift;
+	if (unlikely(!zone_populated(z)))
+		return false; /* no memory: an empty ZONE_MOVABLE before a block is onlined there */
 	if (likely(!(gfp & (PA_GFP_DMA | PA_GFP_DMA32))))
 		return z->type != PA_ZONE_MOVABLE || (gfp & PA_GFP_MOVABLE);
 	if (z->type == PA_ZONE_MOVABLE)
@@ -1155,18 +1185,16 @@ void pcp_setup_sizes(struct pa_zone *zone);
 unsigned pool_cpu_slow(const struct pa_pool *pool, unsigned cpu);
 
 /*
- * The CPU the caller runs on, without a call: with rseq one load from the
- * thread pointer; without, the thread's cached id. Out of range (0..nr_cpus-1)
- * where pool_cpu_slow() must decide: a platform hook, an id not asked yet,
- * a thread rseq did not register (a negative id, as unsigned).
+ * The CPU the caller runs on, without a call: one load off the thread
+ * pointer (the rseq cpu_id word, or the thread's cached id). Out of range
+ * (0..nr_cpus-1) where pool_cpu_slow() must decide: a platform hook, an id
+ * not asked yet, a thread rseq did not register (a negative id, as unsigned).
  */
 static inline unsigned pool_cpu_nocall(const struct pa_pool *pool)
 {
-	if (likely(pool->rseq_cpu_off))
-		return __atomic_load_n(
-		        (const uint32_t *)((char *)__builtin_thread_pointer() + pool->rseq_cpu_off),
-		        __ATOMIC_RELAXED);
-	return likely(pool->cpu_default) ? platform_cpu_cache.cpu1 - 1 : UINT32_MAX;
+	return __atomic_load_n(
+	        (const uint32_t *)((char *)__builtin_thread_pointer() + pool->cpu_off),
+	        __ATOMIC_RELAXED);
 }
 
 /* The CPU the caller runs on, 0..nr_cpus-1. */
@@ -1221,20 +1249,37 @@ static inline void pcp_link(struct pa_pool *pool, struct pa_pcp *pcp, pa_pfn_t p
 	pcp_link_page(pcp, pfn_page(pool, pfn), pfn, order, type);
 }
 
-/* The same for a block whose state is not PS_PCP yet. */
+/*
+ * The same for a block whose state is not PS_PCP yet. A block on a list has
+ * no owner and no pins, and of its flags at most PF_REPORTED, so that
+ * pcp_prep() writes only what an allocation changes.
+ */
 static inline void pcp_push(struct pa_pool *pool, struct pa_pcp *pcp, pa_pfn_t pfn, unsigned order,
                             unsigned type)
 {
-	set_page_state(pfn_page(pool, pfn), PS_PCP);
+	struct pa_page *p = pfn_page(pool, pfn);
+	set_page_flags(p, page_flags(p) & PF_REPORTED);
+	set_page_owner(p, 0);
+	set_page_pins(p, 0);
+	set_page_state(p, PS_PCP);
 	pcp_link(pool, pcp, pfn, order, type);
 }
 
-/* A block popped off a list becomes an allocated one: order, type and zone are already set. */
+/*
+ * A block popped off a list becomes an allocated one: order, owner and pins
+ * are already right (pcp_push(), pcp_claim()), and of the flags only
+ * PF_COMP may be added (a reported block stays marked: pa_page_reported()).
+ * The state goes last, with release order, as page_prep_fields() does.
+ */
 static inline struct pa_page *pcp_prep(struct pa_pool *pool, struct pa_pcp *pcp, pa_pfn_t pfn,
                                        unsigned order, unsigned mt, pa_gfp_t gfp)
 {
 	struct pa_page *p = pfn_page(pool, pfn);
-	page_prep_fields(p, mt, gfp); /* not the order: scanners read it under the zone lock */
+	p->private = 0;
+	set_page_mt(p, mt);
+	if (gfp & PA_GFP_COMP)
+		set_page_flags(p, page_flags(p) | PF_COMP);
+	set_page_state(p, PS_ALLOC);
 	pcp->ops[2 * order]++;
 	pcp->free_count >>= 1;
 	return p;
@@ -1276,23 +1321,44 @@ static inline struct pa_page *pcp_alloc(struct pa_zone *z, unsigned cpu, unsigne
 }
 
 /*
- * Take an allocated block of order for a list: PS_ALLOC -> PS_PCP. State
- * and order are one 16-bit word, so one compare checks both. A
- * compare-and-swap, not a store: compaction may be isolating the folio
- * under the zone lock. The plain compare first keeps a bad free of an
- * absent frame (read-only zero descriptor) from writing to it. Orders
- * below 256 only.
+ * Is this descriptor word (one load of p->word) the head of an allocated
+ * block of order, and no CMA allocation? State, order and flags are in the
+ * word, so one compare checks them all; an order of 256 or more never
+ * matches. A descriptor of an absent frame reads as zero and fails.
  */
+static inline bool pcp_claimable(uint64_t w, unsigned order)
+{
+	uint64_t mask =
+	        PAGE_WORD_BYTE(0, 0xff) | PAGE_WORD_BYTE(1, 0xff) | PAGE_WORD_BYTE(3, PF_CMA);
+	uint64_t want = PAGE_WORD_BYTE(0, PS_ALLOC) | PAGE_WORD_BYTE(1, 1) * order;
+	return (w & mask) == want;
+}
+
+/*
+ * Take a claimable block (word w) for a list: PS_ALLOC -> PS_PCP, and in
+ * the same compare-and-swap flags, owner and pins cleared (used memory is
+ * not reported any more). A compare-and-swap, not a store: compaction may be
+ * isolating the folio under the zone lock, or a second free of the block be
+ * racing on another CPU; the loser finds the word changed.
+ */
+static inline bool pcp_claim(struct pa_page *p, uint64_t w)
+{
+	uint64_t keep = PAGE_WORD_BYTE(1, 0xff) | PAGE_WORD_BYTE(2, 0xff) |
+	                PAGE_WORD_BYTE(6, 0xff) | PAGE_WORD_BYTE(7, 0xff);
+	return __atomic_compare_exchange_n(&p->word, &w, (w & keep) | PAGE_WORD_BYTE(0, PS_PCP),
+	                                   false, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED);
+}
+
+static inline uint64_t page_word(const struct pa_page *p)
+{
+	return __atomic_load_n(&p->word, __ATOMIC_RELAXED);
+}
+
+/* Both, for a block whose word is not read yet. */
 static inline bool pcp_free_claim(struct pa_page *p, unsigned order)
 {
-#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-	uint16_t want = (uint16_t)(PS_ALLOC | order << 8), to = (uint16_t)(PS_PCP | order << 8);
-#else
-	uint16_t want = (uint16_t)(PS_ALLOC << 8 | order), to = (uint16_t)(PS_PCP << 8 | order);
-#endif
-	return __atomic_load_n(&p->state_order, __ATOMIC_RELAXED) == want &&
-	       __atomic_compare_exchange_n(&p->state_order, &want, to, false, __ATOMIC_ACQUIRE,
-	                                   __ATOMIC_RELAXED);
+	uint64_t w = page_word(p);
+	return pcp_claimable(w, order) && pcp_claim(p, w);
 }
 
 /*
@@ -1362,7 +1428,6 @@ static inline bool pcp_free_locked(struct pa_zone *z, struct pa_pcp *pcp, pa_pfn
 		pa_spin_unlock(&pcp->lock);
 		return false;
 	}
-	set_page_flags(p, 0); /* used memory: not reported any more */
 	if (unlikely(pool->cfg.init_on_free))
 		return pcp_free_wipe_unlock(z, pcp, pfn, order);
 	return pcp_free_commit(z, pcp, p, pfn, order, type);
@@ -1425,6 +1490,15 @@ enum pa_migrate_result migrate_folio(struct pa_zone *zone, pa_pfn_t src, pa_pfn_
                                      bool keep_on_again,
                                      void (*release)(void *ctx, pa_pfn_t pfn, unsigned order),
                                      void *ctx);
+/*
+ * Move the isolated folio at src (zone z) to a block the allocator hands
+ * out, from whatever zone a movable request may use, as Linux's
+ * migrate_pages() with alloc_migration_target(): how offlining empties a
+ * block, even the last one of its zone. Called without a zone lock; src is
+ * freed on success and given back to its owner otherwise. The answer, or
+ * PA_MIGRATE_BUSY when no block could be had.
+ */
+enum pa_migrate_result migrate_folio_out(struct pa_zone *z, pa_pfn_t src);
 /* Linux's folio split (compaction_split_folios=1): an isolated folio into order-0 folios. */
 void migrate_split_folio(struct pa_zone *zone, pa_pfn_t pfn);
 /* pa_free_pages() of a block being moved: mark it; the mover frees it. Zone lock held. */

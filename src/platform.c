@@ -17,20 +17,23 @@
 #include <unistd.h>
 
 _Thread_local struct platform_cpu_cache platform_cpu_cache
-        __attribute__((tls_model("initial-exec")));
+        __attribute__((tls_model("initial-exec"))) = { UINT32_MAX, UINT32_MAX };
 
 /* Without rseq, sched_getcpu() is a system call: asked only when the cache was forgotten. */
 unsigned platform_cpu_slow(void)
 {
 	int cpu = sched_getcpu();
-	platform_cpu_cache.cpu1 = cpu < 0 ? 1 : (unsigned)cpu + 1;
-	return platform_cpu_cache.cpu1 - 1;
+	platform_cpu_cache.cpu = cpu < 0 ? 0 : (unsigned)cpu;
+	return platform_cpu_cache.cpu;
 }
 
-ptrdiff_t platform_rseq_cpu_offset(void)
+ptrdiff_t platform_cpu_offset(bool hook)
 {
+	char *tp = __builtin_thread_pointer();
+	if (hook)
+		return (char *)&platform_cpu_cache.none - tp;
 	if (!__rseq_size)
-		return 0;
+		return (char *)&platform_cpu_cache.cpu - tp;
 	return __rseq_offset + (ptrdiff_t)offsetof(struct rseq, cpu_id);
 }
 
