@@ -253,6 +253,41 @@ TEST(buddy_split_leaves_the_buddy_of_every_order_free)
 	pa_shutdown(pool);
 }
 
+/*
+ * The halves of a split are counted only when a count is read: what the
+ * readers see before they are linked must be what the counts say once they
+ * are, for every order and type, after splits of several sizes and types.
+ */
+TEST(buddy_halves_counted_on_read_match_the_counts_once_linked)
+{
+	struct pa_pool *pool = test_boot(EXACT "mem=64M max_order=10");
+	struct pa_zone *zone = &pool->zones[0];
+	const unsigned orders[] = { 0, 3, 0, 7, 1 };
+	const pa_gfp_t gfps[] = { PA_GFP_MOVABLE, PA_GFP_KERNEL, PA_GFP_RECLAIMABLE, PA_GFP_MOVABLE,
+		                  PA_GFP_KERNEL };
+	pa_pfn_t got[5];
+	size_t n = 11 * PA_MT_COUNT;
+	uint64_t read[11 * PA_MT_COUNT];
+	unsigned pending = 0;
+	for (unsigned i = 0; i < 5; i++) {
+		got[i] = must_alloc(pool, gfps[i], orders[i]);
+		pending += zone->split.pfn == got[i]; /* a split whose halves are on no list yet */
+		for (unsigned o = 0; o <= 10; o++)
+			for (unsigned mt = 0; mt < PA_MT_COUNT; mt++)
+				read[o * PA_MT_COUNT + mt] = zone_free_count(zone, o, mt);
+		buddy_list_peek(zone, 0, 0); /* links and counts them */
+		CHECK(zone->split.pfn == PA_NIL);
+		CHECK(memcmp(read, zone->nr_free_mt, n * sizeof *read) == 0);
+		VALIDATE(pool);
+	}
+	CHECK_EQ_U64(pending,
+	             4); /* all but order 7, which a half of the first split serves whole */
+	for (unsigned i = 0; i < 5; i++)
+		free_pfn(pool, got[i], orders[i]);
+	check_full_merge(pool);
+	pa_shutdown(pool);
+}
+
 TEST(buddy_smallest_fit_takes_the_smallest_sufficient_block)
 {
 	struct pa_pool *pool = test_boot(EXACT "mem=64M max_order=10");

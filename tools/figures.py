@@ -604,10 +604,11 @@ def speed(fig):
         out.append(fig.table(["function", "per pair"], annotated))
     if buddy_annotated:
         out.append("\nThe buddy path's pair takes an order-0 block from a max-order one and "
-                   "frees it at once: the allocation leaves the upper halves free and counted "
-                   "but links them into their lists only when another operation needs the "
-                   "lists, so the free merges them back without unlinking them. Where its "
-                   "instructions go, the same way:\n\n")
+                   "frees it at once: the allocation writes each upper half's descriptor in "
+                   "one store, counts the halves only when a count is read and links them "
+                   "into their lists only when another operation needs the lists, so the free "
+                   "merges them back with one byte stored a level, without unlinking or "
+                   "uncounting them. Where its instructions go, the same way:\n\n")
         out.append(fig.table(["function", "per pair"], buddy_annotated))
 
     nr = ["--nr", 65536] if fig.quick else []
