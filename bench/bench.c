@@ -96,6 +96,12 @@ static const struct bench_workload workloads[] = {
 	  "  --runs N       runs, each on a fresh pool (default 9)\n"
 	  "  default boot:  mem=2G cma=128M kcompactd=manual\n",
 	  true, bench_cma_alloc },
+	{ "hotplug", "pa_memory_offline of a memory block full of movable folios",
+	  "  --folio-order K    order of the folios that fill memory (default 2)\n"
+	  "  --runs N           runs, each on a fresh pool (default 5)\n"
+	  "  default boot:      mem=1G backing=anon kcompactd=manual; the block in the\n"
+	  "                     middle of the pool goes offline, every folio moving out\n",
+	  true, bench_hotplug },
 	{ "thpcompact", "fault, punch half of every 2 MiB, refill with page cache, then THPs",
 	  "  --threads N        threads, each faulting its share of memory (default 1)\n"
 	  "  --order N          the huge order (default the pool's: 9 at 4 KiB pages)\n"

@@ -228,6 +228,7 @@ int bench_page_fault1(const struct bench_opts *opt, struct pa_pool *pool, FILE *
 int bench_gigantic(const struct bench_opts *opt, struct pa_pool *pool, FILE *out);
 int bench_dmaheap(const struct bench_opts *opt, struct pa_pool *pool, FILE *out);
 int bench_cma_alloc(const struct bench_opts *opt, struct pa_pool *pool, FILE *out);
+int bench_hotplug(const struct bench_opts *opt, struct pa_pool *pool, FILE *out);
 int bench_thpcompact(const struct bench_opts *opt, struct pa_pool *pool, FILE *out);
 int bench_highalloc_frag(const struct bench_opts *opt, struct pa_pool *pool, FILE *out);
 int bench_compact_copy(const struct bench_opts *opt, struct pa_pool *pool, FILE *out);

@@ -78,7 +78,9 @@ enum pa_migratetype {
  * Zone types, lowest first, as x86-64 Linux numbers them. The default
  * layout (zones=x86_64) puts memory below 4 GiB in DMA32 and the rest in
  * NORMAL; zone_dma=1 adds DMA for the first 16 MiB; zones=flat makes one
- * NORMAL zone per node. MOVABLE comes from movablecore.
+ * NORMAL zone per node. Every node has a MOVABLE zone: movablecore= gives
+ * it memory at boot; without it the zone is empty (as Linux prints it in
+ * zoneinfo) until a memory block is onlined into it (online_movable).
  */
 enum pa_zone_type {
 	PA_ZONE_DMA = 0,
@@ -236,7 +238,8 @@ struct pa_pcp_info {
  * blocks is not NULL it gets the blocks held per order and PCP migratetype
  * (unmovable, movable, reclaimable): blocks[order * 3 + type] for order
  * 0..max_order, so the caller sizes it (max_order + 1) * 3.
- * 0, or -ENOENT when there is no such zone or CPU; -EINVAL for a NULL pool or info.
+ * 0, or -ENOENT when there is no such zone or CPU (every node has a ZONE_MOVABLE, perhaps
+ * empty); -EINVAL for a NULL pool or info.
  */
 int pa_pcp_info(struct pa_pool *pool, unsigned node, enum pa_zone_type zone, unsigned cpu,
                 struct pa_pcp_info *info, uint64_t *blocks);
@@ -403,7 +406,8 @@ enum pa_online_type {
  * to (the blocks just below ZONE_MOVABLE go movable, one after another, and
  * the lowest blocks of ZONE_MOVABLE go back to the kernel zone) and lies
  * outside the span of its old zone (offlining an edge block shrinks it).
- * The zone must exist: ZONE_MOVABLE comes from movablecore= at boot. 0;
+ * Every node has a ZONE_MOVABLE; without movablecore= it starts empty at
+ * the node's top, so the node's highest block goes movable first. 0;
  * -EINVAL as pa_memory_online, or for a type out of range, a zone the node
  * does not have, or a block that is not at such an edge; -EBUSY while
  * deferred init runs and the block would change zone.

@@ -133,7 +133,8 @@ zone_rmqueue(struct pa_zone *z, const struct alloc_ctx *ac, uint64_t mark, unsig
 }
 
 /* Try each allowed zone of the preferred node's zonelist at the given watermark. */
-static struct pa_page *get_page_from_freelist(const struct alloc_ctx *ac, unsigned flags)
+static inline __attribute__((always_inline)) struct pa_page *
+zonelist_walk(const struct alloc_ctx *ac, unsigned flags)
 {
 	const struct pa_node *n = ac->node;
 	for (unsigned i = 0; i < n->nr_zonelist; i++) {
@@ -154,6 +155,12 @@ static struct pa_page *get_page_from_freelist(const struct alloc_ctx *ac, unsign
 			return p;
 	}
 	return NULL;
+}
+
+static __attribute__((noinline)) struct pa_page *get_page_from_freelist(const struct alloc_ctx *ac,
+                                                                        unsigned flags)
+{
+	return zonelist_walk(ac, flags);
 }
 
 /* Give back HIGHATOMIC reserves in the allowed zones before failing (no reclaim here). */
@@ -268,7 +275,7 @@ static inline struct pa_page *pcp_alloc_local(struct pa_pool *pool, pa_gfp_t gfp
 {
 	unsigned cpu = pool_cpu(pool);
 	bool movable = gfp & PA_GFP_MOVABLE;
-	struct pa_zone *z = pool->cpu_zone[cpu * 2 + movable];
+	struct pa_zone *z = __atomic_load_n(&pool->cpu_zone[cpu * 2 + movable], __ATOMIC_RELAXED);
 	if (unlikely(!pcp_watermark_fast(z, order, movable)))
 		return NULL;
 	return pcp_alloc(z, cpu, order, gfp_migratetype(gfp), gfp);
@@ -301,7 +308,7 @@ static __attribute__((noinline)) struct pa_page *alloc_zones(struct pa_pool *poo
 	    pcp_order_enabled(pool, order) && !(gfp & GFP_SLOW))
 		p = pcp_alloc_local(pool, gfp, order);
 	if (!p)
-		p = get_page_from_freelist(&ac, ac.flags);
+		p = zonelist_walk(&ac, ac.flags); /* inline: the first try is the common case */
 	if (unlikely(!p) && (ac.flags & ALLOC_NO_POLLUTE))
 		p = alloc_defrag(&ac);
 	if (unlikely(!p))
@@ -335,7 +342,7 @@ static inline __attribute__((always_inline)) struct pa_page *
 alloc_on_cpu(struct pa_pool *pool, pa_gfp_t gfp, unsigned order, unsigned cpu)
 {
 	bool movable = gfp & PA_GFP_MOVABLE;
-	struct pa_zone *z = pool->cpu_zone[cpu * 2 + movable];
+	struct pa_zone *z = __atomic_load_n(&pool->cpu_zone[cpu * 2 + movable], __ATOMIC_RELAXED);
 	if (unlikely(!pcp_watermark_fast(z, order, movable)))
 		return alloc_zones(pool, gfp, order);
 	struct pa_pcp *pcp = &z->pcp[cpu];
@@ -557,12 +564,19 @@ static __attribute__((noinline)) void free_busy(struct pa_pool *pool, struct pa_
 	free_zone(pool, z, pfn, order);
 }
 
-/* Not plainly an allocated block in an ordinary pageblock: every check, list lock held. */
+/*
+ * Not plainly an allocated block in an ordinary pageblock: every check, list
+ * lock held. An order off the lists (pcp_orders) goes to the zone at once:
+ * pcp_free_locked() would give it back there too, after looking at more.
+ */
 static __attribute__((noinline)) void free_unusual(struct pa_pool *pool, struct pa_zone *z,
                                                    struct pa_pcp *pcp, pa_pfn_t pfn, unsigned order)
 {
-	if (!pcp_free_locked(z, pcp, pfn, order))
-		free_zone(pool, z, pfn, order);
+	if (!pcp_order_enabled(pool, order))
+		pa_spin_unlock(&pcp->lock);
+	else if (pcp_free_locked(z, pcp, pfn, order))
+		return;
+	free_zone(pool, z, pfn, order);
 }
 
 /* An order of a pageblock or more, or any with init_on_free: the lists if the order is on them, else the zone. */

@@ -425,8 +425,8 @@ static uint64_t compact_zone(struct pa_zone *z, int order, enum compact_mode mod
                              bool daemon)
 {
 	struct compact_control cc;
-	if (!compact_cc_init(&cc, z, order, mode, whole_zone))
-		return 0;
+	if (!zone_populated(z) || !compact_cc_init(&cc, z, order, mode, whole_zone))
+		return 0; /* an empty zone (ZONE_MOVABLE with nothing onlined) has nothing to move */
 	cc.daemon = daemon;
 	while (cc.migrate_pfn < cc.free_pfn) {
 		pa_lock(&z->lock, SITE_ADMIN);

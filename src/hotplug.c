@@ -5,8 +5,9 @@
  *
  * Offlining checks first that every allocated frame of the range can move
  * (else -EBUSY, nothing changed), isolates the range's pageblocks (the
- * per-CPU lists are drained), moves the movable folios out as contiguous
- * allocations do, checks that every frame is free and isolated, and takes
+ * per-CPU lists are drained), moves the movable folios out to blocks the
+ * allocator hands out (from any zone a movable request may use, so the last
+ * block of a zone empties too), checks that every frame is free and isolated, and takes
  * the frames out of their zone: present and managed pages drop, the
  * watermarks and per-CPU list sizes are recomputed, and the frames read as
  * holes (pa_pfn_to_page() gives NULL, as pfn_to_online_page()). The
@@ -24,10 +25,25 @@
  * zone (online_movable, online_kernel) only where it lies outside the span
  * of its old zone and touches the span of the new one, so the boundary
  * between a kernel zone and ZONE_MOVABLE moves a block at a time, as it did
- * in Linux before memory blocks became zone-less. A block's zone is its
- * pageblocks' entry in pb_zone; it changes only while the block is offline.
- * Spans change only once deferred init is done with the zone: its walk runs
- * to end_pfn.
+ * in Linux before memory blocks became zone-less. Every node has a
+ * ZONE_MOVABLE (zone.c): without movablecore= it starts empty at the node's
+ * top, so the node's highest blocks are the ones that can go movable.
+ * A block's zone is its pageblocks' entry in pb_zone; it changes only while
+ * the block is offline. Spans change only once deferred init is done with
+ * the zone: its walk runs to end_pfn.
+ *
+ * Why spans do not overlap here, as Linux lets them since 4.13: much of the
+ * allocator takes "inside the span" to mean "this zone's, under this
+ * zone's lock". The buddy's merge loop stops at the span and nowhere else,
+ * so with overlap it would merge a free block with a free buddy of another
+ * zone; compaction's free scanner would capture, and its migrate scanner
+ * move and put back, another zone's blocks under the wrong lock; so would
+ * superblock steering's free-pageblock search, shuffling, contiguous
+ * ranges (alloc_contig_range checks the first frame's zone and the span
+ * end), and pa_validate's frame census and pagetypeinfo's pageblock counts
+ * would count other zones' frames. Each would need a pb_zone test per
+ * pageblock taken under the zone lock (with pb_zone written under both
+ * zones' locks), the merge loop's on every free that crosses a pageblock.
  */
 #include "internal.h"
 
@@ -134,6 +150,7 @@ static void remove_frames(struct pa_zone *z, pa_pfn_t start, pa_pfn_t end)
 			set_page_state(pfn_page(pool, q), PS_HOLE);
 		p += n;
 	}
+	atomic_store(&z->populated, z->present_pages > 0);
 }
 
 /* Is the pageblock at p the zone's and online? */
@@ -157,7 +174,10 @@ static void set_span(struct pa_zone *z, pa_pfn_t lo, pa_pfn_t hi)
 /*
  * [s, e) just went offline (block_offline set): where it was an edge of the
  * span, the span shrinks to the nearest online pageblock of the zone; a zone
- * with none left gets the empty span [s, s). Zone and hotplug locks held.
+ * with none left gets the empty span [s, s), and an empty ZONE_MOVABLE goes
+ * back to where boot puts it, the node's top, so that the node's highest
+ * block can go movable again whatever the kernel zone has grown over since.
+ * Zone and hotplug locks held.
  */
 static void span_shrink(struct pa_zone *z, pa_pfn_t s, pa_pfn_t e)
 {
@@ -172,7 +192,7 @@ static void span_shrink(struct pa_zone *z, pa_pfn_t s, pa_pfn_t e)
 		for (hi = s; hi > lo && !pageblock_online_in(z, (hi - 1) & ~(pb - 1));)
 			hi = (hi - 1) & ~(pb - 1);
 	if (lo >= hi)
-		lo = hi = s;
+		lo = hi = z->type == PA_ZONE_MOVABLE ? z->pool->nodes[z->node].end_pfn : s;
 	set_span(z, lo, hi);
 }
 
@@ -194,6 +214,7 @@ static void hotplug_resize(struct pa_pool *pool, struct pa_zone *z)
 	z->highatomic_max = z->managed_pages / 100 + (1ull << pool->cfg.pageblock_order);
 	pa_unlock(&z->lock);
 	zone_setup_watermarks(pool); /* not under ctl_lock: a ctl write may be what called us */
+	zone_update_cpu_zones(pool); /* the zone may have gained its first or lost its last frame */
 }
 
 static void set_blocks(struct pa_pool *pool, pa_pfn_t start, uint64_t n, uint8_t offline)
@@ -203,11 +224,55 @@ static void set_blocks(struct pa_pool *pool, pa_pfn_t start, uint64_t n, uint8_t
 		pool->block_offline[b] = offline;
 }
 
+#define MIGRATE_BATCH 32 /* folios isolated at a time, as Linux's migration batches */
+
+/* Isolate up to MIGRATE_BATCH movable folios of [*pfn, end); *pfn steps past them. Zone lock held. */
+static unsigned isolate_batch(struct pa_zone *z, pa_pfn_t *pfn, pa_pfn_t end, pa_pfn_t *out)
+{
+	struct pa_pool *pool = z->pool;
+	unsigned n = 0;
+	pa_pfn_t p = *pfn;
+	while (p < end && n < MIGRATE_BATCH) {
+		struct pa_page *pg = pfn_page(pool, p);
+		unsigned st = page_state(pg);
+		uint64_t step = block_step(pg, st);
+		if (st == PS_ALLOC && migrate_isolate(pool, p, pool->max_order_boot)) {
+			out[n++] = p;
+			step = 1ull << page_order(pg);
+		}
+		p += step;
+	}
+	*pfn = p;
+	return n;
+}
+
+/*
+ * Move the movable folios out of the isolated range, each to a block the
+ * allocator hands out (any zone a movable request may use, never the
+ * isolated range), as Linux's do_migrate_range(): a compaction pass would
+ * look for destinations in this zone alone, and the zone may have nothing
+ * outside the range (the last block of a ZONE_MOVABLE).
+ */
+static void migrate_range_out(struct pa_zone *z, pa_pfn_t start, pa_pfn_t end)
+{
+	pa_pfn_t batch[MIGRATE_BATCH];
+	/* A folio that straddles the start is taken from its head, outside the range. */
+	pa_pfn_t p = memmap_block_head(z->pool, start);
+	p = p == PA_NIL || p > start ? start : p;
+	while (p < end) {
+		pa_lock(&z->lock, SITE_ADMIN);
+		unsigned n = isolate_batch(z, &p, end, batch);
+		pa_unlock(&z->lock);
+		for (unsigned i = 0; i < n; i++)
+			migrate_folio_out(z, batch[i]);
+	}
+}
+
 /* Empty the isolated range; a few tries, as Linux retries migration. Zone lock held on return if true. */
 static bool empty_range(struct pa_zone *z, pa_pfn_t start, pa_pfn_t end)
 {
 	for (int tries = 0; tries < 3; tries++) {
-		compaction_empty_range(z, start, end);
+		migrate_range_out(z, start, end);
 		pa_drain_all(z->pool);
 		pa_lock(&z->lock, SITE_ADMIN);
 		if (range_free_inside(z, start, end))
@@ -280,6 +345,7 @@ static void add_frames(struct pa_zone *z, pa_pfn_t start, pa_pfn_t end)
 			q += 1ull << o;
 		}
 	}
+	atomic_store(&z->populated, z->present_pages > 0);
 }
 
 /*

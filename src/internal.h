@@ -355,6 +355,7 @@ struct pa_zone {
 	unsigned index; /* in pool->zones */
 	unsigned node;
 	enum pa_zone_type type;
+	_Atomic bool populated; /* present_pages > 0; read without the lock by zonelist walks */
 	pa_pfn_t start_pfn, end_pfn; /* span [start, end) */
 	uint64_t present_pages;      /* frames of the span with memory */
 	uint64_t managed_pages;      /* present frames the buddy manages */
@@ -790,6 +791,7 @@ static inline bool memmap_section_present(const struct pa_pool *pool, pa_pfn_t p
 /* ---------------------------------------------------------------------- */
 
 int zone_init_all(struct pa_pool *pool, char *err, size_t errlen);
+void zone_update_cpu_zones(struct pa_pool *pool);
 void zone_destroy_all(struct pa_pool *pool);
 /* Initialise the next chunk of a zone's deferred memory; false when none is left. Zone lock held. */
 bool zone_init_next_chunk(struct pa_zone *zone);
@@ -884,6 +886,16 @@ uint64_t zone_free_cma(const struct pa_zone *z);
 bool zone_watermark_ok(const struct pa_zone *z, unsigned order, uint64_t mark, unsigned flags);
 
 /*
+ * Has the zone any memory? Every node has a ZONE_MOVABLE from boot, empty
+ * until movablecore= or online_movable gives it some, so that zonelists
+ * never change; walks skip an empty zone as Linux leaves it out of them.
+ */
+static inline bool zone_populated(const struct pa_zone *z)
+{
+	return atomic_load_explicit(&z->populated, memory_order_relaxed);
+}
+
+/*
  * May an allocation with these gfp flags use zone z (node aside)? Linux's
  * gfp zone modifiers, by address so that they mean the same in every
  * layout: ZONE_MOVABLE only for movable data and never for a DMA request;
@@ -893,6 +905,8 @@ bool zone_watermark_ok(const struct pa_zone *z, unsigned order, uint64_t mark, u
 static inline bool zone_gfp_allows(const struct pa_zone *z, pa_gfp_t gfp)
 {
 	unsigned shift = z->pool->cfg.page_shift;
+	if (unlikely(!zone_populated(z)))
+		return false; /* no memory: an empty ZONE_MOVABLE before a block is onlined there */
 	if (likely(!(gfp & (PA_GFP_DMA | PA_GFP_DMA32))))
 		return z->type != PA_ZONE_MOVABLE || (gfp & PA_GFP_MOVABLE);
 	if (z->type == PA_ZONE_MOVABLE)
@@ -1566,6 +1580,15 @@ enum pa_migrate_result migrate_folio(struct pa_zone *zone, pa_pfn_t src, pa_pfn_
                                      bool keep_on_again,
                                      void (*release)(void *ctx, pa_pfn_t pfn, unsigned order),
                                      void *ctx);
+/*
+ * Move the isolated folio at src (zone z) to a block the allocator hands
+ * out, from whatever zone a movable request may use, as Linux's
+ * migrate_pages() with alloc_migration_target(): how offlining empties a
+ * block, even the last one of its zone. Called without a zone lock; src is
+ * freed on success and given back to its owner otherwise. The answer, or
+ * PA_MIGRATE_BUSY when no block could be had.
+ */
+enum pa_migrate_result migrate_folio_out(struct pa_zone *z, pa_pfn_t src);
 /* Linux's folio split (compaction_split_folios=1): an isolated folio into order-0 folios. */
 void migrate_split_folio(struct pa_zone *zone, pa_pfn_t pfn);
 /* pa_free_pages() of a block being moved: mark it; the mover frees it. Zone lock held. */

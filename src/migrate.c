@@ -194,6 +194,21 @@ static void commit_dst(struct pa_page *dst, const struct pa_page *src)
 	__atomic_store_n(&dst->state, (uint8_t)PS_ALLOC, __ATOMIC_RELEASE);
 }
 
+/* Copy the folio's bytes to dst and ask its owner to move over. No lock held. */
+static enum pa_migrate_result copy_and_ask(struct pa_pool *pool, pa_pfn_t src, pa_pfn_t dst,
+                                           unsigned order)
+{
+	struct pa_page *sp = pfn_page(pool, src), *dp = pfn_page(pool, dst);
+	if (pool->base)
+		memcpy(pool->base + (dst << pool->cfg.page_shift),
+		       pool->base + (src << pool->cfg.page_shift),
+		       (size_t)1 << (pool->cfg.page_shift + order));
+	/* The new folio carries the owner's cookie from the start: the owner may look at it. */
+	dp->private = sp->private;
+	set_page_owner(dp, page_owner(sp));
+	return ask_owner(pool, sp, dp);
+}
+
 enum pa_migrate_result migrate_folio(struct pa_zone *z, pa_pfn_t src, pa_pfn_t dst,
                                      bool keep_on_again,
                                      void (*release)(void *ctx, pa_pfn_t pfn, unsigned order),
@@ -202,14 +217,7 @@ enum pa_migrate_result migrate_folio(struct pa_zone *z, pa_pfn_t src, pa_pfn_t d
 	struct pa_pool *pool = z->pool;
 	struct pa_page *sp = pfn_page(pool, src), *dp = pfn_page(pool, dst);
 	unsigned order = sp->order;
-	if (pool->base)
-		memcpy(pool->base + (dst << pool->cfg.page_shift),
-		       pool->base + (src << pool->cfg.page_shift),
-		       (size_t)1 << (pool->cfg.page_shift + order));
-	/* The new folio carries the owner's cookie from the start: the owner may look at it. */
-	dp->private = sp->private;
-	set_page_owner(dp, page_owner(sp));
-	enum pa_migrate_result r = ask_owner(pool, sp, dp);
+	enum pa_migrate_result r = copy_and_ask(pool, src, dst, order);
 	pa_lock(&z->lock, SITE_ADMIN);
 	/* A free of either copy ends the move: the folio is gone, both copies go back. */
 	if ((page_flags(sp) | page_flags(dp)) & PF_FREE_PENDING) {
@@ -231,6 +239,75 @@ enum pa_migrate_result migrate_folio(struct pa_zone *z, pa_pfn_t src, pa_pfn_t d
 		release(ctx, dst, order);        /* back to the caller's free pages */
 	}
 	pa_unlock(&z->lock);
+	return r;
+}
+
+/* Both zones' locks, in pool order as zone_setup_watermarks() takes them; one when they are one. */
+static void lock_pair(struct pa_zone *a, struct pa_zone *b)
+{
+	struct pa_zone *first = a->index < b->index ? a : b, *second = first == a ? b : a;
+	pa_lock(&first->lock, SITE_ADMIN);
+	if (second != first)
+		pa_lock(&second->lock, SITE_ADMIN);
+}
+
+static void unlock_pair(struct pa_zone *a, struct pa_zone *b)
+{
+	if (a != b)
+		pa_unlock(&b->lock);
+	pa_unlock(&a->lock);
+}
+
+/* A block for the folio at sp from the allocator, held as PS_ISOLATED (a free of it is deferred). */
+static pa_pfn_t alloc_target(struct pa_pool *pool, const struct pa_page *sp, unsigned order)
+{
+	pa_gfp_t gfp = PA_GFP_MOVABLE | PA_GFP_NOWARN | PA_GFP_NORETRY |
+	               ((page_flags(sp) & PF_COMP) ? PA_GFP_COMP : 0);
+	struct pa_page *dp = pa_alloc_pages(pool, gfp, order);
+	if (!dp)
+		return PA_NIL;
+	uint8_t alloc = PS_ALLOC; /* ours alone until the owner hears of it */
+	__atomic_compare_exchange_n(&dp->state, &alloc, (uint8_t)PS_ISOLATED, false,
+	                            __ATOMIC_ACQUIRE, __ATOMIC_RELAXED);
+	return page_to_pfn_checked(pool, dp);
+}
+
+enum pa_migrate_result migrate_folio_out(struct pa_zone *z, pa_pfn_t src)
+{
+	struct pa_pool *pool = z->pool;
+	struct pa_page *sp = pfn_page(pool, src);
+	unsigned order = sp->order;
+	pa_pfn_t dst = alloc_target(pool, sp, order);
+	if (dst == PA_NIL) {
+		pa_lock(&z->lock, SITE_ADMIN);
+		migrate_putback(z, src);
+		pa_unlock(&z->lock);
+		return PA_MIGRATE_BUSY;
+	}
+	struct pa_page *dp = pfn_page(pool, dst);
+	struct pa_zone *dz = zone_of_pfn(pool, dst);
+	enum pa_migrate_result r = copy_and_ask(pool, src, dst, order);
+	lock_pair(z, dz);
+	if ((page_flags(sp) | page_flags(dp)) & PF_FREE_PENDING) { /* the folio was freed */
+		set_page_flags(sp, page_flags(sp) | PF_FREE_PENDING);
+		r = PA_MIGRATE_BUSY;
+	}
+	pa_pfn_t unused = r == PA_MIGRATE_OK ? src : dst;
+	struct pa_zone *uz = r == PA_MIGRATE_OK ? z : dz;
+	if (r == PA_MIGRATE_OK) {
+		commit_dst(dp, sp);
+		z->stat[PA_ZS_PGMIGRATE_SUCCESS] += 1ull << order;
+		z->folios_migrated[order]++;
+	} else {
+		z->stat[PA_ZS_PGMIGRATE_FAIL] += 1ull << order;
+		migrate_putback(z, src); /* frees it if the owner freed either copy */
+	}
+	struct pa_page *u = pfn_page(pool, unused);
+	set_page_flags(u, 0);
+	set_page_owner(u, 0);
+	u->private = 0;
+	free_pending_block(uz, unused, order);
+	unlock_pair(z, dz);
 	return r;
 }
 

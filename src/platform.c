@@ -147,15 +147,12 @@ void pa_assert_fail(const char *expr, const char *file, int line, const char *fu
 
 /*
  * Spin tries before sleeping: twice the running average of the tries that
- * waits ending in the spin took, at least 256 and at most 1000. A wait that
+ * waits ending in the spin took, at least 32 and at most 1000. A wait that
  * had to sleep halves the average: its holder was most likely preempted, and
- * spinning on a preempted holder only burns the CPU it needs. The floor
- * (256 pauses, some 5 us on a current x86) outlasts what is left of a
- * streaming CPU's refill (3-6 us held) when another CPU comes for the lock,
- * so that such a wait does not sleep once sleeps have halved the average.
+ * spinning on a preempted holder only burns the CPU it needs.
  */
-#define LOCK_SPINS_MIN   128
-#define LOCK_SPINS_START 128 /* 256 tries at first */
+#define LOCK_SPINS_MIN   16
+#define LOCK_SPINS_START 100 /* 200 tries at first */
 #define LOCK_SPINS_MAX   1000
 
 void platform_lock_init(struct pa_lock *lock, struct pa_pool *pool, const char *name)

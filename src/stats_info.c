@@ -153,7 +153,8 @@ static void info_json_nodes(struct pa_pool *pool, struct sbuf *sb)
 		stats_js_u64(sb, "end_pfn", node->end_pfn);
 		stats_js_open(sb, "zones", '[');
 		for (unsigned t = 0; t < PA_ZONE_COUNT; t++)
-			if (node->zones[t])
+			if (stats_node_zone(pool, nid,
+			                    t)) /* with memory, as buddyinfo lists them */
 				info_json_zone(sb, node->zones[t]);
 		stats_js_close(sb, ']');
 		stats_js_close(sb, '}');
@@ -173,7 +174,7 @@ static void info_text_nodes(struct pa_pool *pool, struct sbuf *sb)
 	             "start_pfn", "end_pfn", "spanned", "present", "managed", "min", "low", "high");
 	for (unsigned nid = 0; nid < pool->nr_nodes; nid++)
 		for (unsigned t = 0; t < PA_ZONE_COUNT; t++)
-			if (pool->nodes[nid].zones[t])
+			if (stats_node_zone(pool, nid, t))
 				info_text_zone(sb, pool->nodes[nid].zones[t]);
 	info_text_cma(pool, sb);
 }

@@ -130,7 +130,9 @@ int superblock_init_zones(struct pa_pool *pool, char *err, size_t errlen)
 	unsigned sbo = pool->cfg.superblock_order;
 	for (unsigned i = 0; pool->sb && i < pool->nr_zones; i++) {
 		struct pa_zone *z = &pool->zones[i];
-		z->sb_rank_cap = (uint32_t)(((z->end_pfn - 1) >> sbo) - (z->start_pfn >> sbo) + 1);
+		/* The node's regions: hotplug may move a zone's span anywhere in its node. */
+		const struct pa_node *n = &pool->nodes[z->node];
+		z->sb_rank_cap = (uint32_t)(((n->end_pfn - 1) >> sbo) - (n->start_pfn >> sbo) + 1);
 		z->sb_rank = calloc(z->sb_rank_cap, sizeof *z->sb_rank);
 		if (!z->sb_rank) {
 			snprintf(err, errlen, "superblock_order=%u: out of memory for zone %u", sbo,
@@ -193,7 +195,8 @@ unsigned superblock_rank(struct pa_zone *z, bool polluted_only)
 	struct pa_pool *pool = z->pool;
 	unsigned sbo = pool->cfg.superblock_order, n = 0;
 	uint64_t first = z->start_pfn >> sbo, last = (z->end_pfn - 1) >> sbo;
-	for (uint64_t i = first; i <= last && n < z->sb_rank_cap; i++) {
+	for (uint64_t i = first; z->end_pfn > z->start_pfn && i <= last && n < z->sb_rank_cap;
+	     i++) {
 		if (polluted_only && !superblock_polluted(pool, i))
 			continue;
 		z->sb_rank[n++] = (struct sb_rank){ rank_key(pool, i), (uint32_t)i };

@@ -8,7 +8,10 @@
  * (zone_dma=1 only), DMA32 below 4 GiB, NORMAL above (zones=flat: NORMAL
  * everywhere); a node holds the part of each range that falls in it. ZONE_MOVABLE
  * (movablecore, in whole pageblocks) is taken from the top of the highest of
- * those types that has memory. Node boundaries are section and pageblock
+ * those types that has memory. Every node has a ZONE_MOVABLE, empty (span
+ * [end, end) at the node's top, nothing present) without movablecore=, so
+ * that online_movable has a zone to give memory to and the zonelists, built
+ * once at boot, never change under running allocations. Node boundaries are section and pageblock
  * aligned, zone boundaries pageblock aligned, so a pageblock belongs to one zone.
  */
 #include "internal.h"
@@ -278,8 +281,9 @@ static int zone_alloc_untouched(struct pa_zone *z)
 	unsigned co = z->pool->cfg.chunk_order;
 	z->chunk_base = align_down(z->start_pfn, 1ull << co);
 	z->untouched_end = z->end_pfn;
-	uint64_t chunks = ((z->end_pfn - 1 - z->chunk_base) >> co) + 1;
-	z->untouched = calloc((chunks + 63) / 64, sizeof *z->untouched);
+	uint64_t chunks =
+	        z->end_pfn > z->start_pfn ? ((z->end_pfn - 1 - z->chunk_base) >> co) + 1 : 0;
+	z->untouched = calloc(chunks / 64 + 1, sizeof *z->untouched); /* a word when empty */
 	return z->untouched ? 0 : -ENOMEM;
 }
 
@@ -305,9 +309,10 @@ static int zone_init(struct pa_pool *pool, struct pa_zone *z, unsigned node, enu
 	    pcp_init_zone(z))
 		return -ENOMEM;
 	uint64_t pb = pool->cfg.pageblock_order;
-	for (uint64_t b = start >> pb; b < ((end + (1ull << pb) - 1) >> pb); b++)
+	for (uint64_t b = start >> pb; start < end && b < ((end + (1ull << pb) - 1) >> pb); b++)
 		pool->pb_zone[b] = (uint8_t)z->index;
 	z->present_pages = for_each_present_run(z, start, end, NULL);
+	atomic_store(&z->populated, z->present_pages > 0);
 	/* With deferred init, boot takes the first chunk; the rest waits for the threads. */
 	z->init_pfn = start;
 	while (zone_init_next_chunk(z) && !pool->cfg.deferred_init)
@@ -347,23 +352,36 @@ static int node_build_zonelist(struct pa_pool *pool, struct pa_node *n)
 
 /*
  * The zone each CPU's fast path allocates from: the first of its node's
- * zonelist that an unmovable (or a movable) request may use.
+ * zonelist with memory that an unmovable (or a movable) request may use.
+ * Hotplug calls it again when a zone gains or loses all its memory; a fast
+ * path that read the old zone meanwhile still allocates correctly there (a
+ * zone is never freed before the pool), or falls to the zonelist walk.
  */
-static int zone_init_cpu_zones(struct pa_pool *pool)
+void zone_update_cpu_zones(struct pa_pool *pool)
 {
 	unsigned cpus = pool->cfg.nr_cpus;
-	pool->cpu_zone = calloc((size_t)cpus * 2, sizeof *pool->cpu_zone);
-	if (!pool->cpu_zone)
-		return -ENOMEM;
 	for (unsigned c = 0; c < cpus; c++) {
 		const struct pa_node *n = &pool->nodes[(uint64_t)c * pool->nr_nodes / cpus];
 		for (unsigned m = 0; m < 2; m++) {
 			enum pa_zone_type highest = m ? PA_ZONE_MOVABLE : PA_ZONE_NORMAL;
-			for (unsigned i = 0; i < n->nr_zonelist && !pool->cpu_zone[c * 2 + m]; i++)
-				if (n->zonelist[i]->type <= highest)
-					pool->cpu_zone[c * 2 + m] = n->zonelist[i];
+			struct pa_zone *pick = NULL;
+			for (unsigned i = 0; i < n->nr_zonelist && !pick; i++)
+				if (n->zonelist[i]->type <= highest &&
+				    zone_populated(n->zonelist[i]))
+					pick = n->zonelist[i];
+			if (pick) /* else (every zone offline) the old one: it fails over to the walk */
+				__atomic_store_n(&pool->cpu_zone[c * 2 + m], pick,
+				                 __ATOMIC_RELAXED);
 		}
 	}
+}
+
+static int zone_init_cpu_zones(struct pa_pool *pool)
+{
+	pool->cpu_zone = calloc((size_t)pool->cfg.nr_cpus * 2, sizeof *pool->cpu_zone);
+	if (!pool->cpu_zone)
+		return -ENOMEM;
+	zone_update_cpu_zones(pool);
 	return 0;
 }
 
@@ -396,7 +414,7 @@ static unsigned count_zones(const struct pa_pool *pool, pa_pfn_t bounds[][2])
 		pa_pfn_t span[PA_ZONE_COUNT][2];
 		node_zone_spans(pool, bounds[i][0], bounds[i][1], span);
 		for (unsigned t = 0; t < PA_ZONE_COUNT; t++)
-			n += span[t][1] > span[t][0];
+			n += span[t][1] > span[t][0] || t == PA_ZONE_MOVABLE;
 	}
 	return n;
 }
@@ -431,8 +449,8 @@ int zone_init_all(struct pa_pool *pool, char *err, size_t errlen)
 		pa_pfn_t span[PA_ZONE_COUNT][2];
 		node_zone_spans(pool, bounds[i][0], bounds[i][1], span);
 		for (unsigned t = 0; t < PA_ZONE_COUNT; t++) {
-			if (span[t][1] <= span[t][0])
-				continue;
+			if (span[t][1] <= span[t][0] && t != PA_ZONE_MOVABLE)
+				continue; /* ZONE_MOVABLE always, empty at the node's top without movablecore= */
 			if (zone_init(pool, &pool->zones[pool->nr_zones++], i, t, span[t][0],
 			              span[t][1]))
 				goto nomem;

@@ -123,6 +123,14 @@ struct pa_zone *zone_of_type(struct pa_pool *pool, enum pa_zone_type type)
 	return NULL;
 }
 
+unsigned zones_with_memory(const struct pa_pool *pool)
+{
+	unsigned n = 0;
+	for (unsigned z = 0; z < pool->nr_zones; z++)
+		n += pool->zones[z].present_pages > 0;
+	return n;
+}
+
 uint64_t free_frames_from(struct pa_pool *pool, unsigned order)
 {
 	uint64_t n = 0;

@@ -49,6 +49,8 @@ uint64_t rng_next(uint64_t *s);
 
 /* The pool's zone of a type, or NULL. */
 struct pa_zone *zone_of_type(struct pa_pool *pool, enum pa_zone_type type);
+/* Zones with memory present (every node also has a ZONE_MOVABLE, empty without movablecore=). */
+unsigned zones_with_memory(const struct pa_pool *pool);
 
 /* Free blocks per order (counts[0 .. nr_orders - 1]), summed over every zone of the buddyinfo text. */
 void buddy_counts(struct pa_pool *pool, uint64_t *counts, unsigned nr_orders);

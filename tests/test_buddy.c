@@ -217,7 +217,7 @@ TEST(buddy_boot_free_lists_hold_only_maximal_aligned_blocks)
 TEST(buddy_boot_mem64m_max_order10_has_sixteen_order10_blocks)
 {
 	struct pa_pool *pool = test_boot(EXACT "mem=64M max_order=10");
-	REQUIRE(pool->nr_zones == 1);
+	REQUIRE(zones_with_memory(pool) == 1);
 	CHECK_EQ_U64(zone_free_blocks(&pool->zones[0], 10), 16);
 	for (unsigned o = 0; o < 10; o++)
 		CHECK_EQ_U64(zone_free_blocks(&pool->zones[0], o), 0);
@@ -249,6 +249,41 @@ TEST(buddy_split_leaves_the_buddy_of_every_order_free)
 	CHECK_EQ_U64(zone_free_blocks(zone, 10), 15);
 	VALIDATE(pool);
 	free_pfn(pool, p, 0);
+	check_full_merge(pool);
+	pa_shutdown(pool);
+}
+
+/*
+ * The halves of a split are counted only when a count is read: what the
+ * readers see before they are linked must be what the counts say once they
+ * are, for every order and type, after splits of several sizes and types.
+ */
+TEST(buddy_halves_counted_on_read_match_the_counts_once_linked)
+{
+	struct pa_pool *pool = test_boot(EXACT "mem=64M max_order=10");
+	struct pa_zone *zone = &pool->zones[0];
+	const unsigned orders[] = { 0, 3, 0, 7, 1 };
+	const pa_gfp_t gfps[] = { PA_GFP_MOVABLE, PA_GFP_KERNEL, PA_GFP_RECLAIMABLE, PA_GFP_MOVABLE,
+		                  PA_GFP_KERNEL };
+	pa_pfn_t got[5];
+	size_t n = 11 * PA_MT_COUNT;
+	uint64_t read[11 * PA_MT_COUNT];
+	unsigned pending = 0;
+	for (unsigned i = 0; i < 5; i++) {
+		got[i] = must_alloc(pool, gfps[i], orders[i]);
+		pending += zone->split.pfn == got[i]; /* a split whose halves are on no list yet */
+		for (unsigned o = 0; o <= 10; o++)
+			for (unsigned mt = 0; mt < PA_MT_COUNT; mt++)
+				read[o * PA_MT_COUNT + mt] = zone_free_count(zone, o, mt);
+		buddy_list_peek(zone, 0, 0); /* links and counts them */
+		CHECK(zone->split.pfn == PA_NIL);
+		CHECK(memcmp(read, zone->nr_free_mt, n * sizeof *read) == 0);
+		VALIDATE(pool);
+	}
+	CHECK_EQ_U64(pending,
+	             4); /* all but order 7, which a half of the first split serves whole */
+	for (unsigned i = 0; i < 5; i++)
+		free_pfn(pool, got[i], orders[i]);
 	check_full_merge(pool);
 	pa_shutdown(pool);
 }
@@ -608,7 +643,7 @@ TEST(buddy_never_merges_across_a_zone_boundary)
 {
 	/* Without zones, 8G would be one order-21 block; DMA32 ends at 4G. */
 	struct pa_pool *pool = test_boot(EXACT "mem=8G max_order=22");
-	REQUIRE(pool->nr_zones == 2);
+	REQUIRE(zones_with_memory(pool) == 2);
 	struct pa_zone *dma32 = zone_of_type(pool, PA_ZONE_DMA32);
 	struct pa_zone *normal = zone_of_type(pool, PA_ZONE_NORMAL);
 	REQUIRE(dma32 && normal);
@@ -655,7 +690,7 @@ TEST(buddy_never_merges_across_a_node_boundary)
 TEST(buddy_hands_out_and_merges_back_order18_blocks)
 {
 	struct pa_pool *pool = test_boot(EXACT "mem=4G max_order=18");
-	REQUIRE(pool->nr_zones == 1);
+	REQUIRE(zones_with_memory(pool) == 1);
 	CHECK_EQ_U64(nr_free_total(pool, 18), 4);
 	pa_pfn_t b[4];
 	uint64_t seen = 0;

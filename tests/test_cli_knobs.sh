@@ -89,6 +89,13 @@ m = j["folios_moved"]
 assert isinstance(m["median"], int) and isinstance(m["samples"][0], int), m
 assert isinstance(j["latency_ms"]["median"], (int, float))
 '
+expect_ok hotplug "bench hotplug --runs 1 --json exits 0" bench hotplug --runs 1 --json \
+	--boot "mem=512M backing=anon kcompactd=manual"
+json_check hotplug "hotplug: every frame of the 128 MiB block moved, as order-2 folios" '
+assert j["block_frames"] == 32768, j["block_frames"]
+assert j["frames_moved"]["median"] == 32768 and j["folios_moved"]["median"] == 8192, j
+assert j["offline_ms"]["median"] > 0 and j["us_per_folio"]["median"] > 0
+'
 expect_ok pf1 "page-fault1 --compare with one thread exits 0" \
 	bench page-fault1 --compare --threads 1 --iterations 2 --runs 3 --json
 json_check pf1 "page-fault1: contended counts are medians with min and max; ratio null when on is 0" '

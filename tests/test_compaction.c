@@ -98,7 +98,7 @@ static void build_layout(struct layout *l, struct towner *o, const enum lb *lb, 
 	memset(l, 0, sizeof *l);
 	l->pool = pool;
 	l->nr_pb = nr_pb;
-	REQUIRE(pool->nr_zones == 1 && pool->zones[0].start_pfn == 0 &&
+	REQUIRE(zones_with_memory(pool) == 1 && pool->zones[0].start_pfn == 0 &&
 	        pool->zones[0].end_pfn == (pa_pfn_t)nr_pb << pbo);
 	struct pa_page **ph = calloc(nr_pb, sizeof *ph);
 	l->kernel = calloc((size_t)nr_pb << pbo, sizeof *l->kernel);
@@ -519,28 +519,30 @@ TEST(compact_direct_order9_moves_order4_folios_whole_and_splits_in_old_mode)
 TEST(compact_node_argument_limits_the_pass_to_that_node)
 {
 	struct pa_pool *pool = test_boot(QUIET "mem=256M numa=2");
-	REQUIRE(pool->nr_zones == 2 && pool->zones[0].node == 0 && pool->zones[1].node == 1);
+	REQUIRE(zones_with_memory(pool) == 2);
+	struct pa_zone *z0 = pool->nodes[0].zones[PA_ZONE_DMA32],
+	               *z1 = pool->nodes[1].zones[PA_ZONE_DMA32];
+	REQUIRE(z0 && z1);
 	struct towner o;
 	to_init(&o, pool, 70000);
 	fill_owned(&o, 0);
 	free_odd_at(&o, 0);
-	uint64_t moved0 = pool->zones[0].stat[PA_ZS_PGMIGRATE_SUCCESS];
-	uint64_t moved1 = pool->zones[1].stat[PA_ZS_PGMIGRATE_SUCCESS];
+	uint64_t moved0 = z0->stat[PA_ZS_PGMIGRATE_SUCCESS];
+	uint64_t moved1 = z1->stat[PA_ZS_PGMIGRATE_SUCCESS];
 	long moved = pa_compact(pool, 1);
 	CHECK(moved > 0);
-	CHECK_EQ_U64(pool->zones[0].stat[PA_ZS_PGMIGRATE_SUCCESS], moved0);
-	CHECK_EQ_U64(pool->zones[1].stat[PA_ZS_PGMIGRATE_SUCCESS] - moved1, (uint64_t)moved);
-	CHECK_EQ_U64(zone_free_blocks(&pool->zones[0], 9) + zone_free_blocks(&pool->zones[0], 10),
-	             0);
-	CHECK(zone_free_blocks(&pool->zones[1], 9) + zone_free_blocks(&pool->zones[1], 10) > 0);
+	CHECK_EQ_U64(z0->stat[PA_ZS_PGMIGRATE_SUCCESS], moved0);
+	CHECK_EQ_U64(z1->stat[PA_ZS_PGMIGRATE_SUCCESS] - moved1, (uint64_t)moved);
+	CHECK_EQ_U64(zone_free_blocks(z0, 9) + zone_free_blocks(z0, 10), 0);
+	CHECK(zone_free_blocks(z1, 9) + zone_free_blocks(z1, 10) > 0);
 	/* Every folio stayed on its node. */
 	for (size_t i = 0; i < o.nr; i++)
 		if (o.f[i].live)
-			CHECK_EQ_U64(to_pfn(&o, i) >= pool->zones[1].start_pfn,
-			             o.f[i].first_pfn >= pool->zones[1].start_pfn);
+			CHECK_EQ_U64(to_pfn(&o, i) >= z1->start_pfn,
+			             o.f[i].first_pfn >= z1->start_pfn);
 	long all = pa_compact(pool, -1);
 	CHECK(all > 0);
-	CHECK(zone_free_blocks(&pool->zones[0], 9) + zone_free_blocks(&pool->zones[0], 10) > 0);
+	CHECK(zone_free_blocks(z0, 9) + zone_free_blocks(z0, 10) > 0);
 	to_check_all(&o);
 	to_expect_clean(&o);
 	to_finish(&o);

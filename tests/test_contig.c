@@ -616,7 +616,7 @@ TEST(contig_range_across_the_dma32_normal_boundary_is_einval)
 {
 	const char *cmd = QUIET "mem=8G";
 	struct pa_pool *pool = test_boot(cmd);
-	REQUIRE(pool->nr_zones == 2);
+	REQUIRE(zones_with_memory(pool) == 2);
 	pa_pfn_t b = (4ull << 30) >> pool->cfg.page_shift;
 	REQUIRE(pool->zones[0].end_pfn == b && pool->zones[1].start_pfn == b);
 	expect_einval(pool, NULL, b - 1, b + 1, PA_MT_MOVABLE, "across DMA32/Normal");

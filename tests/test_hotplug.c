@@ -210,21 +210,56 @@ static void *racer_main(void *arg)
 	return NULL;
 }
 
+/* Two racers allocating and freeing in pool; each checks against *offline_block. */
+struct racers {
+	_Atomic int offline_block; /* the block offline now, -1 if none */
+	pthread_t t[2];
+	struct racer r[2];
+};
+
+static void racers_start(struct racers *rs, struct pa_pool *pool)
+{
+	uint64_t ops = (uint64_t)(30000 * test_scale()) + 500;
+	atomic_init(&rs->offline_block, -1);
+	for (unsigned k = 0; k < 2; k++) {
+		rs->r[k] =
+		        (struct racer){ .offline_block = &rs->offline_block, .id = k, .ops = ops };
+		to_init(&rs->r[k].o, pool, ops + 64);
+		rs->r[k].o.strict = false;
+		REQUIRE(pthread_create(&rs->t[k], NULL, racer_main, &rs->r[k]) == 0);
+	}
+}
+
+/* Block b is offline for a moment, as the racers see it. */
+static void racers_see_offline(struct racers *rs, unsigned b, long ns)
+{
+	atomic_store(&rs->offline_block, (int)b);
+	nanosleep(&(struct timespec){ 0, ns }, NULL);
+	atomic_store(&rs->offline_block, -1);
+}
+
+static void racers_join(struct racers *rs)
+{
+	for (unsigned k = 0; k < 2; k++) {
+		pthread_join(rs->t[k], NULL);
+		CHECK_EQ_U64(rs->r[k].bad, 0);
+		to_expect_clean(&rs->r[k].o);
+	}
+}
+
+static void racers_destroy(struct racers *rs)
+{
+	for (unsigned k = 0; k < 2; k++)
+		to_destroy(&rs->r[k].o);
+}
+
 /* Blocks full of other threads' movable folios go offline and online as they allocate (TSan too). */
 TEST(hotplug_offline_while_other_threads_allocate)
 {
 	const char *line = "mem=256M kcompactd=manual";
 	struct pa_pool *pool = test_boot(line);
-	_Atomic int offline_block = -1;
-	pthread_t t[2];
-	struct racer r[2];
-	uint64_t ops = (uint64_t)(30000 * test_scale()) + 500;
-	for (unsigned k = 0; k < 2; k++) {
-		r[k] = (struct racer){ .offline_block = &offline_block, .id = k, .ops = ops };
-		to_init(&r[k].o, pool, ops + 64);
-		r[k].o.strict = false;
-		REQUIRE(pthread_create(&t[k], NULL, racer_main, &r[k]) == 0);
-	}
+	struct racers rs;
+	racers_start(&rs, pool);
 	uint64_t n = 1ull << pool->cfg.block_shift, ok = 0, busy = 0;
 	for (unsigned i = 0; i < 12; i++) {
 		unsigned b = i % 2;
@@ -232,27 +267,77 @@ TEST(hotplug_offline_while_other_threads_allocate)
 		CHECK(rc == 0 || rc == -EBUSY);
 		if (rc == 0) {
 			ok++;
-			atomic_store(&offline_block, (int)b);
-			nanosleep(&(struct timespec){ 0, 2000000 }, NULL);
-			atomic_store(&offline_block, -1);
+			racers_see_offline(&rs, b, 2000000);
 			CHECK_EQ_U64(pa_memory_online(pool, b * n, n), 0);
 		} else
 			busy++;
 		char err[256];
 		CHECK_MSG(pa_validate(pool, err, sizeof err) == 0, "pa_validate: %s", err);
 	}
-	for (unsigned k = 0; k < 2; k++) {
-		pthread_join(t[k], NULL);
-		CHECK_EQ_U64(r[k].bad, 0);
-		to_expect_clean(&r[k].o);
-	}
+	racers_join(&rs);
 	fprintf(stderr, "  %llu offlines succeeded, %llu were busy\n", (unsigned long long)ok,
 	        (unsigned long long)busy);
 	CHECK(ok > 0);
 	expect_as_fresh(pool, line);
 	pa_shutdown(pool);
-	for (unsigned k = 0; k < 2; k++)
-		to_destroy(&r[k].o);
+	racers_destroy(&rs);
+}
+
+/*
+ * Offline the block, retrying while it is busy: a folio just allocated is
+ * not movable until its owner takes it, and that thread may be off the CPU.
+ */
+static int offline_retry(struct pa_pool *pool, pa_pfn_t b, uint64_t n)
+{
+	int rc = pa_memory_offline(pool, b, n);
+	for (int i = 0; i < 2000 && rc == -EBUSY; i++) {
+		nanosleep(&(struct timespec){ 0, 1000000 }, NULL);
+		rc = pa_memory_offline(pool, b, n);
+	}
+	return rc;
+}
+
+/*
+ * The node's top two blocks go between Normal and ZONE_MOVABLE (booted
+ * without movablecore=, so empty at first) while other threads allocate
+ * and free movable folios: their allocations follow the zones as they
+ * change (the per-CPU fast path's zone included), never land in an offline
+ * block, and the pool checks out after each step (TSan too).
+ */
+TEST(hotplug_blocks_move_between_zones_while_other_threads_allocate)
+{
+	const char *line = "mem=1G kcompactd=manual";
+	struct pa_pool *pool = test_boot(line);
+	struct pa_zone *mz = pool->nodes[0].zones[PA_ZONE_MOVABLE];
+	REQUIRE(mz && mz->present_pages == 0);
+	struct racers rs;
+	racers_start(&rs, pool);
+	uint64_t n = 1ull << pool->cfg.block_shift, moved = 0;
+	pa_pfn_t top = pool->nodes[0].end_pfn;
+	for (unsigned i = 0; i < 8; i++) {
+		/* Movable: the upper block first, then the lower; back to the kernel lower first. */
+		bool to_movable = i % 4 < 2;
+		pa_pfn_t b = to_movable == (i % 2 == 0) ? top - n : top - 2 * n;
+		int rc = offline_retry(pool, b, n);
+		CHECK_MSG(rc == 0, "offline of block %llu: %d", (unsigned long long)(b / n), rc);
+		if (rc)
+			break;
+		racers_see_offline(&rs, (unsigned)(b / n), 1000000);
+		rc = pa_memory_online_type(pool, b, n,
+		                           to_movable ? PA_ONLINE_MOVABLE : PA_ONLINE_KERNEL);
+		CHECK_MSG(rc == 0, "online of block %llu: %d", (unsigned long long)(b / n), rc);
+		CHECK(zone_of_pfn(pool, b) ==
+		      (to_movable ? mz : pool->nodes[0].zones[PA_ZONE_DMA32]));
+		moved += rc == 0;
+		char err[256];
+		CHECK_MSG(pa_validate(pool, err, sizeof err) == 0, "pa_validate: %s", err);
+	}
+	racers_join(&rs);
+	CHECK_EQ_U64(moved, 8);
+	CHECK_EQ_U64(mz->present_pages, 0);
+	expect_as_fresh(pool, line);
+	pa_shutdown(pool);
+	racers_destroy(&rs);
 }
 
 /* Direction changes along the max-order MOVABLE list, counting only blocks at or above from. */
@@ -439,7 +524,7 @@ TEST(hotplug_online_movable_and_kernel_move_the_zone_boundary)
 	check_span(pool, "Movable", mz, mid, top);
 	expect_as_fresh(pool, MOV);
 	pa_shutdown(pool);
-	/* No ZONE_MOVABLE: online_movable has nowhere to go; online_kernel is the default. */
+	/* Without movablecore= the empty ZONE_MOVABLE sits at the node's top: not next to lo. */
 	pool = test_boot("mem=8G");
 	REQUIRE(pa_memory_offline(pool, lo, nb) == 0);
 	CHECK_EQ_U64(pa_memory_online_type(pool, lo, nb, PA_ONLINE_MOVABLE), -EINVAL);
@@ -447,4 +532,106 @@ TEST(hotplug_online_movable_and_kernel_move_the_zone_boundary)
 	CHECK_EQ_U64(pa_memory_online_type(pool, lo, nb, PA_ONLINE_KERNEL), 0);
 	expect_as_fresh(pool, "mem=8G");
 	pa_shutdown(pool);
+}
+
+static void read_ctl(struct pa_pool *pool, const char *path, char *buf, size_t len)
+{
+	REQUIRE(pa_ctl_read(pool, path, buf, len) > 0);
+}
+
+/* The zoneinfo "protection:" line of a zone, e.g. "(0, 4096, 4096)". */
+static void protection(struct pa_pool *pool, const char *zone, char *out, size_t len)
+{
+	char *zi = report(pool, PA_REPORT_ZONEINFO, 0), head[64];
+	snprintf(head, sizeof head, "zone %8s", zone);
+	const char *at = strstr(zi, head), *p = at ? strstr(at, "protection: ") : NULL;
+	REQUIRE(p);
+	p += strlen("protection: ");
+	snprintf(out, len, "%.*s", (int)strcspn(p, "\n"), p);
+	free(zi);
+}
+
+#define PLAIN "mem=8G kcompactd=manual"
+
+/*
+ * No movablecore=: the node's ZONE_MOVABLE is there from boot, empty, and
+ * zoneinfo prints it as Linux prints an empty zone. The top block of the
+ * node goes offline and online_movable gives it to ZONE_MOVABLE; movable
+ * allocations are served from there, kernel ones never; it goes offline
+ * again and back to Normal with online_kernel, and the pool is as booted.
+ */
+TEST(hotplug_online_movable_without_movablecore)
+{
+	struct pa_pool *pool = test_boot(PLAIN);
+	struct pa_zone *nz = pool->nodes[0].zones[PA_ZONE_NORMAL],
+	               *mz = pool->nodes[0].zones[PA_ZONE_MOVABLE];
+	REQUIRE(nz && mz);
+	uint64_t nb = 1ull << pool->cfg.block_shift;
+	pa_pfn_t top = nz->end_pfn, b = top - nb;
+	struct zone_view m0 = view(pool, "Movable");
+	CHECK_EQ_U64(m0.spanned + m0.present + m0.managed + m0.high, 0);
+	char buf[64], path[64], prot[64];
+	protection(pool, "Movable", prot, sizeof prot);
+	CHECK_MSG(strcmp(prot, "(0, 0, 0)") == 0, "%s", prot); /* empty: all clear, as Linux */
+	protection(pool, "DMA32", prot, sizeof prot);
+	CHECK_MSG(strcmp(prot, "(0, 4096, 4096)") == 0, "%s", prot); /* Normal's 4 GiB / 256 */
+	char *bi = report(pool, PA_REPORT_BUDDYINFO, 0);
+	CHECK_MSG(!strstr(bi, "Movable"), "%s", bi); /* only populated zones, as Linux */
+	free(bi);
+	snprintf(path, sizeof path, "memory/%llu/valid_zones", (unsigned long long)(b / nb));
+	read_ctl(pool, path, buf, sizeof buf);
+	CHECK_MSG(strcmp(buf, "Normal\n") == 0, "%s", buf); /* online: its zone */
+	REQUIRE(pa_memory_offline(pool, b, nb) == 0);
+	read_ctl(pool, path, buf, sizeof buf);
+	CHECK_MSG(strcmp(buf, "Normal Movable\n") == 0, "%s", buf);
+	VALIDATE(pool);
+	snprintf(path, sizeof path, "memory/%llu/state", (unsigned long long)(b / nb));
+	REQUIRE(pa_ctl_write(pool, path, "online_movable") == 0);
+	VALIDATE(pool);
+	CHECK(zone_of_pfn(pool, b) == mz && zone_of_pfn(pool, top - 1) == mz);
+	check_span(pool, "Normal", nz, nz->start_pfn, b);
+	check_span(pool, "Movable", mz, b, top);
+	struct zone_view m1 = view(pool, "Movable");
+	CHECK_EQ_U64(m1.present, nb);
+	CHECK_EQ_U64(m1.managed, nb);
+	CHECK(m1.high > 0);
+	protection(pool, "DMA32", prot, sizeof prot);
+	snprintf(buf, sizeof buf, "(0, %llu, %llu)",
+	         (unsigned long long)((b - nz->start_pfn) / 256),
+	         (unsigned long long)((b - nz->start_pfn + nb) / 256));
+	CHECK_MSG(strcmp(prot, buf) == 0, "%s, expected %s", prot, buf);
+	/* Movable requests come from ZONE_MOVABLE first; kernel ones never do. */
+	struct towner o;
+	to_init(&o, pool, 64);
+	long m0i = to_alloc(&o, 0, 0), m9i = to_alloc(&o, 0, 9);
+	REQUIRE(m0i >= 0 && m9i >= 0);
+	pa_pfn_t ker = must_alloc(pool, PA_GFP_KERNEL, 0);
+	CHECK(zone_of_pfn(pool, to_pfn(&o, (size_t)m0i)) == mz);
+	CHECK(zone_of_pfn(pool, to_pfn(&o, (size_t)m9i)) == mz);
+	CHECK(zone_of_pfn(pool, ker) != mz);
+	VALIDATE(pool);
+	CHECK_EQ_U64(pa_memory_offline(pool, b, nb), 0); /* the movable folios move out */
+	CHECK_EQ_U64(folios_in(&o, b, top), 0);
+	CHECK_EQ_U64(to_check_all(&o), 2);
+	VALIDATE(pool);
+	struct zone_view m2 = view(pool, "Movable");
+	CHECK_EQ_U64(m2.spanned + m2.present + m2.managed, 0);
+	snprintf(path, sizeof path, "memory/%llu/valid_zones", (unsigned long long)(b / nb));
+	read_ctl(pool, path, buf, sizeof buf);
+	CHECK_MSG(strcmp(buf, "Movable Normal\n") == 0, "%s", buf);
+	REQUIRE(pa_memory_online_type(pool, b, nb, PA_ONLINE_KERNEL) == 0);
+	CHECK(zone_of_pfn(pool, b) == nz);
+	check_span(pool, "Normal", nz, nz->start_pfn, top);
+	VALIDATE(pool);
+	/* The empty ZONE_MOVABLE is back at the node's top: the block can go movable again. */
+	REQUIRE(pa_memory_offline(pool, b, nb) == 0);
+	REQUIRE(pa_memory_online_type(pool, b, nb, PA_ONLINE_MOVABLE) == 0);
+	CHECK(zone_of_pfn(pool, b) == mz);
+	REQUIRE(pa_memory_offline(pool, b, nb) == 0);
+	REQUIRE(pa_memory_online_type(pool, b, nb, PA_ONLINE_KERNEL) == 0);
+	VALIDATE(pool);
+	free_pfn(pool, ker, 0);
+	to_free_all(&o);
+	to_expect_clean(&o);
+	to_finish_as_fresh(&o, PLAIN);
 }
