@@ -23,11 +23,11 @@
 
 #define PCP_BATCH_SCALE_MAX   5 /* Linux's: runs of refills or frees scale a batch to batch << 5 */
 /*
- * Past Linux: a CPU that keeps streaming scales on to batch << 8 (63 MiB of
- * 4 KiB frames at the largest batch, and never past high), so that CPUs
- * working in bulk meet at the zone lock a quarter as often. The part above
- * Linux's is taken as whole blocks only, a few buddy operations per
- * pageblock under the lock, never frame by frame.
+ * Past Linux: a CPU that keeps streaming spills, and refills its unmovable
+ * and reclaimable lists, by up to batch << 8 (63 MiB of 4 KiB frames at the
+ * largest batch, never past high), so that CPUs working in bulk meet at the
+ * zone lock a quarter as often. A refill takes the part above Linux's as
+ * whole blocks only, a few buddy operations per pageblock under the lock.
  */
 #define PCP_STREAM_SCALE_MAX  8
 #define PCP_DECAY_INTERVAL_NS 1000000000ull
@@ -67,6 +67,7 @@ int pcp_init_zone(struct pa_zone *z)
 		struct pa_pcp *pcp = &z->pcp[c];
 		*pcp = (struct pa_pcp){ 0 };
 		atomic_init(&pcp->lock.v, 0);
+		pcp->lock.cpu = c;
 		size_t ops = 2 * (pool->cfg.max_order + 1) * sizeof *pcp->ops;
 		pcp->head = alloc_lines(lists * sizeof *pcp->head);
 		pcp->ops = alloc_lines(ops);
@@ -147,8 +148,7 @@ void pcp_setup_sizes(struct pa_zone *z)
 /*
  * Blocks per refill (Linux's nr_pcp_alloc()): a batch, scaled down by the
  * order but at least 2; for order 0, doubled for each refill in a row with
- * no free between (alloc_factor, up to batch << 5, then on to batch << 8 as
- * a streaming CPU's) while high leaves room.
+ * no free between (alloc_factor, up to batch << 5) while high leaves room.
  */
 static unsigned refill_count(const struct pa_pool *pool, struct pa_pcp *pcp, unsigned order)
 {
@@ -161,9 +161,27 @@ static unsigned refill_count(const struct pa_pool *pool, struct pa_pcp *pcp, uns
 	uint64_t n = (uint64_t)pcp->batch << pcp->alloc_factor;
 	int64_t room = (int64_t)pcp->high - pcp->count - pcp->batch;
 	uint64_t max = room > (int64_t)pcp->batch ? (uint64_t)room : pcp->batch;
-	if (n <= max && pcp->alloc_factor < PCP_STREAM_SCALE_MAX)
+	if (n <= max && pcp->alloc_factor < PCP_BATCH_SCALE_MAX)
 		pcp->alloc_factor++;
 	return (unsigned)(n < max ? n : max);
+}
+
+/*
+ * Frames a streaming CPU takes past Linux's n: once refills in a row have
+ * scaled n to batch << 5, up to batch << 8 in all while high leaves room.
+ * Not for MOVABLE: movable free blocks are what the other types fall back
+ * to, largest first, and a CPU that kept them would scatter unmovable pages
+ * over more pageblocks.
+ */
+static unsigned refill_stream_extra(const struct pa_pool *pool, const struct pa_pcp *pcp,
+                                    unsigned order, unsigned mt, unsigned n)
+{
+	if (order || mt == PA_MT_MOVABLE || rules_61(pool) ||
+	    pcp->alloc_factor < PCP_BATCH_SCALE_MAX || n < (pcp->batch << PCP_BATCH_SCALE_MAX))
+		return 0;
+	int64_t room = (int64_t)pcp->high - pcp->count - pcp->batch - n;
+	uint64_t want = ((uint64_t)pcp->batch << PCP_STREAM_SCALE_MAX) - n;
+	return room <= 0 ? 0 : (unsigned)(want < (uint64_t)room ? want : (uint64_t)room);
 }
 
 static void pcp_spill(struct pa_zone *z, struct pa_pcp *pcp, uint64_t frames, uint64_t order_mask,
@@ -253,9 +271,9 @@ static void pcp_refill(struct pa_zone *z, struct pa_pcp *pcp, unsigned order, un
 	unsigned n = refill_count(pool, pcp, order);
 	unsigned flags = ALLOC_WMARK_LOW | (mt == PA_MT_MOVABLE ? ALLOC_CMA : 0);
 	flags |= superblock_alloc_flags(pool, mt, 0); /* the zone path decides with the gfp */
-	/* What a streaming CPU asks past Linux's count comes as whole blocks or not at all. */
-	uint64_t linux_max = (uint64_t)pcp->batch << PCP_BATCH_SCALE_MAX;
-	unsigned whole_only = n > linux_max ? n - (unsigned)linux_max : 0;
+	/* A streaming CPU's extra comes as whole blocks or not at all. */
+	unsigned whole_only = refill_stream_extra(pool, pcp, order, mt, n);
+	n += whole_only;
 	struct pcp_block whole[PCP_REFILL_BLOCKS];
 	pa_lock(&z->lock, SITE_PCP_REFILL);
 	unsigned nb = 0;
@@ -270,6 +288,9 @@ static void pcp_refill(struct pa_zone *z, struct pa_pcp *pcp, unsigned order, un
 		}
 		if (n <= whole_only || !zone_watermark_ok(z, order, z->wmark[PA_WMARK_LOW], flags))
 			break;
+		/* Frame by frame (a fallback, the last frames): no more than Linux takes. */
+		n -= whole_only;
+		whole_only = 0;
 		pa_pfn_t pfn = pageblock_rmqueue(z, order, mt, flags);
 		if (pfn == PA_NIL)
 			break;

@@ -1607,6 +1607,62 @@ TEST(pcp_free_above_high_spills_back_to_the_buddy)
 	pa_shutdown(pool);
 }
 
+/* The most frames one CPU's lists held over nr order-0 allocations of gfp, then freed in a row;
+ * *drop: the largest spill. */
+static uint64_t stream_peak(struct pa_pool *pool, pa_gfp_t gfp, uint64_t nr, uint64_t *drop)
+{
+	struct pa_page **blk = malloc(nr * sizeof *blk);
+	REQUIRE(blk);
+	struct pa_pcp_info info;
+	uint64_t peak = 0;
+	for (uint64_t i = 0; i < nr; i++) {
+		blk[i] = pa_alloc_pages(pool, gfp, 0);
+		REQUIRE(blk[i]);
+		REQUIRE(pa_pcp_info(pool, 0, PA_ZONE_DMA32, 0, &info, NULL) == 0);
+		peak = info.count > peak ? info.count : peak;
+		CHECK(info.count <= info.high);
+	}
+	uint64_t prev = info.count;
+	*drop = 0;
+	for (uint64_t i = 0; i < nr; i++) {
+		pa_free_pages(pool, blk[i], 0);
+		REQUIRE(pa_pcp_info(pool, 0, PA_ZONE_DMA32, 0, &info, NULL) == 0);
+		if (info.count + 1 < prev && prev + 1 - info.count > *drop)
+			*drop = prev + 1 - info.count;
+		prev = info.count;
+	}
+	VALIDATE(pool);
+	pa_drain_all(pool);
+	free(blk);
+	return peak;
+}
+
+TEST(pcp_a_streaming_cpu_goes_past_linuxs_batch_scale_but_keeps_movable_refills_to_it)
+{
+	/* high fixed at 1/8 of the zone per CPU, so that room never caps the scale. */
+	struct pa_pool *pool = pcp_boot("mem=1G max_order=10 nr_cpus=2");
+	REQUIRE(pa_ctl_write(pool, "pcp/high_fraction", "8") == 0);
+	char fresh[BI_LEN];
+	buddyinfo(pool, fresh, sizeof fresh);
+	struct pa_pcp_info info;
+	REQUIRE(pa_pcp_info(pool, 0, PA_ZONE_DMA32, 0, &info, NULL) == 0);
+	uint64_t linux_max = info.batch << 5, nr = info.high * 2, drop[2];
+	/* The first stream claims pageblocks for unmovable by fallback, a Linux batch at a time;
+	 * the second finds them free on its own lists. */
+	uint64_t unmovable = stream_peak(pool, PA_GFP_KERNEL, nr, &drop[0]);
+	CHECK(unmovable <= linux_max);
+	unmovable = stream_peak(pool, PA_GFP_KERNEL, nr, &drop[0]);
+	uint64_t movable = stream_peak(pool, PA_GFP_MOVABLE, nr, &drop[1]);
+	printf("  batch << 5 = %" PRIu64 " frames, high %" PRIu64 ": lists peaked at %" PRIu64
+	       " (unmovable), %" PRIu64 " (movable); largest spills %" PRIu64 ", %" PRIu64 "\n",
+	       linux_max, info.high, unmovable, movable, drop[0], drop[1]);
+	CHECK_MSG(unmovable > linux_max, "unmovable refills stopped at %" PRIu64, unmovable);
+	CHECK_MSG(movable <= linux_max, "a movable refill took %" PRIu64 " frames", movable);
+	CHECK_MSG(drop[1] > linux_max, "frees in a row spilled at most %" PRIu64, drop[1]);
+	expect_whole(pool, fresh);
+	pa_shutdown(pool);
+}
+
 TEST(pcp_refill_hands_out_runs_of_consecutive_frames)
 {
 	/* A refill takes whole blocks and cuts them up: the lowest frame is handed out first. */
