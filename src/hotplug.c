@@ -25,10 +25,25 @@
  * zone (online_movable, online_kernel) only where it lies outside the span
  * of its old zone and touches the span of the new one, so the boundary
  * between a kernel zone and ZONE_MOVABLE moves a block at a time, as it did
- * in Linux before memory blocks became zone-less. A block's zone is its
- * pageblocks' entry in pb_zone; it changes only while the block is offline.
- * Spans change only once deferred init is done with the zone: its walk runs
- * to end_pfn.
+ * in Linux before memory blocks became zone-less. Every node has a
+ * ZONE_MOVABLE (zone.c): without movablecore= it starts empty at the node's
+ * top, so the node's highest blocks are the ones that can go movable.
+ * A block's zone is its pageblocks' entry in pb_zone; it changes only while
+ * the block is offline. Spans change only once deferred init is done with
+ * the zone: its walk runs to end_pfn.
+ *
+ * Why spans do not overlap here, as Linux lets them since 4.13: much of the
+ * allocator takes "inside the span" to mean "this zone's, under this
+ * zone's lock". The buddy's merge loop stops at the span and nowhere else,
+ * so with overlap it would merge a free block with a free buddy of another
+ * zone; compaction's free scanner would capture, and its migrate scanner
+ * move and put back, another zone's blocks under the wrong lock; so would
+ * superblock steering's free-pageblock search, shuffling, contiguous
+ * ranges (alloc_contig_range checks the first frame's zone and the span
+ * end), and pa_validate's frame census and pagetypeinfo's pageblock counts
+ * would count other zones' frames. Each would need a pb_zone test per
+ * pageblock taken under the zone lock (with pb_zone written under both
+ * zones' locks), the merge loop's on every free that crosses a pageblock.
  */
 #include "internal.h"
 
@@ -159,7 +174,10 @@ static void set_span(struct pa_zone *z, pa_pfn_t lo, pa_pfn_t hi)
 /*
  * [s, e) just went offline (block_offline set): where it was an edge of the
  * span, the span shrinks to the nearest online pageblock of the zone; a zone
- * with none left gets the empty span [s, s). Zone and hotplug locks held.
+ * with none left gets the empty span [s, s), and an empty ZONE_MOVABLE goes
+ * back to where boot puts it, the node's top, so that the node's highest
+ * block can go movable again whatever the kernel zone has grown over since.
+ * Zone and hotplug locks held.
  */
 static void span_shrink(struct pa_zone *z, pa_pfn_t s, pa_pfn_t e)
 {
@@ -174,7 +192,7 @@ static void span_shrink(struct pa_zone *z, pa_pfn_t s, pa_pfn_t e)
 		for (hi = s; hi > lo && !pageblock_online_in(z, (hi - 1) & ~(pb - 1));)
 			hi = (hi - 1) & ~(pb - 1);
 	if (lo >= hi)
-		lo = hi = s;
+		lo = hi = z->type == PA_ZONE_MOVABLE ? z->pool->nodes[z->node].end_pfn : s;
 	set_span(z, lo, hi);
 }
 

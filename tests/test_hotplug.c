@@ -623,6 +623,13 @@ TEST(hotplug_online_movable_without_movablecore)
 	CHECK(zone_of_pfn(pool, b) == nz);
 	check_span(pool, "Normal", nz, nz->start_pfn, top);
 	VALIDATE(pool);
+	/* The empty ZONE_MOVABLE is back at the node's top: the block can go movable again. */
+	REQUIRE(pa_memory_offline(pool, b, nb) == 0);
+	REQUIRE(pa_memory_online_type(pool, b, nb, PA_ONLINE_MOVABLE) == 0);
+	CHECK(zone_of_pfn(pool, b) == mz);
+	REQUIRE(pa_memory_offline(pool, b, nb) == 0);
+	REQUIRE(pa_memory_online_type(pool, b, nb, PA_ONLINE_KERNEL) == 0);
+	VALIDATE(pool);
 	free_pfn(pool, ker, 0);
 	to_free_all(&o);
 	to_expect_clean(&o);
