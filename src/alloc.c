@@ -346,7 +346,7 @@ alloc_on_cpu(struct pa_pool *pool, pa_gfp_t gfp, unsigned order, unsigned cpu)
 	if (unlikely(!pcp_watermark_fast(z, order, movable)))
 		return alloc_zones(pool, gfp, order);
 	struct pa_pcp *pcp = &z->pcp[cpu];
-	if (unlikely(!pa_spin_trylock(&pcp->lock)))
+	if (unlikely(!pcp_trylock(pool, pcp, cpu)))
 		return alloc_busy(pool, pcp, gfp, order);
 	struct pa_page *p = pcp_take(pool, pcp, order, gfp_migratetype(gfp), gfp);
 	if (unlikely(!p))
@@ -378,6 +378,9 @@ struct pa_page *pa_alloc_pages(struct pa_pool *pool, pa_gfp_t gfp, unsigned int 
 	unsigned cpu = pool_cpu_nocall(pool);
 	if (unlikely(cpu >= pool->cfg.nr_cpus))
 		return alloc_cpu_slow(pool, gfp, order);
+	/* Order 0 on its own: with the order a constant, the shifts and indexing fold away. */
+	if (likely(order == 0))
+		return alloc_on_cpu(pool, gfp, 0, cpu);
 	return alloc_on_cpu(pool, gfp, order, cpu);
 }
 
@@ -608,7 +611,7 @@ static inline __attribute__((always_inline)) void free_on_cpu(struct pa_pool *po
                                                               unsigned order, unsigned cpu)
 {
 	struct pa_pcp *pcp = &z->pcp[cpu];
-	if (unlikely(!pa_spin_trylock(&pcp->lock))) {
+	if (unlikely(!pcp_trylock(pool, pcp, cpu))) {
 		free_busy(pool, z, pcp, pfn, order);
 		return;
 	}
@@ -660,7 +663,10 @@ void pa_free_pages(struct pa_pool *pool, struct pa_page *page, unsigned int orde
 		free_cpu_slow(pool, z, pfn, order);
 		return;
 	}
-	free_on_cpu(pool, z, page, pfn, &pool->pb_bits[pb], order, cpu);
+	if (likely(order == 0)) /* as in pa_alloc_pages() */
+		free_on_cpu(pool, z, page, pfn, &pool->pb_bits[pb], 0, cpu);
+	else
+		free_on_cpu(pool, z, page, pfn, &pool->pb_bits[pb], order, cpu);
 }
 
 /* ---------------------------------------------------------------------- */

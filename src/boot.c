@@ -332,6 +332,10 @@ static int key_init_on_free(struct parse_ctx *p)
 {
 	return get_bool(p, &p->cfg->init_on_free);
 }
+static int key_pcp_rseq(struct parse_ctx *p)
+{
+	return get_bool(p, &p->cfg->pcp_rseq);
+}
 static int key_deferred_init(struct parse_ctx *p)
 {
 	return get_bool(p, &p->cfg->deferred_init);
@@ -503,6 +507,7 @@ static const struct boot_key {
 	{ "kcompactd", key_kcompactd },
 	{ "shuffle", key_shuffle },
 	{ "init_on_free", key_init_on_free },
+	{ "pcp_rseq", key_pcp_rseq },
 	{ "deferred_init", key_deferred_init },
 	{ "zone_dma", key_zone_dma },
 	{ "zones", key_zones },
@@ -535,6 +540,7 @@ static void boot_defaults(struct pa_boot_config *c, unsigned online_cpus)
 	c->watermark_scale_factor = 10;
 	c->compaction_proactiveness = 20;
 	c->deferred_init = true;
+	c->pcp_rseq = true;
 }
 
 #define NR_BOOT_KEYS (sizeof boot_keys / sizeof boot_keys[0])
@@ -822,6 +828,9 @@ int pa_boot(const char *cmdline, const struct pa_platform *platform, struct pa_p
 	int rc = boot_parse(cmdline, platform_online_cpus(), &pool->cfg, err, errlen);
 	pool->max_order_boot = pool->cfg.max_order;
 	pool->free_fast_below = pool->cfg.init_on_free ? 0 : pool->cfg.pageblock_order;
+	pool->pcp_rseq = rc == 0 && pool->cfg.pcp_rseq && pool->cpu_default &&
+	                 platform_rseq_lock_init(pool->cfg.nr_cpus);
+	pool->rseq_cs_off = __rseq_offset + (ptrdiff_t)offsetof(struct rseq, rseq_cs);
 	atomic_init(&pool->defrag_mode, pool->cfg.defrag_mode);
 	if (rc == 0)
 		rc = memmap_init(pool, err, errlen);

@@ -241,7 +241,9 @@ struct pa_lock {
  * a contended acquisition with no wait.
  */
 struct pa_spin {
+	/* 0: free; 1: an owner's (pcp_trylock()); else a remote taker's token (platform.c) */
 	_Atomic uint32_t v;
+	uint32_t cpu; /* the CPU whose lists it guards: the one a remote taker fences */
 	_Atomic uint64_t busy[PA_NR_LOCK_SITES];    /* trylocks that found it taken */
 	struct pa_lock_stat site[PA_NR_LOCK_SITES]; /* written only by the holder */
 };
@@ -264,6 +266,25 @@ static inline void pa_spin_unlock(struct pa_spin *s)
 
 /* Take the lock, waiting if need be; the wait is timed and counted at site. */
 void platform_spin_lock(struct pa_pool *pool, struct pa_spin *s, enum pa_lock_site site);
+/*
+ * Can owners take their list locks by restartable sequence here? rseq is
+ * registered, every CPU id is below nr_cpus (none is wrapped onto another's
+ * lists), membarrier's rseq fence is available (and now registered), and
+ * the build has the sequence (x86-64, not under TSan, which cannot see
+ * inside it). Asked once per pool at boot.
+ */
+bool platform_rseq_lock_init(unsigned nr_cpus);
+
+#if defined(__x86_64__) && !defined(__SANITIZE_THREAD__)
+#if defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define PA_NO_RSEQ_LOCK
+#endif
+#endif
+#ifndef PA_NO_RSEQ_LOCK
+#define PA_RSEQ_LOCK 1
+#endif
+#endif
 
 /* ---------------------------------------------------------------------- */
 /* Statistics ("stats.c"): one list generates the fields, names and output */
@@ -498,6 +519,7 @@ struct pa_boot_config {
 	bool kcompactd_manual; /* kcompactd=manual: no threads; pa_kcompactd_run() drives them */
 	unsigned compaction_proactiveness;
 	bool shuffle, init_on_free, deferred_init;
+	bool pcp_rseq; /* owners take their list lock by restartable sequence where they can */
 	bool page_reporting_manual;       /* page_reporting=manual: no worker thread */
 	unsigned page_reporting_delay_ms; /* the worker's delay after free memory builds up */
 	int page_reporting_max_order;     /* -1: max_order; the largest range a device takes */
@@ -536,6 +558,9 @@ struct pa_pool {
 	bool cpu_default; /* no cpu_id hook given: read the CPU id inline */
 	/* The CPU id word from the thread pointer (platform_cpu_offset()): one load finds the CPU. */
 	ptrdiff_t cpu_off;
+	/* Owners take their list lock by restartable sequence (pcp_trylock()); remote takers fence. */
+	bool pcp_rseq;
+	ptrdiff_t rseq_cs_off; /* the rseq area's rseq_cs word from the thread pointer */
 	/* Frees of orders below this take pa_free_pages()'s inline path: pageblock_order, 0 with init_on_free. */
 	unsigned free_fast_below;
 
@@ -1293,6 +1318,71 @@ static inline struct pa_page *pcp_take(struct pa_pool *pool, struct pa_pcp *pcp,
 	return likely(pfn != PA_NIL) ? pcp_prep(pool, pcp, pfn, order, mt, gfp) : NULL;
 }
 
+#ifdef PA_RSEQ_LOCK
+#define PA_STR_(x) #x
+#define PA_STR(x)  PA_STR_(x)
+/*
+ * The owner's list lock without an atomic: a restartable sequence that
+ * checks it still runs on cpu, finds the lock free and stores 1, the store
+ * being its commit. Another thread on the same CPU can only run between two
+ * instructions of it by preempting it, which restarts it (the kernel moves
+ * it to the abort handler): the check and the store are one step for every
+ * thread of that CPU. A remote taker (platform.c) swaps its token in with
+ * a compare-and-swap, then has every sequence in flight on that CPU
+ * restarted (membarrier's rseq fence) and reads the word again: still its
+ * token, it holds the lock; 1, an owner committed first and holds it. A
+ * sequence that starts after the swap sees the token and gives up. The
+ * lock is released as any: a store of 0. Aborted, or on another CPU (the
+ * thread moved, or its id was wrapped to nr_cpus): busy, the zone path.
+ */
+static inline bool pcp_rseq_trylock(const struct pa_pool *pool, struct pa_spin *s, unsigned cpu)
+{
+	__asm__ goto(".pushsection __rseq_cs, \"aw\"\n\t"
+	             ".balign 32\n"
+	             "333:\n\t"
+	             ".long 0, 0\n\t"                    /* version, flags */
+	             ".quad 331f, 332f - 331f, 334f\n\t" /* start, length, abort */
+	             ".popsection\n\t"
+	             "leaq 333b(%%rip), %%rax\n\t"
+	             "movq %%rax, %%fs:(%[cs])\n"
+	             "331:\n\t"
+	             "cmpl %[cpu], %%fs:(%[cpu_off])\n\t"
+	             "jne %l[busy]\n\t"
+	             "cmpl $0, (%[lock])\n\t"
+	             "jne %l[busy]\n\t"
+	             "movl $1, (%[lock])\n"
+	             "332:\n\t"
+	             ".pushsection __rseq_failure, \"ax\"\n\t"
+	             ".long " PA_STR(RSEQ_SIG) "\n"
+	                                       "334:\n\t"
+	                                       "jmp %l[busy]\n\t"
+	                                       ".popsection"
+	             :
+	             : [cs] "r"(pool->rseq_cs_off), [cpu_off] "r"(pool->cpu_off), [cpu] "r"(cpu),
+	               [lock] "r"(&s->v)
+	             : "rax", "memory", "cc"
+	             : busy);
+	return true;
+busy:
+	return false;
+}
+#endif
+
+/*
+ * The owner's trylock of its CPU's lists: by restartable sequence where the
+ * pool can (pcp_rseq_trylock()), else an exchange. cpu is the id the lists
+ * were picked by.
+ */
+static inline bool pcp_trylock(const struct pa_pool *pool, struct pa_pcp *pcp, unsigned cpu)
+{
+#ifdef PA_RSEQ_LOCK
+	if (likely(pool->pcp_rseq))
+		return pcp_rseq_trylock(pool, &pcp->lock, cpu);
+#endif
+	(void)cpu;
+	return pa_spin_trylock(&pcp->lock);
+}
+
 /* The owner found its list lock busy: counted; its CPU id may be stale, so it is asked again. */
 static inline void pcp_busy(struct pa_pcp *pcp, enum pa_lock_site site)
 {
@@ -1309,7 +1399,7 @@ static inline struct pa_page *pcp_alloc(struct pa_zone *z, unsigned cpu, unsigne
                                         unsigned mt, pa_gfp_t gfp)
 {
 	struct pa_pcp *pcp = &z->pcp[cpu];
-	if (unlikely(!pa_spin_trylock(&pcp->lock))) {
+	if (unlikely(!pcp_trylock(z->pool, pcp, cpu))) {
 		pcp_busy(pcp, SITE_PCP_ALLOC);
 		return NULL;
 	}
@@ -1437,7 +1527,7 @@ static inline bool pcp_free_locked(struct pa_zone *z, struct pa_pcp *pcp, pa_pfn
 static inline bool pcp_free(struct pa_zone *z, unsigned cpu, pa_pfn_t pfn, unsigned order)
 {
 	struct pa_pcp *pcp = &z->pcp[cpu];
-	if (unlikely(!pa_spin_trylock(&pcp->lock))) {
+	if (unlikely(!pcp_trylock(z->pool, pcp, cpu))) {
 		pcp_busy(pcp, SITE_PCP_FREE);
 		return false;
 	}
@@ -1561,9 +1651,11 @@ void alloc_bad_free(struct pa_pool *pool, const char *what);
 /* Which pageblocks an allocation of gfp belongs to. */
 static inline unsigned gfp_migratetype(pa_gfp_t gfp)
 {
-	if (gfp & PA_GFP_MOVABLE)
-		return PA_MT_MOVABLE;
-	return (gfp & PA_GFP_RECLAIMABLE) ? PA_MT_RECLAIMABLE : PA_MT_UNMOVABLE;
+	/* By the two type bits, one load: movable wins over reclaimable. */
+	static const uint8_t mt[4] = { PA_MT_UNMOVABLE, PA_MT_MOVABLE, PA_MT_RECLAIMABLE,
+		                       PA_MT_MOVABLE };
+	_Static_assert(PA_GFP_MOVABLE == 1 && PA_GFP_RECLAIMABLE == 2, "the type bits index mt[]");
+	return mt[gfp & (PA_GFP_MOVABLE | PA_GFP_RECLAIMABLE)];
 }
 
 /* ---------------------------------------------------------------------- */

@@ -8,11 +8,13 @@
 #define _GNU_SOURCE
 #include "internal.h"
 
+#include <linux/membarrier.h>
 #include <sched.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -252,13 +254,72 @@ void platform_lock_wake(struct pa_lock *lock)
 }
 
 /* Wait for a per-CPU list lock (a drain, validation, or a remote CPU's lists). */
+bool platform_rseq_lock_init(unsigned nr_cpus)
+{
+#ifdef PA_RSEQ_LOCK
+	/* A CPU id from nr_cpus up is wrapped onto another CPU's lists: those need the exchange. */
+	long cpus = sysconf(_SC_NPROCESSORS_CONF);
+	return __rseq_size > offsetof(struct rseq, cpu_id) && cpus > 0 &&
+	       (unsigned long)cpus <= nr_cpus &&
+	       syscall(__NR_membarrier, MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED_RSEQ, 0, 0) == 0;
+#else
+	(void)nr_cpus;
+	return false;
+#endif
+}
+
+/*
+ * Restart every restartable sequence in flight on cpu: aimed at cpu, else
+ * at every CPU (a kernel before 5.10), else registered again first (a child
+ * after fork() has a new mm). Registered at boot, so it can't fail for long:
+ * a lock taken without it would be unsafe.
+ */
+static void rseq_fence(unsigned cpu)
+{
+	for (int tries = 0; tries < 2; tries++) {
+		if (syscall(__NR_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED_RSEQ,
+		            MEMBARRIER_CMD_FLAG_CPU, cpu) == 0 ||
+		    syscall(__NR_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED_RSEQ, 0, 0) == 0)
+			return;
+		syscall(__NR_membarrier, MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED_RSEQ, 0, 0);
+	}
+	abort();
+}
+
+/* A thread's token as a remote taker of list locks: unique, never 0 or 1. */
+static _Thread_local uint32_t spin_token;
+static _Atomic uint32_t spin_tokens = 2;
+
+/*
+ * A remote taker of a list lock whose owners take it by restartable
+ * sequence (pcp_rseq_trylock()): its token in, the owner's sequences in
+ * flight restarted, then still its token or an owner got there first.
+ */
+static bool spin_trylock_remote(struct pa_spin *s)
+{
+	while (unlikely(spin_token < 2))
+		spin_token = atomic_fetch_add_explicit(&spin_tokens, 1, memory_order_relaxed);
+	uint32_t free = 0;
+	if (atomic_load_explicit(&s->v, memory_order_relaxed) != 0 ||
+	    !atomic_compare_exchange_strong_explicit(&s->v, &free, spin_token, memory_order_acquire,
+	                                             memory_order_relaxed))
+		return false;
+	rseq_fence(s->cpu);
+	return atomic_load_explicit(&s->v, memory_order_acquire) == spin_token;
+}
+
+static bool spin_trylock(const struct pa_pool *pool, struct pa_spin *s)
+{
+	return pool->pcp_rseq ? spin_trylock_remote(s) : pa_spin_trylock(s);
+}
+
 void platform_spin_lock(struct pa_pool *pool, struct pa_spin *s, enum pa_lock_site site)
 {
-	if (pa_spin_trylock(s))
+	if (spin_trylock(pool, s))
 		return;
 	const struct pa_platform *plat = &pool->plat;
 	uint64_t t0 = plat->now_ns(plat->ctx);
-	for (unsigned spins = 0; !pa_spin_trylock(s); spins++) {
+	for (unsigned spins = 0; !spin_trylock(pool, s); spins++) {
 		if (spins < 64)
 			cpu_relax();
 		else

@@ -588,15 +588,32 @@ def speed(fig):
         f"valgrind --tool=callgrind {shown} bench alloc-free-hot --order 0 --ops N --runs 1 "
         f"--boot \"{HOT_BOOT} pcp_orders=none\""))
     out.append(f"\nInstructions per order-0 alloc+free pair: the runs of N = {2 * ops:,} and "
-               f"{ops:,} pairs differ by that many pairs. Valgrind has no restartable "
-               "sequences, so there the CPU id is the thread's cached `sched_getcpu()`, one "
-               "thread-local load; with rseq it is one load off the thread pointer instead, "
-               "the same count. Both paths take the list lock with one exchange and free "
-               "with one compare-and-swap of the state word: there is no lock-free rseq "
-               "critical section yet."
+               f"{ops:,} pairs differ by that many pairs (the benchmark's loop, 13, included). "
+               "Valgrind has no restartable sequences, so what it counts is the path of "
+               "`pcp_rseq=0` and of embedders with a `cpu_id` hook: the CPU id one load off "
+               "the thread pointer (the thread's cached `sched_getcpu()`), the list lock "
+               "taken with an exchange, the free's checks one compare of the descriptor's "
+               "first word and one compare-and-swap of it. With rseq the list lock is taken "
+               "by a restartable sequence instead: about as many instructions, no atomic."
                + (" Before -> now: `--before` names the program measured first." if fig.before
                   else "") + "\n\n")
     out.append(fig.table(["path", "instructions", "goal"], rows))
+
+    args = ["bench", "alloc-free-hot", "--order", 0, "--runs", max(fig.runs, 6),
+            *(["--ops", 200000] if fig.quick else []), "--boot"]
+    got, shown = alternate(fig, args + [HOT_BOOT])
+    exch, shown_exch = fig.bench(*args, HOT_BOOT + " pcp_rseq=0")
+    rows = [["default (the list lock by restartable sequence where the machine allows)",
+             then_now(fig, lambda p: mmm(got[p]["ns_per_op"])), "<= 15"],
+            ["`pcp_rseq=0` (the list lock by exchange)", mmm(exch["ns_per_op"]), ""]]
+    out.append("\n" + fig.commands(shown, shown_exch) +
+               "\nNanoseconds per order-0 pair (median, min - max of the runs; with `--before`, "
+               "the two programs' runs alternate in rounds). The owner's restartable sequence "
+               "needs rseq registered, membarrier's rseq fence, no `cpu_id` hook, every CPU id "
+               "below `nr_cpus` and an x86-64 build without TSan; the free keeps its "
+               "compare-and-swap of the descriptor word (compaction may be isolating the "
+               "block, or a second free racing on another CPU).\n\n")
+    out.append(fig.table(["path", "ns per pair", "goal"], rows))
     if annotated:
         out.append(f"\nWhere the hot pair's instructions go (`callgrind_annotate` of the run "
                    f"of {2 * ops:,} pairs, self instructions per pair; `internal.h:f` is what "
