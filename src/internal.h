@@ -1379,6 +1379,7 @@ static inline bool pcp_trylock(const struct pa_pool *pool, struct pa_pcp *pcp, u
 	if (likely(pool->pcp_rseq))
 		return pcp_rseq_trylock(pool, &pcp->lock, cpu);
 #endif
+	(void)pool;
 	(void)cpu;
 	return pa_spin_trylock(&pcp->lock);
 }
