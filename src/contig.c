@@ -324,7 +324,8 @@ struct pa_page *pa_alloc_contig_pages(struct pa_pool *pool, uint64_t nr_pages, p
 		for (pa_pfn_t s = (z->start_pfn + align - 1) & ~(align - 1);
 		     s + nr_pages <= z->end_pfn; s += align) {
 			pa_lock(&z->lock, SITE_ADMIN);
-			bool worth = contig_range_movable(pool, s, s + nr_pages, false);
+			bool worth = range_in_zone(z, s, s + nr_pages) &&
+			             contig_range_movable(pool, s, s + nr_pages, false);
 			pa_unlock(&z->lock);
 			if (worth &&
 			    pa_alloc_contig_range(pool, s, s + nr_pages, PA_MT_MOVABLE, gfp) == 0)
