@@ -569,13 +569,22 @@ static __attribute__((noinline)) void free_busy(struct pa_pool *pool, struct pa_
  * lock held. An order off the lists (pcp_orders) goes to the zone at once:
  * pcp_free_locked() would give it back there too, after looking at more.
  */
+static __attribute__((noinline)) void free_unusual_on(struct pa_pool *pool, struct pa_zone *z,
+                                                      struct pa_pcp *pcp, pa_pfn_t pfn,
+                                                      unsigned order)
+{
+	if (!pcp_free_locked(z, pcp, pfn, order))
+		free_zone(pool, z, pfn, order);
+}
+
 static __attribute__((noinline)) void free_unusual(struct pa_pool *pool, struct pa_zone *z,
                                                    struct pa_pcp *pcp, pa_pfn_t pfn, unsigned order)
 {
-	if (!pcp_order_enabled(pool, order))
-		pa_spin_unlock(&pcp->lock);
-	else if (pcp_free_locked(z, pcp, pfn, order))
+	if (pcp_order_enabled(pool, order)) {
+		free_unusual_on(pool, z, pcp, pfn, order);
 		return;
+	}
+	pa_spin_unlock(&pcp->lock);
 	free_zone(pool, z, pfn, order);
 }
 

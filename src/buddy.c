@@ -282,29 +282,41 @@ static inline bool mt_mergeable(unsigned mt)
 	return mt < PA_NR_PCP_TYPES;
 }
 
-/*
- * Free a block, merging with free buddies of the same order. A buddy is free
- * exactly when its head descriptor says PS_FREE with that order: descriptors
- * of holes say PS_HOLE and those of absent sections read as zero, so no pfn
- * validity check is needed. The zone span check keeps blocks inside a zone.
- */
-void buddy_free_block(struct pa_zone *z, pa_pfn_t pfn, unsigned order, unsigned mt)
+/* list_link_tail() out of line, so that the lists of its callers can stay in registers. */
+static __attribute__((noinline)) void link_tail(struct pa_zone *z, pa_pfn_t pfn, unsigned order,
+                                                unsigned mt)
+{
+	struct lists l = lists_of(z);
+	list_link_tail(&l, pfn, order, mt);
+}
+
+/* Link a block merged as far as it goes, and wake free page reporting if it is large enough. */
+static inline __attribute__((always_inline)) void
+link_merged(struct pa_zone *z, const struct lists *l, pa_pfn_t pfn, unsigned order, unsigned mt)
 {
 	struct pa_pool *pool = z->pool;
-	if (unlikely(order > pool->cfg.max_order)) {
-		/* Allocated before max_order was lowered (ctl max_order): freed as max-order pieces. */
-		unsigned m = pool->cfg.max_order;
-		for (uint64_t i = 0; i < 1ull << (order - m); i++)
-			buddy_free_block(z, pfn + (i << m), m, mt);
-		return;
-	}
-	struct lists l = lists_of(z);
-	zone_free_add(z, 1ull << order);
-	superblock_free_hook(pool, pfn, order, true);
-	if (z->split.pfn == pfn && z->split.low == order && z->split.mt == mt)
-		order = split_merge(z, &l, pfn);
+	if (unlikely(order == l->max_order) && unlikely(pool->cfg.shuffle) && shuffle_pick_tail(z))
+		link_tail(z, pfn, order, mt);
 	else
-		split_settle(z);
+		list_link(l, pfn, order, mt);
+	if (unlikely(order >=
+	             atomic_load_explicit(&pool->reporting_notify_order, memory_order_relaxed)))
+		reporting_notify(pool);
+}
+
+/*
+ * Merge a free block with free buddies of the same order, then link it. A
+ * buddy is free exactly when its head descriptor says PS_FREE with that
+ * order: descriptors of holes say PS_HOLE and those of absent sections read
+ * as zero, so no pfn validity check is needed. The zone span check keeps
+ * blocks inside a zone. Out of line: the merge back of the last split
+ * mostly reaches the max order and needs none of this.
+ */
+static __attribute__((noinline)) void merge_and_link(struct pa_zone *z, pa_pfn_t pfn,
+                                                     unsigned order, unsigned mt)
+{
+	struct pa_pool *pool = z->pool;
+	struct lists l = lists_of(z);
 	unsigned max_order = pool->cfg.max_order, pb_order = pool->cfg.pageblock_order;
 	pa_pfn_t start = z->start_pfn, span = z->end_pfn - z->start_pfn;
 	for (; order < max_order; order++) {
@@ -327,13 +339,33 @@ void buddy_free_block(struct pa_zone *z, pa_pfn_t pfn, unsigned order, unsigned 
 		set_page_state(&l.map[pfn | bit], PS_BODY); /* the upper half's head */
 		pfn &= ~bit;
 	}
-	if (unlikely(order == max_order) && unlikely(pool->cfg.shuffle) && shuffle_pick_tail(z))
-		list_link_tail(&l, pfn, order, mt);
-	else
-		list_link(&l, pfn, order, mt);
-	if (unlikely(order >=
-	             atomic_load_explicit(&pool->reporting_notify_order, memory_order_relaxed)))
-		reporting_notify(pool);
+	link_merged(z, &l, pfn, order, mt);
+}
+
+/* Free a block, merging with free buddies of the same order (merge_and_link()). */
+void buddy_free_block(struct pa_zone *z, pa_pfn_t pfn, unsigned order, unsigned mt)
+{
+	struct pa_pool *pool = z->pool;
+	if (unlikely(order > pool->cfg.max_order)) {
+		/* Allocated before max_order was lowered (ctl max_order): freed as max-order pieces. */
+		unsigned m = pool->cfg.max_order;
+		for (uint64_t i = 0; i < 1ull << (order - m); i++)
+			buddy_free_block(z, pfn + (i << m), m, mt);
+		return;
+	}
+	zone_free_add(z, 1ull << order);
+	superblock_free_hook(pool, pfn, order, true);
+	if (z->split.pfn == pfn && z->split.low == order && z->split.mt == mt) {
+		struct lists l = lists_of(z);
+		order = split_merge(z, &l, pfn);
+		if (likely(order == l.max_order)) { /* no buddy left to look at */
+			link_merged(z, &l, pfn, order, mt);
+			return;
+		}
+	} else {
+		split_settle(z);
+	}
+	merge_and_link(z, pfn, order, mt);
 }
 
 /*

@@ -379,8 +379,8 @@ struct pa_zone {
 		uint8_t low, high, mt;
 		uint64_t listed; /* which of those orders' lists held blocks before */
 	} split;
-	uint64_t shuffle_rng;           /* page shuffling's random state */
-	uint64_t *nr_free_mt;           /* [order * PA_MT_COUNT + mt] */
+	uint64_t shuffle_rng; /* page shuffling's random state */
+	uint64_t *nr_free_mt; /* [order * PA_MT_COUNT + mt]; read it through zone_free_count() */
 	uint64_t nonempty[PA_MT_COUNT]; /* bit o set: the (o, mt) list is not empty */
 	_Atomic uint64_t free_pages; /* frames on the free lists; zone_free_add(), zone_nr_free() */
 	/*
@@ -1402,6 +1402,7 @@ static inline bool pcp_trylock(const struct pa_pool *pool, struct pa_pcp *pcp, u
 	if (likely(pool->pcp_rseq))
 		return pcp_rseq_trylock(pool, &pcp->lock, cpu);
 #endif
+	(void)pool;
 	(void)cpu;
 	return pa_spin_trylock(&pcp->lock);
 }

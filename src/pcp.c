@@ -341,10 +341,21 @@ static void blocks_reverse(struct pcp_block *b, unsigned n)
 	}
 }
 
-/* Merge the sorted runs a[0, na) and a[na, na + nb) in place, through tmp. */
+/*
+ * Merge the sorted runs a[0, na) and a[na, na + nb) in place, through tmp.
+ * Runs that do not interleave are common (what one round merged lies above
+ * what the next pops): those are left or swapped whole.
+ */
 static void blocks_merge(struct pcp_block *a, unsigned na, unsigned nb, struct pcp_block *tmp)
 {
+	if (!na || !nb || a[na - 1].pfn < a[na].pfn)
+		return;
 	memcpy(tmp, a, na * sizeof *a);
+	if (a[na + nb - 1].pfn < tmp[0].pfn) {
+		memmove(a, a + na, nb * sizeof *a);
+		memcpy(a + nb, tmp, na * sizeof *a);
+		return;
+	}
 	unsigned i = 0, j = na, k = 0;
 	while (i < na && j < na + nb)
 		a[k++] = tmp[i].pfn < a[j].pfn ? tmp[i++] : a[j++];

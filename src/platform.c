@@ -154,6 +154,13 @@ void pa_assert_fail(const char *expr, const char *file, int line, const char *fu
 #define LOCK_SPINS_MIN   16
 #define LOCK_SPINS_START 100 /* 200 tries at first */
 #define LOCK_SPINS_MAX   1000
+/*
+ * A per-CPU refill or spill waits for the like: another CPU's refill, which
+ * a streaming CPU makes long (3-6 us), so it spins at least 256 tries (some
+ * 5 us of pauses on a current x86) however sleeps have halved the average.
+ * Waits of the zone path keep the budget alone.
+ */
+#define LOCK_SPINS_BATCH 256
 
 void platform_lock_init(struct pa_lock *lock, struct pa_pool *pool, const char *name)
 {
@@ -220,6 +227,8 @@ void platform_lock_slow(struct pa_lock *lock, enum pa_lock_site site)
 	const struct pa_platform *plat = &lock->pool->plat;
 	uint64_t t0 = plat->now_ns(plat->ctx);
 	unsigned limit = 2 * atomic_load_explicit(&lock->spins, memory_order_relaxed);
+	if ((site == SITE_PCP_REFILL || site == SITE_PCP_SPILL) && limit < LOCK_SPINS_BATCH)
+		limit = LOCK_SPINS_BATCH;
 	unsigned spun = lock_spin(lock, limit < LOCK_SPINS_MAX ? limit : LOCK_SPINS_MAX);
 	if (!spun) {
 		pthread_mutex_lock(&lock->mutex);

@@ -124,7 +124,7 @@ off, on = j["off"]["free_ns_per_op"], j["on"]["free_ns_per_op"]
 r = j["free_on_off"]
 assert len(off["samples"]) == len(on["samples"]) == len(r["samples"]) == 3, j
 for a, b, x in zip(off["samples"], on["samples"], r["samples"]):
-    assert abs(x - b / a) < 1e-3 * x, (a, b, x)
+    assert abs(x - b / a) <= 1e-3 + 1e-3 * x, (a, b, x)  # printed to 3 decimals
 assert isinstance(j["on"]["zone_lock_wait_ns"], int), j["on"]
 '
 expect_ok bulk_scale "alloc-free-bulk --scaling exits 0" \
@@ -132,7 +132,7 @@ expect_ok bulk_scale "alloc-free-bulk --scaling exits 0" \
 json_check bulk_scale "alloc-free-bulk --scaling: one thread and two, speedup per pair" '
 one, two = j["threads_1"]["ops_per_sec"], j["threads_2"]["ops_per_sec"]
 for a, b, x in zip(one["samples"], two["samples"], j["speedup"]["samples"]):
-    assert abs(x - b / a) < 1e-3 * x, (a, b, x)
+    assert abs(x - b / a) <= 1e-3 + 1e-3 * x, (a, b, x)  # printed to 3 decimals
 assert j["blocks"] == 4096 and "nr_cpus=2" in j["boot"], j
 '
 expect_ok churn_after "bench churn --json exits 0" bench churn --ops 20000 --boot "mem=64M" --json

@@ -546,7 +546,15 @@ def alternate(fig, args, rounds=3):
     for r in range(rounds):
         part = total // rounds + (r < total % rounds)
         for p in programs:
-            j, c = fig.bench_with(p, *args[:i + 1], part, *args[i + 2:])
+            if p == fig.before and out.get(p, {}) is None:
+                continue
+            try:
+                j, c = fig.bench_with(p, *args[:i + 1], part, *args[i + 2:])
+            except RuntimeError:
+                if p != fig.before:
+                    raise
+                out[p] = None  # an older program without these options: n/a
+                continue
             out[p] = merge_runs(out[p], j) if p in out else j
             if p == fig.program and shown is None:
                 shown = fig.shown_program + " " + " ".join(
@@ -557,7 +565,13 @@ def alternate(fig, args, rounds=3):
 def then_now(fig, fn):
     """fn(program) for the program measured, and for --before's if given: "before -> now"."""
     now = fn(fig.program)
-    return f"{fn(fig.before)} -> {now}" if fig.before else now
+    if not fig.before:
+        return now
+    try:
+        then = fn(fig.before)
+    except (KeyError, TypeError):  # the older program did not run it
+        then = "n/a"
+    return f"{then} -> {now}"
 
 
 @section("speed", "Allocation speed: instructions per pair, bulk frees, two threads")
