@@ -6,17 +6,20 @@
  * Offlining checks first that every allocated frame of the range can move
  * (else -EBUSY, nothing changed), isolates the range's pageblocks (the
  * per-CPU lists are drained), moves the movable folios out to blocks the
- * allocator hands out (from any zone a movable request may use, so the last
- * block of a zone empties too), checks that every frame is free and isolated, and takes
- * the frames out of their zone: present and managed pages drop, the
- * watermarks and per-CPU list sizes are recomputed, and the frames read as
- * holes (pa_pfn_to_page() gives NULL, as pfn_to_online_page()). The
- * pageblocks stay isolated while offline, so nothing is ever freed there.
+ * allocator hands out (from any zone a movable request may use, so the
+ * last block of a zone empties too), checks that every frame is free and
+ * isolated, and takes the frames out of their zone: present and managed
+ * pages drop, the watermarks and per-CPU list sizes are recomputed, and the
+ * frames read as holes (pa_pfn_to_page() gives NULL, as
+ * pfn_to_online_page()). The pageblocks stay isolated while offline, so
+ * nothing is ever freed there.
  *
- * Onlining gives the frames back to the zone that spans them, as MOVABLE
- * pageblocks, freed through the buddy so that they merge with free
- * neighbours up to the max order, across section and block boundaries;
- * with shuffle=1 the zone's max-order lists are shuffled again after.
+ * Onlining gives the frames to the zone the online type asks for (by
+ * default the one its pageblocks belonged to), as MOVABLE pageblocks, freed
+ * through the buddy so that they merge with free neighbours up to the max
+ * order, across section and block boundaries (never into another zone's
+ * pageblocks); with shuffle=1 the zone's max-order lists are shuffled
+ * again after.
  *
  * Zone spans follow, as Linux's shrink_zone_span() and resize_zone_range():
  * offlining a block at the edge of its zone shrinks the span to the nearest
