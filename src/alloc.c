@@ -368,20 +368,26 @@ static __attribute__((noinline)) struct pa_page *alloc_cpu_slow(struct pa_pool *
  * below the pageblock order are never above max_order, which may change
  * meanwhile; larger ones go through alloc_zones(), which looks at both.
  */
-struct pa_page *pa_alloc_pages(struct pa_pool *pool, pa_gfp_t gfp, unsigned int order)
+static inline __attribute__((always_inline)) struct pa_page *
+alloc_fast(struct pa_pool *pool, pa_gfp_t gfp, unsigned order)
 {
-	if (unlikely(!pool))
-		return NULL;
 	if (unlikely(order >= pool->cfg.pageblock_order || !pcp_order_enabled(pool, order) ||
 	             (gfp & (GFP_SLOW | PA_GFP_ZERO | ~PA_GFP_ALL_FLAGS))))
 		return alloc_zones(pool, gfp, order);
 	unsigned cpu = pool_cpu_nocall(pool);
 	if (unlikely(cpu >= pool->cfg.nr_cpus))
 		return alloc_cpu_slow(pool, gfp, order);
+	return alloc_on_cpu(pool, gfp, order, cpu);
+}
+
+struct pa_page *pa_alloc_pages(struct pa_pool *pool, pa_gfp_t gfp, unsigned int order)
+{
+	if (unlikely(!pool))
+		return NULL;
 	/* Order 0 on its own: with the order a constant, the shifts and indexing fold away. */
 	if (likely(order == 0))
-		return alloc_on_cpu(pool, gfp, 0, cpu);
-	return alloc_on_cpu(pool, gfp, order, cpu);
+		return alloc_fast(pool, gfp, 0);
+	return alloc_fast(pool, gfp, order);
 }
 
 /*
@@ -648,10 +654,9 @@ static __attribute__((noinline)) void free_cpu_slow(struct pa_pool *pool, struct
  * straight to the zone; one switched off meanwhile is found under the list
  * lock and goes to the zone through free_unusual().
  */
-void pa_free_pages(struct pa_pool *pool, struct pa_page *page, unsigned int order)
+static inline __attribute__((always_inline)) void free_fast(struct pa_pool *pool,
+                                                            struct pa_page *page, unsigned order)
 {
-	if (unlikely(!pool))
-		return;
 	pa_pfn_t pfn = page_to_pfn_checked(pool, page);
 	if (unlikely(pfn == PA_PFN_INVALID)) {
 		free_outside(pool, page, order);
@@ -677,10 +682,17 @@ void pa_free_pages(struct pa_pool *pool, struct pa_page *page, unsigned int orde
 		free_cpu_slow(pool, z, pfn, order);
 		return;
 	}
+	free_on_cpu(pool, z, page, pfn, &pool->pb_bits[pb], order, cpu);
+}
+
+void pa_free_pages(struct pa_pool *pool, struct pa_page *page, unsigned int order)
+{
+	if (unlikely(!pool))
+		return;
 	if (likely(order == 0)) /* as in pa_alloc_pages() */
-		free_on_cpu(pool, z, page, pfn, &pool->pb_bits[pb], 0, cpu);
+		free_fast(pool, page, 0);
 	else
-		free_on_cpu(pool, z, page, pfn, &pool->pb_bits[pb], order, cpu);
+		free_fast(pool, page, order);
 }
 
 /* ---------------------------------------------------------------------- */
