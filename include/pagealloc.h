@@ -400,16 +400,11 @@ enum pa_online_type {
 	PA_ONLINE_MOVABLE, /* "online_movable": the node's ZONE_MOVABLE */
 };
 /*
- * pa_memory_online into the zone the type asks for. Zone spans stay
- * contiguous and apart, as in Linux before memory blocks became zone-less:
- * a block changes zone only where it touches the span of the zone it goes
- * to (the blocks just below ZONE_MOVABLE go movable, one after another, and
- * the lowest blocks of ZONE_MOVABLE go back to the kernel zone) and lies
- * outside the span of its old zone (offlining an edge block shrinks it).
- * Every node has a ZONE_MOVABLE; without movablecore= it starts empty at
- * the node's top, so the node's highest block goes movable first. 0;
- * -EINVAL as pa_memory_online, or for a type out of range, a zone the node
- * does not have, or a block that is not at such an edge; -EBUSY while
+ * pa_memory_online into the zone the type asks for: any zone of the node,
+ * as Linux since 4.13 (zone spans may overlap; memory/<N>/valid_zones lists
+ * the choices). Every node has a ZONE_MOVABLE, empty without movablecore=
+ * until a block is onlined into it. 0; -EINVAL as pa_memory_online, or for
+ * a type out of range or a zone the node does not have; -EBUSY while
  * deferred init runs and the block would change zone.
  */
 int pa_memory_online_type(struct pa_pool *pool, pa_pfn_t start_pfn, uint64_t nr_pages,

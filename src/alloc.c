@@ -644,8 +644,9 @@ static __attribute__((noinline)) void free_cpu_slow(struct pa_pool *pool, struct
 /*
  * The fast path: a NULL pool costs one test, a pointer that is no
  * descriptor one compare. Orders from free_fast_below up (a pageblock, or
- * all with init_on_free) go through free_large(); a switched-off order is
- * found under the list lock and goes to the zone through free_unusual().
+ * all with init_on_free) go through free_large(), a switched-off order
+ * straight to the zone; one switched off meanwhile is found under the list
+ * lock and goes to the zone through free_unusual().
  */
 void pa_free_pages(struct pa_pool *pool, struct pa_page *page, unsigned int order)
 {
@@ -665,6 +666,10 @@ void pa_free_pages(struct pa_pool *pool, struct pa_page *page, unsigned int orde
 	struct pa_zone *z = &pool->zones[zi];
 	if (unlikely(order >= pool->free_fast_below)) {
 		free_large(pool, z, pfn, order);
+		return;
+	}
+	if (unlikely(!pcp_order_enabled(pool, order))) { /* the buddy path: no list lock */
+		free_zone(pool, z, pfn, order);
 		return;
 	}
 	unsigned cpu = pool_cpu_nocall(pool);

@@ -323,6 +323,8 @@ static __attribute__((noinline)) void merge_and_link(struct pa_zone *z, pa_pfn_t
 		pa_pfn_t bit = 1ull << order, buddy = pfn ^ bit;
 		if (buddy - start >= span)
 			break; /* outside the zone (below start, it wraps) */
+		if (order >= pb_order && unlikely(!pfn_in_zone(z, buddy)))
+			break; /* another zone's block inside the span (hotplug) */
 		struct pa_page *bp = &l.map[buddy];
 		if (page_state_relaxed(bp) != PS_FREE || page_order(bp) != order)
 			break;

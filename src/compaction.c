@@ -155,7 +155,8 @@ static void capture_release_all(struct compact_control *cc)
 /* Linux's suitable_migration_target(): movable pageblocks not wholly free. */
 static bool free_target(const struct compact_control *cc, pa_pfn_t pb_start)
 {
-	return pageblock_mt(cc->pool, pb_start) == PA_MT_MOVABLE &&
+	return pfn_in_zone(cc->zone, pb_start) &&
+	       pageblock_mt(cc->pool, pb_start) == PA_MT_MOVABLE &&
 	       !(cc->pool->pb_bits[pb_start >> cc->pool->cfg.pageblock_order] & PB_ISOLATE);
 }
 
@@ -294,8 +295,9 @@ static void isolate_migratepages(struct compact_control *cc)
 	uint8_t *bits = &pool->pb_bits[start >> pool->cfg.pageblock_order];
 	pa_lock(&z->lock, SITE_ADMIN);
 	/* Async passes skip blocks that gave nothing before, and non-movable blocks. */
-	bool skip = cc->mode == COMPACT_ASYNC &&
-	            ((*bits & PB_SKIP) || pageblock_mt(pool, start) != PA_MT_MOVABLE);
+	bool skip = !pfn_in_zone(z, start) || /* another zone's, inside the span (hotplug) */
+	            (cc->mode == COMPACT_ASYNC &&
+	             ((*bits & PB_SKIP) || pageblock_mt(pool, start) != PA_MT_MOVABLE));
 	if (!skip) {
 		unsigned before = cc->nr_migrate;
 		isolate_migrate_block(cc, start, end);
@@ -494,7 +496,8 @@ static pa_pfn_t cheapest_region(struct pa_zone *z, unsigned order)
 		if (!memmap_section_present(pool, s))
 			continue;
 		pa_lock(&z->lock, SITE_ADMIN);
-		uint64_t cost = region_cost(pool, s, order);
+		uint64_t cost =
+		        range_in_zone(z, s, s + size) ? region_cost(pool, s, order) : UINT64_MAX;
 		pa_unlock(&z->lock);
 		if (cost < best_cost) {
 			best_cost = cost;

@@ -151,7 +151,8 @@ int contig_alloc_range(struct pa_pool *pool, pa_pfn_t start, pa_pfn_t end, unsig
 	    (migratetype != PA_MT_MOVABLE && migratetype != PA_MT_CMA))
 		return -EINVAL;
 	struct pa_zone *z = zone_of_pfn(pool, start);
-	if (!z || end > z->end_pfn || !range_present(pool, start, end))
+	if (!z || end > z->end_pfn || !range_in_zone(z, start, end) ||
+	    !range_present(pool, start, end))
 		return -EINVAL;
 	pa_lock(&z->lock, SITE_ADMIN);
 	zone_prepare_range(z, start, end);
@@ -230,7 +231,7 @@ int contig_free_range(struct pa_pool *pool, pa_pfn_t pfn, uint64_t nr, bool cma,
                       size_t len)
 {
 	struct pa_zone *z = pfn < pool->nr_frames ? zone_of_pfn(pool, pfn) : NULL;
-	if (!z || nr == 0 || nr > z->end_pfn - pfn) {
+	if (!z || nr == 0 || nr > z->end_pfn - pfn || !range_in_zone(z, pfn, pfn + nr)) {
 		snprintf(why, len, "the range is %s",
 		         !nr ? "empty" :
 		         z   ? "not inside one zone" :
@@ -323,7 +324,8 @@ struct pa_page *pa_alloc_contig_pages(struct pa_pool *pool, uint64_t nr_pages, p
 		for (pa_pfn_t s = (z->start_pfn + align - 1) & ~(align - 1);
 		     s + nr_pages <= z->end_pfn; s += align) {
 			pa_lock(&z->lock, SITE_ADMIN);
-			bool worth = contig_range_movable(pool, s, s + nr_pages, false);
+			bool worth = range_in_zone(z, s, s + nr_pages) &&
+			             contig_range_movable(pool, s, s + nr_pages, false);
 			pa_unlock(&z->lock);
 			if (worth &&
 			    pa_alloc_contig_range(pool, s, s + nr_pages, PA_MT_MOVABLE, gfp) == 0)

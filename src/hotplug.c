@@ -6,44 +6,38 @@
  * Offlining checks first that every allocated frame of the range can move
  * (else -EBUSY, nothing changed), isolates the range's pageblocks (the
  * per-CPU lists are drained), moves the movable folios out to blocks the
- * allocator hands out (from any zone a movable request may use, so the last
- * block of a zone empties too), checks that every frame is free and isolated, and takes
- * the frames out of their zone: present and managed pages drop, the
- * watermarks and per-CPU list sizes are recomputed, and the frames read as
- * holes (pa_pfn_to_page() gives NULL, as pfn_to_online_page()). The
- * pageblocks stay isolated while offline, so nothing is ever freed there.
+ * allocator hands out (from any zone a movable request may use, so the
+ * last block of a zone empties too), checks that every frame is free and
+ * isolated, and takes the frames out of their zone: present and managed
+ * pages drop, the watermarks and per-CPU list sizes are recomputed, and the
+ * frames read as holes (pa_pfn_to_page() gives NULL, as
+ * pfn_to_online_page()). The pageblocks stay isolated while offline, so
+ * nothing is ever freed there.
  *
- * Onlining gives the frames back to the zone that spans them, as MOVABLE
- * pageblocks, freed through the buddy so that they merge with free
- * neighbours up to the max order, across section and block boundaries;
- * with shuffle=1 the zone's max-order lists are shuffled again after.
+ * Onlining gives the frames to the zone the online type asks for (by
+ * default the one its pageblocks belonged to), as MOVABLE pageblocks, freed
+ * through the buddy so that they merge with free neighbours up to the max
+ * order, across section and block boundaries (never into another zone's
+ * pageblocks); with shuffle=1 the zone's max-order lists are shuffled
+ * again after.
  *
  * Zone spans follow, as Linux's shrink_zone_span() and resize_zone_range():
  * offlining a block at the edge of its zone shrinks the span to the nearest
- * online pageblock of the zone (an empty span where none is left), and
- * onlining grows it to cover the block. Spans stay apart: a block changes
- * zone (online_movable, online_kernel) only where it lies outside the span
- * of its old zone and touches the span of the new one, so the boundary
- * between a kernel zone and ZONE_MOVABLE moves a block at a time, as it did
- * in Linux before memory blocks became zone-less. Every node has a
- * ZONE_MOVABLE (zone.c): without movablecore= it starts empty at the node's
- * top, so the node's highest blocks are the ones that can go movable.
- * A block's zone is its pageblocks' entry in pb_zone; it changes only while
- * the block is offline. Spans change only once deferred init is done with
- * the zone: its walk runs to end_pfn.
- *
- * Why spans do not overlap here, as Linux lets them since 4.13: much of the
- * allocator takes "inside the span" to mean "this zone's, under this
- * zone's lock". The buddy's merge loop stops at the span and nowhere else,
- * so with overlap it would merge a free block with a free buddy of another
- * zone; compaction's free scanner would capture, and its migrate scanner
- * move and put back, another zone's blocks under the wrong lock; so would
- * superblock steering's free-pageblock search, shuffling, contiguous
- * ranges (alloc_contig_range checks the first frame's zone and the span
- * end), and pa_validate's frame census and pagetypeinfo's pageblock counts
- * would count other zones' frames. Each would need a pb_zone test per
- * pageblock taken under the zone lock (with pb_zone written under both
- * zones' locks), the merge loop's on every free that crosses a pageblock.
+ * online pageblock of the zone (an empty span where none is left; an empty
+ * ZONE_MOVABLE goes back to the node's top, where boot puts it), and
+ * onlining grows it to cover the block. As in Linux since 4.13, an offline
+ * block may be onlined into any zone of its node (online_movable,
+ * online_kernel; memory/<N>/valid_zones lists them), so spans may overlap:
+ * a frame's zone is its pageblock's entry in pb_zone, which changes only
+ * while the block is offline and under both zones' locks. Every walker of
+ * a span asks pfn_in_zone() under its zone's lock before it touches a
+ * frame: the buddy's merge loop (above the pageblock order), compaction's
+ * scanners and region choice, superblock steering's pageblock searches,
+ * contiguous ranges (refused across zones), pa_validate's frame census and
+ * list checks, pagetypeinfo's pageblock counts. Every node has a
+ * ZONE_MOVABLE (zone.c), empty without movablecore=. A block changes zone
+ * only once deferred init is done: its walk takes a span's frames for the
+ * zone's.
  */
 #include "internal.h"
 
@@ -348,20 +342,30 @@ static void add_frames(struct pa_zone *z, pa_pfn_t start, pa_pfn_t end)
 	atomic_store(&z->populated, z->present_pages > 0);
 }
 
+/* The node's kernel zone that online_kernel gives memory to: the highest it has. */
+static struct pa_zone *kernel_zone(const struct pa_pool *pool, const struct pa_node *n)
+{
+	for (int t = (int)zone_movable_source(pool); t >= PA_ZONE_DMA; t--)
+		if (n->zones[t])
+			return n->zones[t];
+	return NULL;
+}
+
 /*
- * The zone that the type sends [s, e) to, its pageblocks being z's; NULL
- * with *rc set when the node has no such zone or the block is not at an
- * edge where it may change zone. Hotplug lock held.
+ * The zone that the type sends the block to, its pageblocks being z's:
+ * any zone of its node, as Linux since 4.13 (spans may overlap); NULL with
+ * *rc set when the node has no such zone, or -EBUSY while deferred init
+ * runs (its walk takes a span's frames for the zone's). Hotplug lock held.
  */
-static struct pa_zone *online_target(struct pa_pool *pool, struct pa_zone *z, pa_pfn_t s,
-                                     pa_pfn_t e, enum pa_online_type type, int *rc)
+static struct pa_zone *online_target(struct pa_pool *pool, struct pa_zone *z,
+                                     enum pa_online_type type, int *rc)
 {
 	const struct pa_node *n = &pool->nodes[z->node];
 	struct pa_zone *t = z;
 	if (type == PA_ONLINE_MOVABLE)
 		t = n->zones[PA_ZONE_MOVABLE];
 	else if (type == PA_ONLINE_KERNEL && z->type == PA_ZONE_MOVABLE)
-		t = n->zones[zone_movable_source(pool)];
+		t = kernel_zone(pool, n);
 	*rc = -EINVAL;
 	if (!t)
 		return NULL;
@@ -369,20 +373,26 @@ static struct pa_zone *online_target(struct pa_pool *pool, struct pa_zone *z, pa
 		*rc = -EBUSY;
 		return NULL;
 	}
-	bool apart = z->start_pfn == z->end_pfn || z->start_pfn >= e || z->end_pfn <= s;
-	bool touches = t->start_pfn == e || t->end_pfn == s;
-	if (t != z && !(apart && touches))
-		return NULL;
 	*rc = 0;
 	return t;
 }
 
-/* The block's pageblocks become t's (it is offline: nothing of it is on any list). */
-static void move_blocks(struct pa_pool *pool, pa_pfn_t s, pa_pfn_t e, const struct pa_zone *t)
+/*
+ * The block's pageblocks become t's (it is offline: nothing of it is on
+ * any list), under both zones' locks, in pool order: a walker of either
+ * span asks pfn_in_zone() under its zone's lock.
+ */
+static void move_blocks(struct pa_pool *pool, pa_pfn_t s, pa_pfn_t e, struct pa_zone *z,
+                        struct pa_zone *t)
 {
 	unsigned pbo = pool->cfg.pageblock_order;
+	struct pa_zone *first = z->index < t->index ? z : t, *second = first == z ? t : z;
+	pa_lock(&first->lock, SITE_ADMIN);
+	pa_lock(&second->lock, SITE_ADMIN);
 	for (pa_pfn_t p = s; p < e; p += 1ull << pbo)
 		__atomic_store_n(&pool->pb_zone[p >> pbo], (uint8_t)t->index, __ATOMIC_RELAXED);
+	pa_unlock(&second->lock);
+	pa_unlock(&first->lock);
 }
 
 int pa_memory_online_type(struct pa_pool *pool, pa_pfn_t start_pfn, uint64_t nr_pages,
@@ -394,14 +404,14 @@ int pa_memory_online_type(struct pa_pool *pool, pa_pfn_t start_pfn, uint64_t nr_
 	pa_pfn_t end = start_pfn + nr_pages;
 	pthread_mutex_lock(&pool->hotplug_lock);
 	struct pa_zone *z = hotplug_range(pool, start_pfn, nr_pages, true, &rc);
-	struct pa_zone *t = z ? online_target(pool, z, start_pfn, end, type, &rc) : NULL;
+	struct pa_zone *t = z ? online_target(pool, z, type, &rc) : NULL;
 	if (t) {
 		/* Deferred init first, while the range still reads as holes: it must not free it too. */
 		pa_lock(&z->lock, SITE_ADMIN);
 		zone_prepare_range(z, start_pfn, end);
 		pa_unlock(&z->lock);
 		if (t != z)
-			move_blocks(pool, start_pfn, end, t);
+			move_blocks(pool, start_pfn, end, z, t);
 		pa_lock(&t->lock, SITE_ADMIN);
 		add_frames(t, start_pfn, end);
 		set_blocks(pool, start_pfn, nr_pages, 0);
@@ -417,15 +427,14 @@ int pa_memory_online_type(struct pa_pool *pool, pa_pfn_t start_pfn, uint64_t nr_
 
 int hotplug_valid_zones(struct pa_pool *pool, uint64_t block, char *buf, size_t len)
 {
-	pa_pfn_t s = block << pool->cfg.block_shift, e = s + block_frames(pool);
-	e = e > pool->nr_frames ? pool->nr_frames : e;
+	pa_pfn_t s = block << pool->cfg.block_shift;
 	pthread_mutex_lock(&pool->hotplug_lock);
 	struct pa_zone *z = zone_of_pfn(pool, s);
 	int n = snprintf(buf, len, "%s", z ? zone_name(z->type) : "none");
 	for (unsigned t = PA_ONLINE_KERNEL;
 	     z && pool->block_offline[block] && t <= PA_ONLINE_MOVABLE; t++) {
 		int rc;
-		struct pa_zone *to = online_target(pool, z, s, e, (enum pa_online_type)t, &rc);
+		struct pa_zone *to = online_target(pool, z, (enum pa_online_type)t, &rc);
 		if (to && to != z)
 			n += snprintf(buf + ((size_t)n < len ? (size_t)n : len),
 			              (size_t)n < len ? len - (size_t)n : 0, " %s",

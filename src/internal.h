@@ -935,6 +935,29 @@ static inline struct pa_zone *zone_of_pfn(const struct pa_pool *pool, pa_pfn_t p
 	return z == 0xff ? NULL : &pool->zones[z];
 }
 
+/*
+ * Is the pageblock of pfn zone z's? Zone spans may overlap (a memory block
+ * onlined into another zone of its node, as Linux allows since 4.13), so a
+ * walker of a span asks before it touches a frame, under z's lock: a
+ * pageblock changes zone only under the locks of both zones.
+ */
+static inline bool pfn_in_zone(const struct pa_zone *z, pa_pfn_t pfn)
+{
+	const struct pa_pool *pool = z->pool;
+	return __atomic_load_n(&pool->pb_zone[pfn >> pool->cfg.pageblock_order],
+	                       __ATOMIC_RELAXED) == z->index;
+}
+
+/* Is every pageblock of [s, e) zone z's? */
+static inline bool range_in_zone(const struct pa_zone *z, pa_pfn_t s, pa_pfn_t e)
+{
+	uint64_t pb = 1ull << z->pool->cfg.pageblock_order;
+	for (pa_pfn_t p = s & ~(pb - 1); p < e; p += pb)
+		if (!pfn_in_zone(z, p))
+			return false;
+	return true;
+}
+
 /* ---------------------------------------------------------------------- */
 /* "buddy.c": free lists, merge and split; no policy                      */
 /* ---------------------------------------------------------------------- */

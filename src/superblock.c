@@ -235,7 +235,8 @@ pa_pfn_t superblock_free_pageblock(struct pa_zone *z, uint64_t index, unsigned m
 	region_span(z, index, &lo, &hi);
 	for (pa_pfn_t p = lo; p < hi; p += 1ull << pbo) {
 		if (atomic_load_explicit(&pool->pb_free[p >> pbo], memory_order_relaxed) !=
-		    1ull << pbo)
+		            1ull << pbo ||
+		    !pfn_in_zone(z, p)) /* another zone's, inside the span (hotplug) */
 			continue;
 		int o = free_head_order(z, p, mts);
 		if (o >= (int)min) {
@@ -288,7 +289,8 @@ bool superblock_partial_pageblock(struct pa_zone *z, uint64_t index, unsigned or
 	unsigned n = 0;
 	for (pa_pfn_t p = lo; p < hi; p += 1ull << pbo) {
 		uint32_t f = atomic_load_explicit(&pool->pb_free[p >> pbo], memory_order_relaxed);
-		if (f < 1ull << order || !((mts >> pageblock_mt(pool, p)) & 1))
+		if (f < 1ull << order || !((mts >> pageblock_mt(pool, p)) & 1) ||
+		    !pfn_in_zone(z, p))
 			continue;
 		unsigned k = n < SB_PARTIAL_TRIES ? n++ : SB_PARTIAL_TRIES;
 		while (k > 0 && best_free[k - 1] < f) {
@@ -336,6 +338,7 @@ static unsigned defrag_candidates(struct pa_zone *z, pa_pfn_t *out)
 			uint32_t f = atomic_load_explicit(&pool->pb_free[p >> pbo],
 			                                  memory_order_relaxed);
 			if (pageblock_mt(pool, p) != PA_MT_MOVABLE || f == 1ull << pbo ||
+			    !pfn_in_zone(z, p) ||
 			    (n == DEFRAG_CANDIDATES && f <= out_free[n - 1]) ||
 			    !contig_range_movable(pool, p, p + (1ull << pbo), false))
 				continue;

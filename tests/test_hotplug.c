@@ -504,11 +504,21 @@ TEST(hotplug_online_movable_and_kernel_move_the_zone_boundary)
 	pool = test_boot(MOV);
 	nz = zone_of_type(pool, PA_ZONE_NORMAL);
 	mz = zone_of_type(pool, PA_ZONE_MOVABLE);
-	/* Not at the boundary: refused, and the block stays offline until onlined where it was. */
+	/* Inside Normal's span: ZONE_MOVABLE's span grows over Normal's (they overlap), and back. */
 	REQUIRE(pa_memory_offline(pool, lo + nb, nb) == 0);
-	CHECK_EQ_U64(pa_memory_online_type(pool, lo + nb, nb, PA_ONLINE_MOVABLE), -EINVAL);
+	REQUIRE(pa_ctl_read(pool, "memory/33/valid_zones", buf, sizeof buf) > 0);
+	CHECK_MSG(strcmp(buf, "Normal Movable\n") == 0, "%s", buf);
+	CHECK_EQ_U64(pa_memory_online_type(pool, lo + nb, nb, PA_ONLINE_MOVABLE), 0);
+	CHECK(zone_of_pfn(pool, lo + nb) == mz);
+	check_span(pool, "Normal", nz, lo, mid);
+	check_span(pool, "Movable", mz, lo + nb, top);
+	VALIDATE(pool);
+	REQUIRE(pa_memory_offline(pool, lo + nb, nb) == 0);
+	check_span(pool, "Movable", mz, mid, top); /* shrunk to the next online block of its own */
 	CHECK_EQ_U64(ctl_u64(pool, "memory/33/online"), 0);
 	CHECK_EQ_U64(pa_memory_online_type(pool, lo + nb, nb, PA_ONLINE_KERNEL), 0);
+	CHECK(zone_of_pfn(pool, lo + nb) == nz);
+	VALIDATE(pool);
 	/* The lowest Movable block goes back to the kernel zone. */
 	REQUIRE(pa_memory_online_type(pool, mid, nb, PA_ONLINE_KERNEL) == -EINVAL); /* online */
 	REQUIRE(pa_memory_offline(pool, mid, nb) == 0);
@@ -524,14 +534,102 @@ TEST(hotplug_online_movable_and_kernel_move_the_zone_boundary)
 	check_span(pool, "Movable", mz, mid, top);
 	expect_as_fresh(pool, MOV);
 	pa_shutdown(pool);
-	/* Without movablecore= the empty ZONE_MOVABLE sits at the node's top: not next to lo. */
+	/* Without movablecore= the lowest Normal block goes movable too, below Normal's span. */
 	pool = test_boot("mem=8G");
+	nz = zone_of_type(pool, PA_ZONE_NORMAL);
+	mz = pool->nodes[0].zones[PA_ZONE_MOVABLE];
 	REQUIRE(pa_memory_offline(pool, lo, nb) == 0);
-	CHECK_EQ_U64(pa_memory_online_type(pool, lo, nb, PA_ONLINE_MOVABLE), -EINVAL);
-	CHECK_EQ_U64(pa_ctl_write(pool, "memory/32/state", "online_movable"), -EINVAL);
+	CHECK_EQ_U64(pa_ctl_write(pool, "memory/32/state", "online_movable"), 0);
+	check_span(pool, "Movable", mz, lo, lo + nb);
+	check_span(pool, "Normal", nz, lo + nb, nz->end_pfn);
+	VALIDATE(pool);
+	REQUIRE(pa_memory_offline(pool, lo, nb) == 0);
 	CHECK_EQ_U64(pa_memory_online_type(pool, lo, nb, PA_ONLINE_KERNEL), 0);
 	expect_as_fresh(pool, "mem=8G");
 	pa_shutdown(pool);
+}
+
+/*
+ * Fill half of memory with order-0 folios (both zones: movable requests
+ * take ZONE_MOVABLE first), free every other one, and compact: the free
+ * scanners walk down through the other zone's pageblocks in their span.
+ */
+static void fragment_and_compact(struct pa_pool *pool)
+{
+	struct towner o;
+	uint64_t want = (uint64_t)((double)(pool->nr_frames / 2) * test_scale()) + 1024;
+	to_init(&o, pool, want);
+	while (o.nr < want && to_alloc(&o, 0, 0) >= 0)
+		;
+	for (size_t i = 1; i < o.nr; i += 2)
+		to_free(&o, i);
+	CHECK(pa_compact(pool, -1) > 0);
+	VALIDATE(pool);
+	CHECK_EQ_U64(to_check_all(&o), (o.nr + 1) / 2);
+	to_free_all(&o);
+	to_expect_clean(&o);
+	to_destroy(&o);
+}
+
+/*
+ * Every other block inside DMA32 goes movable, so the two spans overlap
+ * block by block, while other threads allocate and free movable folios;
+ * compaction passes, a contiguous range in a movable block (and one across
+ * a zone change, refused), then the blocks go back. The walkers of a span
+ * (buddy merging, compaction's scanners, superblock steering with
+ * max_order=18, pa_validate) take only their own zone's pageblocks.
+ */
+TEST(hotplug_overlapping_zones_while_other_threads_allocate)
+{
+	const char *lines[] = { "mem=2G kcompactd=manual", "mem=2G max_order=18 kcompactd=manual" };
+	for (size_t l = 0; l < sizeof lines / sizeof lines[0]; l++) {
+		struct pa_pool *pool = test_boot(lines[l]);
+		struct pa_zone *kz = pool->nodes[0].zones[PA_ZONE_DMA32],
+		               *mz = pool->nodes[0].zones[PA_ZONE_MOVABLE];
+		REQUIRE(kz && mz);
+		struct racers rs;
+		racers_start(&rs, pool);
+		uint64_t n = 1ull << pool->cfg.block_shift;
+		char err[256];
+		for (unsigned pass = 0; pass < 2; pass++) {
+			for (pa_pfn_t b = 3 * n; b < 12 * n; b += 2 * n) {
+				int rc = offline_retry(pool, b, n);
+				CHECK_MSG(rc == 0, "offline of block %llu: %d",
+				          (unsigned long long)(b / n), rc);
+				if (rc)
+					continue;
+				racers_see_offline(&rs, (unsigned)(b / n), 500000);
+				CHECK_EQ_U64(pa_memory_online_type(pool, b, n,
+				                                   pass ? PA_ONLINE_KERNEL :
+				                                          PA_ONLINE_MOVABLE),
+				             0);
+				CHECK(zone_of_pfn(pool, b) == (pass ? kz : mz));
+				CHECK_MSG(pa_validate(pool, err, sizeof err) == 0,
+				          "pa_validate: %s", err);
+			}
+			if (pass == 0) {
+				check_span(pool, "Movable", mz, 3 * n, 12 * n);
+				fragment_and_compact(pool);
+				CHECK_MSG(pa_validate(pool, err, sizeof err) == 0,
+				          "after compaction: %s", err);
+				CHECK_EQ_U64(pa_alloc_contig_range(pool, 4 * n - 16, 4 * n + 16,
+				                                   PA_MT_MOVABLE, 0),
+				             -EINVAL); /* Movable, then DMA32 */
+				int rc = pa_alloc_contig_range(pool, 5 * n, 5 * n + 512,
+				                               PA_MT_MOVABLE, 0);
+				CHECK(rc == 0 || rc == -EBUSY);
+				if (rc == 0)
+					pa_free_contig_range(pool, 5 * n, 512);
+				CHECK_MSG(pa_validate(pool, err, sizeof err) == 0,
+				          "after a contiguous range: %s", err);
+			}
+		}
+		racers_join(&rs);
+		CHECK_EQ_U64(mz->present_pages, 0);
+		expect_as_fresh(pool, lines[l]);
+		pa_shutdown(pool);
+		racers_destroy(&rs);
+	}
 }
 
 static void read_ctl(struct pa_pool *pool, const char *path, char *buf, size_t len)
