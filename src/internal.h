@@ -1367,9 +1367,10 @@ static inline bool pcp_rseq_trylock(const struct pa_pool *pool, struct pa_spin *
 	             ".quad 331f, 332f - 331f, 334f\n\t" /* start, length, abort */
 	             ".popsection\n\t"
 	             "leaq 333b(%%rip), %%rax\n\t"
-	             "movq %%rax, %%fs:(%[cs])\n"
+	             "movq %%rax, %%fs:(%[cs])\n\t"
+	             "movq %[cpu_off], %%rax\n"
 	             "331:\n\t"
-	             "cmpl %[cpu], %%fs:(%[cpu_off])\n\t"
+	             "cmpl %[cpu], %%fs:(%%rax)\n\t"
 	             "jne %l[busy]\n\t"
 	             "cmpl $0, (%[lock])\n\t"
 	             "jne %l[busy]\n\t"
@@ -1381,7 +1382,7 @@ static inline bool pcp_rseq_trylock(const struct pa_pool *pool, struct pa_spin *
 	                                       "jmp %l[busy]\n\t"
 	                                       ".popsection"
 	             :
-	             : [cs] "r"(pool->rseq_cs_off), [cpu_off] "r"(pool->cpu_off), [cpu] "r"(cpu),
+	             : [cs] "r"(pool->rseq_cs_off), [cpu_off] "m"(pool->cpu_off), [cpu] "r"(cpu),
 	               [lock] "r"(&s->v)
 	             : "rax", "memory", "cc"
 	             : busy);
