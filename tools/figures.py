@@ -534,31 +534,28 @@ def merge_runs(a, b):
 
 
 def alternate(fig, args, rounds=3):
-    """args run by the program measured and --before's, alternately: the runs (--runs R
-    in args) are split into rounds, before, now, before, now, ..., so that a change of the
-    machine's load falls on both; their outputs merged. Returns ({program: JSON}, the
-    command as shown, with all R runs)."""
+    """args (with --runs R) run `rounds` times by the program measured, each time in a new
+    process (a new layout in memory), and as many times by --before's if given, alternately:
+    before, now, before, now, ..., so that a change of the machine's load falls on both. The
+    outputs of a program are merged: R * rounds samples. Returns ({program: JSON}, the
+    command as shown)."""
     programs = list(filter(None, (fig.before, fig.program)))
-    i = args.index("--runs")
-    total = int(args[i + 1])
-    rounds = min(rounds, total) if fig.before else 1
+    rounds = 1 if fig.quick else rounds
     out, shown = {}, None
-    for r in range(rounds):
-        part = total // rounds + (r < total % rounds)
+    for _ in range(rounds):
         for p in programs:
             if p == fig.before and out.get(p, {}) is None:
                 continue
             try:
-                j, c = fig.bench_with(p, *args[:i + 1], part, *args[i + 2:])
+                j, c = fig.bench_with(p, *args)
             except RuntimeError:
                 if p != fig.before:
                     raise
                 out[p] = None  # an older program without these options: n/a
                 continue
             out[p] = merge_runs(out[p], j) if p in out else j
-            if p == fig.program and shown is None:
-                shown = fig.shown_program + " " + " ".join(
-                    shlex.quote(str(a)) for a in args)
+            if p == fig.program:
+                shown = c + (f"    # {rounds} times, the samples pooled" if rounds > 1 else "")
     return out, shown
 
 
@@ -644,7 +641,7 @@ def speed(fig):
 
     nr = ["--nr", 65536] if fig.quick else []
     rows = []
-    for order, runs in ((0, 1 if fig.quick else 15), (9, 3 if fig.quick else 61)):
+    for order, runs in ((0, 1 if fig.quick else 5), (9, 3 if fig.quick else 21)):
         args = ["bench", "alloc-free-bulk", "--order", order, "--compare", "--boot", BULK_BOOT,
                 "--runs", runs] + (nr if order == 0 else [])
         j, c = alternate(fig, args)
@@ -657,11 +654,14 @@ def speed(fig):
                "(`pcp/orders/N/enabled`), in one pool: after a warm-up run of each, runs "
                "alternate off, on, on, off, ..., so that a change of the machine's load falls "
                "on both; each run frees every block it took (order 9: the 2,048 blocks of the "
-               "pool, order 0: 1 Mi). The last column is on / off of each pair of runs, median "
-               "(min - max). Goal: on / off at most 1.2x.\n\n")
+               "pool, order 0: 1 Mi). Each command runs " + ("once" if fig.quick else
+               "three times, in three processes, so that no one layout in memory decides; the "
+               "samples are pooled") + ". The last column "
+               "is on / off of each pair of runs, median (min - max). Goal: on / off at most "
+               "1.2x.\n\n")
     out.append(fig.table(["order", "on the lists", "off", "on / off"], rows))
 
-    runs = 1 if fig.quick else 15
+    runs = 1 if fig.quick else 5
     j, c = alternate(fig, ["bench", "alloc-free-bulk", "--order", 0, "--scaling", "--threads", 2,
                            "--boot", BULK_BOOT + " nr_cpus=2", "--runs", runs] + nr)
     mops = lambda m: f"{m['median'] / 1e6:.1f} M ({m['min'] / 1e6:.1f} - {m['max'] / 1e6:.1f})"
@@ -676,10 +676,12 @@ def speed(fig):
     out.append("\n" + fig.commands(c) +
                f"\nBulk order-0 work, 1 Mi blocks in all, each thread posing as its own CPU, "
                f"in one pool: after a warm-up run of each, runs of one thread and of two "
-               f"alternate (1, 2, 2, 1, ...). Operations per second of all threads, the "
+               f"alternate (1, 2, 2, 1, ...){'' if fig.quick else ', in three processes, the samples pooled'}. "
+               f"Operations per second of all threads, the "
                f"threads' CPU time per operation (a wait that sleeps is not in it), and the zone "
                f"lock's contended acquisitions and microseconds waited, summed over the "
-               f"{runs} runs. Goal: two threads at least 1.8x one.\n\n")
+               f"{runs * (1 if fig.quick else 3)} runs. Goal: two threads at least 1.8x "
+               f"one.\n\n")
     out.append(fig.table(["threads", "allocations+frees per second", "CPU ns per operation",
                           "zone lock contended", "zone lock wait (us)"], rows))
     out.append(f"\nLoad average (1 min) when this section ended: {os.getloadavg()[0]:.1f} on "
