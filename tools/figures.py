@@ -615,11 +615,12 @@ def speed(fig):
     got, shown = alternate(fig, args + [HOT_BOOT])
     exch, shown_exch = fig.bench(*args, HOT_BOOT + " pcp_rseq=0")
     rows = [["default (the list lock by restartable sequence where the machine allows)",
-             then_now(fig, lambda p: mmm(got[p]["ns_per_op"])), "<= 15"],
+             then_now(fig, lambda p: mmm(got[p]["ns_per_op"]) if got.get(p) else "n/a"),
+             "<= 15"],
             ["`pcp_rseq=0` (the list lock by exchange)", mmm(exch["ns_per_op"]), ""]]
     out.append("\n" + fig.commands(shown, shown_exch) +
                "\nNanoseconds per order-0 pair (median, min - max of the runs; with `--before`, "
-               "the two programs' runs alternate in rounds). The owner's restartable sequence "
+               "the two programs' processes alternate). The owner's restartable sequence "
                "needs rseq registered, membarrier's rseq fence, no `cpu_id` hook, every CPU id "
                "below `nr_cpus` and an x86-64 build without TSan; the free keeps its "
                "compare-and-swap of the descriptor word (compaction may be isolating the "
