@@ -371,7 +371,7 @@ static __attribute__((noinline)) struct pa_page *alloc_cpu_slow(struct pa_pool *
 static inline __attribute__((always_inline)) struct pa_page *
 alloc_fast(struct pa_pool *pool, pa_gfp_t gfp, unsigned order)
 {
-	if (unlikely(order >= pool->cfg.pageblock_order || !pcp_order_enabled(pool, order) ||
+	if (unlikely(!pcp_gate_open(&pool->pcp_alloc_gate, order) ||
 	             (gfp & (GFP_SLOW | PA_GFP_ZERO | ~PA_GFP_ALL_FLAGS))))
 		return alloc_zones(pool, gfp, order);
 	unsigned cpu = pool_cpu_nocall(pool);
@@ -647,12 +647,25 @@ static __attribute__((noinline)) void free_cpu_slow(struct pa_pool *pool, struct
 	free_on_cpu(pool, z, pfn_page(pool, pfn), pfn, pb, order, pool_cpu(pool));
 }
 
+/* The free gate was shut: a large order, or one off the lists (the buddy path: no list lock). */
+static __attribute__((noinline)) void free_gated(struct pa_pool *pool, struct pa_zone *z,
+                                                 pa_pfn_t pfn, unsigned order)
+{
+	if (order >= pool->free_fast_below)
+		free_large(pool, z, pfn, order);
+	else if (!pcp_order_enabled(pool, order))
+		free_zone(pool, z, pfn, order);
+	else /* switched on meanwhile: the gate follows its bit */
+		free_cpu_slow(pool, z, pfn, order);
+}
+
 /*
  * The fast path: a NULL pool costs one test, a pointer that is no
- * descriptor one compare. Orders from free_fast_below up (a pageblock, or
- * all with init_on_free) go through free_large(), a switched-off order
- * straight to the zone; one switched off meanwhile is found under the list
- * lock and goes to the zone through free_unusual().
+ * descriptor one compare, the order one bit test (pcp_free_gate). Orders
+ * from free_fast_below up (a pageblock, or all with init_on_free) go through
+ * free_large(), a switched-off order straight to the zone (free_gated());
+ * one switched off meanwhile is found under the list lock and goes to the
+ * zone through free_unusual().
  */
 static inline __attribute__((always_inline)) void free_fast(struct pa_pool *pool,
                                                             struct pa_page *page, unsigned order)
@@ -669,12 +682,8 @@ static inline __attribute__((always_inline)) void free_fast(struct pa_pool *pool
 		return;
 	}
 	struct pa_zone *z = &pool->zones[zi];
-	if (unlikely(order >= pool->free_fast_below)) {
-		free_large(pool, z, pfn, order);
-		return;
-	}
-	if (unlikely(!pcp_order_enabled(pool, order))) { /* the buddy path: no list lock */
-		free_zone(pool, z, pfn, order);
+	if (unlikely(!pcp_gate_open(&pool->pcp_free_gate, order))) {
+		free_gated(pool, z, pfn, order);
 		return;
 	}
 	unsigned cpu = pool_cpu_nocall(pool);

@@ -595,7 +595,11 @@ struct pa_pool {
 	pthread_mutex_t ctl_lock; /* serializes control writes (a knob and what follows from it) */
 
 	_Atomic uint64_t pcp_orders; /* bit o: order o goes through the per-CPU lists */
-	struct pa_zone **cpu_zone;   /* [cpu * 2 + movable]: where a CPU's fast path allocates */
+	/* pcp_orders folded with the fast paths' order limits, so that each gate is one
+	 * bit test (pcp_gates_update()): alloc, orders below the pageblock order; free,
+	 * orders below free_fast_below. */
+	_Atomic uint64_t pcp_alloc_gate, pcp_free_gate;
+	struct pa_zone **cpu_zone; /* [cpu * 2 + movable]: where a CPU's fast path allocates */
 	_Atomic unsigned pcp_high_fraction; /* 0: high auto-tuned; N: managed / N / CPUs */
 	_Atomic unsigned pcp_rules;         /* enum pcp_rules: whose high and batch rules */
 	pthread_mutex_t pcp_order_mutex;    /* serializes switching orders */
@@ -1257,6 +1261,12 @@ static inline bool pcp_order_enabled(const struct pa_pool *pool, unsigned order)
 {
 	return (atomic_load_explicit(&pool->pcp_orders, memory_order_relaxed) >> order) & 1;
 }
+
+/* Is bit order of a gate word (pcp_alloc_gate, pcp_free_gate) set? Never for 64 and up. */
+static inline bool pcp_gate_open(const _Atomic uint64_t *gate, unsigned order)
+{
+	return order < 64 && (atomic_load_explicit(gate, memory_order_relaxed) >> order) & 1;
+}
 /*
  * Slow halves of the fast paths below, entered with the list lock held and
  * leaving it released, so that the fast paths end in tail calls and keep
@@ -1571,6 +1581,8 @@ const char *pcp_rules_name(unsigned rules);
 void pcp_set_rules(struct pa_pool *pool, enum pcp_rules rules);
 /* Switch an order on or off; off drains it from every CPU. */
 void pcp_set_order(struct pa_pool *pool, unsigned order, bool on);
+/* The gate words from pcp_orders, after each change of it. */
+void pcp_gates_update(struct pa_pool *pool);
 /* A zone's counters with every CPU's folded in (alloc_order may be NULL); takes the locks. */
 void zone_fold_stats(struct pa_zone *zone, uint64_t stat[PA_NR_ZONE_STATS], uint64_t *alloc_order);
 /* The same with the zone's list locks and zone lock held. */

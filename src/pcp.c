@@ -585,10 +585,26 @@ void pcp_set_order(struct pa_pool *pool, unsigned order, bool on)
 		atomic_fetch_or(&pool->pcp_orders, 1ull << order);
 	else
 		atomic_fetch_and(&pool->pcp_orders, ~(1ull << order));
+	pcp_gates_update(pool);
 	for (unsigned i = 0; !on && i < pool->nr_zones; i++)
 		for (unsigned c = 0; c < pool->cfg.nr_cpus; c++)
 			pcp_drain_cpu(&pool->zones[i], c, 1ull << order);
 	pthread_mutex_unlock(&pool->pcp_order_mutex);
+}
+
+/*
+ * A gate cleared with its bit of pcp_orders, before the drain, sends the
+ * fast path to the checks under the list lock or to the zone; a gate set
+ * after its bit only delays the fast path by a call.
+ */
+void pcp_gates_update(struct pa_pool *pool)
+{
+	uint64_t orders = atomic_load_explicit(&pool->pcp_orders, memory_order_relaxed);
+	atomic_store_explicit(&pool->pcp_alloc_gate,
+	                      orders & ((1ull << pool->cfg.pageblock_order) - 1),
+	                      memory_order_relaxed);
+	atomic_store_explicit(&pool->pcp_free_gate, orders & ((1ull << pool->free_fast_below) - 1),
+	                      memory_order_relaxed);
 }
 
 /* Linux's percpu_pagelist_high_fraction: 0 auto-tunes high, N fixes it at managed / N / CPUs. */
