@@ -1222,13 +1222,19 @@ struct pa_pcp {
 	/* pcp_rules=6.1: Linux 6.1's free_factor, and the allocations it was last halved up to. */
 	uint32_t free_factor;
 	uint64_t allocs_seen;
-	uint32_t *head; /* [order * PA_NR_PCP_TYPES + type]; per-list counts are walked on read */
+	/*
+	 * In the struct, sized for the largest max_order, so that the fast paths
+	 * reach them without loading a pointer; a pool uses the first
+	 * max_order_boot + 1 orders. [order * PA_NR_PCP_TYPES + type]; per-list
+	 * counts are walked on read.
+	 */
+	uint32_t head[(PA_MAX_ORDER_LIMIT + 1) * PA_NR_PCP_TYPES];
 	/* [2 * order]: blocks allocated, [2 * order + 1]: blocks freed; the zone's
 	 * pgalloc, pgfree and per-order counts are folded from these on read. */
-	uint64_t *ops;
+	uint64_t ops[2 * (PA_MAX_ORDER_LIMIT + 1)];
 } __attribute__((aligned(64)));
 
-#define pcp_index(order, type) ((order)*PA_NR_PCP_TYPES + (type))
+#define pcp_index(order, type) ((size_t)(order)*PA_NR_PCP_TYPES + (type))
 
 /* Write count, high or batch of a list (lock held): relaxed atomic, for pcp_free_direct(). */
 #define pcp_store(field, v) __atomic_store_n(&(field), (uint32_t)(v), __ATOMIC_RELAXED)
@@ -1282,17 +1288,25 @@ struct pa_page *pcp_refill_unlock(struct pa_zone *zone, struct pa_pcp *pcp, unsi
 bool pcp_spill_unlock(struct pa_zone *zone, struct pa_pcp *pcp, unsigned list);
 bool pcp_free_wipe_unlock(struct pa_zone *zone, struct pa_pcp *pcp, pa_pfn_t pfn, unsigned order);
 
-static inline pa_pfn_t pcp_pop(struct pa_pool *pool, struct pa_pcp *pcp, unsigned order,
-                               unsigned type)
+/* The top block of a list taken off it, still PS_PCP; NULL if the list is empty. */
+static inline struct pa_page *pcp_unlink(struct pa_pool *pool, struct pa_pcp *pcp, unsigned order,
+                                         unsigned type)
 {
 	uint32_t *head = &pcp->head[pcp_index(order, type)];
 	uint32_t pfn = *head;
 	if (pfn == PA_NIL)
-		return PA_NIL;
-	__atomic_store_n(head, pfn_page(pool, pfn)->lru.next,
-	                 __ATOMIC_RELAXED); /* pcp_free_direct() */
+		return NULL;
+	struct pa_page *p = pfn_page(pool, pfn);
+	__atomic_store_n(head, p->lru.next, __ATOMIC_RELAXED); /* pcp_free_direct() */
 	pcp_store(pcp->count, pcp->count - (1u << order));
-	return pfn;
+	return p;
+}
+
+static inline pa_pfn_t pcp_pop(struct pa_pool *pool, struct pa_pcp *pcp, unsigned order,
+                               unsigned type)
+{
+	struct pa_page *p = pcp_unlink(pool, pcp, order, type);
+	return p ? page_pfn(pool, p) : PA_NIL;
 }
 
 /* A list is a stack through lru.next: the most recently freed block is the cache-hottest. */
@@ -1333,10 +1347,9 @@ static inline void pcp_push(struct pa_pool *pool, struct pa_pcp *pcp, pa_pfn_t p
  * PF_COMP may be added (a reported block stays marked: pa_page_reported()).
  * The state goes last, with release order, as page_prep_fields() does.
  */
-static inline struct pa_page *pcp_prep(struct pa_pool *pool, struct pa_pcp *pcp, pa_pfn_t pfn,
-                                       unsigned order, unsigned mt, pa_gfp_t gfp)
+static inline struct pa_page *pcp_prep(struct pa_pcp *pcp, struct pa_page *p, unsigned order,
+                                       unsigned mt, pa_gfp_t gfp)
 {
-	struct pa_page *p = pfn_page(pool, pfn);
 	p->private = 0;
 	set_page_mt(p, mt);
 	if (gfp & PA_GFP_COMP)
@@ -1351,8 +1364,8 @@ static inline struct pa_page *pcp_prep(struct pa_pool *pool, struct pa_pcp *pcp,
 static inline struct pa_page *pcp_take(struct pa_pool *pool, struct pa_pcp *pcp, unsigned order,
                                        unsigned mt, pa_gfp_t gfp)
 {
-	pa_pfn_t pfn = pcp_pop(pool, pcp, order, mt);
-	return likely(pfn != PA_NIL) ? pcp_prep(pool, pcp, pfn, order, mt, gfp) : NULL;
+	struct pa_page *p = pcp_unlink(pool, pcp, order, mt);
+	return likely(p) ? pcp_prep(pcp, p, order, mt, gfp) : NULL;
 }
 
 #ifdef PA_RSEQ_LOCK

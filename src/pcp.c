@@ -50,12 +50,6 @@ static bool rules_61(const struct pa_pool *pool)
 	return atomic_load_explicit(&pool->pcp_rules, memory_order_relaxed) == PCP_RULES_61;
 }
 
-/* Whole cache lines of their own: two CPUs' heads and counters never share one. */
-static void *alloc_lines(size_t bytes)
-{
-	return aligned_alloc(64, (bytes + 63) & ~(size_t)63);
-}
-
 int pcp_init_zone(struct pa_zone *z)
 {
 	struct pa_pool *pool = z->pool;
@@ -69,12 +63,6 @@ int pcp_init_zone(struct pa_zone *z)
 		atomic_init(&pcp->lock.v, 0);
 		pcp->lock.cpu = c;
 		pcp->zone = z;
-		size_t ops = 2 * (pool->cfg.max_order + 1) * sizeof *pcp->ops;
-		pcp->head = alloc_lines(lists * sizeof *pcp->head);
-		pcp->ops = alloc_lines(ops);
-		if (!pcp->head || !pcp->ops)
-			return -ENOMEM;
-		memset(pcp->ops, 0, ops);
 		for (unsigned i = 0; i < lists; i++)
 			pcp->head[i] = PA_NIL;
 	}
@@ -85,10 +73,6 @@ void pcp_destroy_zone(struct pa_zone *z)
 {
 	if (!z->pcp)
 		return;
-	for (unsigned c = 0; c < z->pool->cfg.nr_cpus; c++) {
-		free(z->pcp[c].head);
-		free(z->pcp[c].ops);
-	}
 	free(z->pcp);
 	z->pcp = NULL;
 }
@@ -472,8 +456,7 @@ struct pa_page *pcp_refill_unlock(struct pa_zone *z, struct pa_pcp *pcp, unsigne
 	/* Switched off since the caller looked: the drain has run, so put nothing back. */
 	if (pcp_order_enabled(z->pool, order))
 		pcp_refill(z, pcp, order, mt);
-	pa_pfn_t pfn = pcp_pop(z->pool, pcp, order, mt);
-	struct pa_page *p = pfn != PA_NIL ? pcp_prep(z->pool, pcp, pfn, order, mt, gfp) : NULL;
+	struct pa_page *p = pcp_take(z->pool, pcp, order, mt, gfp);
 	pa_spin_unlock(&pcp->lock);
 	return p;
 }
