@@ -275,7 +275,8 @@ static inline struct pa_page *pcp_alloc_local(struct pa_pool *pool, pa_gfp_t gfp
 {
 	unsigned cpu = pool_cpu(pool);
 	bool movable = gfp & PA_GFP_MOVABLE;
-	struct pa_zone *z = __atomic_load_n(&pool->cpu_zone[cpu * 2 + movable], __ATOMIC_RELAXED);
+	struct pa_pcp *pcp = __atomic_load_n(&pool->cpu_pcp[cpu * 2 + movable], __ATOMIC_RELAXED);
+	struct pa_zone *z = pcp->zone;
 	if (unlikely(!pcp_watermark_fast(z, order, movable)))
 		return NULL;
 	return pcp_alloc(z, cpu, order, gfp_migratetype(gfp), gfp);
@@ -342,10 +343,10 @@ static inline __attribute__((always_inline)) struct pa_page *
 alloc_on_cpu(struct pa_pool *pool, pa_gfp_t gfp, unsigned order, unsigned cpu)
 {
 	bool movable = gfp & PA_GFP_MOVABLE;
-	struct pa_zone *z = __atomic_load_n(&pool->cpu_zone[cpu * 2 + movable], __ATOMIC_RELAXED);
+	struct pa_pcp *pcp = __atomic_load_n(&pool->cpu_pcp[cpu * 2 + movable], __ATOMIC_RELAXED);
+	struct pa_zone *z = pcp->zone;
 	if (unlikely(!pcp_watermark_fast(z, order, movable)))
 		return alloc_zones(pool, gfp, order);
-	struct pa_pcp *pcp = &z->pcp[cpu];
 	if (unlikely(!pcp_trylock(pool, pcp, cpu)))
 		return alloc_busy(pool, pcp, gfp, order);
 	struct pa_page *p = pcp_take(pool, pcp, order, gfp_migratetype(gfp), gfp);
@@ -620,43 +621,43 @@ static __attribute__((noinline)) void free_large(struct pa_pool *pool, struct pa
  * it. The order's switch is read under the list lock, where a drain can't
  * miss it. What does not change under the lock is worked out before it.
  */
-static inline __attribute__((always_inline)) void free_on_cpu(struct pa_pool *pool,
-                                                              struct pa_zone *z, struct pa_page *p,
-                                                              pa_pfn_t pfn, const uint8_t *pb,
-                                                              unsigned order, unsigned cpu)
+static inline __attribute__((always_inline)) void
+free_on_cpu(struct pa_pool *pool, struct pa_pcp *lists, struct pa_page *p, pa_pfn_t pfn,
+            const uint8_t *pb, unsigned order, unsigned cpu)
 {
-	struct pa_pcp *pcp = &z->pcp[cpu];
+	struct pa_pcp *pcp = &lists[cpu];
 	if (unlikely(!pcp_trylock(pool, pcp, cpu))) {
-		free_busy(pool, z, pcp, pfn, order);
+		free_busy(pool, pcp->zone, pcp, pfn, order);
 		return;
 	}
 	unsigned type = __atomic_load_n(pb, __ATOMIC_RELAXED) & (PB_MT_MASK | PB_ISOLATE);
 	uint64_t w = page_word(p);
 	if (unlikely(type >= PA_NR_PCP_TYPES || !pcp_claimable(w, order) ||
 	             !pcp_order_enabled(pool, order) || !pcp_claim(p, w))) {
-		free_unusual(pool, z, pcp, pfn, order);
+		free_unusual(pool, pcp->zone, pcp, pfn, order);
 		return;
 	}
-	pcp_free_commit(z, pcp, p, pfn, order, type);
+	pcp_free_commit(pcp, p, pfn, order, type);
 }
 
-static __attribute__((noinline)) void free_cpu_slow(struct pa_pool *pool, struct pa_zone *z,
+static __attribute__((noinline)) void free_cpu_slow(struct pa_pool *pool, struct pa_pcp *lists,
                                                     pa_pfn_t pfn, unsigned order)
 {
 	const uint8_t *pb = &pool->pb_bits[pfn >> pool->cfg.pageblock_order];
-	free_on_cpu(pool, z, pfn_page(pool, pfn), pfn, pb, order, pool_cpu(pool));
+	free_on_cpu(pool, lists, pfn_page(pool, pfn), pfn, pb, order, pool_cpu(pool));
 }
 
 /* The free gate was shut: a large order, or one off the lists (the buddy path: no list lock). */
-static __attribute__((noinline)) void free_gated(struct pa_pool *pool, struct pa_zone *z,
+static __attribute__((noinline)) void free_gated(struct pa_pool *pool, struct pa_pcp *lists,
                                                  pa_pfn_t pfn, unsigned order)
 {
+	struct pa_zone *z = lists->zone;
 	if (order >= pool->free_fast_below)
 		free_large(pool, z, pfn, order);
 	else if (!pcp_order_enabled(pool, order))
 		free_zone(pool, z, pfn, order);
 	else /* switched on meanwhile: the gate follows its bit */
-		free_cpu_slow(pool, z, pfn, order);
+		free_cpu_slow(pool, lists, pfn, order);
 }
 
 /*
@@ -676,22 +677,21 @@ static inline __attribute__((always_inline)) void free_fast(struct pa_pool *pool
 		return;
 	}
 	uint64_t pb = pfn >> pool->cfg.pageblock_order;
-	unsigned zi = pool->pb_zone[pb];
-	if (unlikely(zi == 0xff)) {
+	struct pa_pcp *lists = __atomic_load_n(&pool->pb_pcp[pb], __ATOMIC_RELAXED);
+	if (unlikely(!lists)) {
 		free_outside(pool, page, order);
 		return;
 	}
-	struct pa_zone *z = &pool->zones[zi];
 	if (unlikely(!pcp_gate_open(&pool->pcp_free_gate, order))) {
-		free_gated(pool, z, pfn, order);
+		free_gated(pool, lists, pfn, order);
 		return;
 	}
 	unsigned cpu = pool_cpu_nocall(pool);
 	if (unlikely(cpu >= pool->cfg.nr_cpus)) {
-		free_cpu_slow(pool, z, pfn, order);
+		free_cpu_slow(pool, lists, pfn, order);
 		return;
 	}
-	free_on_cpu(pool, z, page, pfn, &pool->pb_bits[pb], order, cpu);
+	free_on_cpu(pool, lists, page, pfn, &pool->pb_bits[pb], order, cpu);
 }
 
 void pa_free_pages(struct pa_pool *pool, struct pa_page *page, unsigned int order)

@@ -586,6 +586,8 @@ struct pa_pool {
 	unsigned nr_zones;
 	struct pa_zone *zones; /* ordered by start pfn */
 	uint8_t *pb_zone;      /* [pageblock]: zone index, 0xff outside every zone */
+	/* [pageblock]: its zone's lists (zone->pcp), NULL outside every zone: the free path's one load */
+	struct pa_pcp **pb_pcp;
 
 	_Atomic uint64_t pool_stat[PA_NR_POOL_STATS];
 	_Atomic uint64_t *alloc_fail_order; /* [order] */
@@ -599,7 +601,8 @@ struct pa_pool {
 	 * bit test (pcp_gates_update()): alloc, orders below the pageblock order; free,
 	 * orders below free_fast_below. */
 	_Atomic uint64_t pcp_alloc_gate, pcp_free_gate;
-	struct pa_zone **cpu_zone; /* [cpu * 2 + movable]: where a CPU's fast path allocates */
+	/* [cpu * 2 + movable]: the lists a CPU's fast path allocates from, in its zone */
+	struct pa_pcp **cpu_pcp;
 	_Atomic unsigned pcp_high_fraction; /* 0: high auto-tuned; N: managed / N / CPUs */
 	_Atomic unsigned pcp_rules;         /* enum pcp_rules: whose high and batch rules */
 	pthread_mutex_t pcp_order_mutex;    /* serializes switching orders */
@@ -1206,6 +1209,7 @@ enum pcp_rules { PCP_RULES_67, PCP_RULES_61, PCP_NR_RULES };
  */
 struct pa_pcp {
 	struct pa_spin lock;
+	struct pa_zone *zone; /* whose lists: the fast paths find them without the zone */
 	/* count, high, batch and heads are stored relaxed-atomically: pcp_free_direct() peeks. */
 	uint32_t count; /* frames on the lists */
 	uint32_t high;  /* spill to the buddy above this */
@@ -1491,15 +1495,15 @@ static inline bool pcp_free_claim(struct pa_page *p, unsigned order)
  * Frees in a row are counted uncapped (pcp_prep halves them): the spill
  * caps them where it reads them. Leaves the list lock released.
  */
-static inline bool pcp_free_commit(struct pa_zone *z, struct pa_pcp *pcp, struct pa_page *p,
-                                   pa_pfn_t pfn, unsigned order, unsigned type)
+static inline bool pcp_free_commit(struct pa_pcp *pcp, struct pa_page *p, pa_pfn_t pfn,
+                                   unsigned order, unsigned type)
 {
 	pcp_link_page(pcp, p, pfn, order, type); /* the compare-and-swap made it PS_PCP */
 	pcp->ops[2 * order + 1]++;
 	pcp->alloc_factor >>= 1;
 	pcp->free_count += 1u << order;
 	if (unlikely(pcp->count >= pcp->high))
-		return pcp_spill_unlock(z, pcp, pcp_index(order, type));
+		return pcp_spill_unlock(pcp->zone, pcp, pcp_index(order, type));
 	pa_spin_unlock(&pcp->lock);
 	return true;
 }
@@ -1555,7 +1559,7 @@ static inline bool pcp_free_locked(struct pa_zone *z, struct pa_pcp *pcp, pa_pfn
 	}
 	if (unlikely(pool->cfg.init_on_free))
 		return pcp_free_wipe_unlock(z, pcp, pfn, order);
-	return pcp_free_commit(z, pcp, p, pfn, order, type);
+	return pcp_free_commit(pcp, p, pfn, order, type);
 }
 
 /* pcp_free_locked() with the list lock taken first; false also when it is busy. */

@@ -68,6 +68,7 @@ int pcp_init_zone(struct pa_zone *z)
 		*pcp = (struct pa_pcp){ 0 };
 		atomic_init(&pcp->lock.v, 0);
 		pcp->lock.cpu = c;
+		pcp->zone = z;
 		size_t ops = 2 * (pool->cfg.max_order + 1) * sizeof *pcp->ops;
 		pcp->head = alloc_lines(lists * sizeof *pcp->head);
 		pcp->ops = alloc_lines(ops);

@@ -121,7 +121,7 @@ static unsigned scaled(double n, unsigned floor)
 /* The zone a posed CPU's fast path allocates gfp from. */
 static struct pa_zone *cpu_zone(struct pa_pool *pool, unsigned cpu, pa_gfp_t gfp)
 {
-	struct pa_zone *z = pool->cpu_zone[cpu * 2 + !!(gfp & PA_GFP_MOVABLE)];
+	struct pa_zone *z = pool->cpu_pcp[cpu * 2 + !!(gfp & PA_GFP_MOVABLE)]->zone;
 	REQUIRE(z);
 	return z;
 }

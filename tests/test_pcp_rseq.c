@@ -135,7 +135,7 @@ TEST_MAY_SKIP(pcp_rseq_lock_excludes_owners_and_remote_takers)
 	struct pa_pool *pool = boot_rseq("mem=64M");
 	unsigned cpus = pool->cfg.nr_cpus;
 	struct excl e = { .pool = pool,
-		          .zone = pool->cpu_zone[0],
+		          .zone = pool->cpu_pcp[0]->zone,
 		          .remote_min = (uint64_t)(5000 * test_scale()) };
 	e.counter = calloc(cpus, sizeof *e.counter);
 	REQUIRE(e.counter);
@@ -306,7 +306,7 @@ TEST_MAY_SKIP(pcp_rseq_owners_lose_nothing_against_drains_and_compaction)
 	        " compactions; owner lock busy %" PRIu64 "\n",
 	        allocs, (uint64_t)atomic_load(&f.remote_rounds),
 	        (uint64_t)atomic_load(&f.compactions),
-	        (uint64_t)atomic_load(&pool->cpu_zone[0]->pcp[0].lock.busy[SITE_PCP_ALLOC]));
+	        (uint64_t)atomic_load(&pool->cpu_pcp[0]->lock.busy[SITE_PCP_ALLOC]));
 	CHECK(allocs > 0);
 	CHECK(atomic_load(&f.remote_rounds) > 0);
 	CHECK_EQ_U64(atomic_load(&f.twice), 0);
