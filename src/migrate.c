@@ -161,7 +161,7 @@ void migrate_putback(struct pa_zone *z, pa_pfn_t pfn)
 	struct pa_page *p = pfn_page(z->pool, pfn);
 	if (page_flags(p) & PF_FREE_PENDING) {
 		set_page_flags(p, page_flags(p) & ~PF_FREE_PENDING);
-		free_pending_block(z, pfn, p->order);
+		free_pending_block(z, pfn, page_order(p));
 		return;
 	}
 	__atomic_store_n(&p->state, (uint8_t)PS_ALLOC, __ATOMIC_RELEASE);
@@ -179,7 +179,7 @@ static enum pa_migrate_result ask_owner(struct pa_pool *pool, struct pa_page *sr
 	if (pct && (unsigned)(rand() % 100) < pct)
 		return rand() & 1 ? PA_MIGRATE_AGAIN : PA_MIGRATE_BUSY;
 	const struct pa_owner_ops *ops = &pool->owners[page_owner(src)];
-	return ops->migrate(ops->ctx, src->private, src, dst, src->order);
+	return ops->migrate(ops->ctx, src->private, src, dst, page_order(src));
 }
 
 /* Make dst the allocated copy of src. Zone lock held. */
@@ -216,7 +216,7 @@ enum pa_migrate_result migrate_folio(struct pa_zone *z, pa_pfn_t src, pa_pfn_t d
 {
 	struct pa_pool *pool = z->pool;
 	struct pa_page *sp = pfn_page(pool, src), *dp = pfn_page(pool, dst);
-	unsigned order = sp->order;
+	unsigned order = page_order(sp);
 	enum pa_migrate_result r = copy_and_ask(pool, src, dst, order);
 	pa_lock(&z->lock, SITE_ADMIN);
 	/* A free of either copy ends the move: the folio is gone, both copies go back. */
@@ -276,7 +276,7 @@ enum pa_migrate_result migrate_folio_out(struct pa_zone *z, pa_pfn_t src)
 {
 	struct pa_pool *pool = z->pool;
 	struct pa_page *sp = pfn_page(pool, src);
-	unsigned order = sp->order;
+	unsigned order = page_order(sp);
 	pa_pfn_t dst = alloc_target(pool, sp, order);
 	if (dst == PA_NIL) {
 		pa_lock(&z->lock, SITE_ADMIN);
@@ -349,7 +349,7 @@ void migrate_split_folio(struct pa_zone *z, pa_pfn_t pfn)
 {
 	struct pa_pool *pool = z->pool;
 	struct pa_page *head = pfn_page(pool, pfn);
-	unsigned order = head->order;
+	unsigned order = page_order(head);
 	set_page_flags(head, page_flags(head) & ~PF_COMP);
 	split_heads(pool, pfn, order, 0);
 	/* Allocations are counted per order: the folio is now 2^order order-0 ones. */
