@@ -1292,12 +1292,12 @@ bool pcp_free_wipe_unlock(struct pa_zone *zone, struct pa_pcp *pcp, pa_pfn_t pfn
 static inline struct pa_page *pcp_unlink(struct pa_pool *pool, struct pa_pcp *pcp, unsigned order,
                                          unsigned type)
 {
-	uint32_t *head = &pcp->head[pcp_index(order, type)];
-	uint32_t pfn = *head;
+	size_t i = pcp_index(order, type);
+	uint32_t pfn = pcp->head[i];
 	if (pfn == PA_NIL)
 		return NULL;
 	struct pa_page *p = pfn_page(pool, pfn);
-	__atomic_store_n(head, p->lru.next, __ATOMIC_RELAXED); /* pcp_free_direct() */
+	__atomic_store_n(&pcp->head[i], p->lru.next, __ATOMIC_RELAXED); /* pcp_free_direct() */
 	pcp_store(pcp->count, pcp->count - (1u << order));
 	return p;
 }
@@ -1309,14 +1309,20 @@ static inline pa_pfn_t pcp_pop(struct pa_pool *pool, struct pa_pcp *pcp, unsigne
 	return p ? page_pfn(pool, p) : PA_NIL;
 }
 
-/* A list is a stack through lru.next: the most recently freed block is the cache-hottest. */
-static inline void pcp_link_page(struct pa_pcp *pcp, struct pa_page *p, pa_pfn_t pfn,
-                                 unsigned order, unsigned type)
+/*
+ * A list is a stack through lru.next: the most recently freed block is the
+ * cache-hottest. Returns the new count of frames on the lists.
+ */
+static inline uint32_t pcp_link_page(struct pa_pcp *pcp, struct pa_page *p, pa_pfn_t pfn,
+                                     unsigned order, unsigned type)
 {
-	uint32_t *head = &pcp->head[pcp_index(order, type)];
-	p->lru.next = *head;
-	__atomic_store_n(head, (uint32_t)pfn, __ATOMIC_RELAXED); /* pcp_free_direct() peeks */
-	pcp_store(pcp->count, pcp->count + (1u << order));
+	size_t i = pcp_index(order, type);
+	uint32_t count = pcp->count + (1u << order);
+	p->lru.next = pcp->head[i];
+	__atomic_store_n(&pcp->head[i], (uint32_t)pfn,
+	                 __ATOMIC_RELAXED); /* pcp_free_direct() peeks */
+	pcp_store(pcp->count, count);
+	return count;
 }
 
 static inline void pcp_link(struct pa_pool *pool, struct pa_pcp *pcp, pa_pfn_t pfn, unsigned order,
@@ -1511,11 +1517,11 @@ static inline bool pcp_free_claim(struct pa_page *p, unsigned order)
 static inline bool pcp_free_commit(struct pa_pcp *pcp, struct pa_page *p, pa_pfn_t pfn,
                                    unsigned order, unsigned type)
 {
-	pcp_link_page(pcp, p, pfn, order, type); /* the compare-and-swap made it PS_PCP */
+	uint32_t count = pcp_link_page(pcp, p, pfn, order, type); /* the CAS made it PS_PCP */
 	pcp->ops[2 * order + 1]++;
 	pcp->alloc_factor >>= 1;
 	pcp->free_count += 1u << order;
-	if (unlikely(pcp->count >= pcp->high))
+	if (unlikely(count >= pcp->high))
 		return pcp_spill_unlock(pcp->zone, pcp, pcp_index(order, type));
 	pa_spin_unlock(&pcp->lock);
 	return true;
