@@ -115,8 +115,10 @@ fuzz:
 
 # Every figure of docs/figures.md, with the machine, the date and the commit
 # (tools/figures.py; a few minutes).
+# BEFORE=PATH-TO-pagealloc (an older build): the speed figures read "before -> now".
 figures: build
-	python3 tools/figures.py --program $(PROGRAM) --out docs/figures.md
+	python3 tools/figures.py --program $(PROGRAM) --out docs/figures.md \
+		$(if $(BEFORE),--before $(abspath $(BEFORE)))
 
 install: build
 	$(CMAKE) -DCMAKE_INSTALL_PREFIX="$(PREFIX)" -P $(BUILD)/cmake_install.cmake

@@ -160,7 +160,15 @@ def git(*args):
         return ""
 
 
-def machine(program):
+def before_commit(program):
+    """The commit of the source tree a --before program was built in, if it is a git tree."""
+    where = os.path.dirname(os.path.dirname(program))  # build/pagealloc -> the tree
+    done = subprocess.run(["git", "-C", where, "rev-parse", "--short=12", "HEAD"],
+                          stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    return done.stdout.strip() if done.returncode == 0 else "unknown"
+
+
+def machine(program, before=None):
     mem_kb = read_first("/proc/meminfo", "MemTotal").split()[0]
     mem = f"{int(mem_kb) / (1 << 20):.1f} GiB" if mem_kb.isdigit() else "unknown"
     commit = git("rev-parse", "--short=12", "HEAD") or "unknown"
@@ -176,6 +184,8 @@ def machine(program):
             ("program", version),
             ("commit", commit),
             ("date", datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"))]
+    if before:
+        rows.append(("before (`--before`)", f"the program built at commit {before_commit(before)}"))
     return Figures.table(["", ""], rows)
 
 
@@ -721,7 +731,7 @@ def main():
              "follows the exact commands that produced it, run from the top of the source tree "
              "after `make build`. Figures are medians of the runs with min and max in brackets unless a "
              "table says otherwise; speeds depend on the machine and its load.\n",
-             "## Machine\n", machine(fig.program)]
+             "## Machine\n", machine(fig.program, fig.before)]
     for name, title, fn in SECTIONS:
         if name in wanted:
             parts += [f"## {title}\n", fn(fig)]
