@@ -1235,7 +1235,7 @@ struct pa_pcp {
 	uint64_t ops[2 * (PA_MAX_ORDER_LIMIT + 1)];
 } __attribute__((aligned(64)));
 
-#define pcp_index(order, type) ((size_t)(order)*PA_NR_PCP_TYPES + (type))
+#define pcp_index(order, type) ((order)*PA_NR_PCP_TYPES + (type))
 
 /* Write count, high or batch of a list (lock held): relaxed atomic, for pcp_free_direct(). */
 #define pcp_store(field, v) __atomic_store_n(&(field), (uint32_t)(v), __ATOMIC_RELAXED)
@@ -1293,7 +1293,7 @@ bool pcp_free_wipe_unlock(struct pa_zone *zone, struct pa_pcp *pcp, pa_pfn_t pfn
 static inline struct pa_page *pcp_unlink(struct pa_pool *pool, struct pa_pcp *pcp, unsigned order,
                                          unsigned type)
 {
-	size_t i = pcp_index(order, type);
+	size_t i = pcp_index((size_t)order, type); /* 64-bit: no extension in the fast paths */
 	uint32_t pfn = pcp->head[i];
 	if (pfn == PA_NIL)
 		return NULL;
@@ -1317,7 +1317,7 @@ static inline pa_pfn_t pcp_pop(struct pa_pool *pool, struct pa_pcp *pcp, unsigne
 static inline uint32_t pcp_link_page(struct pa_pcp *pcp, struct pa_page *p, pa_pfn_t pfn,
                                      unsigned order, unsigned type)
 {
-	size_t i = pcp_index(order, type);
+	size_t i = pcp_index((size_t)order, type); /* 64-bit: no extension in the fast paths */
 	uint32_t count = pcp->count + (1u << order);
 	p->lru.next = pcp->head[i];
 	__atomic_store_n(&pcp->head[i], (uint32_t)pfn,
