@@ -677,7 +677,8 @@ static inline __attribute__((always_inline)) void free_fast(struct pa_pool *pool
 		return;
 	}
 	uint64_t pb = pfn >> pool->cfg.pageblock_order;
-	struct pa_pcp *lists = __atomic_load_n(&pool->pb_pcp[pb], __ATOMIC_RELAXED);
+	struct pa_pcp *lists =
+	        pool->zone_pcp[__atomic_load_n(&pool->pb_zone[pb], __ATOMIC_RELAXED)];
 	if (unlikely(!lists)) {
 		free_outside(pool, page, order);
 		return;

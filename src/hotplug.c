@@ -389,10 +389,8 @@ static void move_blocks(struct pa_pool *pool, pa_pfn_t s, pa_pfn_t e, struct pa_
 	struct pa_zone *first = z->index < t->index ? z : t, *second = first == z ? t : z;
 	pa_lock(&first->lock, SITE_ADMIN);
 	pa_lock(&second->lock, SITE_ADMIN);
-	for (pa_pfn_t p = s; p < e; p += 1ull << pbo) {
+	for (pa_pfn_t p = s; p < e; p += 1ull << pbo)
 		__atomic_store_n(&pool->pb_zone[p >> pbo], (uint8_t)t->index, __ATOMIC_RELAXED);
-		__atomic_store_n(&pool->pb_pcp[p >> pbo], t->pcp, __ATOMIC_RELAXED);
-	}
 	pa_unlock(&second->lock);
 	pa_unlock(&first->lock);
 }

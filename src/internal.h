@@ -587,8 +587,12 @@ struct pa_pool {
 	unsigned nr_zones;
 	struct pa_zone *zones; /* ordered by start pfn */
 	uint8_t *pb_zone;      /* [pageblock]: zone index, 0xff outside every zone */
-	/* [pageblock]: its zone's lists (zone->pcp), NULL outside every zone: the free path's one load */
-	struct pa_pcp **pb_pcp;
+	/*
+	 * [zone index]: the zone's lists (zone->pcp), NULL at 0xff (outside every
+	 * zone): the free path finds its lists from pb_zone in two loads, with no
+	 * table of 8 bytes per pageblock to write at boot (16 MiB for 4 TiB).
+	 */
+	struct pa_pcp *zone_pcp[256];
 
 	_Atomic uint64_t pool_stat[PA_NR_POOL_STATS];
 	_Atomic uint64_t *alloc_fail_order; /* [order] */

@@ -309,10 +309,9 @@ static int zone_init(struct pa_pool *pool, struct pa_zone *z, unsigned node, enu
 	    pcp_init_zone(z))
 		return -ENOMEM;
 	uint64_t pb = pool->cfg.pageblock_order;
-	for (uint64_t b = start >> pb; start < end && b < ((end + (1ull << pb) - 1) >> pb); b++) {
+	for (uint64_t b = start >> pb; start < end && b < ((end + (1ull << pb) - 1) >> pb); b++)
 		pool->pb_zone[b] = (uint8_t)z->index;
-		pool->pb_pcp[b] = z->pcp;
-	}
+	pool->zone_pcp[z->index] = z->pcp;
 	z->present_pages = for_each_present_run(z, start, end, NULL);
 	atomic_store(&z->populated, z->present_pages > 0);
 	/* With deferred init, boot takes the first chunk; the rest waits for the threads. */
@@ -443,9 +442,8 @@ int zone_init_all(struct pa_pool *pool, char *err, size_t errlen)
 	unsigned nz = count_zones(pool, bounds);
 	pool->zones = calloc(nz, sizeof *pool->zones);
 	pool->pb_zone = malloc(pool->nr_pageblocks);
-	pool->pb_pcp = calloc(pool->nr_pageblocks, sizeof *pool->pb_pcp);
 	pool->alloc_fail_order = calloc(c->max_order + 1, sizeof *pool->alloc_fail_order);
-	if (!pool->zones || !pool->pb_zone || !pool->pb_pcp || !pool->alloc_fail_order || nz > 0xff)
+	if (!pool->zones || !pool->pb_zone || !pool->alloc_fail_order || nz > 0xff)
 		goto nomem;
 	memset(pool->pb_zone, 0xff, pool->nr_pageblocks);
 	for (unsigned i = 0; i < c->numa; i++) {
@@ -502,7 +500,6 @@ void zone_destroy_all(struct pa_pool *pool)
 	free(pool->zones);
 	free(pool->cpu_pcp);
 	free(pool->pb_zone);
-	free(pool->pb_pcp);
 	free((void *)pool->alloc_fail_order);
 }
 
