@@ -25,13 +25,20 @@ uint64_t vmstat(struct pa_pool *pool, const char *name)
 
 char *report(struct pa_pool *pool, enum pa_report_kind kind, unsigned flags)
 {
-	char one[1];
-	int n = pa_report(pool, kind, flags, one, sizeof one);
-	REQUIRE(n >= 0);
-	char *buf = malloc((size_t)n + 1);
-	REQUIRE(buf);
-	REQUIRE(pa_report(pool, kind, flags, buf, (size_t)n + 1) == n);
-	return buf;
+	for (;;) {
+		char one[1];
+		int n = pa_report(pool, kind, flags, one, sizeof one);
+		REQUIRE(n >= 0);
+		/* Threads still running may lengthen it between the two calls: room, then retry. */
+		size_t room = (size_t)n + 4096;
+		char *buf = malloc(room);
+		REQUIRE(buf);
+		int m = pa_report(pool, kind, flags, buf, room);
+		REQUIRE(m >= 0);
+		if ((size_t)m < room)
+			return buf;
+		free(buf);
+	}
 }
 
 char *report_alloc(struct pa_pool *pool, enum pa_report_kind kind, unsigned flags)

@@ -19,7 +19,11 @@ struct pa_usage usage(struct pa_pool *pool);
 /* A vmstat counter by name; CHECKs that it exists. */
 uint64_t vmstat(struct pa_pool *pool, const char *name);
 
-/* A report in a malloc'd string (free it); ends the case when it cannot be had. */
+/*
+ * A report in a malloc'd string (free it); ends the case when it cannot be
+ * had. Safe while other threads change the pool (report_alloc() checks the
+ * length contract on a quiet one).
+ */
 char *report(struct pa_pool *pool, enum pa_report_kind kind, unsigned flags);
 
 /* A report in a malloc'd string (free it): its length as pa_report() promised, CHECKed. */
