@@ -576,34 +576,26 @@ static __attribute__((noinline)) void free_busy(struct pa_pool *pool, struct pa_
  * lock held. An order off the lists (pcp_orders) goes to the zone at once:
  * pcp_free_locked() would give it back there too, after looking at more.
  */
-static __attribute__((noinline)) void free_unusual_on(struct pa_pool *pool, struct pa_zone *z,
-                                                      struct pa_pcp *pcp, pa_pfn_t pfn,
-                                                      unsigned order)
-{
-	if (!pcp_free_locked(z, pcp, pfn, order))
-		free_zone(pool, z, pfn, order);
-}
-
 static __attribute__((noinline)) void free_unusual(struct pa_pool *pool, struct pa_zone *z,
                                                    struct pa_pcp *pcp, pa_pfn_t pfn, unsigned order)
 {
-	if (pcp_order_enabled(pool, order)) {
-		free_unusual_on(pool, z, pcp, pfn, order);
+	if (!pcp_order_enabled(pool, order))
+		pa_spin_unlock(&pcp->lock);
+	else if (pcp_free_locked(z, pcp, pfn, order))
 		return;
-	}
-	pa_spin_unlock(&pcp->lock);
 	free_zone(pool, z, pfn, order);
 }
 
-/* An order of a pageblock or more, or any with init_on_free: the lists if the order is on them, else the zone. */
+/*
+ * An order of a pageblock or more, or any with init_on_free: the lists if
+ * the order is on them, else the zone.
+ */
 static __attribute__((noinline)) void free_large(struct pa_pool *pool, struct pa_zone *z,
                                                  pa_pfn_t pfn, unsigned order)
 {
 	/* pcp_free() checks the order's switch again under the list lock, where a drain can't miss it. */
 	if (order <= pool_max_order(pool) && pcp_order_enabled(pool, order)) {
-		unsigned cpu =
-		        pool->cpu_default ? pool_cpu(pool) : pool->plat.cpu_id(pool->plat.ctx);
-		cpu = likely(cpu < pool->cfg.nr_cpus) ? cpu : cpu % pool->cfg.nr_cpus;
+		unsigned cpu = pool_cpu(pool);
 		unsigned type = pcp_type(pageblock_mt(pool, pfn));
 		if (!pcp_free_direct(pool, &z->pcp[cpu], order, type) &&
 		    pcp_free(z, cpu, pfn, order))
@@ -630,7 +622,7 @@ free_on_cpu(struct pa_pool *pool, struct pa_pcp *lists, struct pa_page *p, pa_pf
 		free_busy(pool, pcp->zone, pcp, pfn, order);
 		return;
 	}
-	unsigned type = __atomic_load_n(pb, __ATOMIC_RELAXED) & (PB_MT_MASK | PB_ISOLATE);
+	unsigned type = pageblock_list_bits(pb);
 	uint64_t w = page_word(p);
 	if (unlikely(type >= PA_NR_PCP_TYPES || !pcp_claimable(w, order) ||
 	             !pcp_order_enabled(pool, order) || !pcp_claim(p, w))) {

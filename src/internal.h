@@ -1131,10 +1131,9 @@ static inline unsigned pageblock_mt(const struct pa_pool *pool, pa_pfn_t pfn)
 }
 
 /* The type and isolation bits: below PA_NR_PCP_TYPES, an ordinary pageblock of that type. */
-static inline unsigned pageblock_list_bits(const struct pa_pool *pool, pa_pfn_t pfn)
+static inline unsigned pageblock_list_bits(const uint8_t *pb_bits)
 {
-	return __atomic_load_n(&pool->pb_bits[pfn >> pool->cfg.pageblock_order], __ATOMIC_RELAXED) &
-	       (PB_MT_MASK | PB_ISOLATE);
+	return __atomic_load_n(pb_bits, __ATOMIC_RELAXED) & (PB_MT_MASK | PB_ISOLATE);
 }
 
 /* The pageblock's migratetype, isolated or not. */
