@@ -3,9 +3,10 @@
  * hotplug: the time to offline a memory block full of movable folios.
  *
  * Each run boots a fresh pool, fills all of memory with owned folios of
- * --folio-order (2 by default: 16 KiB), then frees every other folio
- * outside the block in the middle of the pool, so that the block is full
- * and half of the rest is free for its folios to move to (memory that
+ * --folio-order (2 by default: 16 KiB), picks the block nearest the middle
+ * of the pool that the folios fill whole (the few frames below the min
+ * watermark that stay free may lie anywhere), then frees every other folio
+ * outside it, so that half of the rest is free for its folios to move to (memory that
  * was written, as a machine's memory is). One timed pa_memory_offline
  * takes the block out: every folio moves, bytes intact. The block comes
  * back online and the pool is checked.
@@ -26,26 +27,54 @@ struct hp {
 	double *ms, *us_per_folio, *folios, *frames;
 };
 
-/* The block in the middle of the pool: [*s, *s + frames). */
-static pa_pfn_t hp_block(struct pa_pool *pool, uint64_t *frames)
+/* Frames in a memory block; 0 if it cannot be read. */
+static uint64_t hp_block_frames(struct pa_pool *pool)
 {
 	char buf[64] = "";
 	struct pa_config cfg;
 	pa_get_config(pool, &cfg);
 	pa_ctl_read(pool, "memory/block_size_bytes", buf, sizeof buf);
-	*frames = strtoull(buf, NULL, 10) >> cfg.page_shift;
-	return *frames ? cfg.total_pages / 2 / *frames * *frames : 0;
+	return strtoull(buf, NULL, 10) >> cfg.page_shift;
 }
 
-/* Fill memory, then free every other folio outside [s, e); the folios left inside. */
-static uint64_t hp_fill(struct cw_owner *o, unsigned order, pa_pfn_t s, pa_pfn_t e)
+static uint64_t hp_distance(uint64_t a, uint64_t b)
+{
+	return a > b ? a - b : b - a;
+}
+
+/* The first pfn of the block nearest the middle that the owner's folios fill (or PA_PFN_INVALID). */
+static pa_pfn_t hp_full_block(struct pa_pool *pool, struct cw_owner *o, unsigned order,
+                              uint64_t frames)
+{
+	struct pa_config cfg;
+	pa_get_config(pool, &cfg);
+	uint64_t nb = cfg.total_pages / frames, best = UINT64_MAX;
+	uint64_t *held = calloc(nb ? nb : 1, sizeof *held);
+	for (uint64_t slot = 0; held && slot < cw_nr_slots(o); slot++) {
+		pa_pfn_t pfn = cw_pfn(o, slot);
+		if (pfn != PA_PFN_INVALID && pfn / frames < nb)
+			held[pfn / frames] += 1ull << order;
+	}
+	for (uint64_t b = 0; held && b < nb; b++)
+		if (held[b] == frames &&
+		    (best == UINT64_MAX || hp_distance(b, nb / 2) < hp_distance(best, nb / 2)))
+			best = b;
+	free(held);
+	return best == UINT64_MAX ? PA_PFN_INVALID : best * frames;
+}
+
+/* Fill memory, pick a full block [*s, *s + frames), free every other folio outside it. */
+static uint64_t hp_fill(struct pa_pool *pool, struct cw_owner *o, unsigned order, uint64_t frames,
+                        pa_pfn_t *s)
 {
 	uint64_t inside = 0, outside = 0;
 	while (cw_alloc(o, PA_GFP_USER_MOVABLE, order) != CW_NONE)
 		;
-	for (uint64_t slot = 0; slot < cw_nr_slots(o); slot++) {
+	*s = hp_full_block(pool, o, order, frames);
+	pa_pfn_t e = *s + frames;
+	for (uint64_t slot = 0; *s != PA_PFN_INVALID && slot < cw_nr_slots(o); slot++) {
 		pa_pfn_t pfn = cw_pfn(o, slot);
-		if (pfn >= s && pfn < e)
+		if (pfn >= *s && pfn < e)
 			inside++;
 		else if (pfn != PA_PFN_INVALID && outside++ % 2)
 			cw_free(o, slot);
@@ -71,10 +100,15 @@ static int hp_run(struct hp *h, unsigned run)
 		return -1;
 	struct pa_usage u;
 	pa_get_usage(pool, &u);
-	pa_pfn_t s = hp_block(pool, &h->block_frames);
+	h->block_frames = hp_block_frames(pool);
 	int ret = h->block_frames && !cw_owner_init(&o, pool, u.managed >> h->order) ? 0 : -1;
+	pa_pfn_t s = PA_PFN_INVALID;
+	uint64_t inside = ret ? 0 : hp_fill(pool, &o, h->order, h->block_frames, &s);
+	if (!ret && s == PA_PFN_INVALID) {
+		fprintf(stderr, "pagealloc: hotplug: no memory block is full of folios\n");
+		ret = -1;
+	}
 	if (!ret) {
-		uint64_t inside = hp_fill(&o, h->order, s, s + h->block_frames);
 		pa_drain_all(pool);
 		uint64_t moved = atomic_load(&o.moved), t0 = bench_now_ns();
 		int rc = pa_memory_offline(pool, s, h->block_frames);
