@@ -39,7 +39,11 @@ static const struct bench_workload workloads[] = {
 	  false, bench_alloc_free_hot },
 	{ "alloc-free-bulk", "allocate N blocks, then free all N",
 	  "  --order N      block order (default 0)\n"
-	  "  --nr N         blocks per run (default 1Mi, or as many as fit)\n"
+	  "  --nr N         blocks per run (default 1Mi), in rounds: a round allocates\n"
+	  "                 as many as the free memory holds (at most N) and then\n"
+	  "                 frees them all; a run makes as many whole rounds as N\n"
+	  "                 holds, at least one (order 0 on 4 GiB: one round of\n"
+	  "                 what fits; order 9: 512 rounds of the pool's 2,048)\n"
 	  "  --api A        loop (pa_alloc_pages, default) or bulk (pa_alloc_pages_bulk)\n"
 	  "  --batch N      blocks per pa_alloc_pages_bulk call (default 128)\n"
 	  "  --threads N    threads, each with nr/threads blocks and posing as its own\n"

@@ -388,15 +388,20 @@ int pa_page_reported(struct pa_pool *pool, const struct pa_page *page);
  */
 int pa_memory_offline(struct pa_pool *pool, pa_pfn_t start_pfn, uint64_t nr_pages);
 /*
- * Give offline blocks back to the zone that spans them; they merge with
- * free neighbours up to the max order. 0, or -EINVAL as above (not offline).
+ * Give offline blocks back to a zone (PA_ONLINE_DEFAULT below); they merge
+ * with free neighbours up to the max order. 0, or -EINVAL as above (not
+ * offline).
  */
 int pa_memory_online(struct pa_pool *pool, pa_pfn_t start_pfn, uint64_t nr_pages);
 
 /* Which zone onlined memory goes to, as the words written to a sysfs memory block's state. */
 enum pa_online_type {
-	PA_ONLINE_DEFAULT, /* "online": the zone that its pageblocks belong to (pa_memory_online) */
-	PA_ONLINE_KERNEL,  /* "online_kernel": the node's zone that ZONE_MOVABLE is taken from */
+	/* "online" (pa_memory_online): of the kernel zone and ZONE_MOVABLE, the
+	 * one whose span alone covers the blocks; else the kernel zone */
+	PA_ONLINE_DEFAULT,
+	/* "online_kernel": the lowest zone below Normal whose span meets the
+	 * blocks, else the node's highest kernel zone (Normal where it has one) */
+	PA_ONLINE_KERNEL,
 	PA_ONLINE_MOVABLE, /* "online_movable": the node's ZONE_MOVABLE */
 };
 /*

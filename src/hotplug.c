@@ -27,7 +27,8 @@
  * ZONE_MOVABLE goes back to the node's top, where boot puts it), and
  * onlining grows it to cover the block. As in Linux since 4.13, an offline
  * block may be onlined into any zone of its node (online_movable,
- * online_kernel; memory/<N>/valid_zones lists them), so spans may overlap:
+ * online_kernel; memory/<N>/valid_zones lists them), each type picking its
+ * zone by the spans as Linux's zone_for_pfn_range(), so spans may overlap:
  * a frame's zone is its pageblock's entry in pb_zone, which changes only
  * while the block is offline and under both zones' locks. Every walker of
  * a span asks pfn_in_zone() under its zone's lock before it touches a
@@ -342,30 +343,56 @@ static void add_frames(struct pa_zone *z, pa_pfn_t start, pa_pfn_t end)
 	atomic_store(&z->populated, z->present_pages > 0);
 }
 
-/* The node's kernel zone that online_kernel gives memory to: the highest it has. */
-static struct pa_zone *kernel_zone(const struct pa_pool *pool, const struct pa_node *n)
+/* Does z's span meet [s, e)? An empty span meets nothing (Linux's zone_intersects()). */
+static bool span_meets(const struct pa_zone *z, pa_pfn_t s, pa_pfn_t e)
 {
-	for (int t = (int)zone_movable_source(pool); t >= PA_ZONE_DMA; t--)
+	return z && z->start_pfn < z->end_pfn && s < z->end_pfn && z->start_pfn < e;
+}
+
+/*
+ * online_kernel's zone, as Linux's default_kernel_zone_for_pfn(): the
+ * lowest kernel zone below Normal whose span meets the range, else the
+ * highest kernel zone the node has (Normal where there is one).
+ */
+static struct pa_zone *kernel_zone(const struct pa_pool *pool, const struct pa_node *n, pa_pfn_t s,
+                                   pa_pfn_t e)
+{
+	enum pa_zone_type top = zone_movable_source(pool);
+	for (int t = PA_ZONE_DMA; t < (int)top; t++)
+		if (span_meets(n->zones[t], s, e))
+			return n->zones[t];
+	for (int t = (int)top; t >= PA_ZONE_DMA; t--)
 		if (n->zones[t])
 			return n->zones[t];
 	return NULL;
 }
 
 /*
- * The zone that the type sends the block to, its pageblocks being z's:
- * any zone of its node, as Linux since 4.13 (spans may overlap); NULL with
- * *rc set when the node has no such zone, or -EBUSY while deferred init
- * runs (its walk takes a span's frames for the zone's). Hotplug lock held.
+ * online's zone, as Linux's default_zone_for_pfn() (no movable_node): the
+ * block stays with whichever of the kernel zone and ZONE_MOVABLE alone
+ * spans it; where both or neither do, the kernel zone.
  */
-static struct pa_zone *online_target(struct pa_pool *pool, struct pa_zone *z,
-                                     enum pa_online_type type, int *rc)
+static struct pa_zone *default_zone(const struct pa_pool *pool, const struct pa_node *n, pa_pfn_t s,
+                                    pa_pfn_t e)
+{
+	struct pa_zone *k = kernel_zone(pool, n, s, e), *m = n->zones[PA_ZONE_MOVABLE];
+	return span_meets(m, s, e) && !span_meets(k, s, e) ? m : k;
+}
+
+/*
+ * The zone that the type sends the offline block [s, e) to, its pageblocks
+ * being z's: any zone of its node, chosen as Linux's zone_for_pfn_range()
+ * (spans may overlap); NULL with *rc set when the node has no such zone, or
+ * -EBUSY while deferred init runs (its walk takes a span's frames for the
+ * zone's). Hotplug lock held.
+ */
+static struct pa_zone *online_target(struct pa_pool *pool, struct pa_zone *z, pa_pfn_t s,
+                                     pa_pfn_t e, enum pa_online_type type, int *rc)
 {
 	const struct pa_node *n = &pool->nodes[z->node];
-	struct pa_zone *t = z;
-	if (type == PA_ONLINE_MOVABLE)
-		t = n->zones[PA_ZONE_MOVABLE];
-	else if (type == PA_ONLINE_KERNEL && z->type == PA_ZONE_MOVABLE)
-		t = kernel_zone(pool, n);
+	struct pa_zone *t = type == PA_ONLINE_MOVABLE ? n->zones[PA_ZONE_MOVABLE] :
+	                    type == PA_ONLINE_KERNEL  ? kernel_zone(pool, n, s, e) :
+	                                                default_zone(pool, n, s, e);
 	*rc = -EINVAL;
 	if (!t)
 		return NULL;
@@ -404,7 +431,7 @@ int pa_memory_online_type(struct pa_pool *pool, pa_pfn_t start_pfn, uint64_t nr_
 	pa_pfn_t end = start_pfn + nr_pages;
 	pthread_mutex_lock(&pool->hotplug_lock);
 	struct pa_zone *z = hotplug_range(pool, start_pfn, nr_pages, true, &rc);
-	struct pa_zone *t = z ? online_target(pool, z, type, &rc) : NULL;
+	struct pa_zone *t = z ? online_target(pool, z, start_pfn, end, type, &rc) : NULL;
 	if (t) {
 		/* Deferred init first, while the range still reads as holes: it must not free it too. */
 		pa_lock(&z->lock, SITE_ADMIN);
@@ -425,23 +452,36 @@ int pa_memory_online_type(struct pa_pool *pool, pa_pfn_t start_pfn, uint64_t nr_
 	return rc;
 }
 
+/* Appended at n of buf[len], as snprintf counts. */
+static int append(char *buf, size_t len, int n, const char *s)
+{
+	size_t at = (size_t)n < len ? (size_t)n : len;
+	return n + snprintf(buf + at, len - at, "%s", s);
+}
+
+/*
+ * As Linux's valid_zones: an online block's zone; an offline one's zone
+ * for online first, then those online_kernel and online_movable would
+ * pick where they differ.
+ */
 int hotplug_valid_zones(struct pa_pool *pool, uint64_t block, char *buf, size_t len)
 {
-	pa_pfn_t s = block << pool->cfg.block_shift;
+	pa_pfn_t s = block << pool->cfg.block_shift, e = s + block_frames(pool);
 	pthread_mutex_lock(&pool->hotplug_lock);
-	struct pa_zone *z = zone_of_pfn(pool, s);
-	int n = snprintf(buf, len, "%s", z ? zone_name(z->type) : "none");
-	for (unsigned t = PA_ONLINE_KERNEL;
-	     z && pool->block_offline[block] && t <= PA_ONLINE_MOVABLE; t++) {
-		int rc;
-		struct pa_zone *to = online_target(pool, z, (enum pa_online_type)t, &rc);
-		if (to && to != z)
-			n += snprintf(buf + ((size_t)n < len ? (size_t)n : len),
-			              (size_t)n < len ? len - (size_t)n : 0, " %s",
-			              zone_name(to->type));
+	struct pa_zone *z = zone_of_pfn(pool, s), *def = z;
+	bool offline = z && pool->block_offline[block];
+	int rc, n = 0;
+	if (offline && (def = online_target(pool, z, s, e, PA_ONLINE_DEFAULT, &rc)) == NULL)
+		def = z; /* deferred init still runs: the block can only go back to z */
+	n = append(buf, len, n, def ? zone_name(def->type) : "none");
+	for (unsigned t = PA_ONLINE_KERNEL; offline && t <= PA_ONLINE_MOVABLE; t++) {
+		struct pa_zone *to = online_target(pool, z, s, e, (enum pa_online_type)t, &rc);
+		if (to && to != def) {
+			n = append(buf, len, n, " ");
+			n = append(buf, len, n, zone_name(to->type));
+		}
 	}
-	n += snprintf(buf + ((size_t)n < len ? (size_t)n : len),
-	              (size_t)n < len ? len - (size_t)n : 0, "\n");
+	n = append(buf, len, n, "\n");
 	pthread_mutex_unlock(&pool->hotplug_lock);
 	return n;
 }

@@ -458,8 +458,13 @@ TEST(hotplug_zone_spans_shrink_and_grow_at_the_edges)
 	CHECK_EQ_U64(view(pool, "Movable").spanned, 0);
 	CHECK_EQ_U64(view(pool, "Movable").present, 0);
 	VALIDATE(pool);
+	/* As Linux: a block no zone spans goes online to the kernel zone, unless asked otherwise. */
+	char path[64], buf[64];
+	snprintf(path, sizeof path, "memory/%llu/valid_zones", (unsigned long long)(ms / nb));
+	REQUIRE(pa_ctl_read(pool, path, buf, sizeof buf) > 0);
+	CHECK_MSG(strcmp(buf, "Normal Movable\n") == 0, "%s", buf);
 	for (pa_pfn_t b = ms; b < me; b += nb)
-		REQUIRE(pa_memory_online(pool, b, nb) == 0);
+		REQUIRE(pa_memory_online_type(pool, b, nb, PA_ONLINE_MOVABLE) == 0);
 	check_span(pool, "Movable", mz, ms, me);
 	CHECK_EQ_U64(view(pool, "Movable").managed, m0.managed);
 	expect_as_fresh(pool, MOV);
@@ -716,7 +721,7 @@ TEST(hotplug_online_movable_without_movablecore)
 	CHECK_EQ_U64(m2.spanned + m2.present + m2.managed, 0);
 	snprintf(path, sizeof path, "memory/%llu/valid_zones", (unsigned long long)(b / nb));
 	read_ctl(pool, path, buf, sizeof buf);
-	CHECK_MSG(strcmp(buf, "Movable Normal\n") == 0, "%s", buf);
+	CHECK_MSG(strcmp(buf, "Normal Movable\n") == 0, "%s", buf); /* no zone spans it: kernel */
 	REQUIRE(pa_memory_online_type(pool, b, nb, PA_ONLINE_KERNEL) == 0);
 	CHECK(zone_of_pfn(pool, b) == nz);
 	check_span(pool, "Normal", nz, nz->start_pfn, top);
@@ -732,4 +737,50 @@ TEST(hotplug_online_movable_without_movablecore)
 	to_free_all(&o);
 	to_expect_clean(&o);
 	to_finish_as_fresh(&o, PLAIN);
+}
+
+/*
+ * Which zone a block goes online to, as Linux's zone_for_pfn_range(): a
+ * block inside DMA32's span that went movable comes back to DMA32 with
+ * online_kernel and online (DMA32 alone spans it), not to Normal; the top
+ * block of DMA32, once no zone spans it, goes to Normal, the highest kernel
+ * zone, and online_movable can still give it to ZONE_MOVABLE.
+ */
+TEST(hotplug_online_picks_the_zone_that_spans_the_block)
+{
+	struct pa_pool *pool = test_boot(PLAIN);
+	struct pa_node *nd = &pool->nodes[0];
+	struct pa_zone *dz = nd->zones[PA_ZONE_DMA32], *nz = nd->zones[PA_ZONE_NORMAL],
+	               *mz = nd->zones[PA_ZONE_MOVABLE];
+	REQUIRE(dz && nz && mz);
+	uint64_t nb = 1ull << pool->cfg.block_shift;
+	pa_pfn_t in = (dz->start_pfn / nb + 2) * nb, edge = dz->end_pfn - nb;
+	REQUIRE(in + nb < edge && edge % nb == 0);
+	char path[64], buf[64];
+	for (unsigned type = PA_ONLINE_DEFAULT; type <= PA_ONLINE_KERNEL; type++) {
+		REQUIRE(pa_memory_offline(pool, in, nb) == 0);
+		REQUIRE(pa_memory_online_type(pool, in, nb, PA_ONLINE_MOVABLE) == 0);
+		REQUIRE(zone_of_pfn(pool, in) == mz);
+		REQUIRE(pa_memory_offline(pool, in, nb) == 0);
+		snprintf(path, sizeof path, "memory/%llu/valid_zones",
+		         (unsigned long long)(in / nb));
+		read_ctl(pool, path, buf, sizeof buf);
+		CHECK_MSG(strcmp(buf, "DMA32 Movable\n") == 0, "%s", buf);
+		CHECK_EQ_U64(pa_memory_online_type(pool, in, nb, (enum pa_online_type)type), 0);
+		CHECK(zone_of_pfn(pool, in) == dz);
+		VALIDATE(pool);
+	}
+	REQUIRE(pa_memory_offline(pool, edge, nb) == 0);
+	snprintf(path, sizeof path, "memory/%llu/valid_zones", (unsigned long long)(edge / nb));
+	read_ctl(pool, path, buf, sizeof buf);
+	CHECK_MSG(strcmp(buf, "Normal Movable\n") == 0, "%s", buf);
+	CHECK_EQ_U64(pa_memory_online_type(pool, edge, nb, PA_ONLINE_KERNEL), 0);
+	CHECK(zone_of_pfn(pool, edge) == nz);
+	check_span(pool, "Normal", nz, edge, nz->end_pfn);
+	VALIDATE(pool);
+	REQUIRE(pa_memory_offline(pool, edge, nb) == 0);
+	CHECK_EQ_U64(pa_memory_online_type(pool, edge, nb, PA_ONLINE_MOVABLE), 0);
+	CHECK(zone_of_pfn(pool, edge) == mz);
+	VALIDATE(pool);
+	pa_shutdown(pool);
 }

@@ -511,6 +511,32 @@ def callgrind_pair(program, boot, ops):
     return round((counts[1] - counts[0]) / ops), out
 
 
+_free_counts = {}
+
+
+def callgrind_free(program, boot, frees):
+    """Instructions per pa_free_pages call of an order-9 alloc-free-bulk run of `frees`
+    blocks and its warm-up run (callgrind collecting inside pa_free_pages only), or None
+    without valgrind. Kept per (program, boot): a ratio asks again."""
+    key = (program, boot, frees)
+    if key in _free_counts:
+        return _free_counts[key]
+    if not shutil.which("valgrind"):
+        return None
+    out = tempfile.NamedTemporaryFile(prefix="callgrind.", delete=False).name
+    done = subprocess.run(["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}",
+                           "--toggle-collect=pa_free_pages", program, "bench", "alloc-free-bulk",
+                           "--order", "9", "--runs", "1", "--nr", str(frees), "--boot", boot,
+                           "--json"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    os.unlink(out)
+    m = re.search(r"Collected : (\d+)", done.stderr)
+    if done.returncode != 0 or not m:
+        raise RuntimeError(f"callgrind of {program} exited {done.returncode}")
+    blocks = json.loads(done.stdout)["blocks"]
+    _free_counts[key] = int(m.group(1)) / (2 * blocks)
+    return _free_counts[key]
+
+
 def annotate_summary(path, pairs, top=12):
     """The functions of a callgrind run by self instructions, per pair."""
     text = subprocess.run(["callgrind_annotate", path], stdout=subprocess.PIPE,
@@ -654,7 +680,7 @@ def speed(fig):
     rows = []
     for order, runs in ((0, 1 if fig.quick else 5), (9, 3 if fig.quick else 21)):
         args = ["bench", "alloc-free-bulk", "--order", order, "--compare", "--boot", BULK_BOOT,
-                "--runs", runs] + (nr if order == 0 else [])
+                "--runs", runs] + nr
         j, c = alternate(fig, args)
         cmds.append(c)
         rows.append([order, then_now(fig, lambda p: mmm(j[p]["on"]["free_ns_per_op"])),
@@ -664,13 +690,37 @@ def speed(fig):
                "\nBulk frees (ns per free) with the order on the per-CPU lists and off them "
                "(`pcp/orders/N/enabled`), in one pool: after a warm-up run of each, runs "
                "alternate off, on, on, off, ..., so that a change of the machine's load falls "
-               "on both; each run frees every block it took (order 9: the 2,048 blocks of the "
-               "pool, order 0: 1 Mi). Each command runs " + ("once" if fig.quick else
+               "on both. A run allocates and frees " +
+               ("65,536 blocks" if fig.quick else "1 Mi blocks") + " in rounds: a round "
+               "allocates as many blocks as the free memory holds and then frees them all "
+               "(order 0: " + ("one round of 65,536" if fig.quick else "one round of 1 Mi") +
+               "; order 9: " + ("32" if fig.quick else "512") + " rounds of the pool's 2,048 "
+               "blocks, so that no one timer tick decides a run). One thread, on a pool of "
+               "the machine's CPUs, finding its CPU as an embedder without a `cpu_id` hook "
+               "does (the threads of the two-thread table below pose as CPUs through one). "
+               "Each command runs " + ("once" if fig.quick else
                "three times, in three processes, so that no one layout in memory decides; the "
                "samples are pooled") + ". The last column "
                "is on / off of each pair of runs, median (min - max). Goal: on / off at most "
                "1.2x.\n\n")
     out.append(fig.table(["order", "on the lists", "off", "on / off"], rows))
+    frees = 16384 if fig.quick else 65536
+    on_boot, off_boot = f"{BULK_BOOT} pcp_orders=0-3,9", f"{BULK_BOOT} pcp_orders=0-3"
+
+    def free_ratio(p):
+        a, b = callgrind_free(p, on_boot, frees), callgrind_free(p, off_boot, frees)
+        return num(a / b, 2) + "x" if a and b else "n/a"
+    on = then_now(fig, lambda p: num(callgrind_free(p, on_boot, frees), 1))
+    off = then_now(fig, lambda p: num(callgrind_free(p, off_boot, frees), 1))
+    out.append("\n" + fig.commands(*(
+        f"valgrind --tool=callgrind --toggle-collect=pa_free_pages {fig.shown_program} bench "
+        f"alloc-free-bulk --order 9 --runs 1 --nr {frees} --boot \"{BULK_BOOT} "
+        f"pcp_orders={o}\"" for o in ("0-3,9", "0-3"))) +
+        "\nThe same order-9 frees counted in instructions, which the machine's load does not "
+        "change: what `pa_free_pages` executes, all it calls included, over the frees of "
+        "the warm-up run and the run.\n\n")
+    out.append(fig.table(["order", "instructions per free, on the lists", "off", "on / off"],
+                         [[9, on, off, then_now(fig, free_ratio)]]))
 
     runs = 1 if fig.quick else 5
     j, c = alternate(fig, ["bench", "alloc-free-bulk", "--order", 0, "--scaling", "--threads", 2,
