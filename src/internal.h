@@ -1281,6 +1281,12 @@ static inline bool pcp_gate_open(const _Atomic uint64_t *gate, unsigned order)
 {
 	return order < 64 && (atomic_load_explicit(gate, memory_order_relaxed) >> order) & 1;
 }
+/* The same for an order known to be below 64 (checked before, or a constant). */
+static inline bool pcp_gate_bit(const _Atomic uint64_t *gate, unsigned order)
+{
+	return (atomic_load_explicit(gate, memory_order_relaxed) >> order) & 1;
+}
+
 /*
  * Slow halves of the fast paths below, entered with the list lock held and
  * leaving it released, so that the fast paths end in tail calls and keep
