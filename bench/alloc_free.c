@@ -10,7 +10,9 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <time.h>
+#include <unistd.h>
 
 #define HOT_BOOT           "mem=1G min_free_kbytes=0"
 #define BULK_BOOT          "mem=4G min_free_kbytes=0"
@@ -137,15 +139,55 @@ int bench_alloc_free_hot(const struct bench_opts *opt, struct pa_pool *given, FI
 /* alloc-free-bulk                                                         */
 /* ---------------------------------------------------------------------- */
 
+/*
+ * What keeps a thread off its CPU while it runs: waiting on a run queue,
+ * runnable, while other tasks run (the kernel's schedstat for the thread,
+ * -1 where it keeps none), and how often it was switched out, by sleeping
+ * (voluntary: a lock's wait that sleeps) or by preemption (involuntary).
+ */
+struct off_cpu {
+	int64_t runq_ns;
+	int64_t sleeps, preempted;
+};
+
+static struct off_cpu off_cpu_now(void)
+{
+	struct off_cpu o = { .runq_ns = -1 };
+	struct rusage ru;
+	if (getrusage(RUSAGE_THREAD, &ru) == 0) {
+		o.sleeps = ru.ru_nvcsw;
+		o.preempted = ru.ru_nivcsw;
+	}
+	FILE *f = fopen("/proc/thread-self/schedstat", "r");
+	unsigned long long run, wait;
+	if (f && fscanf(f, "%llu %llu", &run, &wait) == 2)
+		o.runq_ns = (int64_t)wait;
+	if (f)
+		fclose(f);
+	return o;
+}
+
+static struct off_cpu off_cpu_since(struct off_cpu a)
+{
+	struct off_cpu b = off_cpu_now();
+	return (struct off_cpu){ .runq_ns = a.runq_ns < 0 || b.runq_ns < 0 ? -1 :
+		                                                             b.runq_ns - a.runq_ns,
+		                 .sleeps = b.sleeps - a.sleeps,
+		                 .preempted = b.preempted - a.preempted };
+}
+
 struct bulk_thread {
 	struct pa_pool *pool;
 	const struct bench_opts *opt;
 	unsigned order, cpu; /* cpu: the CPU it poses as */
-	uint64_t nr;         /* blocks to take */
+	uint64_t nr;         /* blocks to take in a round */
+	uint64_t rounds;     /* rounds of nr allocations, then nr frees, in a run */
 	struct pa_page **blocks;
-	uint64_t got; /* blocks taken */
+	uint64_t got; /* blocks taken in the run, all rounds */
 	uint64_t alloc_ns, free_ns;
 	uint64_t cpu_ns;        /* the thread's CPU time for both */
+	uint64_t span_ns;       /* the wall time over which cpu_ns was taken */
+	struct off_cpu off;     /* what kept it off its CPU meanwhile */
 	bool keep;              /* leave the blocks allocated */
 } __attribute__((aligned(64))); /* the threads' figures on lines of their own */
 
@@ -189,45 +231,87 @@ static void *bulk_worker(void *arg)
 	/* Past what fits, an allocation fails: that ends the run, quietly. */
 	pa_gfp_t gfp = t->opt->gfp | PA_GFP_NOWARN;
 	bench_pose_as_cpu(t->cpu);
-	uint64_t cpu0 = thread_cpu_ns(), start = bench_now_ns();
-	t->got = t->opt->api_bulk ? bulk_alloc_api(t, gfp) : bulk_alloc_loop(t, gfp);
-	uint64_t mid = bench_now_ns();
-	for (uint64_t i = 0; i < t->got && !t->keep; i++)
-		pa_free_pages(t->pool, t->blocks[i], t->order);
-	t->alloc_ns = mid - start;
-	t->free_ns = bench_now_ns() - mid;
+	struct off_cpu off0 = off_cpu_now();
+	uint64_t cpu0 = thread_cpu_ns(), span0 = bench_now_ns();
+	t->got = t->alloc_ns = t->free_ns = 0;
+	for (uint64_t r = 0; r < t->rounds; r++) {
+		uint64_t start = bench_now_ns();
+		uint64_t got = t->opt->api_bulk ? bulk_alloc_api(t, gfp) : bulk_alloc_loop(t, gfp);
+		uint64_t mid = bench_now_ns();
+		for (uint64_t i = 0; i < got && !t->keep; i++)
+			pa_free_pages(t->pool, t->blocks[i], t->order);
+		t->alloc_ns += mid - start;
+		t->free_ns += bench_now_ns() - mid;
+		t->got += got;
+		if (got < t->nr)
+			break; /* the pool ran short: no round after a short one */
+	}
+	t->span_ns = bench_now_ns() - span0;
 	t->cpu_ns = thread_cpu_ns() - cpu0;
+	t->off = off_cpu_since(off0);
 	return NULL;
 }
 
-/* Blocks per run: --nr, or 1Mi, but never more than the free memory holds. */
-static uint64_t bulk_nr(struct pa_pool *pool, const struct bench_opts *opt)
+/*
+ * Blocks per run: --nr, or 1 Mi. A run takes them in rounds of as many as
+ * the free memory holds (at most nr), each round allocating its blocks and
+ * then freeing them all, and makes as many whole rounds as nr holds, at
+ * least one: order 0 is one round of what fits of 1 Mi, order 9 on 4 GiB is
+ * 512 rounds of the pool's 2,048 blocks, so that no one timer tick or fault
+ * decides a run. --keep makes one round.
+ */
+static uint64_t bulk_nr(const struct bench_opts *opt)
 {
-	if (opt->nr)
-		return opt->nr;
+	return opt->nr ? opt->nr : BULK_DEFAULT_NR;
+}
+
+static uint64_t bulk_fit(struct pa_pool *pool, const struct bench_opts *opt)
+{
 	struct pa_usage u;
 	pa_get_usage(pool, &u);
-	uint64_t fit = u.free >> opt_order(opt);
-	return fit < BULK_DEFAULT_NR ? fit : BULK_DEFAULT_NR;
+	return u.free >> opt_order(opt);
 }
 
 static int bulk_setup(struct pa_pool *pool, const struct bench_opts *opt, struct bulk_thread *t,
                       unsigned nt, bool keep)
 {
-	uint64_t nr = bulk_nr(pool, opt);
+	uint64_t nr = bulk_nr(opt), fit = bulk_fit(pool, opt);
 	for (unsigned i = 0; i < nt; i++) {
-		uint64_t share = nr / nt + (i < nr % nt);
+		uint64_t share = nr / nt + (i < nr % nt), room = fit / nt + (i < fit % nt);
+		uint64_t round = share < room ? share : room;
 		t[i] = (struct bulk_thread){ .pool = pool,
 			                     .opt = opt,
 			                     .order = opt_order(opt),
 			                     .cpu = i,
-			                     .nr = share,
+			                     .nr = round,
+			                     .rounds = keep || !round ? 1 : share / round,
 			                     .keep = keep };
-		t[i].blocks = calloc(share ? share : 1, sizeof *t[i].blocks);
+		t[i].blocks = calloc(round ? round : 1, sizeof *t[i].blocks);
 		if (!t[i].blocks)
 			return -1;
 	}
 	return 0;
+}
+
+/*
+ * Threads pose as CPUs of their own, through a cpu_id hook called on every
+ * operation. One thread runs as an embedder without a hook does: the
+ * library reads the CPU id itself (rseq, or the cached id), on a pool of
+ * the machine's CPUs unless the boot line names nr_cpus, so that the hook's
+ * call does not weigh on the per-CPU lists alone in --compare.
+ */
+static int bulk_boot(const struct bench_opts *opt, unsigned nt, struct pa_pool **pool)
+{
+	if (nt > 1)
+		return bench_boot_posing(opt, BULK_BOOT, nt, pool);
+	return bench_boot(opt, BULK_BOOT, pool);
+}
+
+static const char *bulk_boot_line(const struct bench_opts *opt, unsigned nt, char *buf, size_t len)
+{
+	if (nt > 1)
+		return bench_posing_line(opt, BULK_BOOT, nt, buf, len);
+	return bench_boot_line(opt, BULK_BOOT);
 }
 
 /* The figures of a run, one sample each. */
@@ -239,6 +323,11 @@ enum {
 	BM_CPU,       /* CPU ns per operation, all threads */
 	BM_CONTENDED, /* contended zone-lock acquisitions */
 	BM_WAIT,      /* ns waited for the zone lock */
+	BM_OFF_CPU,   /* ms of the threads' wall time off their CPU, all threads */
+	BM_RUNQ,      /* ms the threads waited on a run queue, all threads (-1: not known) */
+	BM_SLEEPS,    /* voluntary context switches, all threads */
+	BM_PREEMPTED, /* involuntary ones */
+	BM_STEAL,     /* ms of the machine's CPU time stolen by the hypervisor (-1: not known) */
 	BM_NR
 };
 
@@ -283,6 +372,13 @@ static int bulk_threads(const struct bulk_mode *m, double row[BM_NR])
 		return -1;
 	uint64_t ops = 0, wall = 1, cpu = 0;
 	for (unsigned i = 0; i < m->nt; i++) {
+		const struct off_cpu *off = &t[i].off;
+		row[BM_RUNQ] = row[BM_RUNQ] < 0 || off->runq_ns < 0 ?
+		                       -1 :
+		                       row[BM_RUNQ] + off->runq_ns / 1e6;
+		row[BM_OFF_CPU] += ((double)t[i].span_ns - (double)t[i].cpu_ns) / 1e6;
+		row[BM_SLEEPS] += (double)off->sleeps;
+		row[BM_PREEMPTED] += (double)off->preempted;
 		if (!t[i].got) {
 			fprintf(stderr,
 			        "pagealloc: alloc-free-bulk: no order-%u block could be "
@@ -303,6 +399,20 @@ static int bulk_threads(const struct bulk_mode *m, double row[BM_NR])
 	return 0;
 }
 
+/* The machine's stolen CPU time so far, in ms (/proc/stat, all CPUs); -1 if unknown. */
+static double steal_ms(void)
+{
+	FILE *f = fopen("/proc/stat", "r");
+	unsigned long long v[8];
+	int n = f ? fscanf(f, "cpu %llu %llu %llu %llu %llu %llu %llu %llu", &v[0], &v[1], &v[2],
+	                   &v[3], &v[4], &v[5], &v[6], &v[7]) :
+	            0;
+	if (f)
+		fclose(f);
+	long hz = sysconf(_SC_CLK_TCK);
+	return n == 8 && hz > 0 ? (double)v[7] * 1e3 / (double)hz : -1;
+}
+
 /*
  * One run of a mode, into sample r (r < 0: a warm-up, not kept). On a pool
  * of its own each run starts with the per-CPU lists empty, as the first did.
@@ -315,8 +425,11 @@ static int bulk_run(struct pa_pool *pool, struct bulk_mode *m, int r, bool own)
 	if (own)
 		pa_drain_all(pool);
 	bulk_lock_totals(pool, &c0, &w0);
+	double s0 = steal_ms();
 	if (bulk_threads(m, row))
 		return -1;
+	double s1 = steal_ms();
+	row[BM_STEAL] = s0 < 0 || s1 < 0 ? -1 : s1 - s0;
 	bulk_lock_totals(pool, &row[BM_CONTENDED], &row[BM_WAIT]);
 	row[BM_CONTENDED] -= c0;
 	row[BM_WAIT] -= w0;
@@ -333,6 +446,15 @@ static uint64_t bulk_sum(const double *s, unsigned n)
 	return (uint64_t)sum;
 }
 
+/* Does every sample hold a figure (not -1, unknown)? */
+static bool bulk_known(const double *s, unsigned n)
+{
+	for (unsigned i = 0; i < n; i++)
+		if (s[i] < 0)
+			return false;
+	return true;
+}
+
 static void bulk_out_mode(struct bench_out *o, const struct bulk_mode *m, unsigned runs)
 {
 	bench_out_metric(o, "alloc_ns_per_op", "ns per allocation", m->s[BM_ALLOC], runs);
@@ -345,18 +467,34 @@ static void bulk_out_mode(struct bench_out *o, const struct bulk_mode *m, unsign
 	/* Refills and spills share the zone lock: its contention over the runs counted. */
 	bench_out_u64(o, "zone_lock_contended", bulk_sum(m->s[BM_CONTENDED], runs));
 	bench_out_u64(o, "zone_lock_wait_ns", bulk_sum(m->s[BM_WAIT], runs));
+	/* Where wall time went that CPU time does not show, per run: every sample kept. */
+	bench_out_metric(o, "off_cpu_ms", "ms of the threads' wall time off their CPU, all threads",
+	                 m->s[BM_OFF_CPU], runs);
+	if (bulk_known(m->s[BM_RUNQ], runs))
+		bench_out_metric(o, "runq_wait_ms",
+		                 "ms the threads waited runnable while other tasks ran (schedstat)",
+		                 m->s[BM_RUNQ], runs);
+	bench_out_metric(o, "sleeps", "voluntary context switches, all threads", m->s[BM_SLEEPS],
+	                 runs);
+	bench_out_metric(o, "preemptions", "involuntary context switches, all threads",
+	                 m->s[BM_PREEMPTED], runs);
+	if (bulk_known(m->s[BM_STEAL], runs))
+		bench_out_metric(o, "steal_ms", "ms of CPU time the hypervisor took, all CPUs",
+		                 m->s[BM_STEAL], runs);
 }
 
-/* Per pair of runs, b's metric k over a's. */
+/* Per pair of runs, b's metric k over a's, times scale (1 / a's over b's when inverse). */
 static void bulk_out_ratio(struct bench_out *o, const char *key, const char *unit,
                            const struct bulk_mode *a, const struct bulk_mode *b, unsigned k,
-                           unsigned runs)
+                           unsigned runs, double scale, bool inverse)
 {
 	double *ratio = calloc(runs, sizeof *ratio);
 	if (!ratio)
 		return;
-	for (unsigned r = 0; r < runs; r++)
-		ratio[r] = a->s[k][r] > 0 ? b->s[k][r] / a->s[k][r] : 0;
+	for (unsigned r = 0; r < runs; r++) {
+		double x = inverse ? b->s[k][r] : a->s[k][r], y = inverse ? a->s[k][r] : b->s[k][r];
+		ratio[r] = x > 0 ? scale * y / x : 0;
+	}
 	bench_out_metric(o, key, unit, ratio, runs);
 	free(ratio);
 }
@@ -365,15 +503,19 @@ static void bulk_print(const struct bench_opts *opt, const struct bulk_mode *m, 
                        unsigned runs, FILE *out)
 {
 	const struct bulk_mode *last = &m[nm - 1];
-	uint64_t got = 0;
-	for (unsigned i = 0; i < last->nt; i++)
+	uint64_t got = 0, round = 0;
+	for (unsigned i = 0; i < last->nt; i++) {
 		got += last->t[i].got;
+		round += last->t[i].nr;
+	}
 	struct bench_out o;
 	bench_out_begin(&o, out, opt->json, "alloc-free-bulk");
 	char boot[1024];
-	out_header(&o, opt, bench_posing_line(opt, BULK_BOOT, last->nt, boot, sizeof boot), runs);
+	out_header(&o, opt, bulk_boot_line(opt, last->nt, boot, sizeof boot), runs);
 	bench_out_str(&o, "api", opt->api_bulk ? "pa_alloc_pages_bulk" : "pa_alloc_pages");
 	bench_out_u64(&o, "blocks", got);
+	bench_out_u64(&o, "blocks_per_round", round);
+	bench_out_u64(&o, "rounds", last->t[0].rounds);
 	if (nm == 1)
 		bulk_out_mode(&o, &m[0], runs);
 	for (unsigned i = 0; nm == 2 && i < 2; i++) {
@@ -383,11 +525,17 @@ static void bulk_print(const struct bench_opts *opt, const struct bulk_mode *m, 
 	}
 	if (nm == 2 && opt->compare)
 		bulk_out_ratio(&o, "free_on_off", "ns per free on / off, each pair of runs", &m[0],
-		               &m[1], BM_FREE, runs);
-	if (nm == 2 && opt->scaling)
+		               &m[1], BM_FREE, runs, 1, false);
+	if (nm == 2 && opt->scaling) {
 		bulk_out_ratio(&o, "speedup",
 		               "operations per second, N threads / 1, each pair of runs", &m[0],
-		               &m[1], BM_OPS, runs);
+		               &m[1], BM_OPS, runs, 1, false);
+		/* As if each thread had its CPU to itself: N / CPU ns per operation. */
+		bulk_out_ratio(&o, "cpu_speedup",
+		               "operations per CPU-second times threads, N threads / 1, each pair "
+		               "of runs",
+		               &m[0], &m[1], BM_CPU, runs, (double)m[1].nt / m[0].nt, true);
+	}
 	bench_out_end(&o);
 }
 
@@ -468,7 +616,7 @@ int bench_alloc_free_bulk(const struct bench_opts *opt, struct pa_pool *given, F
 	struct bulk_mode m[2] = { 0 };
 	unsigned nm = bulk_modes(opt, given != NULL, m);
 	/* Each thread poses as its own CPU, so that threads never share per-CPU lists. */
-	if (!pool && bench_boot_posing(opt, BULK_BOOT, m[nm - 1].nt, &pool))
+	if (!pool && bulk_boot(opt, m[nm - 1].nt, &pool))
 		return 1;
 	int ret = bench_check_order(pool, opt_order(opt)) ||
 	          bulk_alloc_modes(pool, opt, m, nm, runs, given && opt->keep) ||

@@ -39,7 +39,11 @@ static const struct bench_workload workloads[] = {
 	  false, bench_alloc_free_hot },
 	{ "alloc-free-bulk", "allocate N blocks, then free all N",
 	  "  --order N      block order (default 0)\n"
-	  "  --nr N         blocks per run (default 1Mi, or as many as fit)\n"
+	  "  --nr N         blocks per run (default 1Mi), in rounds: a round allocates\n"
+	  "                 as many as the free memory holds (at most N) and then\n"
+	  "                 frees them all; a run makes as many whole rounds as N\n"
+	  "                 holds, at least one (order 0 on 4 GiB: one round of\n"
+	  "                 what fits; order 9: 512 rounds of the pool's 2,048)\n"
 	  "  --api A        loop (pa_alloc_pages, default) or bulk (pa_alloc_pages_bulk)\n"
 	  "  --batch N      blocks per pa_alloc_pages_bulk call (default 128)\n"
 	  "  --threads N    threads, each with nr/threads blocks and posing as its own\n"
@@ -49,7 +53,11 @@ static const struct bench_workload workloads[] = {
 	  "  --compare      runs alternate with the order off and on the per-CPU lists\n"
 	  "                 in one pool; both, and on/off of each pair of runs\n"
 	  "  --scaling      runs alternate one thread and --threads (default 2) in one\n"
-	  "                 pool; both, and the throughput of each pair of runs, N/1\n"
+	  "                 pool; both, and the throughput of each pair of runs, N/1,\n"
+	  "                 in wall time and in CPU time (threads / CPU ns per op)\n"
+	  "  each run also reports what kept the threads off their CPUs: wall minus\n"
+	  "  CPU time, run-queue wait (schedstat), preemptions and sleeps; one thread\n"
+	  "  runs on the machine's CPU ids, with no posing hook\n"
 	  "  --keep         with --run: leave the blocks allocated\n"
 	  "  default boot:  mem=4G min_free_kbytes=0 (nr_cpus=threads)\n",
 	  false, bench_alloc_free_bulk },

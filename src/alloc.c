@@ -266,8 +266,8 @@ static struct pa_page *alloc_defrag(struct alloc_ctx *ac)
 static inline bool pcp_watermark_fast(const struct pa_zone *z, unsigned order, bool movable)
 {
 	uint64_t mark = atomic_load_explicit(&z->pcp_mark[movable], memory_order_relaxed);
-	/* free - mark >= 2^order, in one subtraction and one shift; below the mark it is negative. */
-	return (int64_t)(zone_nr_free(z) - mark) >> order > 0;
+	/* free - mark >= 2^order without a subtraction that could wrap: one compare at order 0. */
+	return zone_nr_free(z) > mark + ((1ull << order) - 1);
 }
 
 /* From the calling CPU's lists in its preferred zone, while the zone is above its watermark. */
@@ -327,10 +327,17 @@ alloc_busy(struct pa_pool *pool, struct pa_pcp *pcp, pa_gfp_t gfp, unsigned orde
 	return alloc_zones(pool, gfp, order);
 }
 
-/* The list was dry: refill it; the zone path if the zone has nothing for it. */
+/*
+ * The list was dry: refill it; the zone path if the zone has nothing for it,
+ * or at once if the order is off the lists (order 0 comes here ungated).
+ */
 static __attribute__((noinline)) struct pa_page *alloc_refill(struct pa_zone *z, struct pa_pcp *pcp,
                                                               pa_gfp_t gfp, unsigned order)
 {
+	if (!pcp_order_enabled(z->pool, order)) {
+		pa_spin_unlock(&pcp->lock);
+		return alloc_zones(z->pool, gfp, order);
+	}
 	struct pa_page *p = pcp_refill_unlock(z, pcp, order, gfp_migratetype(gfp), gfp);
 	return p ? p : alloc_zones(z->pool, gfp, order);
 }
@@ -368,17 +375,26 @@ static __attribute__((noinline)) struct pa_page *alloc_cpu_slow(struct pa_pool *
  * test of the flags that need the full path, which refuses them. Orders
  * below the pageblock order are never above max_order, which may change
  * meanwhile; larger ones go through alloc_zones(), which looks at both.
+ * Order 0 passes no gate: a list of an order off the lists is empty (the
+ * switch drains it after clearing the bit), and alloc_refill() sends it on.
  */
 static inline __attribute__((always_inline)) struct pa_page *
 alloc_fast(struct pa_pool *pool, pa_gfp_t gfp, unsigned order)
 {
-	if (unlikely(!pcp_gate_open(&pool->pcp_alloc_gate, order) ||
+	if (unlikely((order && !pcp_gate_open(&pool->pcp_alloc_gate, order)) ||
 	             (gfp & (GFP_SLOW | PA_GFP_ZERO | ~PA_GFP_ALL_FLAGS))))
 		return alloc_zones(pool, gfp, order);
 	unsigned cpu = pool_cpu_nocall(pool);
 	if (unlikely(cpu >= pool->cfg.nr_cpus))
 		return alloc_cpu_slow(pool, gfp, order);
 	return alloc_on_cpu(pool, gfp, order, cpu);
+}
+
+/* Orders above 0, apart: their registers would cost order 0 a stack frame. */
+static __attribute__((noinline)) struct pa_page *alloc_fast_order(struct pa_pool *pool,
+                                                                  pa_gfp_t gfp, unsigned order)
+{
+	return alloc_fast(pool, gfp, order);
 }
 
 struct pa_page *pa_alloc_pages(struct pa_pool *pool, pa_gfp_t gfp, unsigned int order)
@@ -388,7 +404,7 @@ struct pa_page *pa_alloc_pages(struct pa_pool *pool, pa_gfp_t gfp, unsigned int 
 	/* Order 0 on its own: with the order a constant, the shifts and indexing fold away. */
 	if (likely(order == 0))
 		return alloc_fast(pool, gfp, 0);
-	return alloc_fast(pool, gfp, order);
+	return alloc_fast_order(pool, gfp, order);
 }
 
 /*
@@ -597,7 +613,7 @@ static __attribute__((noinline)) void free_large(struct pa_pool *pool, struct pa
 	if (order <= pool_max_order(pool) && pcp_order_enabled(pool, order)) {
 		unsigned cpu = pool_cpu(pool);
 		unsigned type = pcp_type(pageblock_mt(pool, pfn));
-		if (!pcp_free_direct(pool, &z->pcp[cpu], order, type) &&
+		if (!pcp_free_direct(pool, z->pcp[cpu], order, type) &&
 		    pcp_free(z, cpu, pfn, order))
 			return;
 	}
@@ -610,29 +626,31 @@ static __attribute__((noinline)) void free_large(struct pa_pool *pool, struct pa
  * isolated) goes on the list after one compare of its descriptor word and
  * one compare-and-swap of it; any other goes through free_unusual(), which
  * checks all, and a bad free ends in free_zone(), which reports and refuses
- * it. The order's switch is read under the list lock, where a drain can't
- * miss it. What does not change under the lock is worked out before it.
+ * it. The order's gate bit (on the lists, and below free_fast_below) is
+ * read under the list lock only, where a drain can't miss it: a switch
+ * clears it before draining. What does not change under the lock is worked
+ * out before it.
  */
 static inline __attribute__((always_inline)) void
-free_on_cpu(struct pa_pool *pool, struct pa_pcp *lists, struct pa_page *p, pa_pfn_t pfn,
+free_on_cpu(struct pa_pool *pool, struct pa_pcp **lists, struct pa_page *p, pa_pfn_t pfn,
             const uint8_t *pb, unsigned order, unsigned cpu)
 {
-	struct pa_pcp *pcp = &lists[cpu];
+	struct pa_pcp *pcp = lists[cpu];
 	if (unlikely(!pcp_trylock(pool, pcp, cpu))) {
 		free_busy(pool, pcp->zone, pcp, pfn, order);
 		return;
 	}
 	unsigned type = pageblock_list_bits(pb);
 	uint64_t w = page_word(p);
-	if (unlikely(type >= PA_NR_PCP_TYPES || !pcp_claimable(w, order) ||
-	             !pcp_order_enabled(pool, order) || !pcp_claim(p, w))) {
+	if (unlikely(!pcp_gate_bit(&pool->pcp_free_gate, order) || type >= PA_NR_PCP_TYPES ||
+	             !pcp_claimable(w, order) || !pcp_claim(p, w))) {
 		free_unusual(pool, pcp->zone, pcp, pfn, order);
 		return;
 	}
 	pcp_free_commit(pcp, p, pfn, order, type);
 }
 
-static __attribute__((noinline)) void free_cpu_slow(struct pa_pool *pool, struct pa_pcp *lists,
+static __attribute__((noinline)) void free_cpu_slow(struct pa_pool *pool, struct pa_pcp **lists,
                                                     pa_pfn_t pfn, unsigned order)
 {
 	const uint8_t *pb = &pool->pb_bits[pfn >> pool->cfg.pageblock_order];
@@ -640,10 +658,10 @@ static __attribute__((noinline)) void free_cpu_slow(struct pa_pool *pool, struct
 }
 
 /* The free gate was shut: a large order, or one off the lists (the buddy path: no list lock). */
-static __attribute__((noinline)) void free_gated(struct pa_pool *pool, struct pa_pcp *lists,
+static __attribute__((noinline)) void free_gated(struct pa_pool *pool, struct pa_pcp **lists,
                                                  pa_pfn_t pfn, unsigned order)
 {
-	struct pa_zone *z = lists->zone;
+	struct pa_zone *z = lists[0]->zone;
 	if (order >= pool->free_fast_below)
 		free_large(pool, z, pfn, order);
 	else if (!pcp_order_enabled(pool, order))
@@ -654,11 +672,11 @@ static __attribute__((noinline)) void free_gated(struct pa_pool *pool, struct pa
 
 /*
  * The fast path: a NULL pool costs one test, a pointer that is no
- * descriptor one compare, the order one bit test (pcp_free_gate). Orders
- * from free_fast_below up (a pageblock, or all with init_on_free) go through
- * free_large(), a switched-off order straight to the zone (free_gated());
- * one switched off meanwhile is found under the list lock and goes to the
- * zone through free_unusual().
+ * descriptor one compare. Above order 0 the gate (pcp_free_gate) is tested
+ * first too: orders from free_fast_below up (a pageblock, or all with
+ * init_on_free) go through free_large(), a switched-off order straight to
+ * the zone (free_gated()). Order 0 is gated under the list lock only: shut,
+ * free_unusual() sends it to the zone or, with init_on_free, wipes it.
  */
 static inline __attribute__((always_inline)) void free_fast(struct pa_pool *pool,
                                                             struct pa_page *page, unsigned order)
@@ -669,13 +687,13 @@ static inline __attribute__((always_inline)) void free_fast(struct pa_pool *pool
 		return;
 	}
 	uint64_t pb = pfn >> pool->cfg.pageblock_order;
-	struct pa_pcp *lists =
+	struct pa_pcp **lists =
 	        pool->zone_pcp[__atomic_load_n(&pool->pb_zone[pb], __ATOMIC_RELAXED)];
 	if (unlikely(!lists)) {
 		free_outside(pool, page, order);
 		return;
 	}
-	if (unlikely(!pcp_gate_open(&pool->pcp_free_gate, order))) {
+	if (unlikely(order && !pcp_gate_open(&pool->pcp_free_gate, order))) {
 		free_gated(pool, lists, pfn, order);
 		return;
 	}
@@ -687,6 +705,12 @@ static inline __attribute__((always_inline)) void free_fast(struct pa_pool *pool
 	free_on_cpu(pool, lists, page, pfn, &pool->pb_bits[pb], order, cpu);
 }
 
+static __attribute__((noinline)) void free_fast_order(struct pa_pool *pool, struct pa_page *page,
+                                                      unsigned order)
+{
+	free_fast(pool, page, order);
+}
+
 void pa_free_pages(struct pa_pool *pool, struct pa_page *page, unsigned int order)
 {
 	if (unlikely(!pool))
@@ -694,7 +718,7 @@ void pa_free_pages(struct pa_pool *pool, struct pa_page *page, unsigned int orde
 	if (likely(order == 0)) /* as in pa_alloc_pages() */
 		free_fast(pool, page, 0);
 	else
-		free_fast(pool, page, order);
+		free_fast_order(pool, page, order);
 }
 
 /* ---------------------------------------------------------------------- */

@@ -511,6 +511,32 @@ def callgrind_pair(program, boot, ops):
     return round((counts[1] - counts[0]) / ops), out
 
 
+_free_counts = {}
+
+
+def callgrind_free(program, boot, frees):
+    """Instructions per pa_free_pages call of an order-9 alloc-free-bulk run of `frees`
+    blocks and its warm-up run (callgrind collecting inside pa_free_pages only), or None
+    without valgrind. Kept per (program, boot): a ratio asks again."""
+    key = (program, boot, frees)
+    if key in _free_counts:
+        return _free_counts[key]
+    if not shutil.which("valgrind"):
+        return None
+    out = tempfile.NamedTemporaryFile(prefix="callgrind.", delete=False).name
+    done = subprocess.run(["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}",
+                           "--toggle-collect=pa_free_pages", program, "bench", "alloc-free-bulk",
+                           "--order", "9", "--runs", "1", "--nr", str(frees), "--boot", boot,
+                           "--json"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    os.unlink(out)
+    m = re.search(r"Collected : (\d+)", done.stderr)
+    if done.returncode != 0 or not m:
+        raise RuntimeError(f"callgrind of {program} exited {done.returncode}")
+    blocks = json.loads(done.stdout)["blocks"]
+    _free_counts[key] = int(m.group(1)) / (2 * blocks)
+    return _free_counts[key]
+
+
 def annotate_summary(path, pairs, top=12):
     """The functions of a callgrind run by self instructions, per pair."""
     text = subprocess.run(["callgrind_annotate", path], stdout=subprocess.PIPE,
@@ -654,7 +680,7 @@ def speed(fig):
     rows = []
     for order, runs in ((0, 1 if fig.quick else 5), (9, 3 if fig.quick else 21)):
         args = ["bench", "alloc-free-bulk", "--order", order, "--compare", "--boot", BULK_BOOT,
-                "--runs", runs] + (nr if order == 0 else [])
+                "--runs", runs] + nr
         j, c = alternate(fig, args)
         cmds.append(c)
         rows.append([order, then_now(fig, lambda p: mmm(j[p]["on"]["free_ns_per_op"])),
@@ -664,37 +690,79 @@ def speed(fig):
                "\nBulk frees (ns per free) with the order on the per-CPU lists and off them "
                "(`pcp/orders/N/enabled`), in one pool: after a warm-up run of each, runs "
                "alternate off, on, on, off, ..., so that a change of the machine's load falls "
-               "on both; each run frees every block it took (order 9: the 2,048 blocks of the "
-               "pool, order 0: 1 Mi). Each command runs " + ("once" if fig.quick else
+               "on both. A run allocates and frees " +
+               ("65,536 blocks" if fig.quick else "1 Mi blocks") + " in rounds: a round "
+               "allocates as many blocks as the free memory holds and then frees them all "
+               "(order 0: " + ("one round of 65,536" if fig.quick else "one round of 1 Mi") +
+               "; order 9: " + ("32" if fig.quick else "512") + " rounds of the pool's 2,048 "
+               "blocks, so that no one timer tick decides a run). One thread, on a pool of "
+               "the machine's CPUs, finding its CPU as an embedder without a `cpu_id` hook "
+               "does (the threads of the two-thread table below pose as CPUs through one). "
+               "Each command runs " + ("once" if fig.quick else
                "three times, in three processes, so that no one layout in memory decides; the "
                "samples are pooled") + ". The last column "
                "is on / off of each pair of runs, median (min - max). Goal: on / off at most "
                "1.2x.\n\n")
     out.append(fig.table(["order", "on the lists", "off", "on / off"], rows))
+    frees = 16384 if fig.quick else 65536
+    on_boot, off_boot = f"{BULK_BOOT} pcp_orders=0-3,9", f"{BULK_BOOT} pcp_orders=0-3"
 
-    runs = 1 if fig.quick else 5
+    def free_ratio(p):
+        a, b = callgrind_free(p, on_boot, frees), callgrind_free(p, off_boot, frees)
+        return num(a / b, 2) + "x" if a and b else "n/a"
+    on = then_now(fig, lambda p: num(callgrind_free(p, on_boot, frees), 1))
+    off = then_now(fig, lambda p: num(callgrind_free(p, off_boot, frees), 1))
+    out.append("\n" + fig.commands(*(
+        f"valgrind --tool=callgrind --toggle-collect=pa_free_pages {fig.shown_program} bench "
+        f"alloc-free-bulk --order 9 --runs 1 --nr {frees} --boot \"{BULK_BOOT} "
+        f"pcp_orders={o}\"" for o in ("0-3,9", "0-3"))) +
+        "\nThe same order-9 frees counted in instructions, which the machine's load does not "
+        "change: what `pa_free_pages` executes, all it calls included, over the frees of "
+        "the warm-up run and the run.\n\n")
+    out.append(fig.table(["order", "instructions per free, on the lists", "off", "on / off"],
+                         [[9, on, off, then_now(fig, free_ratio)]]))
+
+    runs = 1 if fig.quick else 7
+    scale_nr = nr or ["--nr", 4 << 20]
     j, c = alternate(fig, ["bench", "alloc-free-bulk", "--order", 0, "--scaling", "--threads", 2,
-                           "--boot", BULK_BOOT + " nr_cpus=2", "--runs", runs] + nr)
+                           "--boot", BULK_BOOT + " nr_cpus=2", "--runs", runs] + scale_nr)
     mops = lambda m: f"{m['median'] / 1e6:.1f} M ({m['min'] / 1e6:.1f} - {m['max'] / 1e6:.1f})"
     rows = [[t.replace("threads_", "") + (" thread" if t == "threads_1" else " threads"),
              then_now(fig, lambda p: mops(j[p][t]["ops_per_sec"])),
              then_now(fig, lambda p: mmm(j[p][t]["cpu_ns_per_op"])),
+             then_now(fig, lambda p: mmm(j[p][t]["off_cpu_ms"], 1)),
+             then_now(fig, lambda p: mmm(j[p][t]["runq_wait_ms"], 1)),
+             then_now(fig, lambda p: mmm(j[p][t]["preemptions"], 0)),
+             then_now(fig, lambda p: mmm(j[p][t]["sleeps"], 0)),
              then_now(fig, lambda p: num(j[p][t]["zone_lock_contended"])),
              then_now(fig, lambda p: num(j[p][t]["zone_lock_wait_ns"] / 1e3, 0))]
             for t in ("threads_1", "threads_2")]
-    rows.append(["2 threads / 1 thread, each pair of runs",
-                 then_now(fig, lambda p: mmm(j[p]["speedup"]) + "x"), "", "", ""])
+    rows.append(["2 threads / 1 thread, wall time (each pair of runs)",
+                 then_now(fig, lambda p: mmm(j[p]["speedup"]) + "x"), "", "", "", "", "", "", ""])
+    rows.append(["2 threads / 1 thread, CPU time (each pair of runs)",
+                 then_now(fig, lambda p: mmm(j[p]["cpu_speedup"]) + "x"), "", "", "", "", "", "",
+                 ""])
+    blocks = "65,536 blocks" if fig.quick else "4 Mi blocks (4 rounds of 1 Mi)"
     out.append("\n" + fig.commands(c) +
-               f"\nBulk order-0 work, 1 Mi blocks in all, each thread posing as its own CPU, "
-               f"in one pool: after a warm-up run of each, runs of one thread and of two "
+               f"\nBulk order-0 work, {blocks} a run in all, each thread posing as its own "
+               f"CPU, in one pool: after a warm-up run of each, runs of one thread and of two "
                f"alternate (1, 2, 2, 1, ...){'' if fig.quick else ', in three processes, the samples pooled'}. "
-               f"Operations per second of all threads, the "
-               f"threads' CPU time per operation (a wait that sleeps is not in it), and the zone "
-               f"lock's contended acquisitions and microseconds waited, summed over the "
-               f"{runs * (1 if fig.quick else 3)} runs. Goal: two threads at least 1.8x "
-               f"one.\n\n")
+               f"Operations per second of all threads over the longest thread's wall time; "
+               f"the threads' CPU time per operation (a wait that sleeps is not in it); what "
+               f"kept the threads off their CPUs, per run, all threads: wall time minus CPU "
+               f"time, of it the time they waited runnable on a run queue while other tasks "
+               f"ran (the kernel's schedstat), involuntary context switches (preemptions) and "
+               f"voluntary ones (sleeps: a zone-lock wait past its spins); the zone lock's "
+               f"contended acquisitions and microseconds waited, summed over the "
+               f"{runs * (1 if fig.quick else 3)} runs. Every sample is kept. CPU-time "
+               f"scaling is threads / CPU ns per operation, two over one: the throughput had "
+               f"each thread had its CPU to itself. With one thread the other vCPU takes the "
+               f"machine's other work; with two, that work preempts them. Goal: two threads "
+               f"at least 1.8x one.\n\n")
     out.append(fig.table(["threads", "allocations+frees per second", "CPU ns per operation",
-                          "zone lock contended", "zone lock wait (us)"], rows))
+                          "off CPU (ms per run)", "run-queue wait (ms per run)",
+                          "preemptions per run", "sleeps per run", "zone lock contended",
+                          "zone lock wait (us)"], rows))
     out.append(f"\nLoad average (1 min) when this section ended: {os.getloadavg()[0]:.1f} on "
                f"{os.cpu_count()} CPUs; wall-clock figures above it are shared with that load.\n")
     return "".join(out)
