@@ -613,7 +613,7 @@ static __attribute__((noinline)) void free_large(struct pa_pool *pool, struct pa
 	if (order <= pool_max_order(pool) && pcp_order_enabled(pool, order)) {
 		unsigned cpu = pool_cpu(pool);
 		unsigned type = pcp_type(pageblock_mt(pool, pfn));
-		if (!pcp_free_direct(pool, &z->pcp[cpu], order, type) &&
+		if (!pcp_free_direct(pool, z->pcp[cpu], order, type) &&
 		    pcp_free(z, cpu, pfn, order))
 			return;
 	}
@@ -632,10 +632,10 @@ static __attribute__((noinline)) void free_large(struct pa_pool *pool, struct pa
  * out before it.
  */
 static inline __attribute__((always_inline)) void
-free_on_cpu(struct pa_pool *pool, struct pa_pcp *lists, struct pa_page *p, pa_pfn_t pfn,
+free_on_cpu(struct pa_pool *pool, struct pa_pcp **lists, struct pa_page *p, pa_pfn_t pfn,
             const uint8_t *pb, unsigned order, unsigned cpu)
 {
-	struct pa_pcp *pcp = &lists[cpu];
+	struct pa_pcp *pcp = lists[cpu];
 	if (unlikely(!pcp_trylock(pool, pcp, cpu))) {
 		free_busy(pool, pcp->zone, pcp, pfn, order);
 		return;
@@ -650,7 +650,7 @@ free_on_cpu(struct pa_pool *pool, struct pa_pcp *lists, struct pa_page *p, pa_pf
 	pcp_free_commit(pcp, p, pfn, order, type);
 }
 
-static __attribute__((noinline)) void free_cpu_slow(struct pa_pool *pool, struct pa_pcp *lists,
+static __attribute__((noinline)) void free_cpu_slow(struct pa_pool *pool, struct pa_pcp **lists,
                                                     pa_pfn_t pfn, unsigned order)
 {
 	const uint8_t *pb = &pool->pb_bits[pfn >> pool->cfg.pageblock_order];
@@ -658,10 +658,10 @@ static __attribute__((noinline)) void free_cpu_slow(struct pa_pool *pool, struct
 }
 
 /* The free gate was shut: a large order, or one off the lists (the buddy path: no list lock). */
-static __attribute__((noinline)) void free_gated(struct pa_pool *pool, struct pa_pcp *lists,
+static __attribute__((noinline)) void free_gated(struct pa_pool *pool, struct pa_pcp **lists,
                                                  pa_pfn_t pfn, unsigned order)
 {
-	struct pa_zone *z = lists->zone;
+	struct pa_zone *z = lists[0]->zone;
 	if (order >= pool->free_fast_below)
 		free_large(pool, z, pfn, order);
 	else if (!pcp_order_enabled(pool, order))
@@ -687,7 +687,7 @@ static inline __attribute__((always_inline)) void free_fast(struct pa_pool *pool
 		return;
 	}
 	uint64_t pb = pfn >> pool->cfg.pageblock_order;
-	struct pa_pcp *lists =
+	struct pa_pcp **lists =
 	        pool->zone_pcp[__atomic_load_n(&pool->pb_zone[pb], __ATOMIC_RELAXED)];
 	if (unlikely(!lists)) {
 		free_outside(pool, page, order);

@@ -398,7 +398,8 @@ struct pa_zone {
 	uint64_t *alloc_order;         /* [order]: successful allocations per order */
 	_Atomic uint64_t numa_foreign; /* allocations that preferred this zone and went elsewhere */
 
-	struct pa_pcp *pcp; /* [cpu] */
+	/* [cpu]: each CPU's lists, in one block sized at boot for max_order (pcp_init_zone()). */
+	struct pa_pcp **pcp;
 
 	/*
 	 * Deferred init and untouched memory (zone.c, deferred.c; zone lock).
@@ -588,11 +589,12 @@ struct pa_pool {
 	struct pa_zone *zones; /* ordered by start pfn */
 	uint8_t *pb_zone;      /* [pageblock]: zone index, 0xff outside every zone */
 	/*
-	 * [zone index]: the zone's lists (zone->pcp), NULL at 0xff (outside every
-	 * zone): the free path finds its lists from pb_zone in two loads, with no
-	 * table of 8 bytes per pageblock to write at boot (16 MiB for 4 TiB).
+	 * [zone index]: the zone's table of lists (zone->pcp), NULL at 0xff
+	 * (outside every zone): the free path finds its lists from pb_zone in
+	 * three loads, with no table of 8 bytes per pageblock to write at boot
+	 * (16 MiB for 4 TiB).
 	 */
-	struct pa_pcp *zone_pcp[256];
+	struct pa_pcp **zone_pcp[256];
 
 	_Atomic uint64_t pool_stat[PA_NR_POOL_STATS];
 	_Atomic uint64_t *alloc_fail_order; /* [order] */
@@ -1221,6 +1223,19 @@ extern const char *const pa_migratetype_names[PA_MT_COUNT];
 enum pcp_rules { PCP_RULES_67, PCP_RULES_61, PCP_NR_RULES };
 
 /*
+ * One order's lists of one CPU: a stack per PCP type, and what went through
+ * them. head[PA_NR_PCP_TYPES] stays empty (PA_NIL): an allocation indexes
+ * head by its gfp type bits, and both bits set find it empty and go to the
+ * refill, which takes the movable list (gfp_migratetype()).
+ */
+struct pcp_order {
+	uint32_t head[PA_NR_PCP_TYPES + 1];
+	/* Blocks allocated from and freed to the lists; the zone's pgalloc,
+	 * pgfree and per-order counts are folded from these on read. */
+	uint64_t allocs, frees;
+};
+
+/*
  * One CPU's lists for one zone: a list per (order, PCP type) for every order
  * 0..max_order, so any order can be switched on at run time. Blocks on them
  * are out of the buddy (PS_PCP) and count as reserved frames. Aligned to a
@@ -1242,18 +1257,18 @@ struct pa_pcp {
 	uint32_t free_factor;
 	uint64_t allocs_seen;
 	/*
-	 * In the struct, sized for the largest max_order, so that the fast paths
-	 * reach them without loading a pointer; a pool uses the first
-	 * max_order_boot + 1 orders. [order * PA_NR_PCP_TYPES + type]; per-list
-	 * counts are walked on read.
+	 * [order], 0..max_order_boot: sized at boot, at the end so that order
+	 * 0's fields sit at fixed offsets for the fast paths. Per-list counts
+	 * are walked on read.
 	 */
-	uint32_t head[(PA_MAX_ORDER_LIMIT + 1) * PA_NR_PCP_TYPES];
-	/* [2 * order]: blocks allocated, [2 * order + 1]: blocks freed; the zone's
-	 * pgalloc, pgfree and per-order counts are folded from these on read. */
-	uint64_t ops[2 * (PA_MAX_ORDER_LIMIT + 1)];
+	struct pcp_order orders[];
 } __attribute__((aligned(64)));
 
-#define pcp_index(order, type) ((order)*PA_NR_PCP_TYPES + (type))
+/* A list's number, as spills walk them and pa_pcp_info() reports them. */
+#define pcp_index(order, type)     ((order)*PA_NR_PCP_TYPES + (type))
+/* The head of the (order, type) list, and of list number i. */
+#define pcp_head(pcp, order, type) ((pcp)->orders[order].head[type])
+#define pcp_list_head(pcp, i)      pcp_head(pcp, (i) / PA_NR_PCP_TYPES, (i) % PA_NR_PCP_TYPES)
 
 /* Write count, high or batch of a list (lock held): relaxed atomic, for pcp_free_direct(). */
 #define pcp_store(field, v) __atomic_store_n(&(field), (uint32_t)(v), __ATOMIC_RELAXED)
@@ -1317,12 +1332,13 @@ bool pcp_free_wipe_unlock(struct pa_zone *zone, struct pa_pcp *pcp, pa_pfn_t pfn
 static inline struct pa_page *pcp_unlink(struct pa_pool *pool, struct pa_pcp *pcp, unsigned order,
                                          unsigned type)
 {
-	size_t i = pcp_index((size_t)order, type); /* 64-bit: no extension in the fast paths */
-	uint32_t pfn = pcp->head[i];
+	uint32_t *head =
+	        &pcp_head(pcp, (size_t)order, (size_t)type); /* no extension in the fast paths */
+	uint32_t pfn = *head;
 	if (pfn == PA_NIL)
 		return NULL;
 	struct pa_page *p = pfn_page(pool, pfn);
-	__atomic_store_n(&pcp->head[i], p->lru.next, __ATOMIC_RELAXED); /* pcp_free_direct() */
+	__atomic_store_n(head, p->lru.next, __ATOMIC_RELAXED); /* pcp_free_direct() */
 	pcp_store(pcp->count, pcp->count - (1u << order));
 	return p;
 }
@@ -1341,11 +1357,11 @@ static inline pa_pfn_t pcp_pop(struct pa_pool *pool, struct pa_pcp *pcp, unsigne
 static inline uint32_t pcp_link_page(struct pa_pcp *pcp, struct pa_page *p, pa_pfn_t pfn,
                                      unsigned order, unsigned type)
 {
-	size_t i = pcp_index((size_t)order, type); /* 64-bit: no extension in the fast paths */
+	uint32_t *head =
+	        &pcp_head(pcp, (size_t)order, (size_t)type); /* no extension in the fast paths */
 	uint32_t count = pcp->count + (1u << order);
-	p->lru.next = pcp->head[i];
-	__atomic_store_n(&pcp->head[i], (uint32_t)pfn,
-	                 __ATOMIC_RELAXED); /* pcp_free_direct() peeks */
+	p->lru.next = *head;
+	__atomic_store_n(head, (uint32_t)pfn, __ATOMIC_RELAXED); /* pcp_free_direct() peeks */
 	pcp_store(pcp->count, count);
 	return count;
 }
@@ -1386,7 +1402,7 @@ static inline struct pa_page *pcp_prep(struct pa_pcp *pcp, struct pa_page *p, un
 	if (gfp & PA_GFP_COMP)
 		set_page_flags(p, page_flags(p) | PF_COMP);
 	set_page_state(p, PS_ALLOC);
-	pcp->ops[2 * order]++;
+	pcp->orders[order].allocs++;
 	pcp->free_count >>= 1;
 	return p;
 }
@@ -1486,7 +1502,7 @@ static inline void pcp_busy(struct pa_pcp *pcp, enum pa_lock_site site)
 static inline struct pa_page *pcp_alloc(struct pa_zone *z, unsigned cpu, unsigned order,
                                         unsigned mt, pa_gfp_t gfp)
 {
-	struct pa_pcp *pcp = &z->pcp[cpu];
+	struct pa_pcp *pcp = z->pcp[cpu];
 	if (unlikely(!pcp_trylock(z->pool, pcp, cpu))) {
 		pcp_busy(pcp, SITE_PCP_ALLOC);
 		return NULL;
@@ -1548,7 +1564,7 @@ static inline bool pcp_free_commit(struct pa_pcp *pcp, struct pa_page *p, pa_pfn
                                    unsigned order, unsigned type)
 {
 	uint32_t count = pcp_link_page(pcp, p, pfn, order, type); /* the CAS made it PS_PCP */
-	pcp->ops[2 * order + 1]++;
+	pcp->orders[order].frees++;
 	pcp->alloc_factor >>= 1;
 	pcp->free_count += 1u << order;
 	if (unlikely(count >= pcp->high))
@@ -1574,7 +1590,7 @@ static inline bool pcp_free_direct(const struct pa_pool *pool, const struct pa_p
 	if (likely(order < pool->cfg.pageblock_order) ||
 	    atomic_load_explicit(&pool->pcp_rules, memory_order_relaxed) == PCP_RULES_61)
 		return false; /* Linux 6.1's rules look at every free (pcp_spill_unlock()) */
-	return __atomic_load_n(&pcp->head[pcp_index(order, type)], __ATOMIC_RELAXED) != PA_NIL ||
+	return __atomic_load_n(&pcp_head(pcp, order, type), __ATOMIC_RELAXED) != PA_NIL ||
 	       __atomic_load_n(&pcp->count, __ATOMIC_RELAXED) + size >=
 	               __atomic_load_n(&pcp->high, __ATOMIC_RELAXED);
 }
@@ -1614,7 +1630,7 @@ static inline bool pcp_free_locked(struct pa_zone *z, struct pa_pcp *pcp, pa_pfn
 /* pcp_free_locked() with the list lock taken first; false also when it is busy. */
 static inline bool pcp_free(struct pa_zone *z, unsigned cpu, pa_pfn_t pfn, unsigned order)
 {
-	struct pa_pcp *pcp = &z->pcp[cpu];
+	struct pa_pcp *pcp = z->pcp[cpu];
 	if (unlikely(!pcp_trylock(z->pool, pcp, cpu))) {
 		pcp_busy(pcp, SITE_PCP_FREE);
 		return false;

@@ -371,7 +371,7 @@ void zone_update_cpu_zones(struct pa_pool *pool)
 				    zone_populated(n->zonelist[i]))
 					pick = n->zonelist[i];
 			if (pick) /* else (every zone offline) the old one: it fails over to the walk */
-				__atomic_store_n(&pool->cpu_pcp[c * 2 + m], &pick->pcp[c],
+				__atomic_store_n(&pool->cpu_pcp[c * 2 + m], pick->pcp[c],
 				                 __ATOMIC_RELAXED);
 		}
 	}
@@ -538,7 +538,7 @@ void zone_init_done(struct pa_pool *pool)
 	/* high starts over from the new high_min, as at boot */
 	for (unsigned i = 0; i < pool->nr_zones; i++)
 		for (unsigned c = 0; c < pool->cfg.nr_cpus; c++) {
-			struct pa_pcp *pcp = &pool->zones[i].pcp[c];
+			struct pa_pcp *pcp = pool->zones[i].pcp[c];
 			platform_spin_lock(pool, &pcp->lock, SITE_ADMIN);
 			pcp_store(pcp->high, 0);
 			pa_spin_unlock(&pcp->lock);
