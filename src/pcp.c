@@ -139,11 +139,11 @@ void pcp_setup_sizes(struct pa_zone *z)
 	for (unsigned c = 0; c < pool->cfg.nr_cpus; c++) {
 		struct pa_pcp *pcp = z->pcp[c];
 		platform_spin_lock(pool, &pcp->lock, SITE_ADMIN);
-		pcp_store(pcp->batch, batch);
+		pcp->batch = (uint32_t)(batch);
 		pcp->high_min = (uint32_t)hmin;
 		pcp->high_max = (uint32_t)hmax;
 		if (pcp->high < hmin || pcp->high > hmax)
-			pcp_store(pcp->high, hmin);
+			pcp->high = (uint32_t)(hmin);
 		pa_spin_unlock(&pcp->lock);
 	}
 }
@@ -220,7 +220,7 @@ static void pcp_decay(struct pa_zone *z, struct pa_pcp *pcp)
 	int64_t b = (int64_t)pcp->high - pcp->high / 8;
 	int64_t h = a > b ? a : b;
 	h = h < pcp->high_min ? pcp->high_min : h > pcp->high_max ? pcp->high_max : h;
-	pcp_store(pcp->high, h);
+	pcp->high = (uint32_t)(h);
 	if (pcp->count > pcp->high)
 		pcp_spill(z, pcp, pcp->count - pcp->high, UINT64_MAX, pcp->spill_next,
 		          SITE_PCP_SPILL);
@@ -323,7 +323,7 @@ static void pcp_refill(struct pa_zone *z, struct pa_pcp *pcp, unsigned order, un
 		return; /* high is fixed and never decays (a single node's lists) */
 	if (roomy && pcp->high < pcp->high_max) {
 		uint32_t h = pcp->high + pcp->batch;
-		pcp_store(pcp->high, h > pcp->high_max ? pcp->high_max : h);
+		pcp->high = (uint32_t)(h > pcp->high_max ? pcp->high_max : h);
 	}
 	pcp_decay(z, pcp);
 }
@@ -550,7 +550,7 @@ static void pcp_free_61(struct pa_zone *z, struct pa_pcp *pcp, unsigned list)
 		pcp_spill(z, pcp, pcp->count, UINT64_MAX, list, SITE_PCP_SPILL);
 	else if (pcp->count >= high)
 		pcp_spill(z, pcp, spill_frames_61(pcp, high), UINT64_MAX, list, SITE_PCP_SPILL);
-	pcp_store(pcp->high, pcp->free_factor ? 0 : high);
+	pcp->high = (uint32_t)(pcp->free_factor ? 0 : high);
 }
 
 bool pcp_spill_unlock(struct pa_zone *z, struct pa_pcp *pcp, unsigned list)
