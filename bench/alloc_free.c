@@ -10,7 +10,9 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <time.h>
+#include <unistd.h>
 
 #define HOT_BOOT           "mem=1G min_free_kbytes=0"
 #define BULK_BOOT          "mem=4G min_free_kbytes=0"
@@ -137,6 +139,43 @@ int bench_alloc_free_hot(const struct bench_opts *opt, struct pa_pool *given, FI
 /* alloc-free-bulk                                                         */
 /* ---------------------------------------------------------------------- */
 
+/*
+ * What keeps a thread off its CPU while it runs: waiting on a run queue,
+ * runnable, while other tasks run (the kernel's schedstat for the thread,
+ * -1 where it keeps none), and how often it was switched out, by sleeping
+ * (voluntary: a lock's wait that sleeps) or by preemption (involuntary).
+ */
+struct off_cpu {
+	int64_t runq_ns;
+	int64_t sleeps, preempted;
+};
+
+static struct off_cpu off_cpu_now(void)
+{
+	struct off_cpu o = { .runq_ns = -1 };
+	struct rusage ru;
+	if (getrusage(RUSAGE_THREAD, &ru) == 0) {
+		o.sleeps = ru.ru_nvcsw;
+		o.preempted = ru.ru_nivcsw;
+	}
+	FILE *f = fopen("/proc/thread-self/schedstat", "r");
+	unsigned long long run, wait;
+	if (f && fscanf(f, "%llu %llu", &run, &wait) == 2)
+		o.runq_ns = (int64_t)wait;
+	if (f)
+		fclose(f);
+	return o;
+}
+
+static struct off_cpu off_cpu_since(struct off_cpu a)
+{
+	struct off_cpu b = off_cpu_now();
+	return (struct off_cpu){ .runq_ns = a.runq_ns < 0 || b.runq_ns < 0 ? -1 :
+		                                                             b.runq_ns - a.runq_ns,
+		                 .sleeps = b.sleeps - a.sleeps,
+		                 .preempted = b.preempted - a.preempted };
+}
+
 struct bulk_thread {
 	struct pa_pool *pool;
 	const struct bench_opts *opt;
@@ -147,6 +186,8 @@ struct bulk_thread {
 	uint64_t got; /* blocks taken in the run, all rounds */
 	uint64_t alloc_ns, free_ns;
 	uint64_t cpu_ns;        /* the thread's CPU time for both */
+	uint64_t span_ns;       /* the wall time over which cpu_ns was taken */
+	struct off_cpu off;     /* what kept it off its CPU meanwhile */
 	bool keep;              /* leave the blocks allocated */
 } __attribute__((aligned(64))); /* the threads' figures on lines of their own */
 
@@ -190,7 +231,8 @@ static void *bulk_worker(void *arg)
 	/* Past what fits, an allocation fails: that ends the run, quietly. */
 	pa_gfp_t gfp = t->opt->gfp | PA_GFP_NOWARN;
 	bench_pose_as_cpu(t->cpu);
-	uint64_t cpu0 = thread_cpu_ns();
+	struct off_cpu off0 = off_cpu_now();
+	uint64_t cpu0 = thread_cpu_ns(), span0 = bench_now_ns();
 	t->got = t->alloc_ns = t->free_ns = 0;
 	for (uint64_t r = 0; r < t->rounds; r++) {
 		uint64_t start = bench_now_ns();
@@ -204,7 +246,9 @@ static void *bulk_worker(void *arg)
 		if (got < t->nr)
 			break; /* the pool ran short: no round after a short one */
 	}
+	t->span_ns = bench_now_ns() - span0;
 	t->cpu_ns = thread_cpu_ns() - cpu0;
+	t->off = off_cpu_since(off0);
 	return NULL;
 }
 
@@ -279,6 +323,11 @@ enum {
 	BM_CPU,       /* CPU ns per operation, all threads */
 	BM_CONTENDED, /* contended zone-lock acquisitions */
 	BM_WAIT,      /* ns waited for the zone lock */
+	BM_OFF_CPU,   /* ms of the threads' wall time off their CPU, all threads */
+	BM_RUNQ,      /* ms the threads waited on a run queue, all threads (-1: not known) */
+	BM_SLEEPS,    /* voluntary context switches, all threads */
+	BM_PREEMPTED, /* involuntary ones */
+	BM_STEAL,     /* ms of the machine's CPU time stolen by the hypervisor (-1: not known) */
 	BM_NR
 };
 
@@ -323,6 +372,13 @@ static int bulk_threads(const struct bulk_mode *m, double row[BM_NR])
 		return -1;
 	uint64_t ops = 0, wall = 1, cpu = 0;
 	for (unsigned i = 0; i < m->nt; i++) {
+		const struct off_cpu *off = &t[i].off;
+		row[BM_RUNQ] = row[BM_RUNQ] < 0 || off->runq_ns < 0 ?
+		                       -1 :
+		                       row[BM_RUNQ] + off->runq_ns / 1e6;
+		row[BM_OFF_CPU] += ((double)t[i].span_ns - (double)t[i].cpu_ns) / 1e6;
+		row[BM_SLEEPS] += (double)off->sleeps;
+		row[BM_PREEMPTED] += (double)off->preempted;
 		if (!t[i].got) {
 			fprintf(stderr,
 			        "pagealloc: alloc-free-bulk: no order-%u block could be "
@@ -343,6 +399,20 @@ static int bulk_threads(const struct bulk_mode *m, double row[BM_NR])
 	return 0;
 }
 
+/* The machine's stolen CPU time so far, in ms (/proc/stat, all CPUs); -1 if unknown. */
+static double steal_ms(void)
+{
+	FILE *f = fopen("/proc/stat", "r");
+	unsigned long long v[8];
+	int n = f ? fscanf(f, "cpu %llu %llu %llu %llu %llu %llu %llu %llu", &v[0], &v[1], &v[2],
+	                   &v[3], &v[4], &v[5], &v[6], &v[7]) :
+	            0;
+	if (f)
+		fclose(f);
+	long hz = sysconf(_SC_CLK_TCK);
+	return n == 8 && hz > 0 ? (double)v[7] * 1e3 / (double)hz : -1;
+}
+
 /*
  * One run of a mode, into sample r (r < 0: a warm-up, not kept). On a pool
  * of its own each run starts with the per-CPU lists empty, as the first did.
@@ -355,8 +425,11 @@ static int bulk_run(struct pa_pool *pool, struct bulk_mode *m, int r, bool own)
 	if (own)
 		pa_drain_all(pool);
 	bulk_lock_totals(pool, &c0, &w0);
+	double s0 = steal_ms();
 	if (bulk_threads(m, row))
 		return -1;
+	double s1 = steal_ms();
+	row[BM_STEAL] = s0 < 0 || s1 < 0 ? -1 : s1 - s0;
 	bulk_lock_totals(pool, &row[BM_CONTENDED], &row[BM_WAIT]);
 	row[BM_CONTENDED] -= c0;
 	row[BM_WAIT] -= w0;
@@ -373,6 +446,15 @@ static uint64_t bulk_sum(const double *s, unsigned n)
 	return (uint64_t)sum;
 }
 
+/* Does every sample hold a figure (not -1, unknown)? */
+static bool bulk_known(const double *s, unsigned n)
+{
+	for (unsigned i = 0; i < n; i++)
+		if (s[i] < 0)
+			return false;
+	return true;
+}
+
 static void bulk_out_mode(struct bench_out *o, const struct bulk_mode *m, unsigned runs)
 {
 	bench_out_metric(o, "alloc_ns_per_op", "ns per allocation", m->s[BM_ALLOC], runs);
@@ -385,18 +467,34 @@ static void bulk_out_mode(struct bench_out *o, const struct bulk_mode *m, unsign
 	/* Refills and spills share the zone lock: its contention over the runs counted. */
 	bench_out_u64(o, "zone_lock_contended", bulk_sum(m->s[BM_CONTENDED], runs));
 	bench_out_u64(o, "zone_lock_wait_ns", bulk_sum(m->s[BM_WAIT], runs));
+	/* Where wall time went that CPU time does not show, per run: every sample kept. */
+	bench_out_metric(o, "off_cpu_ms", "ms of the threads' wall time off their CPU, all threads",
+	                 m->s[BM_OFF_CPU], runs);
+	if (bulk_known(m->s[BM_RUNQ], runs))
+		bench_out_metric(o, "runq_wait_ms",
+		                 "ms the threads waited runnable while other tasks ran (schedstat)",
+		                 m->s[BM_RUNQ], runs);
+	bench_out_metric(o, "sleeps", "voluntary context switches, all threads", m->s[BM_SLEEPS],
+	                 runs);
+	bench_out_metric(o, "preemptions", "involuntary context switches, all threads",
+	                 m->s[BM_PREEMPTED], runs);
+	if (bulk_known(m->s[BM_STEAL], runs))
+		bench_out_metric(o, "steal_ms", "ms of CPU time the hypervisor took, all CPUs",
+		                 m->s[BM_STEAL], runs);
 }
 
-/* Per pair of runs, b's metric k over a's. */
+/* Per pair of runs, b's metric k over a's, times scale (1 / a's over b's when inverse). */
 static void bulk_out_ratio(struct bench_out *o, const char *key, const char *unit,
                            const struct bulk_mode *a, const struct bulk_mode *b, unsigned k,
-                           unsigned runs)
+                           unsigned runs, double scale, bool inverse)
 {
 	double *ratio = calloc(runs, sizeof *ratio);
 	if (!ratio)
 		return;
-	for (unsigned r = 0; r < runs; r++)
-		ratio[r] = a->s[k][r] > 0 ? b->s[k][r] / a->s[k][r] : 0;
+	for (unsigned r = 0; r < runs; r++) {
+		double x = inverse ? b->s[k][r] : a->s[k][r], y = inverse ? a->s[k][r] : b->s[k][r];
+		ratio[r] = x > 0 ? scale * y / x : 0;
+	}
 	bench_out_metric(o, key, unit, ratio, runs);
 	free(ratio);
 }
@@ -427,11 +525,17 @@ static void bulk_print(const struct bench_opts *opt, const struct bulk_mode *m, 
 	}
 	if (nm == 2 && opt->compare)
 		bulk_out_ratio(&o, "free_on_off", "ns per free on / off, each pair of runs", &m[0],
-		               &m[1], BM_FREE, runs);
-	if (nm == 2 && opt->scaling)
+		               &m[1], BM_FREE, runs, 1, false);
+	if (nm == 2 && opt->scaling) {
 		bulk_out_ratio(&o, "speedup",
 		               "operations per second, N threads / 1, each pair of runs", &m[0],
-		               &m[1], BM_OPS, runs);
+		               &m[1], BM_OPS, runs, 1, false);
+		/* As if each thread had its CPU to itself: N / CPU ns per operation. */
+		bulk_out_ratio(&o, "cpu_speedup",
+		               "operations per CPU-second times threads, N threads / 1, each pair "
+		               "of runs",
+		               &m[0], &m[1], BM_CPU, runs, (double)m[1].nt / m[0].nt, true);
+	}
 	bench_out_end(&o);
 }
 

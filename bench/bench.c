@@ -53,7 +53,11 @@ static const struct bench_workload workloads[] = {
 	  "  --compare      runs alternate with the order off and on the per-CPU lists\n"
 	  "                 in one pool; both, and on/off of each pair of runs\n"
 	  "  --scaling      runs alternate one thread and --threads (default 2) in one\n"
-	  "                 pool; both, and the throughput of each pair of runs, N/1\n"
+	  "                 pool; both, and the throughput of each pair of runs, N/1,\n"
+	  "                 in wall time and in CPU time (threads / CPU ns per op)\n"
+	  "  each run also reports what kept the threads off their CPUs: wall minus\n"
+	  "  CPU time, run-queue wait (schedstat), preemptions and sleeps; one thread\n"
+	  "  runs on the machine's CPU ids, with no posing hook\n"
 	  "  --keep         with --run: leave the blocks allocated\n"
 	  "  default boot:  mem=4G min_free_kbytes=0 (nr_cpus=threads)\n",
 	  false, bench_alloc_free_bulk },

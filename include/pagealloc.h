@@ -316,8 +316,9 @@ int pa_unpin(struct pa_pool *pool, struct pa_page *page);
 /*
  * Compact every zone of node (or of every node with -1) until its free
  * memory is as contiguous as moving movable folios makes it, as writing
- * /proc/sys/vm/compact_memory does. Returns the frames migrated, or -EINVAL
- * for a NULL pool or no such node.
+ * /proc/sys/vm/compact_memory does (the per-CPU lists are left as they are,
+ * as Linux leaves them). Returns the frames migrated, or -EINVAL for a NULL
+ * pool or no such node.
  */
 long pa_compact(struct pa_pool *pool, int node);
 

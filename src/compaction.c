@@ -673,7 +673,7 @@ long pa_compact(struct pa_pool *pool, int node)
 		return -EINVAL;
 	if (!pool_has_owners(pool))
 		return 0;
-	pa_drain_all(pool);
+	/* No drain: Linux's compact_node() leaves the per-CPU lists as they are. */
 	uint64_t moved = 0;
 	for (unsigned i = 0; i < pool->nr_zones; i++)
 		if (node < 0 || pool->zones[i].node == (unsigned)node)

@@ -386,10 +386,10 @@ struct pa_zone {
 	_Atomic uint64_t free_pages; /* frames on the free lists; zone_free_add(), zone_nr_free() */
 	/*
 	 * What the per-CPU fast path compares free_pages with: the low watermark
-	 * plus what a request may not use, [0] for one that may not borrow CMA,
-	 * [1] for a movable one (zone_set_pcp_mark()).
+	 * plus what a request may not use, by its gfp type bits (cpu_pcp_slot()):
+	 * a movable request (bit 0) may borrow CMA, others not (zone_set_pcp_mark()).
 	 */
-	_Atomic uint64_t pcp_mark[2];
+	_Atomic uint64_t pcp_mark[4];
 	uint64_t nr_reserved_highatomic;
 	uint64_t
 	        reserved_pages; /* managed frames held by the pool itself, neither free nor allocated */
@@ -398,7 +398,8 @@ struct pa_zone {
 	uint64_t *alloc_order;         /* [order]: successful allocations per order */
 	_Atomic uint64_t numa_foreign; /* allocations that preferred this zone and went elsewhere */
 
-	struct pa_pcp *pcp; /* [cpu] */
+	/* [cpu]: each CPU's lists, in one block sized at boot for max_order (pcp_init_zone()). */
+	struct pa_pcp **pcp;
 
 	/*
 	 * Deferred init and untouched memory (zone.c, deferred.c; zone lock).
@@ -588,11 +589,12 @@ struct pa_pool {
 	struct pa_zone *zones; /* ordered by start pfn */
 	uint8_t *pb_zone;      /* [pageblock]: zone index, 0xff outside every zone */
 	/*
-	 * [zone index]: the zone's lists (zone->pcp), NULL at 0xff (outside every
-	 * zone): the free path finds its lists from pb_zone in two loads, with no
-	 * table of 8 bytes per pageblock to write at boot (16 MiB for 4 TiB).
+	 * [zone index]: the zone's table of lists (zone->pcp), NULL at 0xff
+	 * (outside every zone): the free path finds its lists from pb_zone in
+	 * three loads, with no table of 8 bytes per pageblock to write at boot
+	 * (16 MiB for 4 TiB).
 	 */
-	struct pa_pcp *zone_pcp[256];
+	struct pa_pcp **zone_pcp[256];
 
 	_Atomic uint64_t pool_stat[PA_NR_POOL_STATS];
 	_Atomic uint64_t *alloc_fail_order; /* [order] */
@@ -606,7 +608,7 @@ struct pa_pool {
 	 * bit test (pcp_gates_update()): alloc, orders below the pageblock order; free,
 	 * orders below free_fast_below. */
 	_Atomic uint64_t pcp_alloc_gate, pcp_free_gate;
-	/* [cpu * 2 + movable]: the lists a CPU's fast path allocates from, in its zone */
+	/* [cpu_pcp_slot()]: the lists a CPU's fast path allocates from, in its zone */
 	struct pa_pcp **cpu_pcp;
 	_Atomic unsigned pcp_high_fraction; /* 0: high auto-tuned; N: managed / N / CPUs */
 	_Atomic unsigned pcp_rules;         /* enum pcp_rules: whose high and batch rules */
@@ -1219,6 +1221,19 @@ extern const char *const pa_migratetype_names[PA_MT_COUNT];
 enum pcp_rules { PCP_RULES_67, PCP_RULES_61, PCP_NR_RULES };
 
 /*
+ * One order's lists of one CPU: a stack per PCP type, and what went through
+ * them. head[PA_NR_PCP_TYPES] stays empty (PA_NIL): an allocation indexes
+ * head by its gfp type bits, and both bits set find it empty and go to the
+ * refill, which takes the movable list (gfp_migratetype()).
+ */
+struct pcp_order {
+	uint32_t head[PA_NR_PCP_TYPES + 1];
+	/* Blocks allocated from and freed to the lists; the zone's pgalloc,
+	 * pgfree and per-order counts are folded from these on read. */
+	uint64_t allocs, frees;
+};
+
+/*
  * One CPU's lists for one zone: a list per (order, PCP type) for every order
  * 0..max_order, so any order can be switched on at run time. Blocks on them
  * are out of the buddy (PS_PCP) and count as reserved frames. Aligned to a
@@ -1227,7 +1242,11 @@ enum pcp_rules { PCP_RULES_67, PCP_RULES_61, PCP_NR_RULES };
 struct pa_pcp {
 	struct pa_spin lock;
 	struct pa_zone *zone; /* whose lists: the fast paths find them without the zone */
-	/* count, high, batch and heads are stored relaxed-atomically: pcp_free_direct() peeks. */
+	/*
+	 * Every field is read and written under the lock; the heads are also
+	 * stored relaxed-atomically (plain moves all the same), for the peek of
+	 * pcp_free_direct_guess().
+	 */
 	uint32_t count; /* frames on the lists */
 	uint32_t high;  /* spill to the buddy above this */
 	uint32_t high_min, high_max;
@@ -1240,21 +1259,18 @@ struct pa_pcp {
 	uint32_t free_factor;
 	uint64_t allocs_seen;
 	/*
-	 * In the struct, sized for the largest max_order, so that the fast paths
-	 * reach them without loading a pointer; a pool uses the first
-	 * max_order_boot + 1 orders. [order * PA_NR_PCP_TYPES + type]; per-list
-	 * counts are walked on read.
+	 * [order], 0..max_order_boot: sized at boot, at the end so that order
+	 * 0's fields sit at fixed offsets for the fast paths. Per-list counts
+	 * are walked on read.
 	 */
-	uint32_t head[(PA_MAX_ORDER_LIMIT + 1) * PA_NR_PCP_TYPES];
-	/* [2 * order]: blocks allocated, [2 * order + 1]: blocks freed; the zone's
-	 * pgalloc, pgfree and per-order counts are folded from these on read. */
-	uint64_t ops[2 * (PA_MAX_ORDER_LIMIT + 1)];
+	struct pcp_order orders[];
 } __attribute__((aligned(64)));
 
-#define pcp_index(order, type) ((order)*PA_NR_PCP_TYPES + (type))
-
-/* Write count, high or batch of a list (lock held): relaxed atomic, for pcp_free_direct(). */
-#define pcp_store(field, v) __atomic_store_n(&(field), (uint32_t)(v), __ATOMIC_RELAXED)
+/* A list's number, as spills walk them and pa_pcp_info() reports them. */
+#define pcp_index(order, type)     ((order)*PA_NR_PCP_TYPES + (type))
+/* The head of the (order, type) list, and of list number i. */
+#define pcp_head(pcp, order, type) ((pcp)->orders[order].head[type])
+#define pcp_list_head(pcp, i)      pcp_head(pcp, (i) / PA_NR_PCP_TYPES, (i) % PA_NR_PCP_TYPES)
 
 int pcp_init_zone(struct pa_zone *zone);
 void pcp_destroy_zone(struct pa_zone *zone);
@@ -1315,13 +1331,14 @@ bool pcp_free_wipe_unlock(struct pa_zone *zone, struct pa_pcp *pcp, pa_pfn_t pfn
 static inline struct pa_page *pcp_unlink(struct pa_pool *pool, struct pa_pcp *pcp, unsigned order,
                                          unsigned type)
 {
-	size_t i = pcp_index((size_t)order, type); /* 64-bit: no extension in the fast paths */
-	uint32_t pfn = pcp->head[i];
+	uint32_t *head =
+	        &pcp_head(pcp, (size_t)order, (size_t)type); /* no extension in the fast paths */
+	uint32_t pfn = *head;
 	if (pfn == PA_NIL)
 		return NULL;
 	struct pa_page *p = pfn_page(pool, pfn);
-	__atomic_store_n(&pcp->head[i], p->lru.next, __ATOMIC_RELAXED); /* pcp_free_direct() */
-	pcp_store(pcp->count, pcp->count - (1u << order));
+	__atomic_store_n(head, p->lru.next, __ATOMIC_RELAXED); /* pcp_free_direct_guess() */
+	pcp->count -= 1u << order;
 	return p;
 }
 
@@ -1339,12 +1356,12 @@ static inline pa_pfn_t pcp_pop(struct pa_pool *pool, struct pa_pcp *pcp, unsigne
 static inline uint32_t pcp_link_page(struct pa_pcp *pcp, struct pa_page *p, pa_pfn_t pfn,
                                      unsigned order, unsigned type)
 {
-	size_t i = pcp_index((size_t)order, type); /* 64-bit: no extension in the fast paths */
+	uint32_t *head =
+	        &pcp_head(pcp, (size_t)order, (size_t)type); /* no extension in the fast paths */
 	uint32_t count = pcp->count + (1u << order);
-	p->lru.next = pcp->head[i];
-	__atomic_store_n(&pcp->head[i], (uint32_t)pfn,
-	                 __ATOMIC_RELAXED); /* pcp_free_direct() peeks */
-	pcp_store(pcp->count, count);
+	p->lru.next = *head;
+	__atomic_store_n(head, (uint32_t)pfn, __ATOMIC_RELAXED); /* pcp_free_direct_guess() */
+	pcp->count = count;
 	return count;
 }
 
@@ -1384,7 +1401,7 @@ static inline struct pa_page *pcp_prep(struct pa_pcp *pcp, struct pa_page *p, un
 	if (gfp & PA_GFP_COMP)
 		set_page_flags(p, page_flags(p) | PF_COMP);
 	set_page_state(p, PS_ALLOC);
-	pcp->ops[2 * order]++;
+	pcp->orders[order].allocs++;
 	pcp->free_count >>= 1;
 	return p;
 }
@@ -1484,7 +1501,7 @@ static inline void pcp_busy(struct pa_pcp *pcp, enum pa_lock_site site)
 static inline struct pa_page *pcp_alloc(struct pa_zone *z, unsigned cpu, unsigned order,
                                         unsigned mt, pa_gfp_t gfp)
 {
-	struct pa_pcp *pcp = &z->pcp[cpu];
+	struct pa_pcp *pcp = z->pcp[cpu];
 	if (unlikely(!pcp_trylock(z->pool, pcp, cpu))) {
 		pcp_busy(pcp, SITE_PCP_ALLOC);
 		return NULL;
@@ -1546,7 +1563,7 @@ static inline bool pcp_free_commit(struct pa_pcp *pcp, struct pa_page *p, pa_pfn
                                    unsigned order, unsigned type)
 {
 	uint32_t count = pcp_link_page(pcp, p, pfn, order, type); /* the CAS made it PS_PCP */
-	pcp->ops[2 * order + 1]++;
+	pcp->orders[order].frees++;
 	pcp->alloc_factor >>= 1;
 	pcp->free_count += 1u << order;
 	if (unlikely(count >= pcp->high))
@@ -1560,10 +1577,9 @@ static inline bool pcp_free_commit(struct pa_pcp *pcp, struct pa_page *p, pa_pfn
  * on its list only while the list is empty and high has room for it: one
  * is what a CPU that frees and allocates it again reuses (a refill's spare
  * counts), and a spill would give back just it. Blocks freed in bulk skip
- * the list, whose stack would only hand them back in reverse. Read before
- * the list lock too, as a guess made
- * exact under it, so that such a free costs no atomic more than the buddy
- * path's: count, high, batch and the heads are stored relaxed-atomically.
+ * the list, whose stack would only hand them back in reverse. List lock
+ * held: count and high are plain, so that the order-0 fast paths update
+ * them in place.
  */
 static inline bool pcp_free_direct(const struct pa_pool *pool, const struct pa_pcp *pcp,
                                    unsigned order, unsigned type)
@@ -1572,9 +1588,21 @@ static inline bool pcp_free_direct(const struct pa_pool *pool, const struct pa_p
 	if (likely(order < pool->cfg.pageblock_order) ||
 	    atomic_load_explicit(&pool->pcp_rules, memory_order_relaxed) == PCP_RULES_61)
 		return false; /* Linux 6.1's rules look at every free (pcp_spill_unlock()) */
-	return __atomic_load_n(&pcp->head[pcp_index(order, type)], __ATOMIC_RELAXED) != PA_NIL ||
-	       __atomic_load_n(&pcp->count, __ATOMIC_RELAXED) + size >=
-	               __atomic_load_n(&pcp->high, __ATOMIC_RELAXED);
+	return pcp_head(pcp, order, type) != PA_NIL || pcp->count + size >= pcp->high;
+}
+
+/*
+ * Its first half without the list lock, from the head alone: a huge block
+ * whose list holds one goes straight to the buddy, with no atomic more than
+ * the buddy path's (blocks freed in bulk). A stale head only decides one
+ * free's way, both right; the lock makes the rest exact.
+ */
+static inline bool pcp_free_direct_guess(const struct pa_pool *pool, const struct pa_pcp *pcp,
+                                         unsigned order, unsigned type)
+{
+	return order >= pool->cfg.pageblock_order &&
+	       atomic_load_explicit(&pool->pcp_rules, memory_order_relaxed) != PCP_RULES_61 &&
+	       __atomic_load_n(&pcp_head(pcp, order, type), __ATOMIC_RELAXED) != PA_NIL;
 }
 
 /* The list a free of a pageblock of type mt waits on: HIGHATOMIC and CMA on the movable one. */
@@ -1612,7 +1640,7 @@ static inline bool pcp_free_locked(struct pa_zone *z, struct pa_pcp *pcp, pa_pfn
 /* pcp_free_locked() with the list lock taken first; false also when it is busy. */
 static inline bool pcp_free(struct pa_zone *z, unsigned cpu, pa_pfn_t pfn, unsigned order)
 {
-	struct pa_pcp *pcp = &z->pcp[cpu];
+	struct pa_pcp *pcp = z->pcp[cpu];
 	if (unlikely(!pcp_trylock(z->pool, pcp, cpu))) {
 		pcp_busy(pcp, SITE_PCP_FREE);
 		return false;
@@ -1735,6 +1763,19 @@ void cma_destroy(struct pa_pool *pool);
 
 /* A bad free other than pa_free_pages()'s: report "bad page: <what>; refused", count it. */
 void alloc_bad_free(struct pa_pool *pool, const char *what);
+
+/*
+ * Where cpu_pcp holds a CPU's lists for gfp: by the two type bits, which the
+ * fast path also takes as the list's type (struct pcp_order); odd slots are
+ * the movable request's zone.
+ */
+static inline size_t cpu_pcp_slot(unsigned cpu, pa_gfp_t gfp)
+{
+	_Static_assert(PA_GFP_MOVABLE == PA_MT_MOVABLE && PA_GFP_RECLAIMABLE == PA_MT_RECLAIMABLE &&
+	                       PA_MT_UNMOVABLE == 0 && PA_NR_PCP_TYPES == 3,
+	               "the gfp type bits are the list's type; both set index the empty head");
+	return (size_t)cpu * 4 + (gfp & (PA_GFP_MOVABLE | PA_GFP_RECLAIMABLE));
+}
 
 /* Which pageblocks an allocation of gfp belongs to. */
 static inline unsigned gfp_migratetype(pa_gfp_t gfp)

@@ -52,21 +52,36 @@ static bool rules_61(const struct pa_pool *pool)
 	return atomic_load_explicit(&pool->pcp_rules, memory_order_relaxed) == PCP_RULES_61;
 }
 
+/*
+ * One block of nr_cpus structs, each with the orders 0..max_order_boot and
+ * rounded to cache lines, and the table of pointers to them that the fast
+ * paths index by CPU (a load, where a multiply by a size known only at
+ * boot would take three instructions).
+ */
 int pcp_init_zone(struct pa_zone *z)
 {
 	struct pa_pool *pool = z->pool;
-	unsigned cpus = pool->cfg.nr_cpus, lists = nr_lists(pool);
-	z->pcp = aligned_alloc(64, sizeof(struct pa_pcp) * cpus);
-	if (!z->pcp)
+	unsigned cpus = pool->cfg.nr_cpus, orders = pool->max_order_boot + 1;
+	size_t stride =
+	        (sizeof(struct pa_pcp) + orders * sizeof(struct pcp_order) + 63) & ~(size_t)63;
+	char *mem = aligned_alloc(64, stride * cpus);
+	z->pcp = calloc(cpus, sizeof *z->pcp);
+	if (!mem || !z->pcp) {
+		free(mem);
+		free(z->pcp);
+		z->pcp = NULL;
 		return -ENOMEM;
+	}
+	memset(mem, 0, stride * cpus);
 	for (unsigned c = 0; c < cpus; c++) {
-		struct pa_pcp *pcp = &z->pcp[c];
-		*pcp = (struct pa_pcp){ 0 };
+		struct pa_pcp *pcp = (struct pa_pcp *)(mem + stride * c);
 		atomic_init(&pcp->lock.v, 0);
 		pcp->lock.cpu = c;
 		pcp->zone = z;
-		for (unsigned i = 0; i < lists; i++)
-			pcp->head[i] = PA_NIL;
+		for (unsigned o = 0; o < orders; o++)
+			for (unsigned t = 0; t <= PA_NR_PCP_TYPES; t++)
+				pcp_head(pcp, o, t) = PA_NIL;
+		z->pcp[c] = pcp;
 	}
 	return 0;
 }
@@ -75,6 +90,7 @@ void pcp_destroy_zone(struct pa_zone *z)
 {
 	if (!z->pcp)
 		return;
+	free(z->pcp[0]); /* the block starts with CPU 0's */
 	free(z->pcp);
 	z->pcp = NULL;
 }
@@ -121,13 +137,13 @@ void pcp_setup_sizes(struct pa_zone *z)
 	hmin = hmin < floor ? floor : hmin;
 	hmax = hmax < hmin ? hmin : hmax;
 	for (unsigned c = 0; c < pool->cfg.nr_cpus; c++) {
-		struct pa_pcp *pcp = &z->pcp[c];
+		struct pa_pcp *pcp = z->pcp[c];
 		platform_spin_lock(pool, &pcp->lock, SITE_ADMIN);
-		pcp_store(pcp->batch, batch);
+		pcp->batch = (uint32_t)(batch);
 		pcp->high_min = (uint32_t)hmin;
 		pcp->high_max = (uint32_t)hmax;
 		if (pcp->high < hmin || pcp->high > hmax)
-			pcp_store(pcp->high, hmin);
+			pcp->high = (uint32_t)(hmin);
 		pa_spin_unlock(&pcp->lock);
 	}
 }
@@ -190,7 +206,7 @@ static void pcp_decay(struct pa_zone *z, struct pa_pcp *pcp)
 	int64_t b = (int64_t)pcp->high - pcp->high / 8;
 	int64_t h = a > b ? a : b;
 	h = h < pcp->high_min ? pcp->high_min : h > pcp->high_max ? pcp->high_max : h;
-	pcp_store(pcp->high, h);
+	pcp->high = (uint32_t)(h);
 	if (pcp->count > pcp->high)
 		pcp_spill(z, pcp, pcp->count - pcp->high, UINT64_MAX, pcp->spill_next,
 		          SITE_PCP_SPILL);
@@ -293,7 +309,7 @@ static void pcp_refill(struct pa_zone *z, struct pa_pcp *pcp, unsigned order, un
 		return; /* high is fixed and never decays (a single node's lists) */
 	if (roomy && pcp->high < pcp->high_max) {
 		uint32_t h = pcp->high + pcp->batch;
-		pcp_store(pcp->high, h > pcp->high_max ? pcp->high_max : h);
+		pcp->high = (uint32_t)(h > pcp->high_max ? pcp->high_max : h);
 	}
 	pcp_decay(z, pcp);
 }
@@ -485,7 +501,7 @@ static void free_factor_catch_up(const struct pa_pool *pool, struct pa_pcp *pcp)
 {
 	uint64_t allocs = 0;
 	for (unsigned o = 0; o <= pool->max_order_boot; o++)
-		allocs += pcp->ops[2 * o];
+		allocs += pcp->orders[o].allocs;
 	uint64_t since = allocs - pcp->allocs_seen;
 	pcp->free_factor = since >= 32 ? 0 : pcp->free_factor >> since;
 	pcp->allocs_seen = allocs;
@@ -519,7 +535,7 @@ static void pcp_free_61(struct pa_zone *z, struct pa_pcp *pcp, unsigned list)
 		pcp_spill(z, pcp, pcp->count, UINT64_MAX, list, SITE_PCP_SPILL);
 	else if (pcp->count >= high)
 		pcp_spill(z, pcp, spill_frames_61(pcp, high), UINT64_MAX, list, SITE_PCP_SPILL);
-	pcp_store(pcp->high, pcp->free_factor ? 0 : high);
+	pcp->high = (uint32_t)(pcp->free_factor ? 0 : high);
 }
 
 bool pcp_spill_unlock(struct pa_zone *z, struct pa_pcp *pcp, unsigned list)
@@ -543,7 +559,7 @@ bool pcp_free_wipe_unlock(struct pa_zone *z, struct pa_pcp *pcp, pa_pfn_t pfn, u
 		       (size_t)1 << (pool->cfg.page_shift + order));
 	unsigned type = mt < PA_NR_PCP_TYPES ? mt : PA_MT_MOVABLE;
 	pcp_push(pool, pcp, pfn, order, type);
-	pcp->ops[2 * order + 1]++;
+	pcp->orders[order].frees++;
 	if (pcp->count >= pcp->high)
 		return pcp_spill_unlock(z, pcp, pcp_index(order, type));
 	pa_spin_unlock(&pcp->lock);
@@ -552,7 +568,7 @@ bool pcp_free_wipe_unlock(struct pa_zone *z, struct pa_pcp *pcp, pa_pfn_t pfn, u
 
 void pcp_drain_cpu(struct pa_zone *z, unsigned cpu, uint64_t order_mask)
 {
-	struct pa_pcp *pcp = &z->pcp[cpu];
+	struct pa_pcp *pcp = z->pcp[cpu];
 	platform_spin_lock(z->pool, &pcp->lock, SITE_DRAIN);
 	if (pcp->count)
 		pcp_spill(z, pcp, UINT64_MAX, order_mask, 0, SITE_DRAIN);
@@ -618,10 +634,11 @@ void pcp_set_rules(struct pa_pool *pool, enum pcp_rules rules)
 	for (unsigned i = 0; i < pool->nr_zones; i++) {
 		struct pa_zone *z = &pool->zones[i];
 		for (unsigned c = 0; c < pool->cfg.nr_cpus; c++) {
-			platform_spin_lock(pool, &z->pcp[c].lock, SITE_ADMIN);
-			z->pcp[c].high = 0;
-			z->pcp[c].free_factor = 0;
-			pa_spin_unlock(&z->pcp[c].lock);
+			struct pa_pcp *pcp = z->pcp[c];
+			platform_spin_lock(pool, &pcp->lock, SITE_ADMIN);
+			pcp->high = 0;
+			pcp->free_factor = 0;
+			pa_spin_unlock(&pcp->lock);
 		}
 		pcp_setup_sizes(z);
 	}
@@ -653,7 +670,7 @@ bool pcp_drain_all_if_any(struct pa_pool *pool)
 	for (unsigned i = 0; i < pool->nr_zones; i++) {
 		struct pa_zone *z = &pool->zones[i];
 		for (unsigned c = 0; c < pool->cfg.nr_cpus; c++) {
-			struct pa_pcp *pcp = &z->pcp[c];
+			struct pa_pcp *pcp = z->pcp[c];
 			platform_spin_lock(pool, &pcp->lock, SITE_DRAIN);
 			bool held = pcp->count != 0;
 			if (held)
@@ -681,14 +698,14 @@ void zone_fold_stats_locked(const struct pa_zone *z, uint64_t stat[PA_NR_ZONE_ST
 	for (unsigned o = 0; alloc_order && o < orders; o++)
 		alloc_order[o] = z->alloc_order[o];
 	for (unsigned c = 0; c < z->pool->cfg.nr_cpus; c++) {
-		const uint64_t *ops = z->pcp[c].ops;
+		const struct pcp_order *ops = z->pcp[c]->orders;
 		for (unsigned o = 0; o < counted; o++) {
-			stat[PA_ZS_PGALLOC] += ops[2 * o] << o;
-			stat[PA_ZS_ALLOC_SUCCESS] += ops[2 * o];
-			stat[PA_ZS_PGFREE] += ops[2 * o + 1] << o;
-			stat[PA_ZS_FREE_CALLS] += ops[2 * o + 1];
+			stat[PA_ZS_PGALLOC] += ops[o].allocs << o;
+			stat[PA_ZS_ALLOC_SUCCESS] += ops[o].allocs;
+			stat[PA_ZS_PGFREE] += ops[o].frees << o;
+			stat[PA_ZS_FREE_CALLS] += ops[o].frees;
 			if (alloc_order && o < orders)
-				alloc_order[o] += ops[2 * o];
+				alloc_order[o] += ops[o].allocs;
 		}
 	}
 }
@@ -696,12 +713,12 @@ void zone_fold_stats_locked(const struct pa_zone *z, uint64_t stat[PA_NR_ZONE_ST
 void zone_fold_stats(struct pa_zone *z, uint64_t stat[PA_NR_ZONE_STATS], uint64_t *alloc_order)
 {
 	for (unsigned c = 0; c < z->pool->cfg.nr_cpus; c++)
-		platform_spin_lock(z->pool, &z->pcp[c].lock, SITE_ADMIN);
+		platform_spin_lock(z->pool, &z->pcp[c]->lock, SITE_ADMIN);
 	pa_lock(&z->lock, SITE_ADMIN);
 	zone_fold_stats_locked(z, stat, alloc_order);
 	pa_unlock(&z->lock);
 	for (unsigned c = 0; c < z->pool->cfg.nr_cpus; c++)
-		pa_spin_unlock(&z->pcp[c].lock);
+		pa_spin_unlock(&z->pcp[c]->lock);
 }
 
 int pa_pcp_info(struct pa_pool *pool, unsigned node, enum pa_zone_type type, unsigned cpu,
@@ -713,7 +730,7 @@ int pa_pcp_info(struct pa_pool *pool, unsigned node, enum pa_zone_type type, uns
 	    !pool->nodes[node].zones[type])
 		return -ENOENT;
 	struct pa_zone *z = pool->nodes[node].zones[type];
-	struct pa_pcp *pcp = &z->pcp[cpu];
+	struct pa_pcp *pcp = z->pcp[cpu];
 	platform_spin_lock(pool, &pcp->lock, SITE_ADMIN);
 	*info = (struct pa_pcp_info){ .count = pcp->count,
 		                      .high = rules_61(pool) ? pcp->high_max : pcp->high,
@@ -722,7 +739,7 @@ int pa_pcp_info(struct pa_pool *pool, unsigned node, enum pa_zone_type type, uns
 		                      .batch = pcp->batch };
 	for (unsigned i = 0; blocks && i < nr_lists(pool); i++) {
 		uint64_t n = 0;
-		for (uint32_t pfn = pcp->head[i]; pfn != PA_NIL;
+		for (uint32_t pfn = pcp_list_head(pcp, i); pfn != PA_NIL;
 		     pfn = pfn_page(pool, pfn)->lru.next)
 			n++;
 		blocks[i] = n;

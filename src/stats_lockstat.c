@@ -74,7 +74,7 @@ static void snap_pcp_locks(struct pa_zone *zone, struct pa_lock_stat *site, uint
 {
 	struct pa_pool *pool = zone->pool;
 	for (unsigned c = 0; c < pool->cfg.nr_cpus; c++) {
-		struct pa_spin *l = &zone->pcp[c].lock;
+		struct pa_spin *l = &zone->pcp[c]->lock;
 		platform_spin_lock(pool, l, SITE_ADMIN);
 		for (unsigned s = 0; s < PA_NR_LOCK_SITES; s++) {
 			site[s].contended += l->site[s].contended;

@@ -215,12 +215,12 @@ static int check_pcp_cpu(struct vctx *v, struct pa_zone *z, unsigned cpu, uint64
                          uint64_t *blocks)
 {
 	struct pa_pool *pool = v->pool;
-	const struct pa_pcp *pcp = &z->pcp[cpu];
+	const struct pa_pcp *pcp = z->pcp[cpu];
 	uint64_t cpu_frames = 0;
 	for (unsigned o = 0; o <= pool->cfg.max_order; o++) {
 		for (unsigned t = 0; t < PA_NR_PCP_TYPES; t++) {
 			uint64_t n = 0, limit = (z->end_pfn - z->start_pfn) >> o;
-			for (uint32_t pfn = pcp->head[pcp_index(o, t)]; pfn != PA_NIL; n++) {
+			for (uint32_t pfn = pcp_head(pcp, o, t); pfn != PA_NIL; n++) {
 				const struct pa_page *p = pfn_page(pool, pfn);
 				if (n >= limit || zone_of_pfn(pool, pfn) != z ||
 				    page_state(p) != PS_PCP || p->order != o)
@@ -334,7 +334,7 @@ static void lock_all(struct pa_pool *pool)
 {
 	for (unsigned i = 0; i < pool->nr_zones; i++)
 		for (unsigned c = 0; c < pool->cfg.nr_cpus; c++)
-			platform_spin_lock(pool, &pool->zones[i].pcp[c].lock, SITE_ADMIN);
+			platform_spin_lock(pool, &pool->zones[i].pcp[c]->lock, SITE_ADMIN);
 	for (unsigned i = 0; i < pool->nr_zones; i++)
 		pa_lock(&pool->zones[i].lock, SITE_ADMIN);
 }
@@ -345,7 +345,7 @@ static void unlock_all(struct pa_pool *pool)
 		pa_unlock(&pool->zones[i].lock);
 	for (unsigned i = 0; i < pool->nr_zones; i++)
 		for (unsigned c = 0; c < pool->cfg.nr_cpus; c++)
-			pa_spin_unlock(&pool->zones[i].pcp[c].lock);
+			pa_spin_unlock(&pool->zones[i].pcp[c]->lock);
 }
 
 int pa_validate(struct pa_pool *pool, char *err, size_t errlen)
@@ -378,7 +378,7 @@ void pa_get_usage(struct pa_pool *pool, struct pa_usage *out)
 		out->allocated += stat[PA_ZS_PGALLOC] - stat[PA_ZS_PGFREE];
 		out->reserved += z->reserved_pages;
 		for (unsigned c = 0; c < pool->cfg.nr_cpus; c++)
-			out->reserved += z->pcp[c].count;
+			out->reserved += z->pcp[c]->count;
 	}
 	unlock_all(pool);
 }

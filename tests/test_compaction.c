@@ -212,6 +212,35 @@ TEST(compact_moves_order4_folios_whole_to_order4_destinations)
 	to_destroy(&o);
 }
 
+/*
+ * Writing compact_memory compacts each zone as it is: Linux's compact_node()
+ * drains no per-CPU list (compact_zone() drains the local one only when
+ * compacting for an order), so the frames on them stay where they are.
+ */
+TEST(compact_leaves_the_per_cpu_lists_alone)
+{
+	struct pa_pool *pool = test_boot("kcompactd=manual min_free_kbytes=0 mem=64M backing=anon");
+	struct towner o;
+	to_init(&o, pool, 20000);
+	fill_owned(&o, 0);
+	free_odd_at(&o, 0);
+	struct pa_page *p[8];
+	for (unsigned i = 0; i < 8; i++)
+		REQUIRE((p[i] = pa_alloc_pages(pool, 0, 0)) != NULL);
+	for (unsigned i = 0; i < 8; i++)
+		pa_free_pages(pool, p[i], 0);
+	uint64_t on_lists = usage(pool).reserved;
+	CHECK_MSG(on_lists > 0, "no frame on a per-CPU list before compaction");
+	long moved = pa_compact(pool, -1);
+	CHECK_MSG(moved > 0, "pa_compact moved %ld frames", moved);
+	CHECK_EQ_U64(usage(pool).reserved, on_lists);
+	to_check_all(&o);
+	to_free_all(&o);
+	expect_all_free(pool);
+	pa_shutdown(pool);
+	to_destroy(&o);
+}
+
 TEST(compact_split_folios_mode_splits_large_folios_and_calls_split)
 {
 	struct pa_pool *pool = test_boot(QUIET "mem=64M backing=anon compaction_split_folios=1");

@@ -556,7 +556,7 @@ TEST(contig_range_inside_a_wide_block_on_a_cpu_list_is_taken)
 	REQUIRE(big && small[0] && small[9]);
 	/* The refill left another order-7 block on CPU 2's list. */
 	struct pa_zone *z = zone_of_pfn(pool, pa_page_to_pfn(pool, big));
-	pa_pfn_t wide = z->pcp[2].head[pcp_index(7, PA_MT_UNMOVABLE)];
+	pa_pfn_t wide = pcp_head(z->pcp[2], 7, PA_MT_UNMOVABLE);
 	REQUIRE(wide != PA_NIL);
 	pa_pfn_t s = wide + 43, e = wide + 107;
 	VALIDATE(pool);

@@ -429,14 +429,14 @@ TEST(hotplug_zone_spans_shrink_and_grow_at_the_edges)
 	uint64_t nb = 1ull << pool->cfg.block_shift;
 	pa_pfn_t lo = nz->start_pfn, hi = nz->end_pfn;
 	struct zone_view n0 = view(pool, "Normal"), m0 = view(pool, "Movable");
-	uint32_t pcp_high = nz->pcp[0].high_max;
+	uint32_t pcp_high = nz->pcp[0]->high_max;
 	REQUIRE(pa_memory_offline(pool, lo, nb) == 0); /* the lowest block */
 	check_span(pool, "Normal", nz, lo + nb, hi);
 	struct zone_view n1 = view(pool, "Normal");
 	CHECK_EQ_U64(n1.present, n0.present - nb);
 	CHECK_EQ_U64(n1.managed, n0.managed - nb);
 	CHECK(n1.high < n0.high);                           /* watermarks recomputed */
-	CHECK(nz->pcp[0].high_max < pcp_high);              /* and the per-CPU list sizes */
+	CHECK(nz->pcp[0]->high_max < pcp_high);             /* and the per-CPU list sizes */
 	REQUIRE(pa_memory_offline(pool, hi - nb, nb) == 0); /* the highest */
 	check_span(pool, "Normal", nz, lo + nb, hi - nb);
 	REQUIRE(pa_memory_offline(pool, lo + 4 * nb, nb) == 0); /* one inside: the span stays */
@@ -450,7 +450,7 @@ TEST(hotplug_zone_spans_shrink_and_grow_at_the_edges)
 	struct zone_view n2 = view(pool, "Normal");
 	CHECK_EQ_U64(n2.present, n0.present);
 	CHECK_EQ_U64(n2.high, n0.high);
-	CHECK_EQ_U64(nz->pcp[0].high_max, pcp_high);
+	CHECK_EQ_U64(nz->pcp[0]->high_max, pcp_high);
 	VALIDATE(pool);
 	/* Every block of ZONE_MOVABLE offline: an empty span, then the whole zone back. */
 	pa_pfn_t ms = mz->start_pfn, me = mz->end_pfn;

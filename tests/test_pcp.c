@@ -7,7 +7,7 @@
  * The tests pose as CPUs through the platform's cpu_id hook (a thread-local
  * value), so that "CPU 0" and "CPU 1" are whatever the test says, whichever
  * core the thread runs on. White-box where it must be: the list lock, the
- * per-order operation counters (ops[]) and the frame states come from
+ * per-order operation counters (allocs, frees) and the frame states come from
  * internal.h.
  *
  * What is proven:
@@ -121,7 +121,7 @@ static unsigned scaled(double n, unsigned floor)
 /* The zone a posed CPU's fast path allocates gfp from. */
 static struct pa_zone *cpu_zone(struct pa_pool *pool, unsigned cpu, pa_gfp_t gfp)
 {
-	struct pa_zone *z = pool->cpu_pcp[cpu * 2 + !!(gfp & PA_GFP_MOVABLE)]->zone;
+	struct pa_zone *z = pool->cpu_pcp[cpu_pcp_slot(cpu, gfp)]->zone;
 	REQUIRE(z);
 	return z;
 }
@@ -197,12 +197,12 @@ static void buddyinfo(struct pa_pool *pool, char *buf, size_t len)
 /* Blocks a CPU allocated and freed through its lists, per order (single-threaded reads). */
 static uint64_t ops_alloc(const struct pa_zone *z, unsigned cpu, unsigned order)
 {
-	return z->pcp[cpu].ops[2 * order];
+	return z->pcp[cpu]->orders[order].allocs;
 }
 
 static uint64_t ops_free(const struct pa_zone *z, unsigned cpu, unsigned order)
 {
-	return z->pcp[cpu].ops[2 * order + 1];
+	return z->pcp[cpu]->orders[order].frees;
 }
 
 /* The list a free block of pfn goes to: its pageblock's type (HIGHATOMIC and CMA wait on MOVABLE). */
@@ -318,6 +318,49 @@ TEST(pcp_enabled_orders_are_served_from_and_freed_to_the_cpu_list)
 			}
 			VALIDATE(pool);
 		}
+	}
+	expect_whole(pool, fresh);
+	pa_shutdown(pool);
+}
+
+/*
+ * The order-0 fast path takes its list by the gfp type bits: both set (which
+ * gfp_migratetype() makes movable) and a one-frame folio (PA_GFP_COMP) leave
+ * it for the full fast path, and are still served from the movable list.
+ */
+TEST(pcp_order0_both_type_bits_and_folios_are_served_from_the_movable_list)
+{
+	struct pa_pool *pool = pcp_boot("mem=256M max_order=10 nr_cpus=2");
+	REQUIRE(pcp_set_high_fraction(pool, 8) == 0);
+	char fresh[BI_LEN];
+	buddyinfo(pool, fresh, sizeof fresh);
+	pose(0);
+	static const pa_gfp_t gfps[] = { PA_GFP_MOVABLE | PA_GFP_RECLAIMABLE,
+		                         PA_GFP_MOVABLE | PA_GFP_COMP,
+		                         PA_GFP_MOVABLE | PA_GFP_RECLAIMABLE | PA_GFP_COMP };
+	for (size_t i = 0; i < sizeof gfps / sizeof gfps[0]; i++) {
+		struct pa_zone *z = cpu_zone(pool, 0, gfps[i]);
+		struct pa_page *warm = pa_alloc_pages(pool, PA_GFP_MOVABLE, 0);
+		REQUIRE(warm);
+		pa_pfn_t pfn = pa_page_to_pfn(pool, warm);
+		pa_free_pages(pool, warm, 0); /* on top of CPU 0's movable order-0 list */
+		struct snap s0, s1;
+		snap_of(pool, z, 0, &s0);
+		uint64_t a0 = ops_alloc(z, 0, 0);
+		struct pa_page *p = pa_alloc_pages(pool, gfps[i], 0);
+		REQUIRE(p);
+		CHECK_MSG(pa_page_to_pfn(pool, p) == pfn, "gfp %#x: not the movable list's top",
+		          gfps[i]);
+		CHECK_EQ_U64(ops_alloc(z, 0, 0), a0 + 1);
+		snap_of(pool, z, 0, &s1);
+		CHECK_EQ_U64(s1.blocks[pcp_index(0, PA_MT_MOVABLE)],
+		             s0.blocks[pcp_index(0, PA_MT_MOVABLE)] - 1);
+		CHECK_EQ_U64(s1.info.count, s0.info.count - 1); /* no refill */
+		CHECK_EQ_U64(page_mt(p), PA_MT_MOVABLE);
+		CHECK_EQ_U64(!!(page_flags(p) & PF_COMP), !!(gfps[i] & PA_GFP_COMP));
+		CHECK_EQ_U64(pa_folio_order(pool, p), 0);
+		pa_free_pages(pool, p, 0);
+		VALIDATE(pool);
 	}
 	expect_whole(pool, fresh);
 	pa_shutdown(pool);
@@ -725,8 +768,8 @@ TEST(pcp_threads_sharing_a_cpu_id_lose_nothing)
 	struct pa_zone *z = cpu_zone(pool, 0, PA_GFP_MOVABLE);
 	printf("  CPU 0's list lock found busy %" PRIu64 " times on allocation, %" PRIu64
 	       " on free\n",
-	       (uint64_t)atomic_load(&z->pcp[0].lock.busy[SITE_PCP_ALLOC]),
-	       (uint64_t)atomic_load(&z->pcp[0].lock.busy[SITE_PCP_FREE]));
+	       (uint64_t)atomic_load(&z->pcp[0]->lock.busy[SITE_PCP_ALLOC]),
+	       (uint64_t)atomic_load(&z->pcp[0]->lock.busy[SITE_PCP_FREE]));
 	VALIDATE(pool);
 	expect_whole(pool, fresh);
 	pa_shutdown(pool);
@@ -960,9 +1003,9 @@ TEST(pcp_validate_catches_broken_lists)
 	pa_free_pages(pool, b, 3);
 	VALIDATE(pool);
 	struct pa_zone *z = cpu_zone(pool, 0, PA_GFP_MOVABLE);
-	struct pa_pcp *pcp = &z->pcp[0];
-	unsigned idx = pcp_index(0, PA_MT_MOVABLE);
-	pa_pfn_t head = pcp->head[idx];
+	struct pa_pcp *pcp = z->pcp[0];
+	uint32_t *list = &pcp_head(pcp, 0, PA_MT_MOVABLE);
+	pa_pfn_t head = *list;
 	REQUIRE(head != PA_NIL);
 	struct pa_page *pg = pfn_page(pool, head);
 
@@ -984,12 +1027,12 @@ TEST(pcp_validate_catches_broken_lists)
 	pg->order = 0;
 	VALIDATE(pool);
 
-	pcp->head[idx] = pg->lru.next; /* a PS_PCP block on no list */
+	*list = pg->lru.next; /* a PS_PCP block on no list */
 	pcp->count -= 1;
 	CHECK_EQ_U64(pa_validate(pool, err, sizeof err), -EFAULT);
 	CHECK(err[0] != '\0');
-	pg->lru.next = pcp->head[idx];
-	pcp->head[idx] = (uint32_t)head;
+	pg->lru.next = *list;
+	*list = (uint32_t)head;
 	pcp->count += 1;
 	VALIDATE(pool);
 	expect_whole(pool, fresh);
@@ -1007,7 +1050,7 @@ TEST(pcp_busy_cpu_lock_sends_allocation_and_free_to_the_zone)
 	buddyinfo(pool, fresh, sizeof fresh);
 	pose(0);
 	struct pa_zone *z = cpu_zone(pool, 0, PA_GFP_MOVABLE);
-	struct pa_pcp *pcp = &z->pcp[0];
+	struct pa_pcp *pcp = z->pcp[0];
 	/* Warm CPU 0's lists so that a list hit would be possible. */
 	static const unsigned orders[] = { 0, 3, 9 };
 	for (size_t i = 0; i < 3; i++) {
@@ -1061,7 +1104,7 @@ TEST(pcp_busy_cpu_lock_sends_allocation_and_free_to_the_zone)
 	REQUIRE(p1);
 	CHECK_EQ_U64(ops_alloc(z1, 1, 0), a1 + 1);
 	pa_free_pages(pool, p1, 0);
-	CHECK_EQ_U64(atomic_load(&z1->pcp[1].lock.busy[SITE_PCP_ALLOC]), 0);
+	CHECK_EQ_U64(atomic_load(&z1->pcp[1]->lock.busy[SITE_PCP_ALLOC]), 0);
 	pa_spin_unlock(&pcp->lock);
 
 	struct snap s1;

@@ -94,7 +94,7 @@ static void *excl_owner_main(void *arg)
 		unsigned cpu = pool_cpu_nocall(e->pool);
 		if (cpu >= e->pool->cfg.nr_cpus)
 			continue;
-		struct pa_pcp *pcp = &e->zone->pcp[cpu];
+		struct pa_pcp *pcp = e->zone->pcp[cpu];
 		if (!pcp_trylock(e->pool, pcp, cpu)) {
 			t->busy++;
 			continue;
@@ -117,7 +117,7 @@ static void *excl_remote_main(void *arg)
 	unsigned cpus = e->pool->cfg.nr_cpus;
 	while (!atomic_load(&e->stop)) {
 		unsigned cpu = (unsigned)(rng_next(&t->seed) % cpus);
-		struct pa_pcp *pcp = &e->zone->pcp[cpu];
+		struct pa_pcp *pcp = e->zone->pcp[cpu];
 		platform_spin_lock(e->pool, &pcp->lock, SITE_ADMIN);
 		slow_add(&e->counter[cpu]);
 		t->added[cpu]++;

@@ -153,6 +153,104 @@ TEST(parser_drains_after_reclaim_and_compaction)
 	rp_trace_free(&t);
 }
 
+/* A compaction run of kcompactd, as Linux 6.1 traces it, then a task freeing what was moved. */
+static const char *const compaction_run[] = {
+	"  init-5       [000] .....  83.0: mm_page_alloc: page=0 pfn=0x1000 order=0 "
+	"migratetype=1 gfp_flags=GFP_HIGHUSER_MOVABLE",
+	"  init-5       [000] .....  83.0: mm_page_alloc: page=0 pfn=0x1001 order=0 "
+	"migratetype=1 gfp_flags=GFP_HIGHUSER_MOVABLE",
+	"  kcompactd0-34 [001] .....  83.1: mm_compaction_begin: zone_start=0x1000 "
+	"migrate_pfn=0x1000 free_pfn=0x4000 zone_end=0x4000, mode=sync",
+	"  kcompactd0-34 [001] .....  83.1: mm_compaction_isolate_migratepages: "
+	"range=(0x1000 ~ 0x1200) nr_scanned=2 nr_taken=2",
+	"  kcompactd0-34 [001] .....  83.1: mm_compaction_isolate_freepages: "
+	"range=(0x2000 ~ 0x2040) nr_scanned=64 nr_taken=3",
+	"  kcompactd0-34 [001] .....  83.1: mm_page_free: page=0 pfn=0x1001 order=0",
+	"  kcompactd0-34 [001] .....  83.1: mm_page_free: page=0 pfn=0x1000 order=0",
+	"  kcompactd0-34 [001] .....  83.1: mm_migrate_pages: nr_succeeded=2 nr_failed=0 "
+	"nr_thp_succeeded=0 nr_thp_failed=0 nr_thp_split=0 mode=MIGRATE_SYNC reason=compaction",
+	"  kcompactd0-34 [001] .....  83.1: mm_compaction_migratepages: nr_migrated=2 "
+	"nr_failed=0",
+	"  kcompactd0-34 [001] .....  83.1: mm_compaction_isolate_migratepages: "
+	"range=(0x1200 ~ 0x1400) nr_scanned=512 nr_taken=0",
+	"  kcompactd0-34 [001] .....  83.1: mm_page_free: page=0 pfn=0x2002 order=0",
+	"  kcompactd0-34 [001] .....  83.1: mm_compaction_end: zone_start=0x1000 "
+	"migrate_pfn=0x1400 free_pfn=0x1400 zone_end=0x4000, mode=sync status=complete",
+	"  kcompactd0-34 [001] .....  83.2: mm_page_free: page=0 pfn=0x2001 order=0",
+	"  init-5       [000] .....  83.3: mm_page_free: page=0 pfn=0x2000 order=0",
+	"  init-5       [000] .....  83.3: mm_page_free: page=0 pfn=0x2003 order=0",
+};
+
+/*
+ * Compaction's own frees: the old pages of the pages it moved (between the
+ * task's isolate_migratepages that took pages and its migratepages), and
+ * the free pages it took but did not use (after, up to mm_compaction_end).
+ * A free in an interrupt on that CPU, or after the run, is nobody's move.
+ */
+TEST(parser_tells_compactions_frees_apart)
+{
+	struct rp_trace t = { 0 };
+	parse_all(&t, compaction_run, sizeof compaction_run / sizeof compaction_run[0]);
+	static const unsigned want[] = { RP_FREE_MIGRATED, RP_FREE_MIGRATED, RP_FREE_UNUSED,
+		                         RP_FREE_PLAIN,    RP_FREE_PLAIN,    RP_FREE_PLAIN };
+	unsigned n = 0;
+	for (size_t i = 0; i < t.nr; i++) {
+		if (t.ev[i].type != RP_FREE)
+			continue;
+		REQUIRE(n < sizeof want / sizeof want[0]);
+		CHECK_MSG(t.ev[i].arg == want[n], "free %u (pfn 0x%x): kind %u, expected %u", n,
+		          t.ev[i].pfn, t.ev[i].arg, want[n]);
+		n++;
+	}
+	CHECK_EQ_U64(n, sizeof want / sizeof want[0]);
+	CHECK_EQ_U64(t.nr_runs, 0);
+	/* Mid-run, a free in a soft interrupt on the compacting CPU. */
+	static const char *const irq[] = {
+		"  kcompactd0-34 [001] .....  84.0: mm_compaction_begin: zone_start=0x1000 "
+		"migrate_pfn=0x1000 free_pfn=0x4000 zone_end=0x4000, mode=sync",
+		"  kcompactd0-34 [001] .....  84.1: mm_compaction_isolate_migratepages: "
+		"range=(0x1000 ~ 0x1200) nr_scanned=2 nr_taken=2",
+		"  kcompactd0-34 [001] ..s1.  84.2: mm_page_free: page=0 pfn=0x3000 order=0",
+	};
+	size_t before = t.nr;
+	parse_all(&t, irq, sizeof irq / sizeof irq[0]);
+	REQUIRE(t.nr == before + 1);
+	CHECK_EQ_U64(t.ev[before].arg, RP_FREE_PLAIN);
+	CHECK_EQ_U64(t.nr_runs, 1);
+	rp_trace_free(&t);
+}
+
+/*
+ * The kernel moved two traced pages to pfns it took without an alloc event:
+ * the allocations live on, so freeing the old pages frees nothing, and the
+ * later frees of two of the pages it took give them back. What it took and
+ * did not use, and a third free there, have nothing behind them.
+ */
+TEST(replay_keeps_what_compaction_moved_until_its_new_page_is_freed)
+{
+	struct rp_trace t = { 0 };
+	parse_all(&t, compaction_run, sizeof compaction_run / sizeof compaction_run[0]);
+	struct rp_machine *m = calloc(1, sizeof *m);
+	REQUIRE(m);
+	m->min_free_kbytes = -1;
+	struct rp_options opt = { .validate_every = 1 };
+	struct rp_result r;
+	REQUIRE(rp_replay(&t, m, &opt, &r) == 0);
+	CHECK_EQ_U64(r.allocs, 2);
+	CHECK_EQ_U64(r.free_class[RPF_MIGRATED], 2);
+	CHECK_EQ_U64(r.free_class[RPF_UNUSED], 1);
+	/* 0x2000 and 0x2001 give the two moved pages back; 0x2003 finds none left. */
+	CHECK_EQ_U64(r.free_class[RPF_COMPACTION], 2);
+	CHECK_EQ_U64(r.free_class[RPF_UNMATCHED], 1);
+	CHECK_EQ_U64(r.free_class[RPF_TRACED], 0);
+	CHECK_EQ_U64(r.bad_page, 0);
+	CHECK_EQ_U64(r.validate_failures, 0);
+	CHECK_EQ_U64(r.map_errors, 0);
+	free(r.series);
+	rp_trace_free(&t);
+	free(m);
+}
+
 TEST(gfp_every_flag_name_of_linux_6_1)
 {
 	static const char *const names[] = {

@@ -722,29 +722,47 @@ def speed(fig):
     out.append(fig.table(["order", "instructions per free, on the lists", "off", "on / off"],
                          [[9, on, off, then_now(fig, free_ratio)]]))
 
-    runs = 1 if fig.quick else 5
+    runs = 1 if fig.quick else 7
+    scale_nr = nr or ["--nr", 4 << 20]
     j, c = alternate(fig, ["bench", "alloc-free-bulk", "--order", 0, "--scaling", "--threads", 2,
-                           "--boot", BULK_BOOT + " nr_cpus=2", "--runs", runs] + nr)
+                           "--boot", BULK_BOOT + " nr_cpus=2", "--runs", runs] + scale_nr)
     mops = lambda m: f"{m['median'] / 1e6:.1f} M ({m['min'] / 1e6:.1f} - {m['max'] / 1e6:.1f})"
     rows = [[t.replace("threads_", "") + (" thread" if t == "threads_1" else " threads"),
              then_now(fig, lambda p: mops(j[p][t]["ops_per_sec"])),
              then_now(fig, lambda p: mmm(j[p][t]["cpu_ns_per_op"])),
+             then_now(fig, lambda p: mmm(j[p][t]["off_cpu_ms"], 1)),
+             then_now(fig, lambda p: mmm(j[p][t]["runq_wait_ms"], 1)),
+             then_now(fig, lambda p: mmm(j[p][t]["preemptions"], 0)),
+             then_now(fig, lambda p: mmm(j[p][t]["sleeps"], 0)),
              then_now(fig, lambda p: num(j[p][t]["zone_lock_contended"])),
              then_now(fig, lambda p: num(j[p][t]["zone_lock_wait_ns"] / 1e3, 0))]
             for t in ("threads_1", "threads_2")]
-    rows.append(["2 threads / 1 thread, each pair of runs",
-                 then_now(fig, lambda p: mmm(j[p]["speedup"]) + "x"), "", "", ""])
+    rows.append(["2 threads / 1 thread, wall time (each pair of runs)",
+                 then_now(fig, lambda p: mmm(j[p]["speedup"]) + "x"), "", "", "", "", "", "", ""])
+    rows.append(["2 threads / 1 thread, CPU time (each pair of runs)",
+                 then_now(fig, lambda p: mmm(j[p]["cpu_speedup"]) + "x"), "", "", "", "", "", "",
+                 ""])
+    blocks = "65,536 blocks" if fig.quick else "4 Mi blocks (4 rounds of 1 Mi)"
     out.append("\n" + fig.commands(c) +
-               f"\nBulk order-0 work, 1 Mi blocks in all, each thread posing as its own CPU, "
-               f"in one pool: after a warm-up run of each, runs of one thread and of two "
+               f"\nBulk order-0 work, {blocks} a run in all, each thread posing as its own "
+               f"CPU, in one pool: after a warm-up run of each, runs of one thread and of two "
                f"alternate (1, 2, 2, 1, ...){'' if fig.quick else ', in three processes, the samples pooled'}. "
-               f"Operations per second of all threads, the "
-               f"threads' CPU time per operation (a wait that sleeps is not in it), and the zone "
-               f"lock's contended acquisitions and microseconds waited, summed over the "
-               f"{runs * (1 if fig.quick else 3)} runs. Goal: two threads at least 1.8x "
-               f"one.\n\n")
+               f"Operations per second of all threads over the longest thread's wall time; "
+               f"the threads' CPU time per operation (a wait that sleeps is not in it); what "
+               f"kept the threads off their CPUs, per run, all threads: wall time minus CPU "
+               f"time, of it the time they waited runnable on a run queue while other tasks "
+               f"ran (the kernel's schedstat), involuntary context switches (preemptions) and "
+               f"voluntary ones (sleeps: a zone-lock wait past its spins); the zone lock's "
+               f"contended acquisitions and microseconds waited, summed over the "
+               f"{runs * (1 if fig.quick else 3)} runs. Every sample is kept. CPU-time "
+               f"scaling is threads / CPU ns per operation, two over one: the throughput had "
+               f"each thread had its CPU to itself. With one thread the other vCPU takes the "
+               f"machine's other work; with two, that work preempts them. Goal: two threads "
+               f"at least 1.8x one.\n\n")
     out.append(fig.table(["threads", "allocations+frees per second", "CPU ns per operation",
-                          "zone lock contended", "zone lock wait (us)"], rows))
+                          "off CPU (ms per run)", "run-queue wait (ms per run)",
+                          "preemptions per run", "sleeps per run", "zone lock contended",
+                          "zone lock wait (us)"], rows))
     out.append(f"\nLoad average (1 min) when this section ended: {os.getloadavg()[0]:.1f} on "
                f"{os.cpu_count()} CPUs; wall-clock figures above it are shared with that load.\n")
     return "".join(out)

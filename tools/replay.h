@@ -24,7 +24,7 @@
 enum rp_type {
 	RP_ALLOC,          /* mm_page_alloc with a pfn */
 	RP_ALLOC_FAILED,   /* mm_page_alloc with pfn 0: the kernel failed */
-	RP_FREE,           /* mm_page_free */
+	RP_FREE,           /* mm_page_free (arg: enum rp_free_kind) */
 	RP_MARK,           /* tracing_mark_write (arg: index into the marker texts) */
 	RP_KCOMPACTD,      /* mm_compaction_kcompactd_wake (arg: node) */
 	RP_COMPACT_MEMORY, /* a full compaction of every zone (/proc/sys/vm/compact_memory) */
@@ -39,6 +39,22 @@ enum rp_type {
  * the event CPU's while compaction migrates (drain_local_pages).
  */
 enum rp_drain { RP_DRAIN_ALL, RP_DRAIN_LOCAL };
+
+/*
+ * Who freed a page, as the parser tells from the task's compaction events.
+ * Compaction moves a page by taking a free one off the buddy lists (no alloc
+ * event) and freeing the old one (mm_page_free between the task's
+ * mm_compaction_isolate_migratepages and mm_compaction_migratepages): the
+ * allocation lives on at the new pfn. The free pages compaction took and
+ * did not use are freed at the end of its run, before mm_compaction_end.
+ */
+enum rp_free_kind {
+	RP_FREE_PLAIN,    /* the page's user let it go */
+	RP_FREE_MIGRATED, /* the source of a page compaction moved */
+	RP_FREE_UNUSED,   /* a free page compaction took and gave back unused */
+};
+
+#define RP_MAX_RUNS 16 /* compaction runs in progress at once (tasks), tracked by the parser */
 
 /* One event, 24 bytes: the whole sample fits in about 45 MB. */
 struct rp_event {
@@ -106,6 +122,12 @@ struct rp_trace {
 	uint32_t drain_pid; /* a task whose next mm_page_pcpu_drain is a drain of drain_kind */
 	uint8_t drain_kind;
 	bool drain_pending; /* drain_pid is set (pid 0 is the idle task's) */
+	/* Compaction runs in progress (mm_compaction_begin .. _end): the task, and whether it migrates. */
+	struct {
+		uint32_t pid;
+		bool migrating;
+	} run[RP_MAX_RUNS];
+	unsigned nr_runs;
 	uint64_t sweep_start;
 	char err[256]; /* the first line that could not be parsed, and why */
 };
@@ -195,7 +217,9 @@ void rp_machine_boot_line(const struct rp_machine *m, const struct rp_trace *t, 
 	X(TRACED, "traced")                /* a live traced allocation, same head and order */     \
 	X(SPLIT, "split")                  /* part of a live larger allocation (a split THP) */    \
 	X(PRE_TRACE, "pre_trace")          /* allocated before tracing: from the starting state */ \
-	X(COMPACTION, "compaction_target") /* a page the kernel's compaction took as a target */   \
+	X(COMPACTION, "compaction_target") /* a page compaction moved one to: from moved memory */ \
+	X(MIGRATED, "migrated")            /* the old page of one compaction moved: lives on */    \
+	X(UNUSED, "compaction_unused")     /* a free page compaction took and gave back unused */  \
 	X(FAILED, "failed_in_pagealloc")   /* its allocation failed in pagealloc only */           \
 	X(UNMATCHED, "unmatched")          /* none of these */
 

@@ -190,6 +190,7 @@ struct line_head {
 	uint32_t pid;
 	const char *task, *name, *args, *end;
 	size_t task_len, name_len;
+	bool irq; /* in an interrupt: the event is not the task's own doing */
 };
 
 static bool parse_head(const char *line, const char *end, struct line_head *h)
@@ -218,8 +219,11 @@ static bool parse_head(const char *line, const char *end, struct line_head *h)
 		dash--;
 	h->task_len = (size_t)(dash - h->task);
 	h->pid = (uint32_t)strtoul(dash + 1, NULL, 10);
-	while (s < end && *s != ' ') /* the flags column */
+	/* The flags column: its third character marks hard and soft interrupts ("d.s1."). */
+	const char *flags = s;
+	while (s < end && *s != ' ')
 		s++;
+	h->irq = s - flags >= 3 && strchr("hsHzZ", flags[2]) != NULL;
 	while (s < end && *s == ' ')
 		s++;
 	char *e;
@@ -297,6 +301,47 @@ static int parse_alloc(struct rp_trace *t, const struct line_head *h, const char
 	return 0;
 }
 
+/* The index of the compaction run the task is in, or -1. */
+static int run_find(const struct rp_trace *t, uint32_t pid)
+{
+	for (unsigned i = 0; i < t->nr_runs; i++)
+		if (t->run[i].pid == pid)
+			return (int)i;
+	return -1;
+}
+
+/*
+ * Follow each task's compaction runs: a run is mm_compaction_begin .. _end;
+ * it migrates from an mm_compaction_isolate_migratepages that took pages to
+ * the mm_compaction_migratepages that follows. Events in interrupts are not
+ * the task's.
+ */
+static void note_run(struct rp_trace *t, int id, const struct line_head *h)
+{
+	uint64_t taken;
+	if (h->irq)
+		return;
+	int i = run_find(t, h->pid);
+	if (id == RPN_COMPACTION_BEGIN && i < 0 && t->nr_runs < RP_MAX_RUNS)
+		i = (int)t->nr_runs++;
+	if (id == RPN_COMPACTION_BEGIN && i >= 0) /* a begin without an end starts over */
+		t->run[i].pid = h->pid, t->run[i].migrating = false;
+	else if (id == RPN_COMPACTION_ISOLATE_MIGRATEPAGES && i >= 0)
+		t->run[i].migrating = get_num(h->args, h->end, "nr_taken=", &taken) && taken;
+	else if (id == RPN_COMPACTION_MIGRATEPAGES && i >= 0)
+		t->run[i].migrating = false;
+	else if (id == RPN_COMPACTION_END && i >= 0)
+		t->run[i] = t->run[--t->nr_runs];
+}
+
+static enum rp_free_kind free_kind(const struct rp_trace *t, const struct line_head *h)
+{
+	int i = h->irq ? -1 : run_find(t, h->pid);
+	if (i < 0)
+		return RP_FREE_PLAIN;
+	return t->run[i].migrating ? RP_FREE_MIGRATED : RP_FREE_UNUSED;
+}
+
 static int parse_free(struct rp_trace *t, const struct line_head *h, const char *line, size_t len)
 {
 	uint64_t pfn, order;
@@ -309,6 +354,7 @@ static int parse_free(struct rp_trace *t, const struct line_head *h, const char 
 	e->type = RP_FREE;
 	e->pfn = (uint32_t)pfn;
 	e->order = (uint8_t)order;
+	e->arg = free_kind(t, h);
 	note_pfn(t, pfn, (unsigned)order);
 	return 0;
 }
@@ -416,6 +462,7 @@ static int parse_event(struct rp_trace *t, int id, const struct line_head *h, co
 {
 	if (note_drain(t, id, h))
 		return -1;
+	note_run(t, id, h);
 	switch (id) {
 	case RPN_MM_PAGE_ALLOC:
 		if (h->pid == t->direct_pid)

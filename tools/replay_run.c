@@ -209,17 +209,59 @@ static enum rp_free_class free_traced(struct rp_ctx *c, uint64_t k, unsigned ord
 	return RPF_COUNT;
 }
 
+/*
+ * The traced block at k lives on where the kernel's compaction moved it, a
+ * pfn the trace does not name (mm_compaction_isolate_freepages gives a range
+ * and a count): it joins the memory whose kernel pfn is unknown, as if
+ * allocated before tracing, and a later free of an unknown pfn gives it
+ * back. In the pool it stays where it is: pagealloc's own compaction placed it.
+ */
+static void keep_moved(struct rp_ctx *c, uint64_t k)
+{
+	struct rp_kmap *e = &c->kmap[k];
+	if (e->kind == KM_LIVE) {
+		c->pre[e->ppfn] = (uint8_t)(e->order + 1);
+		if (!e->kernel) /* movable: give_owner() made the replay its owner */
+			pa_set_owner(c->pool, pa_pfn_to_page(c->pool, e->ppfn), c->owner,
+			             RP_COOKIE_PRE);
+		else
+			rp_set_bit(c->pre_kernel, e->ppfn >> c->pb_order);
+	}
+	e->kind = KM_NONE;
+}
+
+/* The old page of a page compaction moved: the allocation is kept, under no kernel pfn. */
+static void move_traced(struct rp_ctx *c, uint64_t k, unsigned order)
+{
+	struct rp_kmap *e = &c->kmap[k];
+	if (e->kind != KM_NONE && e->order > order) /* a piece of a larger block */
+		split_mapped(c, k, e->order, order);
+	uint64_t h = e->kind == KM_NONE ? covering(c, k, order) : UINT64_MAX;
+	if (h != UINT64_MAX)
+		split_mapped(c, h, c->kmap[h].order, order);
+	if (e->kind != KM_NONE && e->order == order)
+		keep_moved(c, k);
+	/* Pre-trace memory stays pre-trace; the move changes nothing the replay knows. */
+}
+
 static void do_free(struct rp_ctx *c, const struct rp_event *ev)
 {
 	uint64_t k = ev->pfn;
 	c->res->frees++;
 	enum rp_free_class cls = RPF_UNMATCHED;
-	if (k < c->nr_kmap) {
+	if (k < c->nr_kmap && ev->arg == RP_FREE_MIGRATED) {
+		move_traced(c, k, ev->order);
+		cls = RPF_MIGRATED;
+	} else if (k < c->nr_kmap && ev->arg == RP_FREE_UNUSED) {
+		cls = RPF_UNUSED; /* pagealloc never took it */
+	} else if (k < c->nr_kmap) {
 		cls = free_traced(c, k, ev->order);
-		if (cls == RPF_COUNT && rp_bit(c->ctarget, k))
-			cls = RPF_COMPACTION; /* the kernel took it without an alloc event */
-		else if (cls == RPF_COUNT)
-			cls = rp_free_pre(c, k, ev->order) ? RPF_PRE_TRACE : RPF_UNMATCHED;
+		/* A page compaction moved one to, or one allocated before tracing. */
+		bool moved_to = rp_bit(c->ctarget, k);
+		if (cls == RPF_COUNT)
+			cls = !rp_free_pre(c, k, ev->order) ? RPF_UNMATCHED :
+			      moved_to                      ? RPF_COMPACTION :
+			                                      RPF_PRE_TRACE;
 	}
 	c->res->free_class[cls]++;
 }
@@ -467,6 +509,7 @@ static int alloc_maps(struct rp_ctx *c)
 	struct pa_config cfg;
 	pa_get_config(c->pool, &cfg);
 	c->max_order = cfg.max_order;
+	c->pb_order = cfg.pageblock_order;
 	c->nr_frames = cfg.total_pages;
 	c->nr_kmap = c->trace->max_pfn > cfg.total_pages ? c->trace->max_pfn : cfg.total_pages;
 	c->kmap = calloc(c->nr_kmap + (1ull << cfg.max_order), sizeof *c->kmap);

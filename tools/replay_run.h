@@ -29,7 +29,7 @@ struct rp_ctx {
 	int owner;
 	unsigned cpu;    /* the CPU hook's answer: the current event's CPU */
 	uint64_t now_ns; /* the clock hook's answer: the current event's time */
-	unsigned max_order;
+	unsigned max_order, pb_order;
 	bool kernel_has_dma;
 	uint64_t nr_frames, nr_kmap;
 	struct rp_kmap *kmap; /* [kernel pfn] */
