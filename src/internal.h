@@ -924,6 +924,18 @@ static inline bool zone_populated(const struct pa_zone *z)
 	return atomic_load_explicit(&z->populated, memory_order_relaxed);
 }
 
+/* present_pages where the zone lock is not held (kcompactd's score): hotplug changes it. */
+static inline uint64_t zone_present(const struct pa_zone *z)
+{
+	return __atomic_load_n(&z->present_pages, __ATOMIC_RELAXED);
+}
+
+/* Its writer, zone lock held. */
+static inline void zone_set_present(struct pa_zone *z, uint64_t n)
+{
+	__atomic_store_n(&z->present_pages, n, __ATOMIC_RELAXED);
+}
+
 /*
  * May an allocation with these gfp flags use zone z (node aside)? Linux's
  * gfp zone modifiers, by address so that they mean the same in every
@@ -940,9 +952,10 @@ static inline bool zone_gfp_allows(const struct pa_zone *z, pa_gfp_t gfp)
 		return z->type != PA_ZONE_MOVABLE || (gfp & PA_GFP_MOVABLE);
 	if (z->type == PA_ZONE_MOVABLE)
 		return false;
+	pa_pfn_t end = __atomic_load_n(&z->end_pfn, __ATOMIC_RELAXED); /* hotplug moves it */
 	if (gfp & PA_GFP_DMA)
-		return z->end_pfn <= (PA_ZONE_DMA_BYTES >> shift);
-	return z->end_pfn <= ((4ull << 30) >> shift);
+		return end <= (PA_ZONE_DMA_BYTES >> shift);
+	return end <= ((4ull << 30) >> shift);
 }
 
 /* Linux's gfp_zone(): the highest zone type a request may use. */
