@@ -263,9 +263,10 @@ static struct pa_page *alloc_defrag(struct alloc_ctx *ac)
  * the request may not use (zone_set_pcp_mark()). One read of the free count;
  * below the mark the zone path checks exactly under the lock.
  */
-static inline bool pcp_watermark_fast(const struct pa_zone *z, unsigned order, bool movable)
+static inline bool pcp_watermark_fast(const struct pa_zone *z, unsigned order, pa_gfp_t gfp)
 {
-	uint64_t mark = atomic_load_explicit(&z->pcp_mark[movable], memory_order_relaxed);
+	uint64_t mark = atomic_load_explicit(
+	        &z->pcp_mark[gfp & (PA_GFP_MOVABLE | PA_GFP_RECLAIMABLE)], memory_order_relaxed);
 	/* free - mark >= 2^order without a subtraction that could wrap: one compare at order 0. */
 	return zone_nr_free(z) > mark + ((1ull << order) - 1);
 }
@@ -274,10 +275,10 @@ static inline bool pcp_watermark_fast(const struct pa_zone *z, unsigned order, b
 static inline struct pa_page *pcp_alloc_local(struct pa_pool *pool, pa_gfp_t gfp, unsigned order)
 {
 	unsigned cpu = pool_cpu(pool);
-	bool movable = gfp & PA_GFP_MOVABLE;
-	struct pa_pcp *pcp = __atomic_load_n(&pool->cpu_pcp[cpu * 2 + movable], __ATOMIC_RELAXED);
+	struct pa_pcp *pcp =
+	        __atomic_load_n(&pool->cpu_pcp[cpu_pcp_slot(cpu, gfp)], __ATOMIC_RELAXED);
 	struct pa_zone *z = pcp->zone;
-	if (unlikely(!pcp_watermark_fast(z, order, movable)))
+	if (unlikely(!pcp_watermark_fast(z, order, gfp)))
 		return NULL;
 	return pcp_alloc(z, cpu, order, gfp_migratetype(gfp), gfp);
 }
@@ -327,36 +328,56 @@ alloc_busy(struct pa_pool *pool, struct pa_pcp *pcp, pa_gfp_t gfp, unsigned orde
 	return alloc_zones(pool, gfp, order);
 }
 
+/* The zone is near its watermark: the zone path decides, under the zone lock. */
+static __attribute__((noinline)) struct pa_page *alloc_below_mark(struct pa_pcp *pcp, pa_gfp_t gfp,
+                                                                  unsigned order)
+{
+	pa_spin_unlock(&pcp->lock);
+	return alloc_zones(pcp->zone->pool, gfp, order);
+}
+
 /*
  * The list was dry: refill it; the zone path if the zone has nothing for it,
  * or at once if the order is off the lists (order 0 comes here ungated).
+ * Both type bits found the always empty list (struct pcp_order): the
+ * movable one serves them, as gfp_migratetype() says.
  */
 static __attribute__((noinline)) struct pa_page *alloc_refill(struct pa_zone *z, struct pa_pcp *pcp,
                                                               pa_gfp_t gfp, unsigned order)
 {
+	unsigned mt = gfp_migratetype(gfp);
+	struct pa_page *p = NULL;
 	if (!pcp_order_enabled(z->pool, order)) {
 		pa_spin_unlock(&pcp->lock);
 		return alloc_zones(z->pool, gfp, order);
 	}
-	struct pa_page *p = pcp_refill_unlock(z, pcp, order, gfp_migratetype(gfp), gfp);
+	if (mt != (gfp & (PA_GFP_MOVABLE | PA_GFP_RECLAIMABLE)) &&
+	    (p = pcp_take(z->pool, pcp, order, mt, gfp))) {
+		pa_spin_unlock(&pcp->lock);
+		return p;
+	}
+	p = pcp_refill_unlock(z, pcp, order, mt, gfp);
 	return p ? p : alloc_zones(z->pool, gfp, order);
 }
 
 /*
  * The fast path's body on a known CPU, straight through with every way out
- * a tail call, so that it needs no stack frame.
+ * a tail call, so that it needs no stack frame. The watermark is read under
+ * the list lock, where the CPU id is no longer needed: fewer values live at
+ * once.
  */
 static inline __attribute__((always_inline)) struct pa_page *
-alloc_on_cpu(struct pa_pool *pool, pa_gfp_t gfp, unsigned order, unsigned cpu)
+alloc_on_cpu(struct pa_pool *pool, pa_gfp_t gfp, unsigned order, unsigned cpu, bool comp)
 {
-	bool movable = gfp & PA_GFP_MOVABLE;
-	struct pa_pcp *pcp = __atomic_load_n(&pool->cpu_pcp[cpu * 2 + movable], __ATOMIC_RELAXED);
-	struct pa_zone *z = pcp->zone;
-	if (unlikely(!pcp_watermark_fast(z, order, movable)))
-		return alloc_zones(pool, gfp, order);
+	size_t bits = gfp & (PA_GFP_MOVABLE | PA_GFP_RECLAIMABLE); /* the type, or 3: no list */
+	struct pa_pcp *pcp =
+	        __atomic_load_n(&pool->cpu_pcp[cpu_pcp_slot(cpu, gfp)], __ATOMIC_RELAXED);
 	if (unlikely(!pcp_trylock(pool, pcp, cpu)))
 		return alloc_busy(pool, pcp, gfp, order);
-	struct pa_page *p = pcp_take(pool, pcp, order, gfp_migratetype(gfp), gfp);
+	struct pa_zone *z = pcp->zone;
+	if (unlikely(!pcp_watermark_fast(z, order, gfp)))
+		return alloc_below_mark(pcp, gfp, order);
+	struct pa_page *p = pcp_take(pool, pcp, order, bits, comp ? gfp : 0);
 	if (unlikely(!p))
 		return alloc_refill(z, pcp, gfp, order);
 	pa_spin_unlock(&pcp->lock);
@@ -367,7 +388,20 @@ alloc_on_cpu(struct pa_pool *pool, pa_gfp_t gfp, unsigned order, unsigned cpu)
 static __attribute__((noinline)) struct pa_page *alloc_cpu_slow(struct pa_pool *pool, pa_gfp_t gfp,
                                                                 unsigned order)
 {
-	return alloc_on_cpu(pool, gfp, order, pool_cpu(pool));
+	return alloc_on_cpu(pool, gfp, order, pool_cpu(pool), true);
+}
+
+/*
+ * Once the flags allow the lists: the CPU, without a call where the thread
+ * pointer has it. comp: gfp may hold PA_GFP_COMP (a constant).
+ */
+static inline __attribute__((always_inline)) struct pa_page *
+alloc_cpu(struct pa_pool *pool, pa_gfp_t gfp, unsigned order, bool comp)
+{
+	unsigned cpu = pool_cpu_nocall(pool);
+	if (unlikely(cpu >= pool->cfg.nr_cpus))
+		return alloc_cpu_slow(pool, gfp, order);
+	return alloc_on_cpu(pool, gfp, order, cpu, comp);
 }
 
 /*
@@ -384,27 +418,30 @@ alloc_fast(struct pa_pool *pool, pa_gfp_t gfp, unsigned order)
 	if (unlikely((order && !pcp_gate_open(&pool->pcp_alloc_gate, order)) ||
 	             (gfp & (GFP_SLOW | PA_GFP_ZERO | ~PA_GFP_ALL_FLAGS))))
 		return alloc_zones(pool, gfp, order);
-	unsigned cpu = pool_cpu_nocall(pool);
-	if (unlikely(cpu >= pool->cfg.nr_cpus))
-		return alloc_cpu_slow(pool, gfp, order);
-	return alloc_on_cpu(pool, gfp, order, cpu);
+	return alloc_cpu(pool, gfp, order, true);
 }
 
-/* Orders above 0, apart: their registers would cost order 0 a stack frame. */
-static __attribute__((noinline)) struct pa_page *alloc_fast_order(struct pa_pool *pool,
-                                                                  pa_gfp_t gfp, unsigned order)
+/* Any order and flags: the above, apart, so that its registers cost order 0 no stack frame. */
+static __attribute__((noinline)) struct pa_page *alloc_fast_any(struct pa_pool *pool, pa_gfp_t gfp,
+                                                                unsigned order)
 {
 	return alloc_fast(pool, gfp, order);
 }
 
+/*
+ * Order 0 on its own: with the order a constant, the shifts and indexing
+ * fold away; PA_GFP_COMP (a one-frame folio) joins the flags that leave it,
+ * for alloc_fast_any(), so that the common case tests for it once, with the
+ * others, and keeps no copy of gfp for it.
+ */
 struct pa_page *pa_alloc_pages(struct pa_pool *pool, pa_gfp_t gfp, unsigned int order)
 {
 	if (unlikely(!pool))
 		return NULL;
-	/* Order 0 on its own: with the order a constant, the shifts and indexing fold away. */
-	if (likely(order == 0))
-		return alloc_fast(pool, gfp, 0);
-	return alloc_fast_order(pool, gfp, order);
+	if (likely(order == 0) &&
+	    !(gfp & (GFP_SLOW | PA_GFP_ZERO | PA_GFP_COMP | ~PA_GFP_ALL_FLAGS)))
+		return alloc_cpu(pool, gfp, 0, false);
+	return alloc_fast_any(pool, gfp, order);
 }
 
 /*
@@ -613,7 +650,7 @@ static __attribute__((noinline)) void free_large(struct pa_pool *pool, struct pa
 	if (order <= pool_max_order(pool) && pcp_order_enabled(pool, order)) {
 		unsigned cpu = pool_cpu(pool);
 		unsigned type = pcp_type(pageblock_mt(pool, pfn));
-		if (!pcp_free_direct(pool, z->pcp[cpu], order, type) &&
+		if (!pcp_free_direct_guess(pool, z->pcp[cpu], order, type) &&
 		    pcp_free(z, cpu, pfn, order))
 			return;
 	}

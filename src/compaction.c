@@ -747,11 +747,11 @@ static uint64_t node_fragmentation_score(struct pa_pool *pool, unsigned node)
 	uint64_t present = 0, score = 0;
 	for (unsigned i = 0; i < pool->nr_zones; i++)
 		if (pool->zones[i].node == node)
-			present += pool->zones[i].present_pages;
+			present += zone_present(&pool->zones[i]);
 	for (unsigned i = 0; i < pool->nr_zones; i++) {
 		struct pa_zone *z = &pool->zones[i];
 		if (z->node == node)
-			score += z->present_pages * zone_extfrag(z, order) / (present + 1);
+			score += zone_present(z) * zone_extfrag(z, order) / (present + 1);
 	}
 	return score;
 }

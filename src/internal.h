@@ -386,10 +386,10 @@ struct pa_zone {
 	_Atomic uint64_t free_pages; /* frames on the free lists; zone_free_add(), zone_nr_free() */
 	/*
 	 * What the per-CPU fast path compares free_pages with: the low watermark
-	 * plus what a request may not use, [0] for one that may not borrow CMA,
-	 * [1] for a movable one (zone_set_pcp_mark()).
+	 * plus what a request may not use, by its gfp type bits (cpu_pcp_slot()):
+	 * a movable request (bit 0) may borrow CMA, others not (zone_set_pcp_mark()).
 	 */
-	_Atomic uint64_t pcp_mark[2];
+	_Atomic uint64_t pcp_mark[4];
 	uint64_t nr_reserved_highatomic;
 	uint64_t
 	        reserved_pages; /* managed frames held by the pool itself, neither free nor allocated */
@@ -608,7 +608,7 @@ struct pa_pool {
 	 * bit test (pcp_gates_update()): alloc, orders below the pageblock order; free,
 	 * orders below free_fast_below. */
 	_Atomic uint64_t pcp_alloc_gate, pcp_free_gate;
-	/* [cpu * 2 + movable]: the lists a CPU's fast path allocates from, in its zone */
+	/* [cpu_pcp_slot()]: the lists a CPU's fast path allocates from, in its zone */
 	struct pa_pcp **cpu_pcp;
 	_Atomic unsigned pcp_high_fraction; /* 0: high auto-tuned; N: managed / N / CPUs */
 	_Atomic unsigned pcp_rules;         /* enum pcp_rules: whose high and batch rules */
@@ -706,21 +706,36 @@ static inline uint64_t platform_machine_bytes(const struct pa_pool *pool)
 }
 void platform_lock_init(struct pa_lock *lock, struct pa_pool *pool, const char *name);
 void platform_lock_destroy(struct pa_lock *lock);
-void platform_lock_slow(struct pa_lock *lock, enum pa_lock_site site);
+void platform_lock_slow(struct pa_lock *lock, enum pa_lock_site site, unsigned min_spins);
 void platform_lock_wake(struct pa_lock *lock);
 void platform_report(const struct pa_pool *pool, const char *fmt, ...)
         __attribute__((format(printf, 2, 3)));
 
-/* Take a lock; contention is timed and counted only when the trylock fails. */
-static inline void pa_lock(struct pa_lock *lock, enum pa_lock_site site)
+/*
+ * Spin tries a per-CPU refill or spill of a streaming CPU makes before it
+ * may sleep (pcp.c): it most likely waits for the like, held 3-6 us.
+ */
+#define PA_LOCK_SPINS_BATCH 256
+
+/*
+ * Take a lock; contention is timed and counted only when the trylock fails.
+ * A wait spins at least min_spins tries, however sleeps have cut its budget.
+ */
+static inline void pa_lock_min_spins(struct pa_lock *lock, enum pa_lock_site site,
+                                     unsigned min_spins)
 {
 	uint32_t free = 0;
 	if (unlikely(!atomic_compare_exchange_strong_explicit(
 	            &lock->v, &free, 1, memory_order_acquire, memory_order_relaxed)))
-		platform_lock_slow(lock, site);
+		platform_lock_slow(lock, site, min_spins);
 	if (unlikely(lock->pool->cfg.debug))
 		atomic_store_explicit(&lock->owner, (unsigned long)pthread_self(),
 		                      memory_order_relaxed);
+}
+
+static inline void pa_lock(struct pa_lock *lock, enum pa_lock_site site)
+{
+	pa_lock_min_spins(lock, site, 0);
 }
 
 static inline void pa_unlock(struct pa_lock *lock)
@@ -909,6 +924,18 @@ static inline bool zone_populated(const struct pa_zone *z)
 	return atomic_load_explicit(&z->populated, memory_order_relaxed);
 }
 
+/* present_pages where the zone lock is not held (kcompactd's score): hotplug changes it. */
+static inline uint64_t zone_present(const struct pa_zone *z)
+{
+	return __atomic_load_n(&z->present_pages, __ATOMIC_RELAXED);
+}
+
+/* Its writer, zone lock held. */
+static inline void zone_set_present(struct pa_zone *z, uint64_t n)
+{
+	__atomic_store_n(&z->present_pages, n, __ATOMIC_RELAXED);
+}
+
 /*
  * May an allocation with these gfp flags use zone z (node aside)? Linux's
  * gfp zone modifiers, by address so that they mean the same in every
@@ -925,9 +952,10 @@ static inline bool zone_gfp_allows(const struct pa_zone *z, pa_gfp_t gfp)
 		return z->type != PA_ZONE_MOVABLE || (gfp & PA_GFP_MOVABLE);
 	if (z->type == PA_ZONE_MOVABLE)
 		return false;
+	pa_pfn_t end = __atomic_load_n(&z->end_pfn, __ATOMIC_RELAXED); /* hotplug moves it */
 	if (gfp & PA_GFP_DMA)
-		return z->end_pfn <= (PA_ZONE_DMA_BYTES >> shift);
-	return z->end_pfn <= ((4ull << 30) >> shift);
+		return end <= (PA_ZONE_DMA_BYTES >> shift);
+	return end <= ((4ull << 30) >> shift);
 }
 
 /* Linux's gfp_zone(): the highest zone type a request may use. */
@@ -1229,7 +1257,11 @@ struct pcp_order {
 struct pa_pcp {
 	struct pa_spin lock;
 	struct pa_zone *zone; /* whose lists: the fast paths find them without the zone */
-	/* count, high, batch and heads are stored relaxed-atomically: pcp_free_direct() peeks. */
+	/*
+	 * Every field is read and written under the lock; the heads are also
+	 * stored relaxed-atomically (plain moves all the same), for the peek of
+	 * pcp_free_direct_guess().
+	 */
 	uint32_t count; /* frames on the lists */
 	uint32_t high;  /* spill to the buddy above this */
 	uint32_t high_min, high_max;
@@ -1254,9 +1286,6 @@ struct pa_pcp {
 /* The head of the (order, type) list, and of list number i. */
 #define pcp_head(pcp, order, type) ((pcp)->orders[order].head[type])
 #define pcp_list_head(pcp, i)      pcp_head(pcp, (i) / PA_NR_PCP_TYPES, (i) % PA_NR_PCP_TYPES)
-
-/* Write count, high or batch of a list (lock held): relaxed atomic, for pcp_free_direct(). */
-#define pcp_store(field, v) __atomic_store_n(&(field), (uint32_t)(v), __ATOMIC_RELAXED)
 
 int pcp_init_zone(struct pa_zone *zone);
 void pcp_destroy_zone(struct pa_zone *zone);
@@ -1323,8 +1352,8 @@ static inline struct pa_page *pcp_unlink(struct pa_pool *pool, struct pa_pcp *pc
 	if (pfn == PA_NIL)
 		return NULL;
 	struct pa_page *p = pfn_page(pool, pfn);
-	__atomic_store_n(head, p->lru.next, __ATOMIC_RELAXED); /* pcp_free_direct() */
-	pcp_store(pcp->count, pcp->count - (1u << order));
+	__atomic_store_n(head, p->lru.next, __ATOMIC_RELAXED); /* pcp_free_direct_guess() */
+	pcp->count -= 1u << order;
 	return p;
 }
 
@@ -1346,8 +1375,8 @@ static inline uint32_t pcp_link_page(struct pa_pcp *pcp, struct pa_page *p, pa_p
 	        &pcp_head(pcp, (size_t)order, (size_t)type); /* no extension in the fast paths */
 	uint32_t count = pcp->count + (1u << order);
 	p->lru.next = *head;
-	__atomic_store_n(head, (uint32_t)pfn, __ATOMIC_RELAXED); /* pcp_free_direct() peeks */
-	pcp_store(pcp->count, count);
+	__atomic_store_n(head, (uint32_t)pfn, __ATOMIC_RELAXED); /* pcp_free_direct_guess() */
+	pcp->count = count;
 	return count;
 }
 
@@ -1563,10 +1592,9 @@ static inline bool pcp_free_commit(struct pa_pcp *pcp, struct pa_page *p, pa_pfn
  * on its list only while the list is empty and high has room for it: one
  * is what a CPU that frees and allocates it again reuses (a refill's spare
  * counts), and a spill would give back just it. Blocks freed in bulk skip
- * the list, whose stack would only hand them back in reverse. Read before
- * the list lock too, as a guess made
- * exact under it, so that such a free costs no atomic more than the buddy
- * path's: count, high, batch and the heads are stored relaxed-atomically.
+ * the list, whose stack would only hand them back in reverse. List lock
+ * held: count and high are plain, so that the order-0 fast paths update
+ * them in place.
  */
 static inline bool pcp_free_direct(const struct pa_pool *pool, const struct pa_pcp *pcp,
                                    unsigned order, unsigned type)
@@ -1575,9 +1603,21 @@ static inline bool pcp_free_direct(const struct pa_pool *pool, const struct pa_p
 	if (likely(order < pool->cfg.pageblock_order) ||
 	    atomic_load_explicit(&pool->pcp_rules, memory_order_relaxed) == PCP_RULES_61)
 		return false; /* Linux 6.1's rules look at every free (pcp_spill_unlock()) */
-	return __atomic_load_n(&pcp_head(pcp, order, type), __ATOMIC_RELAXED) != PA_NIL ||
-	       __atomic_load_n(&pcp->count, __ATOMIC_RELAXED) + size >=
-	               __atomic_load_n(&pcp->high, __ATOMIC_RELAXED);
+	return pcp_head(pcp, order, type) != PA_NIL || pcp->count + size >= pcp->high;
+}
+
+/*
+ * Its first half without the list lock, from the head alone: a huge block
+ * whose list holds one goes straight to the buddy, with no atomic more than
+ * the buddy path's (blocks freed in bulk). A stale head only decides one
+ * free's way, both right; the lock makes the rest exact.
+ */
+static inline bool pcp_free_direct_guess(const struct pa_pool *pool, const struct pa_pcp *pcp,
+                                         unsigned order, unsigned type)
+{
+	return order >= pool->cfg.pageblock_order &&
+	       atomic_load_explicit(&pool->pcp_rules, memory_order_relaxed) != PCP_RULES_61 &&
+	       __atomic_load_n(&pcp_head(pcp, order, type), __ATOMIC_RELAXED) != PA_NIL;
 }
 
 /* The list a free of a pageblock of type mt waits on: HIGHATOMIC and CMA on the movable one. */
@@ -1738,6 +1778,19 @@ void cma_destroy(struct pa_pool *pool);
 
 /* A bad free other than pa_free_pages()'s: report "bad page: <what>; refused", count it. */
 void alloc_bad_free(struct pa_pool *pool, const char *what);
+
+/*
+ * Where cpu_pcp holds a CPU's lists for gfp: by the two type bits, which the
+ * fast path also takes as the list's type (struct pcp_order); odd slots are
+ * the movable request's zone.
+ */
+static inline size_t cpu_pcp_slot(unsigned cpu, pa_gfp_t gfp)
+{
+	_Static_assert(PA_GFP_MOVABLE == PA_MT_MOVABLE && PA_GFP_RECLAIMABLE == PA_MT_RECLAIMABLE &&
+	                       PA_MT_UNMOVABLE == 0 && PA_NR_PCP_TYPES == 3,
+	               "the gfp type bits are the list's type; both set index the empty head");
+	return (size_t)cpu * 4 + (gfp & (PA_GFP_MOVABLE | PA_GFP_RECLAIMABLE));
+}
 
 /* Which pageblocks an allocation of gfp belongs to. */
 static inline unsigned gfp_migratetype(pa_gfp_t gfp)

@@ -139,11 +139,11 @@ void pcp_setup_sizes(struct pa_zone *z)
 	for (unsigned c = 0; c < pool->cfg.nr_cpus; c++) {
 		struct pa_pcp *pcp = z->pcp[c];
 		platform_spin_lock(pool, &pcp->lock, SITE_ADMIN);
-		pcp_store(pcp->batch, batch);
+		pcp->batch = (uint32_t)(batch);
 		pcp->high_min = (uint32_t)hmin;
 		pcp->high_max = (uint32_t)hmax;
 		if (pcp->high < hmin || pcp->high > hmax)
-			pcp_store(pcp->high, hmin);
+			pcp->high = (uint32_t)(hmin);
 		pa_spin_unlock(&pcp->lock);
 	}
 }
@@ -191,6 +191,20 @@ static void pcp_spill(struct pa_zone *z, struct pa_pcp *pcp, uint64_t frames, ui
                       unsigned first, enum pa_lock_site site);
 
 /*
+ * Spin tries before a refill or spill of `frames` may sleep on the zone
+ * lock. A streaming CPU's (Linux's largest batch or more) most likely waits
+ * for the like, held 3-6 us: it spins PA_LOCK_SPINS_BATCH tries however
+ * sleeps have cut the budget. Smaller ones keep the budget: a CPU that spun
+ * on through another's short refills ran on in step with it, so that their
+ * next refills met again (page_fault1 at order 4: 7 times the contended
+ * acquisitions, the same time waited).
+ */
+static unsigned pcp_min_spins(const struct pa_pcp *pcp, uint64_t frames)
+{
+	return frames >= (uint64_t)pcp->batch << PCP_BATCH_SCALE_MAX ? PA_LOCK_SPINS_BATCH : 0;
+}
+
+/*
  * Once a second at most (Linux's decay_pcp_high): let high fall back toward
  * what the CPU uses, never outside [high_min, high_max], and give back what
  * the lists hold above it. List lock held.
@@ -206,7 +220,7 @@ static void pcp_decay(struct pa_zone *z, struct pa_pcp *pcp)
 	int64_t b = (int64_t)pcp->high - pcp->high / 8;
 	int64_t h = a > b ? a : b;
 	h = h < pcp->high_min ? pcp->high_min : h > pcp->high_max ? pcp->high_max : h;
-	pcp_store(pcp->high, h);
+	pcp->high = (uint32_t)(h);
 	if (pcp->count > pcp->high)
 		pcp_spill(z, pcp, pcp->count - pcp->high, UINT64_MAX, pcp->spill_next,
 		          SITE_PCP_SPILL);
@@ -278,7 +292,7 @@ static void pcp_refill(struct pa_zone *z, struct pa_pcp *pcp, unsigned order, un
 	unsigned whole_only = refill_stream_extra(pool, pcp, order, mt, n);
 	n += whole_only;
 	struct pcp_block whole[PCP_REFILL_BLOCKS];
-	pa_lock(&z->lock, SITE_PCP_REFILL);
+	pa_lock_min_spins(&z->lock, SITE_PCP_REFILL, pcp_min_spins(pcp, (uint64_t)n << order));
 	unsigned nb = 0;
 	while (n) {
 		unsigned got = n > 1 && nb < PCP_REFILL_BLOCKS ?
@@ -309,7 +323,7 @@ static void pcp_refill(struct pa_zone *z, struct pa_pcp *pcp, unsigned order, un
 		return; /* high is fixed and never decays (a single node's lists) */
 	if (roomy && pcp->high < pcp->high_max) {
 		uint32_t h = pcp->high + pcp->batch;
-		pcp_store(pcp->high, h > pcp->high_max ? pcp->high_max : h);
+		pcp->high = (uint32_t)(h > pcp->high_max ? pcp->high_max : h);
 	}
 	pcp_decay(z, pcp);
 }
@@ -428,9 +442,9 @@ static unsigned spill_merge(struct pa_pool *pool, struct pcp_block *b, unsigned 
 
 /* Give merged blocks to the buddy under one zone-lock hold. */
 static void spill_give(struct pa_zone *z, const struct pcp_block *b, unsigned n,
-                       enum pa_lock_site site)
+                       enum pa_lock_site site, unsigned min_spins)
 {
-	pa_lock(&z->lock, site);
+	pa_lock_min_spins(&z->lock, site, min_spins);
 	for (unsigned i = 0; i < n; i++)
 		pageblock_free_block(z, b[i].pfn, b[i].order);
 	pa_unlock(&z->lock);
@@ -454,16 +468,17 @@ static void pcp_spill(struct pa_zone *z, struct pa_pcp *pcp, uint64_t frames, ui
 	unsigned idx = first % nr_lists(pool), seen = 0, n, kept = 0;
 	uint64_t freed = 0;
 	struct pcp_block b[PCP_SPILL_BLOCKS];
+	unsigned spins = site == SITE_PCP_SPILL ? pcp_min_spins(pcp, frames) : 0;
 	while ((n = spill_take(pool, pcp, frames, order_mask, &idx, &seen, &freed, b + kept,
 	                       PCP_SPILL_BLOCKS - kept))) {
 		kept = spill_merge(pool, b, kept + n);
 		if (kept > PCP_SPILL_BLOCKS / 2) {
-			spill_give(z, b, kept, site);
+			spill_give(z, b, kept, site, spins);
 			kept = 0;
 		}
 	}
 	if (kept)
-		spill_give(z, b, kept, site);
+		spill_give(z, b, kept, site, spins);
 	pcp->spill_next = idx;
 }
 
@@ -535,7 +550,7 @@ static void pcp_free_61(struct pa_zone *z, struct pa_pcp *pcp, unsigned list)
 		pcp_spill(z, pcp, pcp->count, UINT64_MAX, list, SITE_PCP_SPILL);
 	else if (pcp->count >= high)
 		pcp_spill(z, pcp, spill_frames_61(pcp, high), UINT64_MAX, list, SITE_PCP_SPILL);
-	pcp_store(pcp->high, pcp->free_factor ? 0 : high);
+	pcp->high = (uint32_t)(pcp->free_factor ? 0 : high);
 }
 
 bool pcp_spill_unlock(struct pa_zone *z, struct pa_pcp *pcp, unsigned list)

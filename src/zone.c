@@ -371,15 +371,20 @@ void zone_update_cpu_zones(struct pa_pool *pool)
 				    zone_populated(n->zonelist[i]))
 					pick = n->zonelist[i];
 			if (pick) /* else (every zone offline) the old one: it fails over to the walk */
-				__atomic_store_n(&pool->cpu_pcp[c * 2 + m], pick->pcp[c],
-				                 __ATOMIC_RELAXED);
+				for (unsigned r = 0; r < 2;
+				     r++) /* with and without the reclaimable bit */
+					__atomic_store_n(
+					        &pool->cpu_pcp[cpu_pcp_slot(
+					                c, m * PA_GFP_MOVABLE |
+					                           r * PA_GFP_RECLAIMABLE)],
+					        pick->pcp[c], __ATOMIC_RELAXED);
 		}
 	}
 }
 
 static int zone_init_cpu_zones(struct pa_pool *pool)
 {
-	pool->cpu_pcp = calloc((size_t)pool->cfg.nr_cpus * 2, sizeof *pool->cpu_pcp);
+	pool->cpu_pcp = calloc(cpu_pcp_slot(pool->cfg.nr_cpus, 0), sizeof *pool->cpu_pcp);
 	if (!pool->cpu_pcp)
 		return -ENOMEM;
 	zone_update_cpu_zones(pool);
@@ -540,7 +545,7 @@ void zone_init_done(struct pa_pool *pool)
 		for (unsigned c = 0; c < pool->cfg.nr_cpus; c++) {
 			struct pa_pcp *pcp = pool->zones[i].pcp[c];
 			platform_spin_lock(pool, &pcp->lock, SITE_ADMIN);
-			pcp_store(pcp->high, 0);
+			pcp->high = (uint32_t)(0);
 			pa_spin_unlock(&pcp->lock);
 		}
 	zone_setup_watermarks(pool);
@@ -618,8 +623,10 @@ void zone_setup_watermarks(struct pa_pool *pool)
 void zone_set_pcp_mark(struct pa_zone *z)
 {
 	uint64_t mark = z->wmark[PA_WMARK_LOW] + z->nr_reserved_highatomic;
-	atomic_store_explicit(&z->pcp_mark[0], mark + z->cma_pages, memory_order_relaxed);
-	atomic_store_explicit(&z->pcp_mark[1], mark, memory_order_relaxed);
+	for (unsigned bits = 0; bits < 4; bits++)
+		atomic_store_explicit(&z->pcp_mark[bits],
+		                      bits & PA_GFP_MOVABLE ? mark : mark + z->cma_pages,
+		                      memory_order_relaxed);
 }
 
 static uint64_t free_of_type(const struct pa_zone *z, unsigned mt)

@@ -121,7 +121,7 @@ static unsigned scaled(double n, unsigned floor)
 /* The zone a posed CPU's fast path allocates gfp from. */
 static struct pa_zone *cpu_zone(struct pa_pool *pool, unsigned cpu, pa_gfp_t gfp)
 {
-	struct pa_zone *z = pool->cpu_pcp[cpu * 2 + !!(gfp & PA_GFP_MOVABLE)]->zone;
+	struct pa_zone *z = pool->cpu_pcp[cpu_pcp_slot(cpu, gfp)]->zone;
 	REQUIRE(z);
 	return z;
 }
@@ -318,6 +318,49 @@ TEST(pcp_enabled_orders_are_served_from_and_freed_to_the_cpu_list)
 			}
 			VALIDATE(pool);
 		}
+	}
+	expect_whole(pool, fresh);
+	pa_shutdown(pool);
+}
+
+/*
+ * The order-0 fast path takes its list by the gfp type bits: both set (which
+ * gfp_migratetype() makes movable) and a one-frame folio (PA_GFP_COMP) leave
+ * it for the full fast path, and are still served from the movable list.
+ */
+TEST(pcp_order0_both_type_bits_and_folios_are_served_from_the_movable_list)
+{
+	struct pa_pool *pool = pcp_boot("mem=256M max_order=10 nr_cpus=2");
+	REQUIRE(pcp_set_high_fraction(pool, 8) == 0);
+	char fresh[BI_LEN];
+	buddyinfo(pool, fresh, sizeof fresh);
+	pose(0);
+	static const pa_gfp_t gfps[] = { PA_GFP_MOVABLE | PA_GFP_RECLAIMABLE,
+		                         PA_GFP_MOVABLE | PA_GFP_COMP,
+		                         PA_GFP_MOVABLE | PA_GFP_RECLAIMABLE | PA_GFP_COMP };
+	for (size_t i = 0; i < sizeof gfps / sizeof gfps[0]; i++) {
+		struct pa_zone *z = cpu_zone(pool, 0, gfps[i]);
+		struct pa_page *warm = pa_alloc_pages(pool, PA_GFP_MOVABLE, 0);
+		REQUIRE(warm);
+		pa_pfn_t pfn = pa_page_to_pfn(pool, warm);
+		pa_free_pages(pool, warm, 0); /* on top of CPU 0's movable order-0 list */
+		struct snap s0, s1;
+		snap_of(pool, z, 0, &s0);
+		uint64_t a0 = ops_alloc(z, 0, 0);
+		struct pa_page *p = pa_alloc_pages(pool, gfps[i], 0);
+		REQUIRE(p);
+		CHECK_MSG(pa_page_to_pfn(pool, p) == pfn, "gfp %#x: not the movable list's top",
+		          gfps[i]);
+		CHECK_EQ_U64(ops_alloc(z, 0, 0), a0 + 1);
+		snap_of(pool, z, 0, &s1);
+		CHECK_EQ_U64(s1.blocks[pcp_index(0, PA_MT_MOVABLE)],
+		             s0.blocks[pcp_index(0, PA_MT_MOVABLE)] - 1);
+		CHECK_EQ_U64(s1.info.count, s0.info.count - 1); /* no refill */
+		CHECK_EQ_U64(page_mt(p), PA_MT_MOVABLE);
+		CHECK_EQ_U64(!!(page_flags(p) & PF_COMP), !!(gfps[i] & PA_GFP_COMP));
+		CHECK_EQ_U64(pa_folio_order(pool, p), 0);
+		pa_free_pages(pool, p, 0);
+		VALIDATE(pool);
 	}
 	expect_whole(pool, fresh);
 	pa_shutdown(pool);
