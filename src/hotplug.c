@@ -140,7 +140,7 @@ static void remove_frames(struct pa_zone *z, pa_pfn_t start, pa_pfn_t end)
 		uint64_t n = 1ull << h->order;
 		buddy_list_del(z, p);
 		z->managed_pages -= n;
-		z->present_pages -= n;
+		zone_set_present(z, z->present_pages - n);
 		for (pa_pfn_t q = p; q < p + n; q++)
 			set_page_state(pfn_page(pool, q), PS_HOLE);
 		p += n;
@@ -160,7 +160,8 @@ static bool pageblock_online_in(const struct pa_zone *z, pa_pfn_t p)
 static void set_span(struct pa_zone *z, pa_pfn_t lo, pa_pfn_t hi)
 {
 	z->start_pfn = lo;
-	z->end_pfn = hi;
+	__atomic_store_n(&z->end_pfn, hi,
+	                 __ATOMIC_RELAXED); /* zone_gfp_allows() reads it unlocked */
 	z->init_pfn = hi;
 	z->compact_cached_migrate_pfn = lo;
 	z->compact_cached_free_pfn = hi;
@@ -335,7 +336,7 @@ static void add_frames(struct pa_zone *z, pa_pfn_t start, pa_pfn_t end)
 			while (q + (1ull << o) > p)
 				o--;
 			z->managed_pages += 1ull << o;
-			z->present_pages += 1ull << o;
+			zone_set_present(z, z->present_pages + (1ull << o));
 			buddy_free_block(z, q, o, PA_MT_MOVABLE);
 			q += 1ull << o;
 		}

@@ -706,21 +706,36 @@ static inline uint64_t platform_machine_bytes(const struct pa_pool *pool)
 }
 void platform_lock_init(struct pa_lock *lock, struct pa_pool *pool, const char *name);
 void platform_lock_destroy(struct pa_lock *lock);
-void platform_lock_slow(struct pa_lock *lock, enum pa_lock_site site);
+void platform_lock_slow(struct pa_lock *lock, enum pa_lock_site site, unsigned min_spins);
 void platform_lock_wake(struct pa_lock *lock);
 void platform_report(const struct pa_pool *pool, const char *fmt, ...)
         __attribute__((format(printf, 2, 3)));
 
-/* Take a lock; contention is timed and counted only when the trylock fails. */
-static inline void pa_lock(struct pa_lock *lock, enum pa_lock_site site)
+/*
+ * Spin tries a per-CPU refill or spill of a streaming CPU makes before it
+ * may sleep (pcp.c): it most likely waits for the like, held 3-6 us.
+ */
+#define PA_LOCK_SPINS_BATCH 256
+
+/*
+ * Take a lock; contention is timed and counted only when the trylock fails.
+ * A wait spins at least min_spins tries, however sleeps have cut its budget.
+ */
+static inline void pa_lock_min_spins(struct pa_lock *lock, enum pa_lock_site site,
+                                     unsigned min_spins)
 {
 	uint32_t free = 0;
 	if (unlikely(!atomic_compare_exchange_strong_explicit(
 	            &lock->v, &free, 1, memory_order_acquire, memory_order_relaxed)))
-		platform_lock_slow(lock, site);
+		platform_lock_slow(lock, site, min_spins);
 	if (unlikely(lock->pool->cfg.debug))
 		atomic_store_explicit(&lock->owner, (unsigned long)pthread_self(),
 		                      memory_order_relaxed);
+}
+
+static inline void pa_lock(struct pa_lock *lock, enum pa_lock_site site)
+{
+	pa_lock_min_spins(lock, site, 0);
 }
 
 static inline void pa_unlock(struct pa_lock *lock)
@@ -909,6 +924,18 @@ static inline bool zone_populated(const struct pa_zone *z)
 	return atomic_load_explicit(&z->populated, memory_order_relaxed);
 }
 
+/* present_pages where the zone lock is not held (kcompactd's score): hotplug changes it. */
+static inline uint64_t zone_present(const struct pa_zone *z)
+{
+	return __atomic_load_n(&z->present_pages, __ATOMIC_RELAXED);
+}
+
+/* Its writer, zone lock held. */
+static inline void zone_set_present(struct pa_zone *z, uint64_t n)
+{
+	__atomic_store_n(&z->present_pages, n, __ATOMIC_RELAXED);
+}
+
 /*
  * May an allocation with these gfp flags use zone z (node aside)? Linux's
  * gfp zone modifiers, by address so that they mean the same in every
@@ -925,9 +952,10 @@ static inline bool zone_gfp_allows(const struct pa_zone *z, pa_gfp_t gfp)
 		return z->type != PA_ZONE_MOVABLE || (gfp & PA_GFP_MOVABLE);
 	if (z->type == PA_ZONE_MOVABLE)
 		return false;
+	pa_pfn_t end = __atomic_load_n(&z->end_pfn, __ATOMIC_RELAXED); /* hotplug moves it */
 	if (gfp & PA_GFP_DMA)
-		return z->end_pfn <= (PA_ZONE_DMA_BYTES >> shift);
-	return z->end_pfn <= ((4ull << 30) >> shift);
+		return end <= (PA_ZONE_DMA_BYTES >> shift);
+	return end <= ((4ull << 30) >> shift);
 }
 
 /* Linux's gfp_zone(): the highest zone type a request may use. */

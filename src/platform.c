@@ -149,18 +149,12 @@ void pa_assert_fail(const char *expr, const char *file, int line, const char *fu
  * Spin tries before sleeping: twice the running average of the tries that
  * waits ending in the spin took, at least 32 and at most 1000. A wait that
  * had to sleep halves the average: its holder was most likely preempted, and
- * spinning on a preempted holder only burns the CPU it needs.
+ * spinning on a preempted holder only burns the CPU it needs. A caller that
+ * knows it waits for a long hold asks for more (pa_lock_min_spins()).
  */
 #define LOCK_SPINS_MIN   16
 #define LOCK_SPINS_START 100 /* 200 tries at first */
 #define LOCK_SPINS_MAX   1000
-/*
- * A per-CPU refill or spill waits for the like: another CPU's refill, which
- * a streaming CPU makes long (3-6 us), so it spins at least 256 tries (some
- * 5 us of pauses on a current x86) however sleeps have halved the average.
- * Waits of the zone path keep the budget alone.
- */
-#define LOCK_SPINS_BATCH 256
 
 void platform_lock_init(struct pa_lock *lock, struct pa_pool *pool, const char *name)
 {
@@ -222,13 +216,12 @@ static void lock_adapt(struct pa_lock *lock, unsigned spun)
  * figures need no atomics; every call is one contended acquisition, however
  * it ends.
  */
-void platform_lock_slow(struct pa_lock *lock, enum pa_lock_site site)
+void platform_lock_slow(struct pa_lock *lock, enum pa_lock_site site, unsigned min_spins)
 {
 	const struct pa_platform *plat = &lock->pool->plat;
 	uint64_t t0 = plat->now_ns(plat->ctx);
 	unsigned limit = 2 * atomic_load_explicit(&lock->spins, memory_order_relaxed);
-	if ((site == SITE_PCP_REFILL || site == SITE_PCP_SPILL) && limit < LOCK_SPINS_BATCH)
-		limit = LOCK_SPINS_BATCH;
+	limit = limit < min_spins ? min_spins : limit;
 	unsigned spun = lock_spin(lock, limit < LOCK_SPINS_MAX ? limit : LOCK_SPINS_MAX);
 	if (!spun) {
 		pthread_mutex_lock(&lock->mutex);

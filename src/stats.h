@@ -46,7 +46,7 @@ void stats_js_str(struct sbuf *sb, const char *key, const char *s);
 static inline struct pa_zone *stats_node_zone(const struct pa_pool *pool, unsigned nid, unsigned t)
 {
 	struct pa_zone *zone = pool->nodes[nid].zones[t];
-	return zone && zone->present_pages ? zone : NULL;
+	return zone && zone_populated(zone) ? zone : NULL;
 }
 
 static inline bool stats_node_has_memory(const struct pa_pool *pool, unsigned nid)

@@ -63,8 +63,8 @@ struct info_zone {
 
 static void snap_info_zone(struct pa_zone *zone, struct info_zone *iz)
 {
+	pa_lock(&zone->lock, SITE_ADMIN); /* hotplug changes spans and sizes under it */
 	iz->spanned = zone->end_pfn - zone->start_pfn;
-	pa_lock(&zone->lock, SITE_ADMIN);
 	iz->present = zone->present_pages;
 	iz->managed = zone->managed_pages;
 	memcpy(iz->wmark, zone->wmark, sizeof iz->wmark);

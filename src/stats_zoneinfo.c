@@ -146,9 +146,9 @@ static void snap_zoneinfo(struct pa_pool *pool, struct pa_zone *zone, struct zi_
 	if (!zone)
 		return;
 	zone_fold_stats(zone, zi->stat, NULL);
+	pa_lock(&zone->lock, SITE_ADMIN); /* hotplug changes spans and sizes under it */
 	zi->spanned = zone->end_pfn - zone->start_pfn;
 	zi->start_pfn = zone->start_pfn;
-	pa_lock(&zone->lock, SITE_ADMIN);
 	zi->free = zone_nr_free(zone);
 	zi->min = zone->wmark[PA_WMARK_MIN];
 	zi->low = zone->wmark[PA_WMARK_LOW];

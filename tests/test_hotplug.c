@@ -200,7 +200,8 @@ static void *racer_main(void *arg)
 		unsigned k = (unsigned)(rng_next(&rng) % 64);
 		if (held[k] >= 0)
 			to_free(&r->o, (size_t)held[k]);
-		held[k] = to_alloc(&r->o, 0, (unsigned)(rng_next(&rng) % 4));
+		/* The second racer asks for DMA32, whose zone test reads spans hotplug changes. */
+		held[k] = to_alloc(&r->o, r->id ? PA_GFP_DMA32 : 0, (unsigned)(rng_next(&rng) % 4));
 		int off = atomic_load(r->offline_block);
 		if (held[k] >= 0 && off >= 0 &&
 		    (to_pfn(&r->o, (size_t)held[k]) >> shift) == (unsigned)off)
