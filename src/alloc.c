@@ -677,9 +677,10 @@ free_on_cpu(struct pa_pool *pool, struct pa_pcp **lists, struct pa_page *p, pa_p
 		free_busy(pool, pcp->zone, pcp, pfn, order);
 		return;
 	}
-	unsigned type = pageblock_list_bits(pb);
-	if (unlikely(!pcp_gate_bit(&pool->pcp_free_gate, order) || type >= PA_NR_PCP_TYPES ||
-	             !pcp_claim(p, w))) {
+	size_t type = pageblock_list_bits(pb); /* 64 bits: it indexes the list too */
+	bool listed = order ? pcp_gate_bit(&pool->pcp_free_gate, order) && type < PA_NR_PCP_TYPES :
+	                      (int64_t)type <= pcp->order0_type_max;
+	if (unlikely(!listed || !pcp_claim(p, w))) {
 		free_unusual(pool, pcp->zone, pcp, pfn, order);
 		return;
 	}

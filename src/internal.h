@@ -1269,6 +1269,14 @@ struct pa_pcp {
 	 */
 	int32_t room;
 	uint32_t high; /* spill to the buddy from this many frames on the lists */
+	/*
+	 * The highest pageblock list bits (pageblock_list_bits()) whose order-0
+	 * frees go on the lists: PA_NR_PCP_TYPES - 1, or -1 while order 0's
+	 * free gate is shut. pcp_gates_update() writes it under the lock before
+	 * a switch drains, so that the fast path's one compare of the type
+	 * under the lock also reads the switch where a drain can't miss it.
+	 */
+	int64_t order0_type_max;
 	uint32_t high_min, high_max;
 	uint32_t batch;        /* blocks per refill or spill, in order-0 frames */
 	uint32_t free_count;   /* frames freed in a row, capped where read: scales the spill */
@@ -1357,6 +1365,8 @@ struct pa_page *pcp_refill_unlock(struct pa_zone *zone, struct pa_pcp *pcp, unsi
                                   unsigned mt, pa_gfp_t gfp);
 /* Spill from list `list` (pcp_index) on, where the overflowing free went. */
 bool pcp_spill_unlock(struct pa_zone *zone, struct pa_pcp *pcp, unsigned list);
+/* The same from the list whose top is pfn (the free that overflowed): the fast path keeps no type. */
+bool pcp_spill_top_unlock(struct pa_pcp *pcp, unsigned order, pa_pfn_t pfn);
 bool pcp_free_wipe_unlock(struct pa_zone *zone, struct pa_pcp *pcp, pa_pfn_t pfn, unsigned order);
 
 /* The top block of a list taken off it, still PS_PCP; NULL if the list is empty. */
@@ -1387,10 +1397,9 @@ static inline pa_pfn_t pcp_pop(struct pa_pool *pool, struct pa_pcp *pcp, unsigne
  * from the room before, so that the room is updated in place.
  */
 static inline bool pcp_link_page(struct pa_pcp *pcp, struct pa_page *p, pa_pfn_t pfn,
-                                 unsigned order, unsigned type)
+                                 unsigned order, size_t type)
 {
-	uint32_t *head =
-	        &pcp_head(pcp, (size_t)order, (size_t)type); /* no extension in the fast paths */
+	uint32_t *head = &pcp_head(pcp, (size_t)order, type); /* no extension in the fast paths */
 	bool full = pcp->room <= 1 << order;
 	p->lru.next = *head;
 	__atomic_store_n(head, (uint32_t)pfn, __ATOMIC_RELAXED); /* pcp_free_direct_guess() */
@@ -1593,14 +1602,14 @@ static inline bool pcp_free_claim(struct pa_page *p, unsigned order)
  * caps them where it reads them. Leaves the list lock released.
  */
 static inline bool pcp_free_commit(struct pa_pcp *pcp, struct pa_page *p, pa_pfn_t pfn,
-                                   unsigned order, unsigned type)
+                                   unsigned order, size_t type)
 {
 	bool full = pcp_link_page(pcp, p, pfn, order, type); /* the CAS made it PS_PCP */
 	pcp->orders[order].frees++;
 	pcp->alloc_factor >>= 1;
 	pcp->free_count += 1u << order;
 	if (unlikely(full))
-		return pcp_spill_unlock(pcp->zone, pcp, pcp_index(order, type));
+		return pcp_spill_top_unlock(pcp, order, pfn);
 	pa_spin_unlock(&pcp->lock);
 	return true;
 }

@@ -564,6 +564,14 @@ bool pcp_spill_unlock(struct pa_zone *z, struct pa_pcp *pcp, unsigned list)
 	return true;
 }
 
+bool pcp_spill_top_unlock(struct pa_pcp *pcp, unsigned order, pa_pfn_t pfn)
+{
+	unsigned type = 0;
+	while (type + 1 < PA_NR_PCP_TYPES && pcp_head(pcp, order, type) != pfn)
+		type++;
+	return pcp_spill_unlock(pcp->zone, pcp, pcp_index(order, type));
+}
+
 /* init_on_free: wipe the bytes first; the block is ours while the list lock is held. */
 bool pcp_free_wipe_unlock(struct pa_zone *z, struct pa_pcp *pcp, pa_pfn_t pfn, unsigned order)
 {
@@ -617,11 +625,18 @@ void pcp_set_order(struct pa_pool *pool, unsigned order, bool on)
 void pcp_gates_update(struct pa_pool *pool)
 {
 	uint64_t orders = atomic_load_explicit(&pool->pcp_orders, memory_order_relaxed);
+	uint64_t free_gate = orders & ((1ull << pool->free_fast_below) - 1);
 	atomic_store_explicit(&pool->pcp_alloc_gate,
 	                      orders & ((1ull << pool->cfg.pageblock_order) - 1),
 	                      memory_order_relaxed);
-	atomic_store_explicit(&pool->pcp_free_gate, orders & ((1ull << pool->free_fast_below) - 1),
-	                      memory_order_relaxed);
+	atomic_store_explicit(&pool->pcp_free_gate, free_gate, memory_order_relaxed);
+	for (unsigned i = 0; i < pool->nr_zones; i++)
+		for (unsigned c = 0; c < pool->cfg.nr_cpus; c++) {
+			struct pa_pcp *pcp = pool->zones[i].pcp[c];
+			platform_spin_lock(pool, &pcp->lock, SITE_ADMIN);
+			pcp->order0_type_max = (free_gate & 1) ? PA_NR_PCP_TYPES - 1 : -1;
+			pa_spin_unlock(&pcp->lock);
+		}
 }
 
 /* Linux's percpu_pagelist_high_fraction: 0 auto-tunes high, N fixes it at managed / N / CPUs. */
