@@ -670,7 +670,7 @@ static __attribute__((noinline)) void free_large(struct pa_pool *pool, struct pa
  */
 static inline __attribute__((always_inline)) void
 free_on_cpu(struct pa_pool *pool, struct pa_pcp **lists, struct pa_page *p, pa_pfn_t pfn,
-            const uint8_t *pb, unsigned order, unsigned cpu)
+            const uint8_t *pb, unsigned order, unsigned cpu, uint64_t w)
 {
 	struct pa_pcp *pcp = lists[cpu];
 	if (unlikely(!pcp_trylock(pool, pcp, cpu))) {
@@ -678,9 +678,8 @@ free_on_cpu(struct pa_pool *pool, struct pa_pcp **lists, struct pa_page *p, pa_p
 		return;
 	}
 	unsigned type = pageblock_list_bits(pb);
-	uint64_t w = page_word(p);
 	if (unlikely(!pcp_gate_bit(&pool->pcp_free_gate, order) || type >= PA_NR_PCP_TYPES ||
-	             !pcp_claimable(w, order) || !pcp_claim(p, w))) {
+	             !pcp_claim(p, w))) {
 		free_unusual(pool, pcp->zone, pcp, pfn, order);
 		return;
 	}
@@ -691,7 +690,28 @@ static __attribute__((noinline)) void free_cpu_slow(struct pa_pool *pool, struct
                                                     pa_pfn_t pfn, unsigned order)
 {
 	const uint8_t *pb = &pool->pb_bits[pfn >> pool->cfg.pageblock_order];
-	free_on_cpu(pool, lists, pfn_page(pool, pfn), pfn, pb, order, pool_cpu(pool));
+	struct pa_page *p = pfn_page(pool, pfn);
+	uint64_t w = page_word(p);
+	if (!pcp_claimable(w, order))
+		free_zone(pool, lists[0]->zone, pfn, order);
+	else
+		free_on_cpu(pool, lists, p, pfn, pb, order, pool_cpu(pool), w);
+}
+
+/*
+ * Not plainly the head of an allocated block of its order (a bad free, a
+ * CMA allocation, a folio being moved): the zone path, which tells them
+ * apart, unless the pointer is no frame of a zone at all.
+ */
+static __attribute__((noinline)) void free_unclaimable(struct pa_pool *pool, struct pa_page *page,
+                                                       pa_pfn_t pfn, unsigned order)
+{
+	struct pa_pcp **lists = pool->zone_pcp[__atomic_load_n(
+	        &pool->pb_zone[pfn >> pool->cfg.pageblock_order], __ATOMIC_RELAXED)];
+	if (!lists)
+		free_outside(pool, page, order);
+	else
+		free_zone(pool, lists[0]->zone, pfn, order);
 }
 
 /* The free gate was shut: a large order, or one off the lists (the buddy path: no list lock). */
@@ -723,13 +743,15 @@ static inline __attribute__((always_inline)) void free_fast(struct pa_pool *pool
 		free_outside(pool, page, order);
 		return;
 	}
+	uint64_t w = page_word(page);
+	if (unlikely(!pcp_claimable(w, order))) {
+		free_unclaimable(pool, page, pfn, order);
+		return;
+	}
+	/* An allocated block lies in a zone: its pageblock has lists. */
 	uint64_t pb = pfn >> pool->cfg.pageblock_order;
 	struct pa_pcp **lists =
 	        pool->zone_pcp[__atomic_load_n(&pool->pb_zone[pb], __ATOMIC_RELAXED)];
-	if (unlikely(!lists)) {
-		free_outside(pool, page, order);
-		return;
-	}
 	if (unlikely(order && !pcp_gate_open(&pool->pcp_free_gate, order))) {
 		free_gated(pool, lists, pfn, order);
 		return;
@@ -739,20 +761,20 @@ static inline __attribute__((always_inline)) void free_fast(struct pa_pool *pool
 		free_cpu_slow(pool, lists, pfn, order);
 		return;
 	}
-	free_on_cpu(pool, lists, page, pfn, &pool->pb_bits[pb], order, cpu);
+	free_on_cpu(pool, lists, page, pfn, &pool->pb_bits[pb], order, cpu, w);
 }
 
+/* Orders above 0 (and a NULL pool), apart, as in pa_alloc_pages(). */
 static __attribute__((noinline)) void free_fast_order(struct pa_pool *pool, struct pa_page *page,
                                                       unsigned order)
 {
-	free_fast(pool, page, order);
+	if (pool)
+		free_fast(pool, page, order);
 }
 
 void pa_free_pages(struct pa_pool *pool, struct pa_page *page, unsigned int order)
 {
-	if (unlikely(!pool))
-		return;
-	if (likely(order == 0)) /* as in pa_alloc_pages() */
+	if (likely(order == 0) && likely(pool))
 		free_fast(pool, page, 0);
 	else
 		free_fast_order(pool, page, order);

@@ -10,7 +10,9 @@
  *      blocks whole, unprepared, into one list per order.
  *   3. Each folio gets a destination of its own order; a larger captured
  *      block is split only when no block of that order is left.
- *   4. Bytes are copied and the owner told (migrate.c); the source is freed.
+ *   4. Bytes are copied and the owner told (migrate.c); the source is freed
+ *      (a whole-zone pass frees it through the per-CPU lists, as Linux's
+ *      folio_put() does, and drains none of them).
  *   5. The pass ends when the scanners meet or the order asked for is free;
  *      captured blocks go back to the buddy.
  * With compaction_split_folios=1 it behaves as before: large folios are
@@ -49,6 +51,7 @@ struct compact_control {
 	uint64_t nr_captured;      /* frames */
 	pa_pfn_t migrate[COMPACT_CLUSTER_MAX];
 	unsigned nr_migrate;
+	pa_pfn_t to_free;  /* a moved folio's old block, freed once the zone lock is dropped */
 	uint64_t migrated; /* frames moved */
 	uint64_t scanned_migrate, scanned_free;
 };
@@ -116,12 +119,27 @@ static void capture_block(struct compact_control *cc, pa_pfn_t pfn, unsigned ord
 static void capture_release(void *ctx, pa_pfn_t pfn, unsigned order)
 {
 	struct compact_control *cc = ctx;
-	if (page_state(pfn_page(cc->pool, pfn)) == PS_MIGRATING)
+	struct pa_page *p = pfn_page(cc->pool, pfn);
+	if (page_state(p) == PS_MIGRATING) {
 		capture_push(cc, pfn, order); /* unused: a destination for the next folio */
-	else if (cc->region_end > cc->region_start)
+	} else if (cc->region_end > cc->region_start) {
 		hold_block(cc, pfn, order); /* a source inside the range being emptied */
-	else
+	} else if (cc->order < 0) {
+		/*
+		 * A whole-zone pass frees the old block as Linux's folio_put()
+		 * does, through the per-CPU lists; only a pass for an order
+		 * drains them (Linux's compact_zone()). An allocated block of
+		 * nobody's until then, freed after the zone lock is dropped;
+		 * counted allocated, as the free counts it freed.
+		 */
+		cc->zone->stat[PA_ZS_PGALLOC] += 1ull << order;
+		set_page_owner(p, 0);
+		p->private = 0;
+		__atomic_store_n(&p->state, (uint8_t)PS_ALLOC, __ATOMIC_RELEASE);
+		cc->to_free = pfn;
+	} else {
 		pageblock_free_block(cc->zone, pfn, order);
+	}
 }
 
 /* Give every captured block back to the buddy. */
@@ -337,6 +355,10 @@ static bool migrate_one(struct compact_control *cc, pa_pfn_t src, unsigned order
 		}
 		enum pa_migrate_result r =
 		        migrate_folio(cc->zone, src, dst, t + 1 < tries, capture_release, cc);
+		if (cc->to_free != PA_NIL) {
+			pa_free_pages(cc->pool, pfn_page(cc->pool, cc->to_free), order);
+			cc->to_free = PA_NIL;
+		}
 		if (r == PA_MIGRATE_OK)
 			cc->migrated += 1ull << order;
 		if (r != PA_MIGRATE_AGAIN || t + 1 == tries)
@@ -401,6 +423,7 @@ static bool compact_cc_init(struct compact_control *cc, struct pa_zone *z, int o
 	cc->mode = mode;
 	cc->split_folios = z->pool->cfg.compaction_split_folios;
 	cc->held = PA_NIL;
+	cc->to_free = PA_NIL;
 	cc->captured = malloc((z->pool->max_order_boot + 1) * sizeof *cc->captured);
 	if (!cc->captured)
 		return false;

@@ -1262,8 +1262,13 @@ struct pa_pcp {
 	 * stored relaxed-atomically (plain moves all the same), for the peek of
 	 * pcp_free_direct_guess().
 	 */
-	uint32_t count; /* frames on the lists */
-	uint32_t high;  /* spill to the buddy above this */
+	/*
+	 * high minus the frames on the lists (pcp_count()): a free that takes
+	 * it to 0 or below spills, one subtraction and one branch. high is
+	 * changed through pcp_set_high(), which keeps the difference.
+	 */
+	int32_t room;
+	uint32_t high; /* spill to the buddy from this many frames on the lists */
 	uint32_t high_min, high_max;
 	uint32_t batch;        /* blocks per refill or spill, in order-0 frames */
 	uint32_t free_count;   /* frames freed in a row, capped where read: scales the spill */
@@ -1280,6 +1285,18 @@ struct pa_pcp {
 	 */
 	struct pcp_order orders[];
 } __attribute__((aligned(64)));
+
+/* Frames on a CPU's lists. */
+static inline uint32_t pcp_count(const struct pa_pcp *pcp)
+{
+	return pcp->high - (uint32_t)pcp->room;
+}
+
+static inline void pcp_set_high(struct pa_pcp *pcp, uint32_t high)
+{
+	pcp->room += (int32_t)(high - pcp->high);
+	pcp->high = high;
+}
 
 /* A list's number, as spills walk them and pa_pcp_info() reports them. */
 #define pcp_index(order, type)     ((order)*PA_NR_PCP_TYPES + (type))
@@ -1353,7 +1370,7 @@ static inline struct pa_page *pcp_unlink(struct pa_pool *pool, struct pa_pcp *pc
 		return NULL;
 	struct pa_page *p = pfn_page(pool, pfn);
 	__atomic_store_n(head, p->lru.next, __ATOMIC_RELAXED); /* pcp_free_direct_guess() */
-	pcp->count -= 1u << order;
+	pcp->room += 1 << order;
 	return p;
 }
 
@@ -1366,18 +1383,19 @@ static inline pa_pfn_t pcp_pop(struct pa_pool *pool, struct pa_pcp *pcp, unsigne
 
 /*
  * A list is a stack through lru.next: the most recently freed block is the
- * cache-hottest. Returns the new count of frames on the lists.
+ * cache-hottest. Returns whether the lists reach high now (struct pa_pcp),
+ * from the room before, so that the room is updated in place.
  */
-static inline uint32_t pcp_link_page(struct pa_pcp *pcp, struct pa_page *p, pa_pfn_t pfn,
-                                     unsigned order, unsigned type)
+static inline bool pcp_link_page(struct pa_pcp *pcp, struct pa_page *p, pa_pfn_t pfn,
+                                 unsigned order, unsigned type)
 {
 	uint32_t *head =
 	        &pcp_head(pcp, (size_t)order, (size_t)type); /* no extension in the fast paths */
-	uint32_t count = pcp->count + (1u << order);
+	bool full = pcp->room <= 1 << order;
 	p->lru.next = *head;
 	__atomic_store_n(head, (uint32_t)pfn, __ATOMIC_RELAXED); /* pcp_free_direct_guess() */
-	pcp->count = count;
-	return count;
+	pcp->room -= 1 << order;
+	return full;
 }
 
 static inline void pcp_link(struct pa_pool *pool, struct pa_pcp *pcp, pa_pfn_t pfn, unsigned order,
@@ -1577,11 +1595,11 @@ static inline bool pcp_free_claim(struct pa_page *p, unsigned order)
 static inline bool pcp_free_commit(struct pa_pcp *pcp, struct pa_page *p, pa_pfn_t pfn,
                                    unsigned order, unsigned type)
 {
-	uint32_t count = pcp_link_page(pcp, p, pfn, order, type); /* the CAS made it PS_PCP */
+	bool full = pcp_link_page(pcp, p, pfn, order, type); /* the CAS made it PS_PCP */
 	pcp->orders[order].frees++;
 	pcp->alloc_factor >>= 1;
 	pcp->free_count += 1u << order;
-	if (unlikely(count >= pcp->high))
+	if (unlikely(full))
 		return pcp_spill_unlock(pcp->zone, pcp, pcp_index(order, type));
 	pa_spin_unlock(&pcp->lock);
 	return true;
@@ -1603,7 +1621,7 @@ static inline bool pcp_free_direct(const struct pa_pool *pool, const struct pa_p
 	if (likely(order < pool->cfg.pageblock_order) ||
 	    atomic_load_explicit(&pool->pcp_rules, memory_order_relaxed) == PCP_RULES_61)
 		return false; /* Linux 6.1's rules look at every free (pcp_spill_unlock()) */
-	return pcp_head(pcp, order, type) != PA_NIL || pcp->count + size >= pcp->high;
+	return pcp_head(pcp, order, type) != PA_NIL || pcp->room <= (int64_t)size;
 }
 
 /*

@@ -139,11 +139,11 @@ void pcp_setup_sizes(struct pa_zone *z)
 	for (unsigned c = 0; c < pool->cfg.nr_cpus; c++) {
 		struct pa_pcp *pcp = z->pcp[c];
 		platform_spin_lock(pool, &pcp->lock, SITE_ADMIN);
-		pcp->batch = (uint32_t)(batch);
+		pcp->batch = batch;
 		pcp->high_min = (uint32_t)hmin;
 		pcp->high_max = (uint32_t)hmax;
 		if (pcp->high < hmin || pcp->high > hmax)
-			pcp->high = (uint32_t)(hmin);
+			pcp_set_high(pcp, (uint32_t)hmin);
 		pa_spin_unlock(&pcp->lock);
 	}
 }
@@ -162,7 +162,7 @@ static unsigned refill_count(const struct pa_pool *pool, struct pa_pcp *pcp, uns
 	if (rules_61(pool))
 		return pcp->batch; /* Linux 6.1 has no alloc_factor */
 	uint64_t n = (uint64_t)pcp->batch << pcp->alloc_factor;
-	int64_t room = (int64_t)pcp->high - pcp->count - pcp->batch;
+	int64_t room = (int64_t)pcp->high - pcp_count(pcp) - pcp->batch;
 	uint64_t max = room > (int64_t)pcp->batch ? (uint64_t)room : pcp->batch;
 	if (n <= max && pcp->alloc_factor < PCP_BATCH_SCALE_MAX)
 		pcp->alloc_factor++;
@@ -182,7 +182,7 @@ static unsigned refill_stream_extra(const struct pa_pool *pool, const struct pa_
 	if (order || mt == PA_MT_MOVABLE || rules_61(pool) ||
 	    pcp->alloc_factor < PCP_BATCH_SCALE_MAX || n < (pcp->batch << PCP_BATCH_SCALE_MAX))
 		return 0;
-	int64_t room = (int64_t)pcp->high - pcp->count - pcp->batch - n;
+	int64_t room = (int64_t)pcp->high - pcp_count(pcp) - pcp->batch - n;
 	uint64_t want = ((uint64_t)pcp->batch << PCP_STREAM_SCALE_MAX) - n;
 	return room <= 0 ? 0 : (unsigned)(want < (uint64_t)room ? want : (uint64_t)room);
 }
@@ -216,13 +216,13 @@ static void pcp_decay(struct pa_zone *z, struct pa_pcp *pcp)
 	if (now - pcp->last_decay_ns < PCP_DECAY_INTERVAL_NS)
 		return;
 	pcp->last_decay_ns = now;
-	int64_t a = (int64_t)pcp->count - ((int64_t)pcp->batch << PCP_BATCH_SCALE_MAX);
+	int64_t a = (int64_t)pcp_count(pcp) - ((int64_t)pcp->batch << PCP_BATCH_SCALE_MAX);
 	int64_t b = (int64_t)pcp->high - pcp->high / 8;
 	int64_t h = a > b ? a : b;
 	h = h < pcp->high_min ? pcp->high_min : h > pcp->high_max ? pcp->high_max : h;
-	pcp->high = (uint32_t)(h);
-	if (pcp->count > pcp->high)
-		pcp_spill(z, pcp, pcp->count - pcp->high, UINT64_MAX, pcp->spill_next,
+	pcp_set_high(pcp, (uint32_t)h);
+	if (pcp_count(pcp) > pcp->high)
+		pcp_spill(z, pcp, pcp_count(pcp) - pcp->high, UINT64_MAX, pcp->spill_next,
 		          SITE_PCP_SPILL);
 }
 
@@ -323,7 +323,7 @@ static void pcp_refill(struct pa_zone *z, struct pa_pcp *pcp, unsigned order, un
 		return; /* high is fixed and never decays (a single node's lists) */
 	if (roomy && pcp->high < pcp->high_max) {
 		uint32_t h = pcp->high + pcp->batch;
-		pcp->high = (uint32_t)(h > pcp->high_max ? pcp->high_max : h);
+		pcp_set_high(pcp, h > pcp->high_max ? pcp->high_max : h);
 	}
 	pcp_decay(z, pcp);
 }
@@ -547,10 +547,10 @@ static void pcp_free_61(struct pa_zone *z, struct pa_pcp *pcp, unsigned list)
 	uint32_t high = pcp->high_max;
 	free_factor_catch_up(z->pool, pcp);
 	if (pcp->free_factor && order && order <= PA_COSTLY_ORDER)
-		pcp_spill(z, pcp, pcp->count, UINT64_MAX, list, SITE_PCP_SPILL);
-	else if (pcp->count >= high)
+		pcp_spill(z, pcp, pcp_count(pcp), UINT64_MAX, list, SITE_PCP_SPILL);
+	else if (pcp_count(pcp) >= high)
 		pcp_spill(z, pcp, spill_frames_61(pcp, high), UINT64_MAX, list, SITE_PCP_SPILL);
-	pcp->high = (uint32_t)(pcp->free_factor ? 0 : high);
+	pcp_set_high(pcp, pcp->free_factor ? 0 : high);
 }
 
 bool pcp_spill_unlock(struct pa_zone *z, struct pa_pcp *pcp, unsigned list)
@@ -575,7 +575,7 @@ bool pcp_free_wipe_unlock(struct pa_zone *z, struct pa_pcp *pcp, pa_pfn_t pfn, u
 	unsigned type = mt < PA_NR_PCP_TYPES ? mt : PA_MT_MOVABLE;
 	pcp_push(pool, pcp, pfn, order, type);
 	pcp->orders[order].frees++;
-	if (pcp->count >= pcp->high)
+	if (pcp->room <= 0)
 		return pcp_spill_unlock(z, pcp, pcp_index(order, type));
 	pa_spin_unlock(&pcp->lock);
 	return true;
@@ -585,7 +585,7 @@ void pcp_drain_cpu(struct pa_zone *z, unsigned cpu, uint64_t order_mask)
 {
 	struct pa_pcp *pcp = z->pcp[cpu];
 	platform_spin_lock(z->pool, &pcp->lock, SITE_DRAIN);
-	if (pcp->count)
+	if (pcp_count(pcp))
 		pcp_spill(z, pcp, UINT64_MAX, order_mask, 0, SITE_DRAIN);
 	pa_spin_unlock(&pcp->lock);
 }
@@ -651,7 +651,7 @@ void pcp_set_rules(struct pa_pool *pool, enum pcp_rules rules)
 		for (unsigned c = 0; c < pool->cfg.nr_cpus; c++) {
 			struct pa_pcp *pcp = z->pcp[c];
 			platform_spin_lock(pool, &pcp->lock, SITE_ADMIN);
-			pcp->high = 0;
+			pcp_set_high(pcp, 0);
 			pcp->free_factor = 0;
 			pa_spin_unlock(&pcp->lock);
 		}
@@ -687,7 +687,7 @@ bool pcp_drain_all_if_any(struct pa_pool *pool)
 		for (unsigned c = 0; c < pool->cfg.nr_cpus; c++) {
 			struct pa_pcp *pcp = z->pcp[c];
 			platform_spin_lock(pool, &pcp->lock, SITE_DRAIN);
-			bool held = pcp->count != 0;
+			bool held = pcp_count(pcp) != 0;
 			if (held)
 				pcp_spill(z, pcp, UINT64_MAX, UINT64_MAX, 0, SITE_DRAIN);
 			pa_spin_unlock(&pcp->lock);
@@ -747,7 +747,7 @@ int pa_pcp_info(struct pa_pool *pool, unsigned node, enum pa_zone_type type, uns
 	struct pa_zone *z = pool->nodes[node].zones[type];
 	struct pa_pcp *pcp = z->pcp[cpu];
 	platform_spin_lock(pool, &pcp->lock, SITE_ADMIN);
-	*info = (struct pa_pcp_info){ .count = pcp->count,
+	*info = (struct pa_pcp_info){ .count = pcp_count(pcp),
 		                      .high = rules_61(pool) ? pcp->high_max : pcp->high,
 		                      .high_min = pcp->high_min,
 		                      .high_max = pcp->high_max,

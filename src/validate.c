@@ -234,9 +234,9 @@ static int check_pcp_cpu(struct vctx *v, struct pa_zone *z, unsigned cpu, uint64
 			*blocks += n;
 		}
 	}
-	if (cpu_frames != pcp->count)
+	if (cpu_frames != pcp_count(pcp))
 		return vfail(v, z, "cpu %u lists hold %llu frames, counted %u", cpu,
-		             (unsigned long long)cpu_frames, pcp->count);
+		             (unsigned long long)cpu_frames, pcp_count(pcp));
 	*frames += cpu_frames;
 	return 0;
 }
@@ -378,7 +378,7 @@ void pa_get_usage(struct pa_pool *pool, struct pa_usage *out)
 		out->allocated += stat[PA_ZS_PGALLOC] - stat[PA_ZS_PGFREE];
 		out->reserved += z->reserved_pages;
 		for (unsigned c = 0; c < pool->cfg.nr_cpus; c++)
-			out->reserved += z->pcp[c]->count;
+			out->reserved += pcp_count(z->pcp[c]);
 	}
 	unlock_all(pool);
 }

@@ -545,7 +545,7 @@ void zone_init_done(struct pa_pool *pool)
 		for (unsigned c = 0; c < pool->cfg.nr_cpus; c++) {
 			struct pa_pcp *pcp = pool->zones[i].pcp[c];
 			platform_spin_lock(pool, &pcp->lock, SITE_ADMIN);
-			pcp->high = (uint32_t)(0);
+			pcp_set_high(pcp, 0);
 			pa_spin_unlock(&pcp->lock);
 		}
 	zone_setup_watermarks(pool);

@@ -215,27 +215,43 @@ TEST(compact_moves_order4_folios_whole_to_order4_destinations)
 /*
  * Writing compact_memory compacts each zone as it is: Linux's compact_node()
  * drains no per-CPU list (compact_zone() drains the local one only when
- * compacting for an order), so the frames on them stay where they are.
+ * compacting for an order), and each moved folio's old block is freed as
+ * folio_put() frees it, through the compacting CPU's lists (and counted in
+ * pgfree). CPU 0's lists keep what they held; CPU 1, compacting, gets the
+ * old blocks.
  */
-TEST(compact_leaves_the_per_cpu_lists_alone)
+TEST(compact_frees_old_blocks_through_the_lists_and_drains_none)
 {
-	struct pa_pool *pool = test_boot("kcompactd=manual min_free_kbytes=0 mem=64M backing=anon");
+	struct pa_platform plat = { .cpu_id = fake_cpu_id };
+	struct pa_pool *pool = test_boot_on(
+	        "kcompactd=manual min_free_kbytes=0 mem=64M nr_cpus=2 backing=anon", &plat);
 	struct towner o;
 	to_init(&o, pool, 20000);
+	fake_cpu = 1;
 	fill_owned(&o, 0);
 	free_odd_at(&o, 0);
+	pa_drain_all(pool);
+	CHECK_EQ_U64(usage(pool).reserved, 0);
+	fake_cpu = 0;
 	struct pa_page *p[8];
 	for (unsigned i = 0; i < 8; i++)
 		REQUIRE((p[i] = pa_alloc_pages(pool, 0, 0)) != NULL);
 	for (unsigned i = 0; i < 8; i++)
 		pa_free_pages(pool, p[i], 0);
-	uint64_t on_lists = usage(pool).reserved;
-	CHECK_MSG(on_lists > 0, "no frame on a per-CPU list before compaction");
+	uint64_t on_cpu0 = usage(pool).reserved;
+	CHECK_MSG(on_cpu0 > 0, "no frame on CPU 0's lists before compaction");
+	fake_cpu = 1;
+	uint64_t pgfree = vmstat(pool, "pgfree");
 	long moved = pa_compact(pool, -1);
 	CHECK_MSG(moved > 0, "pa_compact moved %ld frames", moved);
-	CHECK_EQ_U64(usage(pool).reserved, on_lists);
+	CHECK_EQ_U64(vmstat(pool, "pgfree") - pgfree, (uint64_t)moved);
+	uint64_t after = usage(pool).reserved;
+	pa_drain_local(pool); /* CPU 1's */
+	CHECK_EQ_U64(usage(pool).reserved, on_cpu0);
+	CHECK_MSG(after > on_cpu0, "CPU 1's lists got none of the %ld frames moved", moved);
 	to_check_all(&o);
 	to_free_all(&o);
+	fake_cpu = 0;
 	expect_all_free(pool);
 	pa_shutdown(pool);
 	to_destroy(&o);
