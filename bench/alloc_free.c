@@ -243,8 +243,9 @@ static void *bulk_worker(void *arg)
 		t->alloc_ns += mid - start;
 		t->free_ns += bench_now_ns() - mid;
 		t->got += got;
-		if (got < t->nr)
-			break; /* the pool ran short: no round after a short one */
+		if (!got)
+			break;
+		t->nr = got; /* short of the free count (watermarks, lists): rounds of what it gave */
 	}
 	t->span_ns = bench_now_ns() - span0;
 	t->cpu_ns = thread_cpu_ns() - cpu0;
@@ -255,8 +256,9 @@ static void *bulk_worker(void *arg)
 /*
  * Blocks per run: --nr, or 1 Mi. A run takes them in rounds of as many as
  * the free memory holds (at most nr), each round allocating its blocks and
- * then freeing them all, and makes as many whole rounds as nr holds, at
- * least one: order 0 is one round of what fits of 1 Mi, order 9 on 4 GiB is
+ * then freeing them all (an allocation that fails ends a round, and the
+ * rounds after it take as many as it got), and makes as many whole rounds
+ * as nr holds, at least one: order 0 is one round of what fits of 1 Mi, order 9 on 4 GiB is
  * 512 rounds of the pool's 2,048 blocks, so that no one timer tick or fault
  * decides a run. --keep makes one round.
  */
