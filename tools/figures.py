@@ -649,9 +649,18 @@ def speed(fig):
                "Valgrind has no restartable sequences, so what it counts is the path of "
                "`pcp_rseq=0` and of embedders with a `cpu_id` hook: the CPU id one load off "
                "the thread pointer (the thread's cached `sched_getcpu()`), the list lock "
-               "taken with an exchange, the free's checks one compare of the descriptor's "
-               "first word and one compare-and-swap of it. With rseq the list lock is taken "
-               "by a restartable sequence instead: about as many instructions, no atomic."
+               "taken with an exchange. Order 0 passes no gate before the lock: the "
+               "allocation finds its list and the zone's watermark by the gfp type bits and "
+               "compares the zone's free count under the lock; the free checks the "
+               "descriptor's first word with one compare before the lock, its pageblock's "
+               "type and the order's switch with one compare under it, and claims the block "
+               "with one compare-and-swap of the word. The lists' fill is kept as room below "
+               "`high` (one subtraction in place); the path keeps one statistics counter a "
+               "side and Linux's `free_count` (added to on a free, halved on an "
+               "allocation), while `alloc_factor` is halved by the frees counted since the "
+               "last refill. "
+               "With rseq the list lock is taken by a restartable sequence instead: about as "
+               "many instructions, no atomic."
                + (" Before -> now: `--before` names the program measured first." if fig.before
                   else "") + "\n\n")
     out.append(fig.table(["path", "instructions", "goal"], rows))
