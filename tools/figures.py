@@ -243,10 +243,10 @@ def page_fault1(fig):
             "on them (`on`). Zone-lock contended acquisitions and the time waited for the zone "
             "locks are counted per run (a fresh pool each); the ratio is the median off over "
             "the median on (n/a when on is 0). With order 4 on the lists the zone lock is "
-            "taken only by the first map's refills (2,740 of them over the four threads, no "
-            "spill, in callgrind's count of a default run): whether any of them meet depends "
-            "on the four threads' scheduling on this machine's two CPUs, so most runs count "
-            "none and a few count tens; the mean says more than the median there.\n\n" +
+            "taken by the first map's refills only (after it the lists hold what a thread "
+            "maps): whether any of them meet depends on the four threads' scheduling on the "
+            "machine's CPUs, so that many runs may count none and a few count tens; the mean "
+            "says more than the median there.\n\n" +
             fig.table(["order", "per-CPU lists", "ops/s per thread", "zone lock contended",
                        "contended, mean", "zone lock wait (ms per run)", "ratio off/on"],
                       rows) + "\n" +
