@@ -687,12 +687,15 @@ def speed(fig):
         out.append(fig.table(["function", "per pair"], buddy_annotated))
 
     nr = ["--nr", 65536] if fig.quick else []
-    rows = []
+    rows, rounds = [], {}
     for order, runs in ((0, 1 if fig.quick else 5), (9, 3 if fig.quick else 21)):
         args = ["bench", "alloc-free-bulk", "--order", order, "--compare", "--boot", BULK_BOOT,
                 "--runs", runs] + nr
         j, c = alternate(fig, args)
         cmds.append(c)
+        now = j[fig.program]
+        rounds[order] = (f"{num(now['rounds'])} round{'s' if now['rounds'] > 1 else ''} of "
+                         f"{num(now['blocks_per_round'])} blocks")
         rows.append([order, then_now(fig, lambda p: mmm(j[p]["on"]["free_ns_per_op"])),
                      then_now(fig, lambda p: mmm(j[p]["off"]["free_ns_per_op"])),
                      then_now(fig, lambda p: mmm(j[p]["free_on_off"]) + "x")])
@@ -703,9 +706,8 @@ def speed(fig):
                "on both. A run allocates and frees " +
                ("65,536 blocks" if fig.quick else "1 Mi blocks") + " in rounds: a round "
                "allocates as many blocks as the free memory holds and then frees them all "
-               "(order 0: " + ("one round of 65,536" if fig.quick else "one round of 1 Mi") +
-               "; order 9: " + ("32" if fig.quick else "512") + " rounds of the pool's 2,048 "
-               "blocks, so that no one timer tick decides a run). One thread, on a pool of "
+               f"(order 0: {rounds[0]}; order 9: {rounds[9]}, so that no one timer tick "
+               "decides a run). One thread, on a pool of "
                "the machine's CPUs, finding its CPU as an embedder without a `cpu_id` hook "
                "does (the threads of the two-thread table below pose as CPUs through one). "
                "Each command runs " + ("once" if fig.quick else
@@ -752,7 +754,9 @@ def speed(fig):
     rows.append(["2 threads / 1 thread, CPU time (each pair of runs)",
                  then_now(fig, lambda p: mmm(j[p]["cpu_speedup"]) + "x"), "", "", "", "", "", "",
                  ""])
-    blocks = "65,536 blocks" if fig.quick else "4 Mi blocks (4 rounds of 1 Mi)"
+    now = j[fig.program]
+    blocks = (f"{num(now['blocks'])} blocks ({num(now['rounds'])} round"
+              f"{'s' if now['rounds'] > 1 else ''} of {num(now['blocks_per_round'])})")
     out.append("\n" + fig.commands(c) +
                f"\nBulk order-0 work, {blocks} a run in all, each thread posing as its own "
                f"CPU, in one pool: after a warm-up run of each, runs of one thread and of two "
