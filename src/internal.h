@@ -352,6 +352,13 @@ enum pa_pool_stat {
 enum pa_wmark { PA_WMARK_MIN, PA_WMARK_LOW, PA_WMARK_HIGH, PA_NR_WMARK };
 
 struct pa_zone {
+	/*
+	 * What the per-CPU fast path compares free_pages with: the low watermark
+	 * plus what a request may not use, by its gfp type bits (cpu_pcp_slot()):
+	 * a movable request (bit 0) may borrow CMA, others not (zone_set_pcp_mark()).
+	 * First in the struct: the fast path indexes it with no offset to add.
+	 */
+	_Atomic uint64_t pcp_mark[4];
 	struct pa_pool *pool;
 	unsigned index; /* in pool->zones */
 	unsigned node;
@@ -384,12 +391,6 @@ struct pa_zone {
 	uint64_t *nr_free_mt; /* [order * PA_MT_COUNT + mt]; read it through zone_free_count() */
 	uint64_t nonempty[PA_MT_COUNT]; /* bit o set: the (o, mt) list is not empty */
 	_Atomic uint64_t free_pages; /* frames on the free lists; zone_free_add(), zone_nr_free() */
-	/*
-	 * What the per-CPU fast path compares free_pages with: the low watermark
-	 * plus what a request may not use, by its gfp type bits (cpu_pcp_slot()):
-	 * a movable request (bit 0) may borrow CMA, others not (zone_set_pcp_mark()).
-	 */
-	_Atomic uint64_t pcp_mark[4];
 	uint64_t nr_reserved_highatomic;
 	uint64_t
 	        reserved_pages; /* managed frames held by the pool itself, neither free nor allocated */
@@ -1242,10 +1243,10 @@ enum pcp_rules { PCP_RULES_67, PCP_RULES_61, PCP_NR_RULES };
  * refill, which takes the movable list (gfp_migratetype()).
  */
 struct pcp_order {
-	uint32_t head[PA_NR_PCP_TYPES + 1];
 	/* Blocks allocated from and freed to the lists; the zone's pgalloc,
 	 * pgfree and per-order counts are folded from these on read. */
 	uint64_t allocs, frees;
+	uint32_t head[PA_NR_PCP_TYPES + 1];
 };
 
 /*
@@ -1278,10 +1279,13 @@ struct pa_pcp {
 	 */
 	int64_t order0_type_max;
 	uint32_t high_min, high_max;
-	uint32_t batch;        /* blocks per refill or spill, in order-0 frames */
-	uint32_t free_count;   /* frames freed in a row, capped where read: scales the spill */
-	uint32_t alloc_factor; /* refills in a row without a free: scales the refill (order 0) */
-	uint32_t spill_next;   /* the list a spill starts from */
+	uint32_t batch;      /* blocks per refill or spill, in order-0 frames */
+	uint32_t free_count; /* frames freed in a row, capped where read: scales the spill */
+	/* Refills in a row without a free: scales the refill (order 0). Halved by each free
+	 * as of frees_seen: the fast path only counts frees (pcp.c catches up). */
+	uint32_t alloc_factor;
+	uint64_t frees_seen;
+	uint32_t spill_next; /* the list a spill starts from */
 	uint64_t last_decay_ns;
 	/* pcp_rules=6.1: Linux 6.1's free_factor, and the allocations it was last halved up to. */
 	uint32_t free_factor;
@@ -1371,15 +1375,14 @@ bool pcp_free_wipe_unlock(struct pa_zone *zone, struct pa_pcp *pcp, pa_pfn_t pfn
 
 /* The top block of a list taken off it, still PS_PCP; NULL if the list is empty. */
 static inline struct pa_page *pcp_unlink(struct pa_pool *pool, struct pa_pcp *pcp, unsigned order,
-                                         unsigned type)
+                                         size_t type)
 {
-	uint32_t *head =
-	        &pcp_head(pcp, (size_t)order, (size_t)type); /* no extension in the fast paths */
-	uint32_t pfn = *head;
+	uint32_t pfn = pcp_head(pcp, order, type);
 	if (pfn == PA_NIL)
 		return NULL;
 	struct pa_page *p = pfn_page(pool, pfn);
-	__atomic_store_n(head, p->lru.next, __ATOMIC_RELAXED); /* pcp_free_direct_guess() */
+	__atomic_store_n(&pcp_head(pcp, order, type), p->lru.next,
+	                 __ATOMIC_RELAXED); /* pcp_free_direct_guess() */
 	pcp->room += 1 << order;
 	return p;
 }
@@ -1399,10 +1402,10 @@ static inline pa_pfn_t pcp_pop(struct pa_pool *pool, struct pa_pcp *pcp, unsigne
 static inline bool pcp_link_page(struct pa_pcp *pcp, struct pa_page *p, pa_pfn_t pfn,
                                  unsigned order, size_t type)
 {
-	uint32_t *head = &pcp_head(pcp, (size_t)order, type); /* no extension in the fast paths */
 	bool full = pcp->room <= 1 << order;
-	p->lru.next = *head;
-	__atomic_store_n(head, (uint32_t)pfn, __ATOMIC_RELAXED); /* pcp_free_direct_guess() */
+	p->lru.next = pcp_head(pcp, order, type);
+	__atomic_store_n(&pcp_head(pcp, order, type), (uint32_t)pfn,
+	                 __ATOMIC_RELAXED); /* pcp_free_direct_guess() */
 	pcp->room -= 1 << order;
 	return full;
 }
@@ -1606,7 +1609,6 @@ static inline bool pcp_free_commit(struct pa_pcp *pcp, struct pa_page *p, pa_pfn
 {
 	bool full = pcp_link_page(pcp, p, pfn, order, type); /* the CAS made it PS_PCP */
 	pcp->orders[order].frees++;
-	pcp->alloc_factor >>= 1;
 	pcp->free_count += 1u << order;
 	if (unlikely(full))
 		return pcp_spill_top_unlock(pcp, order, pfn);

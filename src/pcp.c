@@ -153,6 +153,23 @@ void pcp_setup_sizes(struct pa_zone *z)
  * order but at least 2; for order 0, doubled for each refill in a row with
  * no free between (alloc_factor, up to batch << 5) while high leaves room.
  */
+/* Halve *factor once for each operation counted since *seen (now). */
+static void factor_catch_up(uint32_t *factor, uint64_t *seen, uint64_t now)
+{
+	uint64_t since = now - *seen;
+	*factor = since >= 32 ? 0 : *factor >> since;
+	*seen = now;
+}
+
+/* Blocks allocated from (frees: freed to) a CPU's lists, all orders. */
+static uint64_t ops_total(const struct pa_pool *pool, const struct pa_pcp *pcp, bool frees)
+{
+	uint64_t n = 0;
+	for (unsigned o = 0; o <= pool->max_order_boot; o++)
+		n += frees ? pcp->orders[o].frees : pcp->orders[o].allocs;
+	return n;
+}
+
 static unsigned refill_count(const struct pa_pool *pool, struct pa_pcp *pcp, unsigned order)
 {
 	if (order) {
@@ -161,6 +178,8 @@ static unsigned refill_count(const struct pa_pool *pool, struct pa_pcp *pcp, uns
 	}
 	if (rules_61(pool))
 		return pcp->batch; /* Linux 6.1 has no alloc_factor */
+	/* Linux halves alloc_factor on every free; the fast path only counts them. */
+	factor_catch_up(&pcp->alloc_factor, &pcp->frees_seen, ops_total(pool, pcp, true));
 	uint64_t n = (uint64_t)pcp->batch << pcp->alloc_factor;
 	int64_t room = (int64_t)pcp->high - pcp_count(pcp) - pcp->batch;
 	uint64_t max = room > (int64_t)pcp->batch ? (uint64_t)room : pcp->batch;
@@ -514,12 +533,7 @@ static uint64_t spill_frames(const struct pa_pcp *pcp)
  */
 static void free_factor_catch_up(const struct pa_pool *pool, struct pa_pcp *pcp)
 {
-	uint64_t allocs = 0;
-	for (unsigned o = 0; o <= pool->max_order_boot; o++)
-		allocs += pcp->orders[o].allocs;
-	uint64_t since = allocs - pcp->allocs_seen;
-	pcp->free_factor = since >= 32 ? 0 : pcp->free_factor >> since;
-	pcp->allocs_seen = allocs;
+	factor_catch_up(&pcp->free_factor, &pcp->allocs_seen, ops_total(pool, pcp, false));
 }
 
 /* Linux 6.1's nr_pcp_free(): leave a batch, double what goes for each spill in a row. */
