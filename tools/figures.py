@@ -563,9 +563,16 @@ def annotate_summary(path, pairs, top=12):
     return rows
 
 
-def merge_runs(a, b):
+# What a run is (the same in every output of one command), not a count to sum.
+RUN_SHAPE = {"blocks", "blocks_per_round", "rounds", "runs", "order", "threads", "iterations"}
+
+
+def merge_runs(a, b, key=None):
     """Two JSON outputs of one benchmark as one: metrics' samples joined (median, min and
-    max taken again), counts summed, anything else as in a."""
+    max taken again), counts summed, the shape of a run (RUN_SHAPE) and anything else as
+    in a."""
+    if key in RUN_SHAPE:
+        return a
     if isinstance(a, dict) and "samples" in a and "samples" in b:
         s = a["samples"] + b["samples"]
         srt = sorted(s)
@@ -573,7 +580,7 @@ def merge_runs(a, b):
         median = srt[mid] if len(srt) % 2 else (srt[mid - 1] + srt[mid]) / 2
         return dict(a, samples=s, median=median, min=srt[0], max=srt[-1])
     if isinstance(a, dict):
-        return {k: merge_runs(v, b[k]) if k in b else v for k, v in a.items()}
+        return {k: merge_runs(v, b[k], k) if k in b else v for k, v in a.items()}
     if isinstance(a, int) and not isinstance(a, bool) and isinstance(b, int):
         return a + b
     return a
