@@ -243,10 +243,10 @@ def page_fault1(fig):
             "on them (`on`). Zone-lock contended acquisitions and the time waited for the zone "
             "locks are counted per run (a fresh pool each); the ratio is the median off over "
             "the median on (n/a when on is 0). With order 4 on the lists the zone lock is "
-            "taken only by the first map's refills (2,740 of them over the four threads, no "
-            "spill, in callgrind's count of a default run): whether any of them meet depends "
-            "on the four threads' scheduling on this machine's two CPUs, so most runs count "
-            "none and a few count tens; the mean says more than the median there.\n\n" +
+            "taken by the first map's refills only (after it the lists hold what a thread "
+            "maps): whether any of them meet depends on the four threads' scheduling on the "
+            "machine's CPUs, so that many runs may count none and a few count tens; the mean "
+            "says more than the median there.\n\n" +
             fig.table(["order", "per-CPU lists", "ops/s per thread", "zone lock contended",
                        "contended, mean", "zone lock wait (ms per run)", "ratio off/on"],
                       rows) + "\n" +
@@ -563,9 +563,16 @@ def annotate_summary(path, pairs, top=12):
     return rows
 
 
-def merge_runs(a, b):
+# What a run is (the same in every output of one command), not a count to sum.
+RUN_SHAPE = {"blocks", "blocks_per_round", "rounds", "runs", "order", "threads", "iterations"}
+
+
+def merge_runs(a, b, key=None):
     """Two JSON outputs of one benchmark as one: metrics' samples joined (median, min and
-    max taken again), counts summed, anything else as in a."""
+    max taken again), counts summed, the shape of a run (RUN_SHAPE) and anything else as
+    in a."""
+    if key in RUN_SHAPE:
+        return a
     if isinstance(a, dict) and "samples" in a and "samples" in b:
         s = a["samples"] + b["samples"]
         srt = sorted(s)
@@ -573,7 +580,7 @@ def merge_runs(a, b):
         median = srt[mid] if len(srt) % 2 else (srt[mid - 1] + srt[mid]) / 2
         return dict(a, samples=s, median=median, min=srt[0], max=srt[-1])
     if isinstance(a, dict):
-        return {k: merge_runs(v, b[k]) if k in b else v for k, v in a.items()}
+        return {k: merge_runs(v, b[k], k) if k in b else v for k, v in a.items()}
     if isinstance(a, int) and not isinstance(a, bool) and isinstance(b, int):
         return a + b
     return a
@@ -696,12 +703,15 @@ def speed(fig):
         out.append(fig.table(["function", "per pair"], buddy_annotated))
 
     nr = ["--nr", 65536] if fig.quick else []
-    rows = []
+    rows, rounds = [], {}
     for order, runs in ((0, 1 if fig.quick else 5), (9, 3 if fig.quick else 21)):
         args = ["bench", "alloc-free-bulk", "--order", order, "--compare", "--boot", BULK_BOOT,
                 "--runs", runs] + nr
         j, c = alternate(fig, args)
         cmds.append(c)
+        now = j[fig.program]
+        rounds[order] = (f"{num(now['rounds'])} round{'s' if now['rounds'] > 1 else ''} of "
+                         f"{num(now['blocks_per_round'])} blocks")
         rows.append([order, then_now(fig, lambda p: mmm(j[p]["on"]["free_ns_per_op"])),
                      then_now(fig, lambda p: mmm(j[p]["off"]["free_ns_per_op"])),
                      then_now(fig, lambda p: mmm(j[p]["free_on_off"]) + "x")])
@@ -712,9 +722,8 @@ def speed(fig):
                "on both. A run allocates and frees " +
                ("65,536 blocks" if fig.quick else "1 Mi blocks") + " in rounds: a round "
                "allocates as many blocks as the free memory holds and then frees them all "
-               "(order 0: " + ("one round of 65,536" if fig.quick else "one round of 1 Mi") +
-               "; order 9: " + ("32" if fig.quick else "512") + " rounds of the pool's 2,048 "
-               "blocks, so that no one timer tick decides a run). One thread, on a pool of "
+               f"(order 0: {rounds[0]}; order 9: {rounds[9]}, so that no one timer tick "
+               "decides a run). One thread, on a pool of "
                "the machine's CPUs, finding its CPU as an embedder without a `cpu_id` hook "
                "does (the threads of the two-thread table below pose as CPUs through one). "
                "Each command runs " + ("once" if fig.quick else
@@ -761,7 +770,9 @@ def speed(fig):
     rows.append(["2 threads / 1 thread, CPU time (each pair of runs)",
                  then_now(fig, lambda p: mmm(j[p]["cpu_speedup"]) + "x"), "", "", "", "", "", "",
                  ""])
-    blocks = "65,536 blocks" if fig.quick else "4 Mi blocks (4 rounds of 1 Mi)"
+    now = j[fig.program]
+    blocks = (f"{num(now['blocks'])} blocks ({num(now['rounds'])} round"
+              f"{'s' if now['rounds'] > 1 else ''} of {num(now['blocks_per_round'])})")
     out.append("\n" + fig.commands(c) +
                f"\nBulk order-0 work, {blocks} a run in all, each thread posing as its own "
                f"CPU, in one pool: after a warm-up run of each, runs of one thread and of two "
