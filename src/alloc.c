@@ -670,7 +670,7 @@ static __attribute__((noinline)) void free_large(struct pa_pool *pool, struct pa
  */
 static inline __attribute__((always_inline)) void
 free_on_cpu(struct pa_pool *pool, struct pa_pcp **lists, struct pa_page *p, pa_pfn_t pfn,
-            const uint8_t *pb, unsigned order, unsigned cpu, uint64_t w)
+            const uint8_t *pb, unsigned order, unsigned cpu)
 {
 	struct pa_pcp *pcp = lists[cpu];
 	if (unlikely(!pcp_trylock(pool, pcp, cpu))) {
@@ -680,7 +680,8 @@ free_on_cpu(struct pa_pool *pool, struct pa_pcp **lists, struct pa_page *p, pa_p
 	size_t type = pageblock_list_bits(pb); /* 64 bits: it indexes the list too */
 	bool listed = order ? pcp_gate_bit(&pool->pcp_free_gate, order) && type < PA_NR_PCP_TYPES :
 	                      (int64_t)type <= pcp->order0_type_max;
-	if (unlikely(!listed || !pcp_claim(p, w))) {
+	uint64_t w = page_word(p);
+	if (unlikely(!listed || !pcp_claimable(w, order) || !pcp_claim(p, w))) {
 		free_unusual(pool, pcp->zone, pcp, pfn, order);
 		return;
 	}
@@ -691,28 +692,7 @@ static __attribute__((noinline)) void free_cpu_slow(struct pa_pool *pool, struct
                                                     pa_pfn_t pfn, unsigned order)
 {
 	const uint8_t *pb = &pool->pb_bits[pfn >> pool->cfg.pageblock_order];
-	struct pa_page *p = pfn_page(pool, pfn);
-	uint64_t w = page_word(p);
-	if (!pcp_claimable(w, order))
-		free_zone(pool, lists[0]->zone, pfn, order);
-	else
-		free_on_cpu(pool, lists, p, pfn, pb, order, pool_cpu(pool), w);
-}
-
-/*
- * Not plainly the head of an allocated block of its order (a bad free, a
- * CMA allocation, a folio being moved): the zone path, which tells them
- * apart, unless the pointer is no frame of a zone at all.
- */
-static __attribute__((noinline)) void free_unclaimable(struct pa_pool *pool, struct pa_page *page,
-                                                       pa_pfn_t pfn, unsigned order)
-{
-	struct pa_pcp **lists = pool->zone_pcp[__atomic_load_n(
-	        &pool->pb_zone[pfn >> pool->cfg.pageblock_order], __ATOMIC_RELAXED)];
-	if (!lists)
-		free_outside(pool, page, order);
-	else
-		free_zone(pool, lists[0]->zone, pfn, order);
+	free_on_cpu(pool, lists, pfn_page(pool, pfn), pfn, pb, order, pool_cpu(pool));
 }
 
 /* The free gate was shut: a large order, or one off the lists (the buddy path: no list lock). */
@@ -744,15 +724,13 @@ static inline __attribute__((always_inline)) void free_fast(struct pa_pool *pool
 		free_outside(pool, page, order);
 		return;
 	}
-	uint64_t w = page_word(page);
-	if (unlikely(!pcp_claimable(w, order))) {
-		free_unclaimable(pool, page, pfn, order);
-		return;
-	}
-	/* An allocated block lies in a zone: its pageblock has lists. */
 	uint64_t pb = pfn >> pool->cfg.pageblock_order;
 	struct pa_pcp **lists =
 	        pool->zone_pcp[__atomic_load_n(&pool->pb_zone[pb], __ATOMIC_RELAXED)];
+	if (unlikely(!lists)) {
+		free_outside(pool, page, order);
+		return;
+	}
 	if (unlikely(order && !pcp_gate_open(&pool->pcp_free_gate, order))) {
 		free_gated(pool, lists, pfn, order);
 		return;
@@ -762,7 +740,7 @@ static inline __attribute__((always_inline)) void free_fast(struct pa_pool *pool
 		free_cpu_slow(pool, lists, pfn, order);
 		return;
 	}
-	free_on_cpu(pool, lists, page, pfn, &pool->pb_bits[pb], order, cpu, w);
+	free_on_cpu(pool, lists, page, pfn, &pool->pb_bits[pb], order, cpu);
 }
 
 /* Orders above 0 (and a NULL pool), apart, as in pa_alloc_pages(). */
