@@ -148,11 +148,6 @@ void pcp_setup_sizes(struct pa_zone *z)
 	}
 }
 
-/*
- * Blocks per refill (Linux's nr_pcp_alloc()): a batch, scaled down by the
- * order but at least 2; for order 0, doubled for each refill in a row with
- * no free between (alloc_factor, up to batch << 5) while high leaves room.
- */
 /* Halve *factor once for each operation counted since *seen (now). */
 static void factor_catch_up(uint32_t *factor, uint64_t *seen, uint64_t now)
 {
@@ -170,6 +165,11 @@ static uint64_t ops_total(const struct pa_pool *pool, const struct pa_pcp *pcp, 
 	return n;
 }
 
+/*
+ * Blocks per refill (Linux's nr_pcp_alloc()): a batch, scaled down by the
+ * order but at least 2; for order 0, doubled for each refill in a row with
+ * no free between (alloc_factor, up to batch << 5) while high leaves room.
+ */
 static unsigned refill_count(const struct pa_pool *pool, struct pa_pcp *pcp, unsigned order)
 {
 	if (order) {
