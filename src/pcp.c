@@ -597,6 +597,7 @@ bool pcp_free_wipe_unlock(struct pa_zone *z, struct pa_pcp *pcp, pa_pfn_t pfn, u
 	unsigned type = mt < PA_NR_PCP_TYPES ? mt : PA_MT_MOVABLE;
 	pcp_push(pool, pcp, pfn, order, type);
 	pcp->orders[order].frees++;
+	pcp->free_count += 1u << order; /* frees in a row, as pcp_free_commit() counts them */
 	if (pcp->room <= 0)
 		return pcp_spill_unlock(z, pcp, pcp_index(order, type));
 	pa_spin_unlock(&pcp->lock);

@@ -1901,10 +1901,11 @@ TEST(pcp_init_on_free_and_gfp_zero_hold_through_the_lists)
 		REQUIRE(mem);
 		pa_pfn_t pfn = pa_page_to_pfn(pool, p);
 		memset(mem, 0xa5, bytes);
-		uint64_t f0 = ops_free(z, 0, o);
+		uint64_t f0 = ops_free(z, 0, o), fc0 = z->pcp[0]->free_count;
 		pa_free_pages(pool, p, o);
 		CHECK_MSG(ops_free(z, 0, o) == f0 + 1, "order %u: the free did not go to the list",
 		          o);
+		CHECK_EQ_U64(z->pcp[0]->free_count, fc0 + (1u << o)); /* frees in a row, as any */
 		CHECK_EQ_U64(page_state(pfn_page(pool, pfn)), PS_PCP);
 		CHECK_MSG(bytes_are(mem, bytes, 0),
 		          "init_on_free: order %u block on the list is not wiped", o);
