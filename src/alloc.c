@@ -337,20 +337,16 @@ static __attribute__((noinline)) struct pa_page *alloc_below_mark(struct pa_pcp 
 }
 
 /*
- * The list was dry: refill it; the zone path if the zone has nothing for it,
- * or at once if the order is off the lists (order 0 comes here ungated).
- * Both type bits found the always empty list (struct pcp_order): the
- * movable one serves them, as gfp_migratetype() says.
+ * The list was dry: refill it (not if the order was switched off since the
+ * gate: pcp_refill_unlock() looks); the zone path if the zone has nothing
+ * for it. Both type bits found the always empty list (struct pcp_order):
+ * the movable one serves them, as gfp_migratetype() says.
  */
 static __attribute__((noinline)) struct pa_page *alloc_refill(struct pa_zone *z, struct pa_pcp *pcp,
                                                               pa_gfp_t gfp, unsigned order)
 {
 	unsigned mt = gfp_migratetype(gfp);
 	struct pa_page *p = NULL;
-	if (!pcp_order_enabled(z->pool, order)) {
-		pa_spin_unlock(&pcp->lock);
-		return alloc_zones(z->pool, gfp, order);
-	}
 	if (mt != (gfp & (PA_GFP_MOVABLE | PA_GFP_RECLAIMABLE)) &&
 	    (p = pcp_take(z->pool, pcp, order, mt, gfp))) {
 		pa_spin_unlock(&pcp->lock);
@@ -665,10 +661,10 @@ static __attribute__((noinline)) void free_large(struct pa_pool *pool, struct pa
  * isolated) goes on the list after one compare of its descriptor word and
  * one compare-and-swap of it; any other goes through free_unusual(), which
  * checks all, and a bad free ends in free_zone(), which reports and refuses
- * it. The order's gate bit (on the lists, and below free_fast_below) is
- * read under the list lock only, where a drain can't miss it: a switch
- * clears it before draining. What does not change under the lock is worked
- * out before it.
+ * it. The order's gate bit (on the lists, and below free_fast_below),
+ * tested before the lock, is read again under it, where a drain can't miss
+ * it: a switch clears it before draining. What does not change under the
+ * lock is worked out before it.
  */
 static inline __attribute__((always_inline)) void
 free_on_cpu(struct pa_pool *pool, struct pa_pcp **lists, struct pa_page *p, pa_pfn_t pfn,

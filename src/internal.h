@@ -1410,26 +1410,26 @@ static inline bool pcp_link_page(struct pa_pcp *pcp, struct pa_page *p, pa_pfn_t
 	return full;
 }
 
-static inline void pcp_link(struct pa_pool *pool, struct pa_pcp *pcp, pa_pfn_t pfn, unsigned order,
-                            unsigned type)
-{
-	pcp_link_page(pcp, pfn_page(pool, pfn), pfn, order, type);
-}
-
 /*
- * The same for a block whose state is not PS_PCP yet. A block on a list has
- * no owner and no pins, and of its flags at most PF_REPORTED, so that
- * pcp_prep() writes only what an allocation changes.
+ * A block whose state is not PS_PCP yet, made one that may go on a list.
+ * A block on a list has no owner and no pins, and of its flags at most
+ * PF_REPORTED, so that pcp_prep() writes only what an allocation changes.
  */
-static inline void pcp_push(struct pa_pool *pool, struct pa_pcp *pcp, pa_pfn_t pfn, unsigned order,
-                            unsigned type)
+static inline struct pa_page *pcp_listable(struct pa_pool *pool, pa_pfn_t pfn)
 {
 	struct pa_page *p = pfn_page(pool, pfn);
 	set_page_flags(p, page_flags(p) & PF_REPORTED);
 	set_page_owner(p, 0);
 	set_page_pins(p, 0);
 	set_page_state(p, PS_PCP);
-	pcp_link(pool, pcp, pfn, order, type);
+	return p;
+}
+
+/* The same, onto a list. */
+static inline void pcp_push(struct pa_pool *pool, struct pa_pcp *pcp, pa_pfn_t pfn, unsigned order,
+                            unsigned type)
+{
+	pcp_link_page(pcp, pcp_listable(pool, pfn), pfn, order, type);
 }
 
 /*
@@ -1616,6 +1616,14 @@ static inline bool pcp_free_commit(struct pa_pcp *pcp, struct pa_page *p, pa_pfn
 	return true;
 }
 
+/* May a free of this order skip the lists? Linux 6.1's rules look at every free
+ * (pcp_spill_unlock()). */
+static inline bool pcp_free_may_go_direct(const struct pa_pool *pool, unsigned order)
+{
+	return order >= pool->cfg.pageblock_order &&
+	       atomic_load_explicit(&pool->pcp_rules, memory_order_relaxed) != PCP_RULES_61;
+}
+
 /*
  * Does a block of a pageblock or more go straight to the buddy? It waits
  * on its list only while the list is empty and high has room for it: one
@@ -1628,11 +1636,8 @@ static inline bool pcp_free_commit(struct pa_pcp *pcp, struct pa_page *p, pa_pfn
 static inline bool pcp_free_direct(const struct pa_pool *pool, const struct pa_pcp *pcp,
                                    unsigned order, unsigned type)
 {
-	uint64_t size = 1ull << order;
-	if (likely(order < pool->cfg.pageblock_order) ||
-	    atomic_load_explicit(&pool->pcp_rules, memory_order_relaxed) == PCP_RULES_61)
-		return false; /* Linux 6.1's rules look at every free (pcp_spill_unlock()) */
-	return pcp_head(pcp, order, type) != PA_NIL || pcp->room <= (int64_t)size;
+	return pcp_free_may_go_direct(pool, order) &&
+	       (pcp_head(pcp, order, type) != PA_NIL || pcp->room <= (int64_t)(1ull << order));
 }
 
 /*
@@ -1644,8 +1649,7 @@ static inline bool pcp_free_direct(const struct pa_pool *pool, const struct pa_p
 static inline bool pcp_free_direct_guess(const struct pa_pool *pool, const struct pa_pcp *pcp,
                                          unsigned order, unsigned type)
 {
-	return order >= pool->cfg.pageblock_order &&
-	       atomic_load_explicit(&pool->pcp_rules, memory_order_relaxed) != PCP_RULES_61 &&
+	return pcp_free_may_go_direct(pool, order) &&
 	       __atomic_load_n(&pcp_head(pcp, order, type), __ATOMIC_RELAXED) != PA_NIL;
 }
 

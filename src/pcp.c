@@ -590,18 +590,11 @@ bool pcp_spill_top_unlock(struct pa_pcp *pcp, unsigned order, pa_pfn_t pfn)
 bool pcp_free_wipe_unlock(struct pa_zone *z, struct pa_pcp *pcp, pa_pfn_t pfn, unsigned order)
 {
 	struct pa_pool *pool = z->pool;
-	unsigned mt = pageblock_mt(pool, pfn);
+	unsigned type = pcp_type(pageblock_mt(pool, pfn));
 	if (pool->base)
 		memset(pool->base + (pfn << pool->cfg.page_shift), 0,
 		       (size_t)1 << (pool->cfg.page_shift + order));
-	unsigned type = mt < PA_NR_PCP_TYPES ? mt : PA_MT_MOVABLE;
-	pcp_push(pool, pcp, pfn, order, type);
-	pcp->orders[order].frees++;
-	pcp->free_count += 1u << order; /* frees in a row, as pcp_free_commit() counts them */
-	if (pcp->room <= 0)
-		return pcp_spill_unlock(z, pcp, pcp_index(order, type));
-	pa_spin_unlock(&pcp->lock);
-	return true;
+	return pcp_free_commit(pcp, pcp_listable(pool, pfn), pfn, order, type);
 }
 
 void pcp_drain_cpu(struct pa_zone *z, unsigned cpu, uint64_t order_mask)
@@ -654,7 +647,6 @@ void pcp_gates_update(struct pa_pool *pool)
 		}
 }
 
-/* Linux's percpu_pagelist_high_fraction: 0 auto-tunes high, N fixes it at managed / N / CPUs. */
 static const char *const rules_names[PCP_NR_RULES] = {
 	[PCP_RULES_67] = "6.7", [PCP_RULES_61] = "6.1"
 };
@@ -689,6 +681,7 @@ void pcp_set_rules(struct pa_pool *pool, enum pcp_rules rules)
 	}
 }
 
+/* Linux's percpu_pagelist_high_fraction: 0 auto-tunes high, N fixes it at managed / N / CPUs. */
 int pcp_set_high_fraction(struct pa_pool *pool, unsigned fraction)
 {
 	if (fraction && fraction < PCP_MIN_HIGH_FRACTION)
