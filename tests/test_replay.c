@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * pagealloc replay (tools/replay_*.c): the parser against one line of every
+ * pagealloc replay (tools/replay/): the parser against one line of every
  * event shape of the Linux 6.1 sample and every gfp flag name; plain, xz and
  * gzip input giving the same events; and a replay of the first 3,000 events
  * of the sample, from its `before/` snapshot, with exact counts and a clean
@@ -13,7 +13,7 @@
  */
 #include "test.h"
 
-#include "replay.h"
+#include "replay/replay.h"
 
 #define DATA PA_SOURCE_DIR "/tests/data/replay"
 

@@ -12,7 +12,7 @@
 
 #include "bench.h"
 #include "cli.h"
-#include "replay.h"
+#include "replay/replay.h"
 
 #include <errno.h>
 #include <stdio.h>

@@ -2,7 +2,7 @@
 /*
  * Running a parsed trace on a pool.
  *
- * The pool has the kernel's pfns (replay_machine.c), but pagealloc places
+ * The pool has the kernel's pfns (machine.c), but pagealloc places
  * its allocations where its own policy says, so every traced allocation is
  * kept in a map from the kernel pfn to the pool block that pagealloc handed
  * out. The replay registers itself as the owner of every movable block, so
@@ -12,12 +12,12 @@
  * saw.
  *
  * Before the first event the pool is brought to the kernel's starting state
- * (replay_start.c), and the memory in use then is held as "pre-trace"
+ * (start.c), and the memory in use then is held as "pre-trace"
  * blocks: a free of a kernel pfn that no traced allocation covers is served
  * from them, at the same pfn when the pool holds it there.
  */
 #define _GNU_SOURCE
-#include "replay_run.h"
+#include "run.h"
 
 #include "cli.h"
 

@@ -7,7 +7,7 @@
 #define _GNU_SOURCE
 #include "replay.h"
 
-#include "../tests/minijson.h"
+#include "../../tests/minijson.h"
 
 #include <math.h>
 #include <stdlib.h>

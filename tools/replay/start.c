@@ -17,7 +17,7 @@
  * traced allocation covers come out of it (rp_free_pre).
  */
 #define _GNU_SOURCE
-#include "replay_run.h"
+#include "run.h"
 
 #include <stdlib.h>
 #include <string.h>

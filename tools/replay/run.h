@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * What replay_run.c and replay_start.c share: the replay's context and maps.
+ * What run.c and start.c share: the replay's context and maps.
  */
 #ifndef PA_REPLAY_RUN_H
 #define PA_REPLAY_RUN_H
@@ -51,7 +51,7 @@ static inline void rp_set_bit(uint8_t *bits, uint64_t i)
 	bits[i >> 3] |= (uint8_t)(1u << (i & 7));
 }
 
-/* replay_start.c */
+/* start.c */
 /* Bring the pool to the first snapshot's state (or leave it empty without one). */
 int rp_start_state(struct rp_ctx *c);
 /* Free pre-trace memory for a kernel free of (k, order): at k if held there, else anywhere. */
@@ -60,7 +60,7 @@ bool rp_free_pre(struct rp_ctx *c, uint64_t k, unsigned order);
 void rp_model_state(struct rp_ctx *c, struct rp_state *st);
 void rp_sample(struct rp_ctx *c, size_t event);
 
-/* replay_taint.c */
+/* taint.c */
 /* Regions and pageblocks holding unmovable or reclaimable allocations, into st. */
 void rp_model_taint(struct rp_ctx *c, struct rp_state *st);
 

@@ -4,12 +4,14 @@
  * compaction, vmscan and migrate events) replayed on a pool shaped like the
  * traced machine, side by side with the kernel's own /proc snapshots.
  *
- * The work runs in three steps, one file each:
- *   replay_parse.c    text (plain, .xz, .gz, stdin) -> a compact event array
- *   replay_machine.c  the snapshot folders -> a boot line, the starting state
- *   replay_run.c      the events on the pool: kernel pfn -> pool block map
- *   replay_report.c   side-by-side tables, JSON, --series, --svg, compare
- *   replay_cli.c      options, --compare in parallel processes
+ * The work runs in steps, one file each in tools/replay/:
+ *   parse.c    text (plain, .xz, .gz, stdin) -> a compact event array
+ *   machine.c  the snapshot folders -> a boot line, the starting state
+ *   start.c    the pool's state at the trace's start
+ *   run.c      the events on the pool: kernel pfn -> pool block map (run.h)
+ *   taint.c    pageblocks and regions that mixed types
+ *   report.c   side-by-side tables, JSON, --series, --svg, compare
+ *   cli.c      options, --compare in parallel processes
  */
 #ifndef PA_REPLAY_H
 #define PA_REPLAY_H
@@ -263,7 +265,7 @@ struct rp_result {
 	uint64_t kernel_failed_attempts; /* allocations the kernel failed, tried again */
 	uint64_t marks, compact_memory, kcompactd_wakes;
 	uint64_t drains;                          /* per-CPU list drains replayed (RP_DRAIN) */
-	uint64_t map_errors, realloc_live, moved; /* map upkeep: see replay_run.c */
+	uint64_t map_errors, realloc_live, moved; /* map upkeep: see run.c */
 	uint64_t start_shortfall;                 /* free blocks the start could not place */
 	double seconds, events_per_sec;           /* the loop's wall-clock time */
 	double cpu_seconds, events_per_cpu_sec;   /* its CPU time: what others' load leaves alone */

@@ -10,7 +10,7 @@
  * accounting and reads the same under every policy.
  */
 #define _GNU_SOURCE
-#include "replay_run.h"
+#include "run.h"
 
 #include <stdlib.h>
 
