@@ -348,10 +348,10 @@ struct bulk_mode {
 /* The zone lock's contended acquisitions and wait so far. */
 static void bulk_lock_totals(struct pa_pool *pool, double *contended, double *wait)
 {
-	char *locks = bench_report_text(pool, PA_REPORT_LOCKSTAT, PA_REPORT_JSON);
-	*contended = locks ? (double)bench_zone_lock_contended(locks) : 0;
-	*wait = locks ? (double)bench_zone_lock_field(locks, "total_wait_ns") : 0;
-	free(locks);
+	uint64_t c, w;
+	bench_zone_lock_totals(pool, &c, &w);
+	*contended = (double)c;
+	*wait = (double)w;
 }
 
 static int bulk_set_pcp(struct pa_pool *pool, unsigned order, int pcp)

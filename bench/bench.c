@@ -671,22 +671,17 @@ char *bench_report_text(struct pa_pool *pool, enum pa_report_kind kind, unsigned
 	return buf;
 }
 
-uint64_t bench_zone_lock_field(const char *json, const char *field)
+void bench_zone_lock_totals(struct pa_pool *pool, uint64_t *contended, uint64_t *wait_ns)
 {
-	char key[64];
-	snprintf(key, sizeof key, "\"%s\":", field);
-	uint64_t sum = 0;
-	for (const char *p = json; (p = strstr(p, "\"name\":\"zone->lock")); p++) {
-		const char *c = strstr(p, key);
-		if (c)
-			sum += strtoull(c + strlen(key), NULL, 10);
+	*contended = *wait_ns = 0;
+	unsigned n = pa_zone_count(pool);
+	for (unsigned i = 0; i < n; i++) {
+		struct pa_zone_info z;
+		if (pa_zone_info(pool, i, &z) == 0) {
+			*contended += z.lock_contended;
+			*wait_ns += z.lock_wait_ns;
+		}
 	}
-	return sum;
-}
-
-uint64_t bench_zone_lock_contended(const char *json)
-{
-	return bench_zone_lock_field(json, "contended");
 }
 
 /* Start n threads on fn together (a barrier), wait for all; one runs inline. */

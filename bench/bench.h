@@ -150,10 +150,8 @@ uint64_t bench_pcp_frames(struct pa_pool *pool);
 
 /* A report of the pool in a malloc'd string (free it), or NULL. */
 char *bench_report_text(struct pa_pool *pool, enum pa_report_kind kind, unsigned flags);
-/* The zone-lock rows' contended counts summed, from the lockstat JSON (rows "zone->lock ..."). */
-uint64_t bench_zone_lock_contended(const char *lockstat_json);
-/* The same for any numeric field of those rows ("total_wait_ns"). */
-uint64_t bench_zone_lock_field(const char *lockstat_json, const char *field);
+/* The zone locks' contended acquisitions and wait so far, summed over the zones. */
+void bench_zone_lock_totals(struct pa_pool *pool, uint64_t *contended, uint64_t *wait_ns);
 
 /*
  * Run fn on n threads at once (released together by a barrier), each given

@@ -627,11 +627,8 @@ int cw_boot(const struct bench_opts *opt, const char *line, struct pa_pool **poo
 int cw_ctl_set(struct pa_pool *pool, const char *path, uint64_t value, uint64_t *old)
 {
 	char buf[64];
-	if (old) {
-		if (pa_ctl_read(pool, path, buf, sizeof buf) < 0)
-			return -1;
-		*old = strtoull(buf, NULL, 10);
-	}
+	if (old && pa_ctl_read_u64(pool, path, old) < 0)
+		return -1;
 	snprintf(buf, sizeof buf, "%" PRIu64, value);
 	int rc = pa_ctl_write(pool, path, buf);
 	if (rc)

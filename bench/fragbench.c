@@ -397,7 +397,7 @@ static int fb_churn(struct fb_run *r, unsigned step, unsigned steps)
 /* ---------------------------------------------------------------------- */
 
 struct fb_census {
-	struct bench_zone zones[FB_MAX_ZONES];
+	struct pa_zone_info zones[FB_MAX_ZONES];
 	int nr_zones;
 	uint8_t *region;             /* [region]: bit 0 unmovable, bit 1 reclaimable held there */
 	uint8_t *block;              /* [pageblock]: the same */
@@ -499,24 +499,19 @@ static bool fb_stat_wanted(const char *name)
 	return false;
 }
 
+static void fb_keep_stat(void *ctx, const char *name, uint64_t value)
+{
+	struct fb_result *res = ctx;
+	if (res->nr_stats < FB_MAX_STATS && fb_stat_wanted(name)) {
+		snprintf(res->stat_name[res->nr_stats], sizeof res->stat_name[0], "%s", name);
+		res->stat[res->nr_stats++] = value;
+	}
+}
+
 /* The vmstat counters about fallbacks and steering, whatever the allocator names them. */
 static void fb_read_stats(struct fb_run *r)
 {
-	struct fb_result *res = r->res;
-	char *text = bench_report_text(r->pool, PA_REPORT_VMSTAT, 0);
-	for (char *line = text, *next; line && *line && res->nr_stats < FB_MAX_STATS; line = next) {
-		next = line + strcspn(line, "\n");
-		if (*next)
-			*next++ = '\0';
-		char name[48];
-		unsigned long long v;
-		if (sscanf(line, "%47s %llu", name, &v) == 2 && fb_stat_wanted(name)) {
-			snprintf(res->stat_name[res->nr_stats], sizeof res->stat_name[0], "%s",
-			         name);
-			res->stat[res->nr_stats++] = v;
-		}
-	}
-	free(text);
+	pa_vmstat_foreach(r->pool, fb_keep_stat, r->res);
 }
 
 static int fb_count(struct fb_run *r)

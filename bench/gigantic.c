@@ -62,7 +62,7 @@ struct gig_result {
 struct gig_run {
 	struct pa_pool *pool;
 	struct cw_owner owner;
-	struct bench_zone zones[GIG_MAX_ZONES];
+	struct pa_zone_info zones[GIG_MAX_ZONES];
 	int nr_zones;
 	unsigned order;
 	struct pa_page **unmovable; /* the unmovable pages held */

@@ -36,6 +36,7 @@
  */
 #define _GNU_SOURCE
 #include "compact_common.h"
+#include "movable.h"
 
 #include <inttypes.h>
 #include <stdlib.h>
@@ -144,32 +145,6 @@ static void hf_fragment(struct hf_run *r)
 /* Regions above the pageblock order                                       */
 /* ---------------------------------------------------------------------- */
 
-/* A zone as zoneinfo shows it: its span, free frames and min watermark. */
-struct hf_zone {
-	pa_pfn_t start, end;
-	uint64_t free, min;
-};
-
-/* The zones, from the zoneinfo report (JSON). Their number, or -1. */
-static int hf_zones(struct pa_pool *pool, struct hf_zone *z, int max)
-{
-	char *json = bench_report_text(pool, PA_REPORT_ZONEINFO, PA_REPORT_JSON);
-	int n = 0;
-	for (const char *p = json; p && n < max && (p = strstr(p, "{\"node\":")); p++) {
-		unsigned long long f, mn, lo, hi, sp, pr, ma, st;
-		if (sscanf(p,
-		           "{\"node\":%*u,\"zone\":\"%*[^\"]\",\"free\":%llu,\"min\":%llu,\"low\":%llu,"
-		           "\"high\":%llu,\"spanned\":%llu,\"present\":%llu,\"managed\":%llu,"
-		           "\"start_pfn\":%llu",
-		           &f, &mn, &lo, &hi, &sp, &pr, &ma, &st) == 8)
-			z[n++] = (struct hf_zone){
-				.start = st, .end = st + sp, .free = f, .min = mn
-			};
-	}
-	free(json);
-	return json ? n : -1;
-}
-
 /*
  * Regions of 2^order frames inside one zone with no unmovable page, and
  * how many of them the zone's free memory could fill: a region emptied
@@ -178,8 +153,8 @@ static int hf_zones(struct pa_pool *pool, struct hf_zone *z, int max)
  */
 static int hf_regions(struct hf_run *r)
 {
-	struct hf_zone zone[HF_MAX_ZONES];
-	int nz = hf_zones(r->pool, zone, HF_MAX_ZONES);
+	struct pa_zone_info zone[HF_MAX_ZONES];
+	int nz = bench_zones(r->pool, zone, HF_MAX_ZONES);
 	unsigned order = r->c->order;
 	uint64_t size = 1ull << order, nr = (r->cfg.total_pages >> order) + 1;
 	uint8_t *fixed = calloc(nr, 1);
@@ -191,11 +166,12 @@ static int hf_regions(struct hf_run *r)
 		fixed[pa_page_to_pfn(r->pool, r->unmovable[i]) >> order] = 1;
 	for (int i = 0; i < nz; i++) {
 		uint64_t eligible = 0;
-		for (pa_pfn_t s = (zone[i].start + size - 1) & ~(size - 1); s + size <= zone[i].end;
-		     s += size)
+		for (pa_pfn_t s = (zone[i].start_pfn + size - 1) & ~(size - 1);
+		     s + size <= zone[i].end_pfn; s += size)
 			eligible += !fixed[s >> order];
-		uint64_t fit =
-		        zone[i].free > zone[i].min ? (zone[i].free - zone[i].min) >> order : 0;
+		uint64_t fit = zone[i].free > zone[i].watermark_min ?
+		                       (zone[i].free - zone[i].watermark_min) >> order :
+		                       0;
 		r->eligible += eligible;
 		r->obtainable += eligible < fit ? eligible : fit;
 	}

@@ -30,11 +30,11 @@ struct hp {
 /* Frames in a memory block; 0 if it cannot be read. */
 static uint64_t hp_block_frames(struct pa_pool *pool)
 {
-	char buf[64] = "";
+	uint64_t bytes = 0;
 	struct pa_config cfg;
 	pa_get_config(pool, &cfg);
-	pa_ctl_read(pool, "memory/block_size_bytes", buf, sizeof buf);
-	return strtoull(buf, NULL, 10) >> cfg.page_shift;
+	pa_ctl_read_u64(pool, "memory/block_size_bytes", &bytes);
+	return bytes >> cfg.page_shift;
 }
 
 static uint64_t hp_distance(uint64_t a, uint64_t b)

@@ -12,59 +12,15 @@
 /* Zones                                                                   */
 /* ---------------------------------------------------------------------- */
 
-/* The number after "key": at or after p, or -1 when there is none before end. */
-static int64_t json_number(const char *p, const char *end, const char *key)
+int bench_zones(struct pa_pool *pool, struct pa_zone_info *out, unsigned max)
 {
-	char pat[48];
-	snprintf(pat, sizeof pat, "\"%s\":", key);
-	const char *k = strstr(p, pat);
-	if (!k || (end && k > end))
-		return -1;
-	return strtoll(k + strlen(pat), NULL, 10);
-}
-
-/* One zone object at p ('{' ... '}'). 0, or -1 if it does not parse. */
-static int parse_zone(const char *p, struct bench_zone *z)
-{
-	const char *end = strchr(p, '}');
-	const char *name = strstr(p, "\"name\":\"");
-	if (!end || !name || name > end)
-		return -1;
-	name += strlen("\"name\":\"");
-	size_t n = strcspn(name, "\"");
-	snprintf(z->name, sizeof z->name, "%.*s",
-	         (int)(n < sizeof z->name ? n : sizeof z->name - 1), name);
-	int64_t s = json_number(p, end, "start_pfn"), e = json_number(p, end, "end_pfn");
-	if (s < 0 || e < s)
-		return -1;
-	z->start_pfn = (pa_pfn_t)s;
-	z->end_pfn = (pa_pfn_t)e;
-	int64_t min = json_number(p, end, "watermark_min");
-	z->watermark_min = min > 0 ? (uint64_t)min : 0;
-	return 0;
-}
-
-int bench_zones(struct pa_pool *pool, struct bench_zone *out, unsigned max)
-{
-	int len = pa_report(pool, PA_REPORT_INFO, PA_REPORT_JSON, NULL, 0);
-	char *json = len > 0 ? malloc((size_t)len + 1) : NULL;
-	if (!json || pa_report(pool, PA_REPORT_INFO, PA_REPORT_JSON, json, (size_t)len + 1) < 0) {
-		free(json);
-		return -1;
+	unsigned nr = 0, count = pa_zone_count(pool);
+	for (unsigned i = 0; i < count && nr < max; i++) {
+		if (pa_zone_info(pool, i, &out[nr]) != 0)
+			return -1;
+		nr += out[nr].present > 0;
 	}
-	int nr = 0;
-	/* Every node's "zones":[{...},{...}]. */
-	for (const char *p = json; (p = strstr(p, "\"zones\":[")) != NULL;) {
-		p += strlen("\"zones\":[");
-		while (*p == '{' && nr < (int)max) {
-			if (parse_zone(p, &out[nr]) == 0)
-				nr++;
-			p = strchr(p, '}') + 1;
-			p += *p == ',';
-		}
-	}
-	free(json);
-	return nr;
+	return (int)nr;
 }
 
 /* ---------------------------------------------------------------------- */

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The pool's zones as the info report lists them, and percentiles of
+ * The pool's zones with memory, and percentiles of
  * latency samples: what the gigantic and dmaheap workloads share. (Their
  * movable folios belong to the owner of compact_common.h.)
  */
@@ -12,15 +12,8 @@
 
 #include "pagealloc.h"
 
-/* A zone: [start_pfn, end_pfn), and its min watermark (frames). */
-struct bench_zone {
-	char name[16];
-	pa_pfn_t start_pfn, end_pfn;
-	uint64_t watermark_min;
-};
-
-/* The zones of the pool from its info report (JSON). Their number (at most max), or -1. */
-int bench_zones(struct pa_pool *pool, struct bench_zone *out, unsigned max);
+/* The zones of the pool that have memory. Their number (at most max), or -1. */
+int bench_zones(struct pa_pool *pool, struct pa_zone_info *out, unsigned max);
 
 /*
  * Latency samples in nanoseconds: the value at percentile pct (0..100) of

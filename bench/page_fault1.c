@@ -229,15 +229,15 @@ static double pf1_measure(struct pf1 *c)
 /* Count the run's zone-lock contention; keep the lock table of the last run. */
 static int pf1_keep_locks(struct pa_pool *pool, struct pf1_result *res, unsigned run, bool last)
 {
+	uint64_t contended, wait_ns;
+	bench_zone_lock_totals(pool, &contended, &wait_ns);
+	res->contended[run] = (double)contended;
+	res->wait_ms[run] = (double)wait_ns / 1e6;
+	if (!last)
+		return 0;
 	char *json = bench_report_text(pool, PA_REPORT_LOCKSTAT, PA_REPORT_JSON);
 	if (!json)
 		return -1;
-	res->contended[run] = (double)bench_zone_lock_contended(json);
-	res->wait_ms[run] = (double)bench_zone_lock_field(json, "total_wait_ns") / 1e6;
-	if (!last) {
-		free(json);
-		return 0;
-	}
 	free(res->lock_text);
 	free(res->lock_json);
 	res->lock_json = json;

@@ -227,11 +227,12 @@ static void sk_switch(struct sk_thread *t, uint64_t r)
 	                                                           s->cfg.max_order;
 	if (top < 1)
 		return;
-	char path[48], buf[16];
+	char path[48];
+	uint64_t on;
 	snprintf(path, sizeof path, "pcp/orders/%u/enabled", 1 + (unsigned)(r % top));
-	if (pa_ctl_read(s->pool, path, buf, sizeof buf) < 0)
+	if (pa_ctl_read_u64(s->pool, path, &on) < 0)
 		return;
-	if (pa_ctl_write(s->pool, path, buf[0] == '1' ? "0" : "1") == 0)
+	if (pa_ctl_write(s->pool, path, on ? "0" : "1") == 0)
 		t->c.switches++;
 }
 

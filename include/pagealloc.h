@@ -244,6 +244,46 @@ struct pa_pcp_info {
 int pa_pcp_info(struct pa_pool *pool, unsigned node, enum pa_zone_type zone, unsigned cpu,
                 struct pa_pcp_info *info, uint64_t *blocks);
 
+/*
+ * One zone: where it is, its size, its free frames and watermarks, the
+ * figures /proc/zoneinfo prints, for programs that need them as numbers.
+ */
+struct pa_zone_info {
+	unsigned node;
+	enum pa_zone_type type;
+	pa_pfn_t start_pfn, end_pfn; /* its span; equal for an empty ZONE_MOVABLE */
+	uint64_t present, managed;   /* frames with memory; of those, the buddy's */
+	uint64_t free;               /* frames in the buddy's free lists ("pages free") */
+	uint64_t pcp;                /* frames on its per-CPU lists, all CPUs */
+	uint64_t watermark_min, watermark_low, watermark_high;
+	uint64_t cma, free_cma; /* frames of CMA areas in it; of those, free */
+	/* The zone lock, summed over its call sites (the lockstat report's rows). */
+	uint64_t lock_contended, lock_wait_ns;
+};
+
+/*
+ * The number of zones (0 for a NULL pool): node by node, lowest type first,
+ * every node's ZONE_MOVABLE included even when empty. pa_zone_info() fills
+ * out for zone index: 0, -EINVAL for a NULL pool or out, -ENOENT past the
+ * end. Each figure is read under the lock that guards it, as the reports do.
+ */
+unsigned pa_zone_count(const struct pa_pool *pool);
+int pa_zone_info(struct pa_pool *pool, unsigned index, struct pa_zone_info *out);
+
+/*
+ * Zone index's free blocks by order and migratetype and its pageblocks by
+ * type, the figures /proc/pagetypeinfo prints (uncapped): nr_free[order *
+ * PA_MT_COUNT + mt] for order 0..orders-1 (orders above the pool's max
+ * order read 0), pageblocks[mt] (isolated ones as PA_MT_ISOLATE). Either
+ * array may be NULL. Counting the pageblocks walks them. 0, -EINVAL for a
+ * NULL pool, -ENOENT past the last zone.
+ */
+int pa_zone_pagetypes(struct pa_pool *pool, unsigned index, uint64_t *nr_free, unsigned orders,
+                      uint64_t pageblocks[PA_MT_COUNT]);
+
+/* A zone type's name as /proc prints it ("DMA32", "Movable"), or "?". */
+const char *pa_zone_name(enum pa_zone_type type);
+
 /* --- Movable owners, pinning and compaction ------------------------------ */
 
 /* What an owner's migrate callback answers. */
@@ -574,6 +614,25 @@ int pa_ctl_write(struct pa_pool *pool, const char *path, const char *value);
  */
 int pa_ctl_read(struct pa_pool *pool, const char *path, char *buf, size_t len);
 
+/*
+ * Read a number knob ("min_free_kbytes", "memory/block_size_bytes") as a
+ * number: 0, or -ENOENT for an unknown path, -EINVAL for NULLs, a path whose
+ * <N> is out of range, or one that is not a number (a report, a word of
+ * state, a write-only knob).
+ */
+int pa_ctl_read_u64(struct pa_pool *pool, const char *path, uint64_t *value);
+
+/*
+ * The ctl tree, entry by entry (what reading "help" prints): its path, with
+ * "<N>" where a number goes ("pcp/orders/<N>/enabled"), its mode ("rw", "ro"
+ * or "wo") and a line of help, all static strings. 0, -ENOENT past the last
+ * entry, -EINVAL for a NULL out.
+ */
+struct pa_ctl_entry {
+	const char *path, *mode, *help;
+};
+int pa_ctl_entry(unsigned index, struct pa_ctl_entry *out);
+
 /* Report formats for pa_report(). */
 enum pa_report_kind {
 	PA_REPORT_INFO,           /* derived configuration, zones, watermarks */
@@ -602,6 +661,14 @@ const char *pa_report_name(enum pa_report_kind kind);
 
 /* Read one vmstat counter by its /proc/vmstat name; -ENOENT if unknown, -EINVAL for NULLs. */
 int pa_vmstat_read(struct pa_pool *pool, const char *name, uint64_t *value);
+
+/*
+ * Every vmstat counter, in /proc/vmstat's order, from one snapshot: fn is
+ * called with each name and value (the name is valid during the call). 0,
+ * -EINVAL for a NULL pool or fn, -ENOMEM.
+ */
+typedef void (*pa_vmstat_fn)(void *ctx, const char *name, uint64_t value);
+int pa_vmstat_foreach(struct pa_pool *pool, pa_vmstat_fn fn, void *ctx);
 
 /*
  * Check every invariant from the raw state: free counts recomputed from the

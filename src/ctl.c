@@ -563,6 +563,31 @@ int pa_ctl_read(struct pa_pool *pool, const char *path, char *buf, size_t len)
 	return ret ? ret : c.entry->read(&c, buf, len);
 }
 
+int pa_ctl_read_u64(struct pa_pool *pool, const char *path, uint64_t *value)
+{
+	if (!pool || !path || !value)
+		return -EINVAL;
+	struct ctl_call c;
+	int ret = ctl_lookup(pool, path, &c);
+	if (ret)
+		return ret;
+	if (c.entry->read != read_number)
+		return -EINVAL; /* a report, a word of state or a write-only knob */
+	*value = c.entry->get(&c);
+	return 0;
+}
+
+int pa_ctl_entry(unsigned index, struct pa_ctl_entry *out)
+{
+	if (!out)
+		return -EINVAL;
+	if (index >= CTL_NR_ENTRIES)
+		return -ENOENT;
+	const struct ctl_entry *e = &ctl_table[index];
+	*out = (struct pa_ctl_entry){ .path = e->path, .mode = ctl_mode(e), .help = e->help };
+	return 0;
+}
+
 int pa_ctl_write(struct pa_pool *pool, const char *path, const char *value)
 {
 	if (!pool || !path || !value)

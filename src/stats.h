@@ -65,6 +65,9 @@ static inline unsigned stats_nr_orders(const struct pa_pool *pool)
 /* Frames of the node that compaction holds isolated, by a walk over block heads. */
 uint64_t stats_node_isolated(const struct pa_pool *pool, unsigned nid);
 
+/* The zone lock's contended acquisitions and wait, summed over its call sites (stats_lockstat.c). */
+void stats_zone_lock_totals(struct pa_zone *zone, uint64_t *contended, uint64_t *wait_ns);
+
 /* ---------------------------------------------------------------------- */
 /* One writer per report; each returns 0 or -ENOMEM                        */
 /* ---------------------------------------------------------------------- */

@@ -69,6 +69,17 @@ static void snap_zone_lock(struct pa_zone *zone, struct pa_lock_stat *site)
 	pa_unlock(&zone->lock);
 }
 
+void stats_zone_lock_totals(struct pa_zone *zone, uint64_t *contended, uint64_t *wait_ns)
+{
+	struct pa_lock_stat site[PA_NR_LOCK_SITES];
+	snap_zone_lock(zone, site);
+	*contended = *wait_ns = 0;
+	for (unsigned s = 0; s < PA_NR_LOCK_SITES; s++) {
+		*contended += site[s].contended;
+		*wait_ns += site[s].total_wait_ns;
+	}
+}
+
 /* Every CPU's list lock of the zone, summed: waits and failed trylocks per site. */
 static void snap_pcp_locks(struct pa_zone *zone, struct pa_lock_stat *site, uint64_t *busy)
 {

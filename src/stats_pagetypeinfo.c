@@ -46,17 +46,35 @@ static void count_blocks(struct pa_zone *zone, uint64_t *blocks)
 	}
 }
 
+int pa_zone_pagetypes(struct pa_pool *pool, unsigned index, uint64_t *nr_free, unsigned orders,
+                      uint64_t pageblocks[PA_MT_COUNT])
+{
+	if (!pool)
+		return -EINVAL;
+	if (index >= pool->nr_zones)
+		return -ENOENT;
+	struct pa_zone *zone = &pool->zones[index];
+	if (nr_free) {
+		memset(nr_free, 0, (size_t)orders * PA_MT_COUNT * sizeof *nr_free);
+		pa_lock(&zone->lock, SITE_ADMIN);
+		unsigned held = stats_nr_orders(pool);
+		for (unsigned o = 0; o < orders && o < held; o++)
+			for (unsigned mt = 0; mt < PA_MT_COUNT; mt++)
+				nr_free[o * PA_MT_COUNT + mt] = zone_free_count(zone, o, mt);
+		pa_unlock(&zone->lock);
+	}
+	if (pageblocks) {
+		memset(pageblocks, 0, PA_MT_COUNT * sizeof *pageblocks);
+		count_blocks(zone, pageblocks);
+	}
+	return 0;
+}
+
 static void snap_pagetypes(struct pa_zone *zone, struct pt_zone *pz)
 {
-	unsigned orders = stats_nr_orders(zone->pool);
 	pz->zone = zone;
-	pa_lock(&zone->lock, SITE_ADMIN);
-	for (unsigned o = 0; o < orders; o++)
-		for (unsigned mt = 0; mt < PA_MT_COUNT; mt++)
-			pz->nr_free_mt[o * PA_MT_COUNT + mt] = zone_free_count(zone, o, mt);
-	pa_unlock(&zone->lock);
-	memset(pz->blocks, 0, sizeof pz->blocks);
-	count_blocks(zone, pz->blocks);
+	pa_zone_pagetypes(zone->pool, zone->index, pz->nr_free_mt, stats_nr_orders(zone->pool),
+	                  pz->blocks);
 }
 
 static void pt_text_free(struct sbuf *sb, unsigned nid, const struct pt_zone *pz, unsigned nz,

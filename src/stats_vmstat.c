@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * /proc/vmstat and pa_vmstat_read(): one walk over every counter (the Linux
+ * /proc/vmstat, pa_vmstat_read() and pa_vmstat_foreach(): one walk over every counter (the Linux
  * part, then the counters of the lists, then the per-order ones) either
  * prints each line or looks one up by name.
  */
@@ -70,7 +70,7 @@ static int vm_snapshot(struct pa_pool *pool, struct vm_snap *s)
 	return 0;
 }
 
-typedef void (*vm_visit_fn)(void *ctx, const char *name, uint64_t value);
+typedef pa_vmstat_fn vm_visit_fn; /* one counter of the walk */
 
 /* Where a vmstat line's value comes from. */
 enum vm_src {
@@ -266,4 +266,17 @@ int pa_vmstat_read(struct pa_pool *pool, const char *name, uint64_t *value)
 	vm_walk(pool, &s, vm_match, &l);
 	vm_snap_free(&s);
 	return l.found ? 0 : -ENOENT;
+}
+
+int pa_vmstat_foreach(struct pa_pool *pool, pa_vmstat_fn fn, void *ctx)
+{
+	if (!pool || !fn)
+		return -EINVAL;
+	struct vm_snap s;
+	int ret = vm_snapshot(pool, &s);
+	if (ret)
+		return ret;
+	vm_walk(pool, &s, fn, ctx);
+	vm_snap_free(&s);
+	return 0;
 }

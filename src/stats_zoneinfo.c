@@ -165,6 +165,41 @@ static void snap_zoneinfo(struct pa_pool *pool, struct pa_zone *zone, struct zi_
 	zi->numa_foreign = atomic_load_explicit(&zone->numa_foreign, memory_order_relaxed);
 }
 
+unsigned pa_zone_count(const struct pa_pool *pool)
+{
+	return pool ? pool->nr_zones : 0;
+}
+
+int pa_zone_info(struct pa_pool *pool, unsigned index, struct pa_zone_info *out)
+{
+	if (!pool || !out)
+		return -EINVAL;
+	if (index >= pool->nr_zones)
+		return -ENOENT;
+	struct pa_zone *zone = &pool->zones[index];
+	struct zi_zone zi;
+	snap_zoneinfo(pool, zone, &zi);
+	*out = (struct pa_zone_info){ .node = zone->node,
+		                      .type = zone->type,
+		                      .start_pfn = zi.start_pfn,
+		                      .end_pfn = zi.start_pfn + zi.spanned,
+		                      .present = zi.present,
+		                      .managed = zi.managed,
+		                      .free = zi.free,
+		                      .watermark_min = zi.min,
+		                      .watermark_low = zi.low,
+		                      .watermark_high = zi.high,
+		                      .cma = zi.cma,
+		                      .free_cma = zi.free_cma };
+	for (unsigned cpu = 0; cpu < pool->cfg.nr_cpus; cpu++) {
+		struct pa_pcp_info info;
+		if (pa_pcp_info(pool, zone->node, zone->type, cpu, &info, NULL) == 0)
+			out->pcp += info.count;
+	}
+	stats_zone_lock_totals(zone, &out->lock_contended, &out->lock_wait_ns);
+	return 0;
+}
+
 static void zi_value(struct sbuf *sb, const char *key, const char *text, uint64_t v)
 {
 	if (sb->json)

@@ -7,8 +7,9 @@
  * zone types are fixed address ranges, as on x86-64 Linux: DMA below 16 MiB
  * (zone_dma=1 only), DMA32 below 4 GiB, NORMAL above (zones=flat: NORMAL
  * everywhere); a node holds the part of each range that falls in it. ZONE_MOVABLE
- * (movablecore, in whole pageblocks) is taken from the top of the highest of
- * those types that has memory. Every node has a ZONE_MOVABLE, empty (span
+ * (movablecore) is what Linux leaves above kernelcore spread over the nodes,
+ * from the highest of those types that has memory, in whole max-order blocks
+ * (movable_starts()). Every node has a ZONE_MOVABLE, empty (span
  * [end, end) at the node's top, nothing present) without movablecore=, so
  * that online_movable has a zone to give memory to and the zonelists, built
  * once at boot, never change under running allocations. Node boundaries are section and pageblock
@@ -25,6 +26,11 @@ static const char *const zone_names[PA_ZONE_COUNT] = { "DMA", "DMA32", "Normal",
 const char *zone_name(enum pa_zone_type type)
 {
 	return type < PA_ZONE_COUNT ? zone_names[type] : "?";
+}
+
+const char *pa_zone_name(enum pa_zone_type type)
+{
+	return zone_name(type);
 }
 
 static uint64_t align_down(uint64_t v, uint64_t a)
@@ -90,40 +96,161 @@ enum pa_zone_type zone_movable_source(const struct pa_pool *pool)
 	return t;
 }
 
-/* The part of node [start, end) in the movable source type: [*lo, end), empty when lo == end. */
-static pa_pfn_t node_source_start(const struct pa_pool *pool, pa_pfn_t start, pa_pfn_t end)
+/*
+ * ZONE_MOVABLE is sized and placed in whole max-order blocks, as Linux's
+ * find_zone_movable_pfns_for_nodes() does: the size is rounded up (so the
+ * zone is at least what was asked) and each node's start up to a block
+ * boundary, so that neither a pageblock nor a max-order block straddles the
+ * zone edge whatever the size of memory. Linux's max-order block is never
+ * larger than a section; here max_order may reach 1 GiB and beyond, so the
+ * unit stops at the layout unit (a section, or a pageblock if larger),
+ * which also keeps every section and memory block in one zone.
+ */
+static uint64_t movable_unit(const struct pa_boot_config *c)
 {
-	return clamp_pfn(zone_type_start_pfn(pool, zone_movable_source(pool)), start, end);
+	uint64_t block = 1ull << c->max_order, layout = layout_unit(c);
+	return block < layout ? block : layout;
+}
+
+static uint64_t align_up(uint64_t v, uint64_t a)
+{
+	return (v + a - 1) / a * a;
+}
+
+static uint64_t min_u64(uint64_t a, uint64_t b)
+{
+	return a < b ? a : b;
+}
+
+/* A memhole= range as pfns [*s, *e), partly covered pages included. */
+static void hole_pfns(const struct pa_boot_config *c, unsigned i, pa_pfn_t *s, pa_pfn_t *e)
+{
+	*s = c->holes[i].start >> c->page_shift;
+	*e = (c->holes[i].end + (1ull << c->page_shift) - 1) >> c->page_shift;
+}
+
+/* The first run of memory (no memhole=) in [pfn, end) as [*s, *e); false when there is none. */
+static bool next_memory_run(const struct pa_boot_config *c, pa_pfn_t pfn, pa_pfn_t end, pa_pfn_t *s,
+                            pa_pfn_t *e)
+{
+	pa_pfn_t hs, he;
+	for (bool moved = true; moved && pfn < end;) {
+		moved = false;
+		for (unsigned i = 0; i < c->nr_holes; i++) {
+			hole_pfns(c, i, &hs, &he);
+			if (hs <= pfn && pfn < he) {
+				pfn = he;
+				moved = true;
+			}
+		}
+	}
+	if (pfn >= end)
+		return false;
+	*s = pfn;
+	*e = end;
+	for (unsigned i = 0; i < c->nr_holes; i++) {
+		hole_pfns(c, i, &hs, &he);
+		if (hs > pfn && hs < *e)
+			*e = hs;
+	}
+	return true;
+}
+
+static uint64_t memory_frames(const struct pa_boot_config *c, pa_pfn_t lo, pa_pfn_t hi)
+{
+	uint64_t n = 0;
+	for (pa_pfn_t s, e; next_memory_run(c, lo, hi, &s, &e); lo = e)
+		n += e - s;
+	return n;
+}
+
+/* What placing kernelcore walks: the memory the kernel zones must keep, and the source zone's start. */
+struct kernelcore {
+	uint64_t required; /* frames still to place */
+	pa_pfn_t usable;   /* ZONE_MOVABLE starts no lower than this */
+};
+
+/*
+ * One node's share of kernelcore, from the bottom of its memory: memory
+ * below the movable source zone counts as kernel memory whatever the share;
+ * *zm ends where the node's kernel memory ends (Linux's zone_movable_pfn).
+ */
+static void kernelcore_node(const struct pa_boot_config *c, pa_pfn_t lo, pa_pfn_t hi,
+                            uint64_t share, struct kernelcore *k, pa_pfn_t *zm)
+{
+	for (pa_pfn_t s, e; next_memory_run(c, lo, hi, &s, &e); lo = e) {
+		if (s < *zm)
+			s = *zm;
+		if (s >= e)
+			continue;
+		if (s < k->usable) {
+			uint64_t below = min_u64(e, k->usable) - s;
+			share -= min_u64(below, share);
+			k->required -= min_u64(below, k->required);
+			if (e <= k->usable) {
+				*zm = e;
+				continue;
+			}
+			s = k->usable;
+		}
+		uint64_t size = min_u64(e - s, share);
+		*zm = s + size;
+		k->required -= min_u64(size, k->required);
+		share -= size;
+		if (!share)
+			break;
+	}
 }
 
 /*
- * ZONE_MOVABLE per node: movablecore spread evenly over the nodes that have
- * memory of the movable source type, rounded up to whole pageblocks (Linux
- * rounds it up to whole max-order blocks; a pageblock keeps every pageblock
- * in one zone). 0 for a node with none of that type.
+ * Where ZONE_MOVABLE starts on each node, as Linux places movablecore: the
+ * rest of memory (kernelcore) is spread evenly over the nodes with memory,
+ * from the bottom of each, nodes that cannot hold their share passing it on
+ * to the others; ZONE_MOVABLE is each node's memory above its kernelcore,
+ * from the highest zone type that has memory. A node's entry is its end
+ * when it gets none. movablecore of all memory leaves no kernel memory, so,
+ * as in Linux, no ZONE_MOVABLE (boot.c refuses it outright).
  */
-static uint64_t movable_frames(const struct pa_pool *pool, pa_pfn_t start, pa_pfn_t end)
+static void movable_starts(const struct pa_pool *pool, pa_pfn_t bounds[][2], pa_pfn_t *mstart)
 {
 	const struct pa_boot_config *c = &pool->cfg;
-	uint64_t total = c->movablecore_bytes >> c->page_shift, unit = 1ull << c->pageblock_order;
-	unsigned eligible = 0;
-	if (c->movablecore_pct)
-		total = pool->nr_frames * c->movablecore_pct / 100;
-	if (!total || node_source_start(pool, start, end) == end)
-		return 0;
-	for (unsigned i = 0; i < pool->nr_nodes; i++)
-		eligible += node_source_start(pool, pool->nodes[i].start_pfn,
-		                              pool->nodes[i].end_pfn) < pool->nodes[i].end_pfn;
-	return (total / eligible + unit - 1) / unit * unit;
+	uint64_t total = 0, unit = movable_unit(c);
+	unsigned nodes = 0;
+	pa_pfn_t zm[PA_MAX_NODES] = { 0 };
+	for (unsigned i = 0; i < pool->nr_nodes; i++) {
+		uint64_t n = memory_frames(c, bounds[i][0], bounds[i][1]);
+		mstart[i] = bounds[i][1];
+		total += n;
+		nodes += n > 0;
+	}
+	uint64_t movable = c->movablecore_pct ? total * c->movablecore_pct / 100 :
+	                                        c->movablecore_bytes >> c->page_shift;
+	if (!movable)
+		return;
+	movable = min_u64(align_up(movable, unit), total);
+	struct kernelcore k = { .required = total - movable,
+		                .usable = zone_type_start_pfn(pool, zone_movable_source(pool)) };
+	if (!k.required || !nodes)
+		return;
+	do {
+		uint64_t share = k.required / nodes;
+		for (unsigned i = 0; i < pool->nr_nodes; i++) {
+			if (k.required < share)
+				share = k.required / nodes;
+			kernelcore_node(c, bounds[i][0], bounds[i][1], share, &k, &zm[i]);
+		}
+	} while (--nodes && k.required > nodes);
+	for (unsigned i = 0; i < pool->nr_nodes; i++) {
+		pa_pfn_t m = align_up(zm[i], unit);
+		if (zm[i] && m < bounds[i][1])
+			mstart[i] = m;
+	}
 }
 
-/* Split node [start, end) into zone spans; MOVABLE may be left empty or too big (checked later). */
+/* Split node [start, end) into zone spans, ZONE_MOVABLE from mstart (empty at end). */
 static void node_zone_spans(const struct pa_pool *pool, pa_pfn_t start, pa_pfn_t end,
-                            pa_pfn_t span[PA_ZONE_COUNT][2])
+                            pa_pfn_t mstart, pa_pfn_t span[PA_ZONE_COUNT][2])
 {
-	pa_pfn_t src = node_source_start(pool, start, end);
-	uint64_t movable = movable_frames(pool, start, end);
-	pa_pfn_t mstart = movable < end - src ? end - movable : src;
 	for (unsigned t = PA_ZONE_DMA; t < PA_ZONE_MOVABLE; t++) {
 		span[t][0] = clamp_pfn(zone_type_start_pfn(pool, t), start, mstart);
 		span[t][1] = clamp_pfn(zone_type_end_pfn(pool, t), start, mstart);
@@ -391,34 +518,13 @@ static int zone_init_cpu_zones(struct pa_pool *pool)
 	return 0;
 }
 
-/* movablecore, rounded up to whole pageblocks, must leave each node some of the zone it comes from. */
-static int check_movable(const struct pa_pool *pool, pa_pfn_t bounds[][2], char *err, size_t errlen)
-{
-	const struct pa_boot_config *c = &pool->cfg;
-	enum pa_zone_type src = zone_movable_source(pool);
-	for (unsigned i = 0; i < pool->nr_nodes; i++) {
-		pa_pfn_t lo = node_source_start(pool, bounds[i][0], bounds[i][1]);
-		uint64_t movable = movable_frames(pool, bounds[i][0], bounds[i][1]);
-		if (movable && movable >= bounds[i][1] - lo) {
-			snprintf(
-			        err, errlen,
-			        "movablecore=%s: %llu bytes of it on node %u leave no ZONE_%s there "
-			        "(valid: less than the %s memory of each node that has any)",
-			        c->movablecore_arg, (unsigned long long)(movable << c->page_shift),
-			        i, src == PA_ZONE_NORMAL ? "NORMAL" : zone_name(src),
-			        zone_name(src));
-			return -EINVAL;
-		}
-	}
-	return 0;
-}
-
-static unsigned count_zones(const struct pa_pool *pool, pa_pfn_t bounds[][2])
+static unsigned count_zones(const struct pa_pool *pool, pa_pfn_t bounds[][2],
+                            const pa_pfn_t *mstart)
 {
 	unsigned n = 0;
 	for (unsigned i = 0; i < pool->nr_nodes; i++) {
 		pa_pfn_t span[PA_ZONE_COUNT][2];
-		node_zone_spans(pool, bounds[i][0], bounds[i][1], span);
+		node_zone_spans(pool, bounds[i][0], bounds[i][1], mstart[i], span);
 		for (unsigned t = 0; t < PA_ZONE_COUNT; t++)
 			n += span[t][1] > span[t][0] || t == PA_ZONE_MOVABLE;
 	}
@@ -441,10 +547,9 @@ int zone_init_all(struct pa_pool *pool, char *err, size_t errlen)
 			                           .start_pfn = bounds[i][0],
 			                           .end_pfn = bounds[i][1] };
 	}
-	int rc = check_movable(pool, bounds, err, errlen);
-	if (rc)
-		return rc;
-	unsigned nz = count_zones(pool, bounds);
+	pa_pfn_t mstart[PA_MAX_NODES];
+	movable_starts(pool, bounds, mstart);
+	unsigned nz = count_zones(pool, bounds, mstart);
 	pool->zones = calloc(nz, sizeof *pool->zones);
 	pool->pb_zone = malloc(pool->nr_pageblocks);
 	pool->alloc_fail_order = calloc(c->max_order + 1, sizeof *pool->alloc_fail_order);
@@ -453,7 +558,7 @@ int zone_init_all(struct pa_pool *pool, char *err, size_t errlen)
 	memset(pool->pb_zone, 0xff, pool->nr_pageblocks);
 	for (unsigned i = 0; i < c->numa; i++) {
 		pa_pfn_t span[PA_ZONE_COUNT][2];
-		node_zone_spans(pool, bounds[i][0], bounds[i][1], span);
+		node_zone_spans(pool, bounds[i][0], bounds[i][1], mstart[i], span);
 		for (unsigned t = 0; t < PA_ZONE_COUNT; t++) {
 			if (span[t][1] <= span[t][0] && t != PA_ZONE_MOVABLE)
 				continue; /* ZONE_MOVABLE always, empty at the node's top without movablecore= */

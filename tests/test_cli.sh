@@ -411,6 +411,15 @@ text_check hf_text "highalloc-frag --compare prints the LKP table" '
 assert re.search(r"%stddev\s+%change\s+%stddev", t), t
 assert re.search(r"^\s+[\d.]+\s+\S+%?\s+[\d.]+\s+highalloc-frag\.success_pct$", t, re.M), t
 '
+# Regions above the pageblock order: the zones come from the API (a parse of
+# the zoneinfo JSON once stopped matching and reported 0 regions beside 2 blocks).
+expect_ok hf_gig "bench highalloc-frag --order 18 on 16G exits 0" \
+	bench highalloc-frag --order 18 --runs 1 --boot "mem=16G max_order=18" --json
+json_check hf_gig "highalloc-frag --order 18: regions eligible, obtainable at least the blocks formed" '
+assert j["regions_eligible"] >= 1, j["regions_eligible"]
+assert j["regions_eligible"] >= j["regions_obtainable"] >= j["blocks"] >= 1, j
+assert 0 < j["region_success_pct"] <= 100, j["region_success_pct"]
+'
 expect_ok tc_json "bench thpcompact --threads 2 --json exits 0" \
 	bench thpcompact --threads 2 --runs 1 --boot "mem=64M backing=anon" --json
 json_check tc_json "thpcompact --json: the documented keys, data verified" '

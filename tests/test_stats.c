@@ -1232,3 +1232,192 @@ TEST(stats_zoneinfo_json_has_the_text_rows)
 	free(text);
 	pa_shutdown(pool);
 }
+
+/* --- The pool's figures as numbers (pa_zone_info, pa_zone_pagetypes, ...) ---- */
+
+TEST(stats_zone_info_agrees_with_zoneinfo)
+{
+	struct pa_pool *pool = test_boot("mem=6G numa=2 zone_dma=1 nr_cpus=2 cma=64M");
+	pa_pfn_t held = must_alloc(pool, PA_GFP_KERNEL, 3);
+	char *json = report_alloc(pool, PA_REPORT_ZONEINFO, PA_REPORT_JSON);
+	char err[256];
+	struct jv *root = jparse(json, err, sizeof err);
+	REQUIRE(root);
+	struct jv *zones = jget(root, "zones");
+	REQUIRE(zones && zones->type == J_ARR);
+	/* zoneinfo prints every type of every node; the pool has those with memory and Movable. */
+	CHECK_EQ_U64(pa_zone_count(pool), 6);
+	uint64_t free_sum = 0, managed = 0;
+	for (unsigned i = 0; i < pa_zone_count(pool); i++) {
+		struct pa_zone_info zi;
+		REQUIRE(pa_zone_info(pool, i, &zi) == 0);
+		struct jv *z = NULL;
+		for (size_t k = 0; k < zones->n && !z; k++) {
+			struct jv *c = jat(zones, k);
+			if (jint(c, "node", -1) == zi.node &&
+			    !strcmp(jstr(c, "zone"), pa_zone_name(zi.type)))
+				z = c;
+		}
+		CHECK_MSG(z != NULL, "zone %u (node %u %s) is not in zoneinfo", i, zi.node,
+		          pa_zone_name(zi.type));
+		if (!z)
+			continue;
+		CHECK_EQ_U64(zi.free, jint(z, "free", -1));
+		CHECK_EQ_U64(zi.watermark_min, jint(z, "min", -1));
+		CHECK_EQ_U64(zi.watermark_low, jint(z, "low", -1));
+		CHECK_EQ_U64(zi.watermark_high, jint(z, "high", -1));
+		CHECK_EQ_U64(zi.end_pfn - zi.start_pfn, jint(z, "spanned", -1));
+		CHECK_EQ_U64(zi.present, jint(z, "present", -1));
+		CHECK_EQ_U64(zi.managed, jint(z, "managed", -1));
+		CHECK_EQ_U64(zi.cma, jint(z, "cma", -1));
+		if (zi.present)
+			CHECK_EQ_U64(zi.start_pfn, jint(z, "start_pfn", -1));
+		free_sum += zi.free;
+		managed += zi.managed;
+	}
+	struct pa_usage u;
+	pa_get_usage(pool, &u);
+	CHECK_EQ_U64(free_sum, u.free);
+	CHECK_EQ_U64(managed, u.managed);
+	jfree(root);
+	free(json);
+	free_pfn(pool, held, 3);
+	pa_shutdown(pool);
+}
+
+TEST(stats_zone_info_counts_per_cpu_frames_and_lock_contention)
+{
+	struct pa_pool *pool = test_boot("mem=256M nr_cpus=1");
+	pa_pfn_t p = must_alloc(pool, PA_GFP_KERNEL, 0);
+	free_pfn(pool, p, 0); /* onto the CPU's list */
+	uint64_t pcp = 0;
+	for (unsigned i = 0; i < pa_zone_count(pool); i++) {
+		struct pa_zone_info zi;
+		REQUIRE(pa_zone_info(pool, i, &zi) == 0);
+		struct pa_pcp_info info;
+		if (pa_pcp_info(pool, zi.node, zi.type, 0, &info, NULL) == 0)
+			CHECK_EQ_U64(zi.pcp, info.count);
+		CHECK_EQ_U64(zi.lock_contended, 0); /* one thread: never contended */
+		pcp += zi.pcp;
+	}
+	CHECK(pcp > 0);
+	pa_shutdown(pool);
+}
+
+TEST(stats_zone_api_refuses_bad_arguments)
+{
+	struct pa_pool *pool = test_boot("mem=64M");
+	struct pa_zone_info zi;
+	uint64_t nr[11 * PA_MT_COUNT], pb[PA_MT_COUNT];
+	CHECK_EQ_U64(pa_zone_count(NULL), 0);
+	CHECK_EQ_U64(pa_zone_info(NULL, 0, &zi), -EINVAL);
+	CHECK_EQ_U64(pa_zone_info(pool, 0, NULL), -EINVAL);
+	CHECK_EQ_U64(pa_zone_info(pool, pa_zone_count(pool), &zi), -ENOENT);
+	CHECK_EQ_U64(pa_zone_pagetypes(NULL, 0, nr, 11, pb), -EINVAL);
+	CHECK_EQ_U64(pa_zone_pagetypes(pool, pa_zone_count(pool), nr, 11, pb), -ENOENT);
+	CHECK_EQ_U64(pa_zone_pagetypes(pool, 0, NULL, 0, NULL), 0);
+	CHECK(!strcmp(pa_zone_name(PA_ZONE_DMA32), "DMA32"));
+	CHECK(!strcmp(pa_zone_name(PA_ZONE_COUNT), "?"));
+	pa_shutdown(pool);
+}
+
+TEST(stats_zone_pagetypes_agree_with_pagetypeinfo_json)
+{
+	struct pa_pool *pool = test_boot("mem=512M max_order=10");
+	pa_pfn_t a = must_alloc(pool, PA_GFP_RECLAIMABLE, 2);
+	pa_pfn_t b = must_alloc(pool, PA_GFP_MOVABLE, 0);
+	pa_pfn_t z = pa_zone_count(pool);
+	char *json = report_alloc(pool, PA_REPORT_PAGETYPEINFO, PA_REPORT_JSON);
+	char err[256];
+	struct jv *root = jparse(json, err, sizeof err);
+	REQUIRE(root);
+	uint64_t blocks_total[PA_MT_COUNT] = { 0 }, free_frames = 0;
+	/* 12 orders asked of an order-10 pool: order 11 reads 0. */
+	uint64_t nr[12 * PA_MT_COUNT], pb[PA_MT_COUNT];
+	for (unsigned i = 0; i < z; i++) {
+		REQUIRE(pa_zone_pagetypes(pool, i, nr, 12, pb) == 0);
+		for (unsigned mt = 0; mt < PA_MT_COUNT; mt++) {
+			blocks_total[mt] += pb[mt];
+			CHECK_EQ_U64(nr[11 * PA_MT_COUNT + mt], 0);
+			for (unsigned o = 0; o <= 10; o++)
+				free_frames += nr[o * PA_MT_COUNT + mt] << o;
+		}
+	}
+	CHECK_EQ_U64(free_frames, usage(pool).free);
+	CHECK(blocks_total[PA_MT_RECLAIMABLE] >= 1);
+	uint64_t all = 0;
+	for (unsigned mt = 0; mt < PA_MT_COUNT; mt++)
+		all += blocks_total[mt];
+	CHECK_EQ_U64(all, pa_pageblock_count(pool));
+	jfree(root);
+	free(json);
+	free_pfn(pool, a, 2);
+	free_pfn(pool, b, 0);
+	pa_shutdown(pool);
+}
+
+struct vm_visit {
+	unsigned n;
+	bool saw_free;
+	uint64_t free;
+};
+
+static void count_counter(void *ctx, const char *name, uint64_t value)
+{
+	struct vm_visit *v = ctx;
+	v->n++;
+	if (!strcmp(name, "nr_free_pages")) {
+		v->saw_free = true;
+		v->free = value;
+	}
+}
+
+TEST(stats_vmstat_foreach_visits_every_line)
+{
+	struct pa_pool *pool = test_boot("mem=64M");
+	char *text = report_alloc(pool, PA_REPORT_VMSTAT, 0);
+	unsigned lines = 0;
+	for (const char *p = text; *p; p++)
+		lines += *p == '\n';
+	struct vm_visit v = { 0 };
+	CHECK_EQ_U64(pa_vmstat_foreach(pool, count_counter, &v), 0);
+	CHECK_EQ_U64(v.n, lines);
+	CHECK(v.saw_free);
+	CHECK_EQ_U64(v.free, vmstat(pool, "nr_free_pages"));
+	CHECK_EQ_U64(pa_vmstat_foreach(NULL, count_counter, &v), -EINVAL);
+	CHECK_EQ_U64(pa_vmstat_foreach(pool, NULL, &v), -EINVAL);
+	free(text);
+	pa_shutdown(pool);
+}
+
+TEST(stats_ctl_entries_and_numbers)
+{
+	struct pa_pool *pool = test_boot("mem=64M max_order=8");
+	char help[8192];
+	int len = pa_ctl_read(pool, "help", help, sizeof help);
+	REQUIRE(len > 0 && (size_t)len < sizeof help);
+	struct pa_ctl_entry e;
+	unsigned n = 0;
+	for (; pa_ctl_entry(n, &e) == 0; n++) {
+		CHECK(!strcmp(e.mode, "rw") || !strcmp(e.mode, "ro") || !strcmp(e.mode, "wo"));
+		CHECK_MSG(strstr(help, e.path) != NULL, "%s is not in help", e.path);
+	}
+	unsigned help_lines = 0;
+	for (const char *p = help; *p; p++)
+		help_lines += *p == '\n';
+	CHECK_EQ_U64(n, help_lines);
+	CHECK_EQ_U64(pa_ctl_entry(n, &e), -ENOENT);
+	CHECK_EQ_U64(pa_ctl_entry(0, NULL), -EINVAL);
+	uint64_t v = 0;
+	CHECK_EQ_U64(pa_ctl_read_u64(pool, "max_order", &v), 0);
+	CHECK_EQ_U64(v, 8);
+	CHECK_EQ_U64(pa_ctl_read_u64(pool, "pcp/orders/0/enabled", &v), 0);
+	CHECK_EQ_U64(v, 1);
+	CHECK_EQ_U64(pa_ctl_read_u64(pool, "pcp/orders/9/enabled", &v), -EINVAL); /* above max */
+	CHECK_EQ_U64(pa_ctl_read_u64(pool, "buddyinfo", &v), -EINVAL);            /* a report */
+	CHECK_EQ_U64(pa_ctl_read_u64(pool, "pcp/drain", &v), -EINVAL);            /* write-only */
+	CHECK_EQ_U64(pa_ctl_read_u64(pool, "nope", &v), -ENOENT);
+	CHECK_EQ_U64(pa_ctl_read_u64(NULL, "max_order", &v), -EINVAL);
+	CHECK_EQ_U64(pa_ctl_read_u64(pool, "max_order", NULL), -EINVAL);
+	pa_shutdown(pool);
+}

@@ -371,6 +371,111 @@ TEST(zone_movablecore_from_the_top_of_each_node)
 	pa_shutdown(pool);
 }
 
+/*
+ * Zone edges that come from a size or a percentage (movablecore, numa=
+ * splits, memhole= edges, the 4 GiB line with odd mem= sizes) never split a
+ * pageblock: every edge of a zone with memory is a pageblock multiple or the
+ * end of memory, and ZONE_MOVABLE starts on a max-order block (capped at the
+ * layout unit). pa_validate with debug=2 checks every pageblock's zone after
+ * a short churn of every order and type.
+ */
+static void check_zone_edges(struct pa_pool *pool, const char *line)
+{
+	struct pa_config cfg;
+	pa_get_config(pool, &cfg);
+	uint64_t pb = 1ull << cfg.pageblock_order, block = 1ull << cfg.max_order;
+	uint64_t layout = 1ull << (cfg.section_shift > cfg.pageblock_order ? cfg.section_shift :
+	                                                                     cfg.pageblock_order);
+	uint64_t unit = block < layout ? block : layout;
+	for (unsigned i = 0; i < pa_zone_count(pool); i++) {
+		struct pa_zone_info z;
+		REQUIRE(pa_zone_info(pool, i, &z) == 0);
+		if (!z.present)
+			continue;
+		CHECK_MSG(z.start_pfn % pb == 0 &&
+		                  (z.end_pfn % pb == 0 || z.end_pfn == cfg.total_pages),
+		          "%s: node %u %s [%" PRIu64 ", %" PRIu64
+		          ") splits a pageblock of %" PRIu64,
+		          line, z.node, pa_zone_name(z.type), z.start_pfn, z.end_pfn, pb);
+		if (z.type == PA_ZONE_MOVABLE)
+			CHECK_MSG(z.start_pfn % unit == 0,
+			          "%s: node %u Movable starts at %" PRIu64
+			          ", not a multiple of %" PRIu64,
+			          line, z.node, z.start_pfn, unit);
+	}
+}
+
+static void boot_churn_validate(const char *line, uint64_t *seed)
+{
+	struct pa_pool *pool = test_boot(line);
+	check_zone_edges(pool, line);
+	struct pa_config cfg;
+	pa_get_config(pool, &cfg);
+	static const pa_gfp_t gfps[] = { PA_GFP_KERNEL, PA_GFP_MOVABLE, PA_GFP_RECLAIMABLE,
+		                         PA_GFP_MOVABLE | PA_GFP_DMA32 };
+	struct pa_page *page[32];
+	unsigned order[32];
+	for (unsigned i = 0; i < 32; i++) {
+		uint64_t r = rng_next(seed);
+		order[i] = (unsigned)(r % (cfg.max_order + 1));
+		page[i] = pa_alloc_pages(pool, gfps[(r >> 8) % 4] | PA_GFP_NOWARN, order[i]);
+	}
+	for (unsigned i = 0; i < 32; i += 2)
+		if (page[i])
+			pa_free_pages(pool, page[i], order[i]);
+	VALIDATE(pool);
+	for (unsigned i = 1; i < 32; i += 2)
+		if (page[i])
+			pa_free_pages(pool, page[i], order[i]);
+	VALIDATE(pool);
+	pa_shutdown(pool);
+}
+
+TEST(zone_movablecore_percentages_split_no_pageblock)
+{
+	static const char *const mems[] = { "513M", "1025M", "3071M", "4097M", "6151M" };
+	static const unsigned numas[] = { 1, 3 };
+	unsigned step = test_scale() < 1 ? 7 : 1;
+	uint64_t seed = test_seed();
+	printf("  seed %" PRIu64 "\n", seed);
+	for (size_t m = 0; m < sizeof mems / sizeof mems[0]; m++)
+		for (size_t n = 0; n < sizeof numas / sizeof numas[0]; n++)
+			for (unsigned pct = 1; pct <= 99; pct += step) {
+				char line[128];
+				snprintf(line, sizeof line,
+				         "mem=%s numa=%u movablecore=%u%% debug=2", mems[m],
+				         numas[n], pct);
+				boot_churn_validate(line, &seed);
+			}
+}
+
+TEST(zone_edges_from_sizes_holes_and_nodes_split_no_pageblock)
+{
+	static const char *const lines[] = {
+		"mem=513M",
+		"mem=4097M numa=3",
+		"mem=4097M movablecore=100M",
+		"mem=2G numa=2 memhole=1536M-1600M movablecore=10%",
+		"mem=3071M numa=3 memhole=100M-333M movablecore=33%",
+		"mem=3071M numa=3 memhole=1000M-1100M memhole=2001M-2003M movablecore=777M",
+		"mem=5121M zone_dma=1 movablecore=777M",
+		"mem=5121M zone_dma=1 numa=2 movablecore=61%",
+		"mem=4097M page_shift=14 movablecore=41%",
+		"mem=4G max_order=18 movablecore=13%",
+		"mem=1G max_order=18 movablecore=25%",
+		"mem=8191M numa=5 movablecore=3333M memhole=4000M-4100M",
+		"mem=8191M numa=5 zones=flat movablecore=47%",
+		"mem=6151M numa=3 movablecore=99%",
+	};
+	uint64_t seed = test_seed();
+	printf("  seed %" PRIu64 "\n", seed);
+	for (size_t i = 0; i < sizeof lines / sizeof lines[0]; i++) {
+		char line[160];
+		snprintf(line, sizeof line, "%s debug=2", lines[i]);
+		boot_churn_validate(line, &seed);
+	}
+}
+
 TEST(zone_managed_pages_exclude_holes)
 {
 	struct pa_pool *pool = test_boot("mem=8G memhole=1G-2G memhole=5000M-5001M");

@@ -2,8 +2,9 @@
 /*
  * `pagealloc ctl`: a knob's value, or the whole tree with the values of a
  * freshly booted (and --ctl adjusted) pool. The tree comes from the
- * library's "help" path, so a knob added there is listed here unchanged;
- * a path with <N> in it is listed once per N that the pool accepts.
+ * library's pa_ctl_entry() (what its "help" path prints), so a knob added
+ * there is listed here unchanged; a path with <N> in it is listed once per N
+ * that the pool accepts.
  */
 #define _GNU_SOURCE
 #include "cli.h"
@@ -118,29 +119,20 @@ static void list_numbered(struct lister *l, const char *tmpl, const char *mode)
 
 int cli_ctl_list(struct pa_pool *pool, bool json, FILE *out)
 {
-	int err = 0;
-	char *help = ctl_value(pool, "help", &err);
-	if (!help) {
-		fprintf(stderr, "pagealloc ctl: the list of paths: %s\n", strerror(-err));
-		return -1;
-	}
 	struct lister l = { .pool = pool, .out = out, .json = json };
+	struct pa_ctl_entry e;
 	if (json)
 		fputc('{', out);
 	else
 		fprintf(out, "%-34s %-4s  %s\n", "PATH", "MODE", "VALUE");
-	for (char *line = strtok(help, "\n"); line; line = strtok(NULL, "\n")) {
-		char path[256], mode[8];
-		if (sscanf(line, "%255s %7s", path, mode) != 2)
-			continue;
-		if (strstr(path, "<N>"))
-			list_numbered(&l, path, mode);
+	for (unsigned i = 0; pa_ctl_entry(i, &e) == 0; i++) {
+		if (strstr(e.path, "<N>"))
+			list_numbered(&l, e.path, e.mode);
 		else
-			list_one(&l, path, mode);
+			list_one(&l, e.path, e.mode);
 	}
 	if (json)
 		fputs("\n}\n", out);
-	free(help);
 	return 0;
 }
 

@@ -269,14 +269,18 @@ def compaction_table(fig, workload, variants):
                 continue
             found += 1
             s = modes[mode]["summary"]
+            # Above the pageblock order the workload also counts whole regions.
+            regions = (f"{num(s['blocks']['median'])} / {num(s['regions_obtainable']['median'])}"
+                       f" / {num(s['regions_eligible']['median'])}"
+                       if "regions_obtainable" in s else "-")
             rows.append([" ".join(str(e) for e in extra if e != "--compare") or "(defaults)",
                          label, mmm(s["success_pct"]), mmm(s["latency_ns.mean"], 0),
                          mmm(s["pages_migrated"]), mmm(s["folios_migrated_whole"]),
-                         mmm(s["folios_split"])])
+                         mmm(s["folios_split"]), regions])
         if not found:
             raise RuntimeError(f"{c}: no mode in the output to put in the table")
     head = ["options", "mode", "success %", "mean latency ns", "pages migrated",
-            "folios moved whole", "folios split"]
+            "folios moved whole", "folios split", "regions: blocks / obtainable / eligible"]
     return fig.commands(*cmds), fig.table(head, rows)
 
 
@@ -292,7 +296,10 @@ def highalloc_frag(fig):
             "`--order` (default 9) are allocated until one fails. Success is the share of the "
             "free memory obtained as blocks; `split_folios=1` is the same run with "
             "`compaction_split_folios=1` (large folios split, as before folio compaction); "
-            "`--unmovable-pct` scatters that share of unmovable pages over the pool.\n\n" +
+            "`--unmovable-pct` scatters that share of unmovable pages over the pool. Above the "
+            "pageblock order a block is a whole region emptied: the last column gives the blocks "
+            "formed, the regions the zones' free memory could fill, and the regions with no "
+            "unmovable page (medians).\n\n" +
             table)
 
 

@@ -50,8 +50,8 @@ static char *slurp(const char *dir, const char *name)
 	return s;
 }
 
-/* The zone named name in st, added if new. */
-static struct rp_zone_state *state_zone(struct rp_state *st, const char *name)
+/* The zone named name in st, added if new (replay.h). */
+struct rp_zone_state *rp_state_zone(struct rp_state *st, const char *name)
 {
 	for (unsigned i = 0; i < st->nr_zones; i++)
 		if (strcmp(st->zone[i].name, name) == 0)
@@ -90,7 +90,7 @@ static struct rp_zone_state *line_zone(struct rp_state *st, const char *l, const
 	char name[16];
 	if (!zone_line(l, name, sizeof name, rest))
 		return NULL;
-	struct rp_zone_state *z = state_zone(st, name);
+	struct rp_zone_state *z = rp_state_zone(st, name);
 	*full = !z;
 	return z;
 }
@@ -196,7 +196,7 @@ void rp_state_parse_zoneinfo(const char *text, struct rp_state *st)
 		char name[16];
 		const char *rest;
 		if (zone_line(l, name, sizeof name, &rest)) {
-			z = state_zone(st, name);
+			z = rp_state_zone(st, name);
 			continue;
 		}
 		if (!z)

@@ -203,10 +203,12 @@ struct rp_machine {
 char *rp_read_stream(FILE *f);
 /* Read a folder (or take a lone trace file). 0, or -1 with a message on stderr. */
 int rp_machine_load(const char *path, struct rp_machine *m);
-/* Read /proc buddyinfo and pagetypeinfo text (kernel or pagealloc) into st. */
+/* The zone of st named name (zones are matched by name), added if new; NULL when st is full. */
+struct rp_zone_state *rp_state_zone(struct rp_state *st, const char *name);
+/* Read the kernel's /proc buddyinfo and pagetypeinfo text into st. */
 int rp_state_parse_buddyinfo(const char *text, struct rp_state *st);
 int rp_state_parse_pagetypeinfo(const char *text, struct rp_state *st);
-/* zoneinfo: spans, present, managed, min watermark, per-CPU counts (zones with memory only). */
+/* The kernel's zoneinfo: spans, present, managed, min watermark, per-CPU counts (zones with memory only). */
 void rp_state_parse_zoneinfo(const char *text, struct rp_state *st);
 /* The boot line of a pool shaped like the machine (or like the trace alone). */
 void rp_machine_boot_line(const struct rp_machine *m, const struct rp_trace *t, char *buf,

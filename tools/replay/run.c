@@ -481,11 +481,19 @@ static int boot(struct rp_ctx *c)
 	         o->boot_extra ? o->boot_extra : "");
 	keep_last_keys(line);
 	int rc = pa_boot(line, &plat, &c->pool, err, sizeof err);
-	if (rc && c->kernel_has_dma && strstr(err, "zone_dma")) {
-		/* A pool without ZONE_DMA: the kernel's DMA zone is part of DMA32. */
-		char *z = strstr(line, " zone_dma=1");
-		memmove(z, z + 11, strlen(z + 11) + 1);
-		rc = pa_boot(line, &plat, &c->pool, err, sizeof err);
+	const char *dma = c->kernel_has_dma ? strstr(line, " zone_dma=1") : NULL;
+	if (rc && dma) {
+		/*
+		 * Without ZONE_DMA (huge pageblocks cannot hold its 16 MiB) the
+		 * kernel's DMA zone is part of DMA32. If the pool fails to boot
+		 * that way too, the first line and its error stand.
+		 */
+		char alt[sizeof line], alt_err[sizeof err];
+		snprintf(alt, sizeof alt, "%.*s%s", (int)(dma - line), line, dma + 11);
+		if (pa_boot(alt, &plat, &c->pool, alt_err, sizeof alt_err) == 0) {
+			rc = 0;
+			memcpy(line, alt, sizeof line);
+		}
 	}
 	snprintf(c->res->boot, sizeof c->res->boot, "%s", line);
 	if (rc) {

@@ -123,10 +123,11 @@ static int ctl_num(struct rp_ctx *c, const char *path, uint64_t v)
 static void pcp_switch(struct rp_ctx *c, bool off, uint64_t *saved)
 {
 	for (unsigned o = 0; o <= c->max_order; o++) {
-		char path[64], buf[32];
+		char path[64];
+		uint64_t on = 0;
 		snprintf(path, sizeof path, "pcp/orders/%u/enabled", o);
 		if (off) {
-			if (pa_ctl_read(c->pool, path, buf, sizeof buf) > 0 && atoi(buf))
+			if (pa_ctl_read_u64(c->pool, path, &on) == 0 && on)
 				*saved |= 1ull << o;
 			ctl_num(c, path, 0);
 		} else if (*saved & (1ull << o)) {
@@ -369,8 +370,8 @@ int rp_start_state(struct rp_ctx *c)
 	if (!c->m->nr_snapshots)
 		return 0; /* a lone trace: start from an empty pool */
 	const struct rp_state *st = &c->m->snap[0].kernel;
-	char mfk[32] = "0";
-	pa_ctl_read(c->pool, "min_free_kbytes", mfk, sizeof mfk);
+	uint64_t mfk = 0;
+	pa_ctl_read_u64(c->pool, "min_free_kbytes", &mfk);
 	uint64_t saved = 0;
 	pcp_switch(c, true, &saved);
 	ctl_num(c, "min_free_kbytes", 0);
@@ -384,7 +385,7 @@ int rp_start_state(struct rp_ctx *c)
 	for (unsigned z = 0; z < st->nr_zones; z++)
 		place_all(c, &st->zone[z], pbtype);
 	free(pbtype);
-	pa_ctl_write(c->pool, "min_free_kbytes", mfk);
+	ctl_num(c, "min_free_kbytes", mfk);
 	pcp_switch(c, false, &saved);
 	for (unsigned z = 0; z < st->nr_zones; z++)
 		fill_pcp(c, &st->zone[z]);
@@ -395,28 +396,52 @@ int rp_start_state(struct rp_ctx *c)
 /* The pool as a snapshot sees it                                          */
 /* ---------------------------------------------------------------------- */
 
-static char *report(struct pa_pool *pool, enum pa_report_kind kind)
+/* One zone of the pool, read through the API, added into z. */
+static void model_zone_add(struct pa_pool *pool, unsigned index, const struct pa_zone_info *zi,
+                           struct rp_zone_state *z, uint64_t *nr_free, unsigned orders)
 {
-	int n = pa_report(pool, kind, 0, NULL, 0);
-	char *buf = n >= 0 ? malloc((size_t)n + 1) : NULL;
-	if (buf)
-		pa_report(pool, kind, 0, buf, (size_t)n + 1);
-	return buf;
+	uint64_t blocks[PA_MT_COUNT];
+	if (!z->present)
+		z->start_pfn = zi->start_pfn;
+	z->end_pfn = zi->end_pfn;
+	z->present += zi->present;
+	z->managed += zi->managed;
+	z->min_wmark += zi->watermark_min;
+	z->pcp += zi->pcp;
+	for (unsigned cpu = 0; cpu < RP_MAX_CPUS; cpu++) {
+		struct pa_pcp_info info;
+		if (pa_pcp_info(pool, zi->node, zi->type, cpu, &info, NULL) == 0)
+			z->pcp_cpu[cpu] += info.count;
+	}
+	if (pa_zone_pagetypes(pool, index, nr_free, orders, blocks) != 0)
+		return;
+	for (unsigned mt = 0; mt < RP_NR_MT && mt < PA_MT_COUNT; mt++) {
+		z->pageblocks[mt] += blocks[mt];
+		for (unsigned o = 0; o < orders; o++) {
+			z->free_mt[mt][o] += nr_free[o * PA_MT_COUNT + mt];
+			z->free[o] += nr_free[o * PA_MT_COUNT + mt];
+		}
+	}
 }
 
+/* The pool as the kernel's snapshot files show a kernel: its zones with memory, through the API. */
 void rp_model_state(struct rp_ctx *c, struct rp_state *st)
 {
 	memset(st, 0, sizeof *st);
-	char *zi = report(c->pool, PA_REPORT_ZONEINFO), *bi = report(c->pool, PA_REPORT_BUDDYINFO),
-	     *pt = report(c->pool, PA_REPORT_PAGETYPEINFO);
-	if (zi)
-		rp_state_parse_zoneinfo(zi, st);
-	if (bi)
-		rp_state_parse_buddyinfo(bi, st);
-	if (pt)
-		rp_state_parse_pagetypeinfo(pt, st);
+	struct pa_config cfg;
+	pa_get_config(c->pool, &cfg);
+	unsigned orders = cfg.max_order + 1 < RP_MAX_ORDERS ? cfg.max_order + 1 : RP_MAX_ORDERS;
+	uint64_t nr_free[RP_MAX_ORDERS * PA_MT_COUNT];
+	for (unsigned i = 0, n = pa_zone_count(c->pool); i < n; i++) {
+		struct pa_zone_info zi;
+		if (pa_zone_info(c->pool, i, &zi) != 0 || !zi.present)
+			continue;
+		struct rp_zone_state *z = rp_state_zone(st, pa_zone_name(zi.type));
+		if (z)
+			model_zone_add(c->pool, i, &zi, z, nr_free, orders);
+	}
+	st->nr_orders = orders;
 	st->uptime = (double)c->now_ns / 1e9;
-	free(zi), free(bi), free(pt);
 }
 
 void rp_sample(struct rp_ctx *c, size_t event)
