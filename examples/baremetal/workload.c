@@ -246,7 +246,7 @@ static void contiguous(struct run *r)
 
 unsigned workload_put_report(struct pa_pool *pool, enum pa_report_kind kind, workload_put_fn put)
 {
-	static char buf[16384];
+	static char buf[32768];
 	int n = pa_report(pool, kind, 0, buf, sizeof buf);
 	if (n < 0 || (size_t)n >= sizeof buf)
 		return 1;
