@@ -94,11 +94,22 @@ struct pa_pool;
 struct pa_page; /* opaque; at most 16 bytes per frame */
 
 /*
- * Platform services. Every hook is optional: a NULL hook (or a NULL
- * platform) gets the default userspace implementation. The exception is
- * reserve, commit and release: they manage one reservation between them
- * (what one reserves the others commit and give back), so they are given
- * all three or none; pa_boot() refuses (-EINVAL) a platform with one or two.
+ * Platform services: everything the library takes from outside goes through
+ * these hooks. Every hook is optional: a NULL hook (or a NULL platform) gets
+ * the default of the platform the library was built for: POSIX/Linux
+ * (pthreads, futex, rseq and membarrier, mmap, the C library), or with
+ * PA_FREESTANDING=ON none at all (see each hook). Hooks that work as a set
+ * are given all or none, and pa_boot() refuses (-EINVAL) a partial set:
+ * reserve, commit and release (they manage one reservation between them:
+ * what one reserves the others commit and give back); alloc and free; wait
+ * and wake; thread_start and thread_join.
+ *
+ * A freestanding build needs reserve, commit and release; for the rest it
+ * has defaults that suit one CPU without threads: CPU 0, a clock that counts
+ * its calls, allocations in whole pages from reserve and commit, waits that
+ * return at once (the callers spin), no workers (their work is done in the
+ * caller's context: kcompactd=manual, deferred init at boot,
+ * page_reporting=manual), reports dropped, no limit on memory, a fixed seed.
  */
 struct pa_platform {
 	void *ctx;
@@ -119,6 +130,38 @@ struct pa_platform {
 	 * metadata could not fit in it. Default: the system's physical memory.
 	 */
 	uint64_t (*machine_bytes)(void *ctx);
+	/*
+	 * Memory for the library's own small structures (zones, per-CPU lists,
+	 * a report's scratch), aligned to 16 bytes, NULL on failure; free gets
+	 * the size that was asked. Default: malloc and free.
+	 */
+	void *(*alloc)(void *ctx, size_t bytes);
+	void (*free)(void *ctx, void *p, size_t bytes);
+	/*
+	 * The slow paths of the locks and the workers' sleeps: wait sleeps while
+	 * *word == expected, at most timeout_ns (UINT64_MAX: no limit), and may
+	 * return early for any reason; wake wakes up to nr of those sleeping on
+	 * word (UINT_MAX: all). Default: a futex.
+	 */
+	void (*wait)(void *ctx, uint32_t *word, uint32_t expected, uint64_t timeout_ns);
+	void (*wake)(void *ctx, uint32_t *word, unsigned nr);
+	/*
+	 * Start a background worker (kcompactd, deferred init, the reporting
+	 * worker) running fn(arg) on a thread of its own: 0 with *thread set, or
+	 * -errno; thread_join waits until it has returned. Default: pthreads.
+	 */
+	int (*thread_start)(void *ctx, void **thread, void (*fn)(void *arg), void *arg);
+	void (*thread_join)(void *ctx, void *thread);
+	/* A seed for the free-list shuffle (shuffle=1) and fault injection. Default: the clock. */
+	uint64_t (*random_seed)(void *ctx);
+	/*
+	 * Where frames' bytes live, for backing=platform: the address of frame
+	 * 0's bytes in a pool of `bytes` (frame N's at that address + N <<
+	 * page_shift), such as a kernel's direct map of physical memory; NULL if
+	 * there is none. The memory stays the embedder's: the pool never
+	 * releases it. No default: backing=platform needs the hook.
+	 */
+	void *(*frames)(void *ctx, uint64_t bytes);
 };
 
 /* --- Boot ------------------------------------------------------------- */

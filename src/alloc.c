@@ -16,10 +16,6 @@
  */
 #include "internal.h"
 
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-
 /* One allocation request, decoded once from the gfp flags. */
 struct alloc_ctx {
 	struct pa_pool *pool;
@@ -493,38 +489,38 @@ static void describe_frame(struct pa_pool *pool, pa_pfn_t pfn, unsigned order, c
 {
 	const struct pa_page *p = pfn_page(pool, pfn);
 	if (!memmap_frame_present(pool, pfn)) {
-		snprintf(buf, len, "no memory behind the frame (a hole)");
+		pa_snprintf(buf, len, "no memory behind the frame (a hole)");
 		return;
 	}
 	switch (page_state(p)) {
 	case PS_FREE:
-		snprintf(buf, len, "a free block of order %u (double free)", p->order);
+		pa_snprintf(buf, len, "a free block of order %u (double free)", p->order);
 		return;
 	case PS_FREEING:
-		snprintf(buf, len, "a block being freed by another thread (double free)");
+		pa_snprintf(buf, len, "a block being freed by another thread (double free)");
 		return;
 	case PS_PCP:
-		snprintf(buf, len, "a free block of order %u on a per-CPU list (double free)",
-		         p->order);
+		pa_snprintf(buf, len, "a free block of order %u on a per-CPU list (double free)",
+		            p->order);
 		return;
 	case PS_ISOLATED:
 	case PS_MIGRATING:
-		snprintf(buf, len, "a block being moved by compaction (%s)",
-		         (page_flags(p) & PF_FREE_PENDING) ? "already freed: double free" :
-		                                             "wrong order");
+		pa_snprintf(buf, len, "a block being moved by compaction (%s)",
+		            (page_flags(p) & PF_FREE_PENDING) ? "already freed: double free" :
+		                                                "wrong order");
 		return;
 	case PS_CAPTURED:
-		snprintf(buf, len, "a free block of order %u held by compaction (double free)",
-		         p->order);
+		pa_snprintf(buf, len, "a free block of order %u held by compaction (double free)",
+		            p->order);
 		return;
 	case PS_ALLOC:
 		if (page_flags(p) & PF_CMA)
-			snprintf(buf, len,
-			         "a block of a CMA allocation (give it back with "
-			         "pa_cma_release)");
+			pa_snprintf(buf, len,
+			            "a block of a CMA allocation (give it back with "
+			            "pa_cma_release)");
 		else
-			snprintf(buf, len, "an allocated block of order %u (wrong order %u)",
-			         p->order, order);
+			pa_snprintf(buf, len, "an allocated block of order %u (wrong order %u)",
+			            p->order, order);
 		return;
 	default:
 		break;
@@ -534,14 +530,14 @@ static void describe_frame(struct pa_pool *pool, pa_pfn_t pfn, unsigned order, c
 		const struct pa_page *h = pfn_page(pool, head);
 		unsigned st = page_state(h);
 		if ((st == PS_ALLOC || st == PS_FREE || st == PS_PCP) && h->order >= o) {
-			snprintf(buf, len, "%s frame of the %s block of order %u at pfn %llu",
-			         st == PS_ALLOC ? "a tail" : "a never-allocated",
-			         st == PS_ALLOC ? "allocated" : "free", h->order,
-			         (unsigned long long)head);
+			pa_snprintf(buf, len, "%s frame of the %s block of order %u at pfn %llu",
+			            st == PS_ALLOC ? "a tail" : "a never-allocated",
+			            st == PS_ALLOC ? "allocated" : "free", h->order,
+			            (unsigned long long)head);
 			return;
 		}
 	}
-	snprintf(buf, len, "a frame that heads no block");
+	pa_snprintf(buf, len, "a frame that heads no block");
 }
 
 void alloc_bad_free(struct pa_pool *pool, const char *what)
@@ -549,22 +545,22 @@ void alloc_bad_free(struct pa_pool *pool, const char *what)
 	pool_stat_inc(pool, PA_PS_BAD_PAGE);
 	platform_report(pool, "bad page: %s; refused", what);
 	if (pool->cfg.bad_page == PA_BAD_PAGE_PANIC)
-		abort();
+		platform_panic();
 }
 
 static void bad_page(struct pa_pool *pool, pa_pfn_t pfn, unsigned order, const char *found)
 {
 	char what[320];
 	if (pfn == PA_PFN_INVALID)
-		snprintf(
+		pa_snprintf(
 		        what, sizeof what,
 		        "pa_free_pages(order %u): expected a frame descriptor of this pool; found %s",
 		        order, found);
 	else
-		snprintf(what, sizeof what,
-		         "pfn %llu: pa_free_pages(order %u): expected the head of an allocated "
-		         "block of order %u; found %s",
-		         (unsigned long long)pfn, order, order, found);
+		pa_snprintf(what, sizeof what,
+		            "pfn %llu: pa_free_pages(order %u): expected the head of an allocated "
+		            "block of order %u; found %s",
+		            (unsigned long long)pfn, order, order, found);
 	alloc_bad_free(pool, what);
 }
 

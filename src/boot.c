@@ -5,13 +5,9 @@
  * up layer by layer. Every error names the key and the value and says what
  * would be valid; nothing is left allocated after a failed boot.
  */
-#define _GNU_SOURCE
 #include "internal.h"
 
 #include <stdarg.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
 
 #define KEY_MAX 64
 #define VAL_MAX 512
@@ -27,11 +23,11 @@ struct parse_ctx {
 __attribute__((format(printf, 2, 3))) static int fail(struct parse_ctx *p, const char *fmt, ...)
 {
 	if (p->err && p->errlen) {
-		int n = snprintf(p->err, p->errlen, "%s=%s: ", p->key, p->val);
+		int n = pa_snprintf(p->err, p->errlen, "%s=%s: ", p->key, p->val);
 		if (n >= 0 && (size_t)n < p->errlen) {
 			va_list ap;
 			va_start(ap, fmt);
-			vsnprintf(p->err + n, p->errlen - (size_t)n, fmt, ap);
+			pa_vsnprintf(p->err + n, p->errlen - (size_t)n, fmt, ap);
 			va_end(ap);
 		}
 	}
@@ -50,12 +46,12 @@ static bool decimal_start(const char *s)
 /* A decimal number with an optional K/M/G/T suffix; false on any junk or overflow. */
 static bool parse_size(const char *s, uint64_t *out)
 {
-	char *end;
+	const char *end;
+	bool overflow;
 	if (!decimal_start(s))
 		return false;
-	errno = 0;
-	unsigned long long v = strtoull(s, &end, 10);
-	if (errno)
+	uint64_t v = pa_parse_u64(s, &end, &overflow);
+	if (overflow)
 		return false;
 	unsigned shift = 0;
 	switch (*end) {
@@ -90,14 +86,14 @@ static bool parse_size(const char *s, uint64_t *out)
 
 static bool parse_int(const char *s, int64_t *out)
 {
-	char *end;
-	if (!decimal_start(s[0] == '-' ? s + 1 : s))
+	const char *end;
+	bool overflow, neg = s[0] == '-';
+	if (!decimal_start(neg ? s + 1 : s))
 		return false;
-	errno = 0;
-	long long v = strtoll(s, &end, 10);
-	if (errno || *end)
+	uint64_t mag = pa_parse_u64(neg ? s + 1 : s, &end, &overflow);
+	if (overflow || *end || mag > (uint64_t)INT64_MAX + neg)
 		return false;
-	*out = v;
+	*out = neg ? (int64_t)(0 - mag) : (int64_t)mag;
 	return true;
 }
 
@@ -132,7 +128,7 @@ static int get_size(struct parse_ctx *p, uint64_t *out)
 
 static int key_mem(struct parse_ctx *p)
 {
-	snprintf(p->cfg->mem_arg, sizeof p->cfg->mem_arg, "%s", p->val);
+	pa_snprintf(p->cfg->mem_arg, sizeof p->cfg->mem_arg, "%s", p->val);
 	int rc = get_size(p, &p->cfg->mem);
 	if (rc == 0 && p->cfg->mem == 0)
 		return fail(p, "memory size must be above zero");
@@ -161,12 +157,12 @@ static int key_memhole(struct parse_ctx *p)
 
 static int key_movablecore(struct parse_ctx *p)
 {
-	snprintf(p->cfg->movablecore_arg, sizeof p->cfg->movablecore_arg, "%s", p->val);
-	size_t n = strlen(p->val);
+	pa_snprintf(p->cfg->movablecore_arg, sizeof p->cfg->movablecore_arg, "%s", p->val);
+	size_t n = pa_strlen(p->val);
 	if (n && p->val[n - 1] == '%') {
 		char buf[32];
 		int64_t v;
-		snprintf(buf, sizeof buf, "%.*s", (int)(n - 1), p->val);
+		pa_snprintf(buf, sizeof buf, "%.*s", (int)(n - 1), p->val);
 		if (n > sizeof buf || !parse_int(buf, &v) || v < 0 || v >= 100)
 			return fail(p, "percent out of range (valid: 0%%..99%%)");
 		p->cfg->movablecore_pct = (unsigned)v;
@@ -208,23 +204,24 @@ static int key_thp(struct parse_ctx *p)
 static int key_pcp_orders(struct parse_ctx *p)
 {
 	uint64_t mask = 0;
-	snprintf(p->cfg->pcp_orders_arg, sizeof p->cfg->pcp_orders_arg, "%s", p->val);
-	if (strcmp(p->val, "none") == 0)
+	pa_snprintf(p->cfg->pcp_orders_arg, sizeof p->cfg->pcp_orders_arg, "%s", p->val);
+	if (pa_strcmp(p->val, "none") == 0)
 		goto done;
 	for (const char *s = p->val; *s;) {
-		char *end;
-		long lo = strtol(s, &end, 10), hi = lo;
-		if (end == s || lo < 0 || lo > PA_MAX_ORDER_LIMIT)
+		const char *end;
+		bool overflow;
+		uint64_t lo = pa_parse_u64(s, &end, &overflow), hi = lo;
+		if (end == s || lo > PA_MAX_ORDER_LIMIT)
 			return fail(p, "expected orders like 0-3,9 (each 0..%d) or none",
 			            PA_MAX_ORDER_LIMIT);
 		if (*end == '-') {
 			s = end + 1;
-			hi = strtol(s, &end, 10);
+			hi = pa_parse_u64(s, &end, &overflow);
 			if (end == s || hi < lo || hi > PA_MAX_ORDER_LIMIT)
 				return fail(p, "bad order range (valid: LO-HI with LO <= HI <= %d)",
 				            PA_MAX_ORDER_LIMIT);
 		}
-		for (long o = lo; o <= hi; o++)
+		for (uint64_t o = lo; o <= hi; o++)
 			mask |= 1ull << o;
 		if (*end == ',')
 			end++;
@@ -247,8 +244,8 @@ static int key_cma(struct parse_ctx *p)
 {
 	struct pa_boot_config *c = p->cfg;
 	char buf[VAL_MAX];
-	snprintf(buf, sizeof buf, "%s", p->val);
-	char *at = strchr(buf, '@');
+	pa_snprintf(buf, sizeof buf, "%s", p->val);
+	char *at = pa_strchr(buf, '@');
 	struct pa_cma_request r = { .start = UINT64_MAX };
 	if (at)
 		*at = '\0';
@@ -258,7 +255,7 @@ static int key_cma(struct parse_ctx *p)
 		return fail(p, "START + SIZE is past 2^64 bytes");
 	if (c->nr_cma == PA_MAX_CMA)
 		return fail(p, "too many CMA areas (at most %d)", PA_MAX_CMA);
-	snprintf(r.arg, sizeof r.arg, "%s", p->val);
+	pa_snprintf(r.arg, sizeof r.arg, "%s", p->val);
 	c->cma[c->nr_cma++] = r;
 	return 0;
 }
@@ -266,20 +263,22 @@ static int key_cma(struct parse_ctx *p)
 static int key_backing(struct parse_ctx *p)
 {
 	struct pa_boot_config *c = p->cfg;
-	if (strcmp(p->val, "none") == 0)
+	if (pa_strcmp(p->val, "none") == 0)
 		c->backing = PA_BACKING_NONE;
-	else if (strcmp(p->val, "anon") == 0)
+	else if (pa_strcmp(p->val, "anon") == 0)
 		c->backing = PA_BACKING_ANON;
-	else if (strcmp(p->val, "hugetlb") == 0)
+	else if (pa_strcmp(p->val, "hugetlb") == 0)
 		c->backing = PA_BACKING_HUGETLB;
-	else if (strncmp(p->val, "file:", 5) == 0 && p->val[5]) {
-		if (strlen(p->val + 5) >= sizeof c->backing_path)
+	else if (pa_strcmp(p->val, "platform") == 0)
+		c->backing = PA_BACKING_PLATFORM;
+	else if (pa_strncmp(p->val, "file:", 5) == 0 && p->val[5]) {
+		if (pa_strlen(p->val + 5) >= sizeof c->backing_path)
 			return fail(p, "path too long (at most %zu bytes)",
 			            sizeof c->backing_path - 1);
 		c->backing = PA_BACKING_FILE;
-		snprintf(c->backing_path, sizeof c->backing_path, "%s", p->val + 5);
+		pa_snprintf(c->backing_path, sizeof c->backing_path, "%s", p->val + 5);
 	} else
-		return fail(p, "unknown backing (valid: none, anon, file:PATH, hugetlb)");
+		return fail(p, "unknown backing (valid: none, anon, file:PATH, hugetlb, platform)");
 	return 0;
 }
 
@@ -346,9 +345,9 @@ static int key_zone_dma(struct parse_ctx *p)
 }
 static int key_zones(struct parse_ctx *p)
 {
-	if (strcmp(p->val, "x86_64") == 0)
+	if (pa_strcmp(p->val, "x86_64") == 0)
 		p->cfg->zone_layout = PA_ZONES_X86_64;
-	else if (strcmp(p->val, "flat") == 0)
+	else if (pa_strcmp(p->val, "flat") == 0)
 		p->cfg->zone_layout = PA_ZONES_FLAT;
 	else
 		return fail(p, "unknown layout (valid: x86_64 for DMA32 below 4G and Normal above, "
@@ -357,9 +356,9 @@ static int key_zones(struct parse_ctx *p)
 }
 static int key_page_reporting(struct parse_ctx *p)
 {
-	if (strcmp(p->val, "thread") == 0)
+	if (pa_strcmp(p->val, "thread") == 0)
 		p->cfg->page_reporting_manual = false;
-	else if (strcmp(p->val, "manual") == 0)
+	else if (pa_strcmp(p->val, "manual") == 0)
 		p->cfg->page_reporting_manual = true;
 	else
 		return fail(p,
@@ -390,7 +389,7 @@ static int key_memory_block_size(struct parse_ctx *p)
 	uint64_t sec = 1ull << PA_SECTION_BYTES_SHIFT;
 	if (v < sec || (v & (v - 1)))
 		return fail(p, "not a power of two of at least a section (valid: 128M, 256M, ...)");
-	snprintf(p->cfg->memory_block_arg, sizeof p->cfg->memory_block_arg, "%s", p->val);
+	pa_snprintf(p->cfg->memory_block_arg, sizeof p->cfg->memory_block_arg, "%s", p->val);
 	p->cfg->memory_block_size = v;
 	return 0;
 }
@@ -399,8 +398,8 @@ static int key_memory_block_size(struct parse_ctx *p)
 static int get_range(struct parse_ctx *p, struct pa_range *r, const char *example)
 {
 	char buf[VAL_MAX];
-	snprintf(buf, sizeof buf, "%s", p->val);
-	char *dash = strchr(buf, '-');
+	pa_snprintf(buf, sizeof buf, "%s", p->val);
+	char *dash = pa_strchr(buf, '-');
 	if (!dash)
 		return fail(p, "expected START-END (e.g. %s)", example);
 	*dash = '\0';
@@ -408,7 +407,7 @@ static int get_range(struct parse_ctx *p, struct pa_range *r, const char *exampl
 		return fail(p, "START and END must be sizes (e.g. %s)", example);
 	if (r->start >= r->end)
 		return fail(p, "START must be below END");
-	snprintf(r->arg, sizeof r->arg, "%s", p->val);
+	pa_snprintf(r->arg, sizeof r->arg, "%s", p->val);
 	return 0;
 }
 
@@ -427,9 +426,9 @@ static int key_offline(struct parse_ctx *p)
 
 static int key_kcompactd(struct parse_ctx *p)
 {
-	if (strcmp(p->val, "thread") == 0)
+	if (pa_strcmp(p->val, "thread") == 0)
 		p->cfg->kcompactd_manual = false;
-	else if (strcmp(p->val, "manual") == 0)
+	else if (pa_strcmp(p->val, "manual") == 0)
 		p->cfg->kcompactd_manual = true;
 	else
 		return fail(p, "unknown mode (valid: thread, or manual for pa_kcompactd_run())");
@@ -465,9 +464,9 @@ static int key_debug(struct parse_ctx *p)
 
 static int key_bad_page(struct parse_ctx *p)
 {
-	if (strcmp(p->val, "report") == 0)
+	if (pa_strcmp(p->val, "report") == 0)
 		p->cfg->bad_page = PA_BAD_PAGE_REPORT;
-	else if (strcmp(p->val, "panic") == 0)
+	else if (pa_strcmp(p->val, "panic") == 0)
 		p->cfg->bad_page = PA_BAD_PAGE_PANIC;
 	else
 		return fail(p, "unknown mode (valid: report or panic)");
@@ -522,7 +521,7 @@ static void boot_defaults(struct pa_boot_config *c, unsigned online_cpus)
 {
 	memset(c, 0, sizeof *c);
 	c->mem = 1ull << 30;
-	snprintf(c->mem_arg, sizeof c->mem_arg, "1G");
+	pa_snprintf(c->mem_arg, sizeof c->mem_arg, "1G");
 	c->numa = 1;
 	c->page_shift = 12;
 	c->max_order = UINT32_MAX;            /* by page size, once it is known */
@@ -534,7 +533,7 @@ static void boot_defaults(struct pa_boot_config *c, unsigned online_cpus)
 	c->page_reporting_order = -1;
 	c->page_reporting_delay_ms = 2000;
 	c->memory_block_size = 1ull << PA_SECTION_BYTES_SHIFT;
-	snprintf(c->memory_block_arg, sizeof c->memory_block_arg, "128M");
+	pa_snprintf(c->memory_block_arg, sizeof c->memory_block_arg, "128M");
 	c->page_reporting_max_order = -1;
 	c->min_free_kbytes = -1;
 	c->watermark_scale_factor = 10;
@@ -563,19 +562,19 @@ static int parse_one(struct pa_boot_config *cfg, const char *tok, uint64_t *seen
                      size_t errlen)
 {
 	char key[KEY_MAX];
-	const char *eq = strchr(tok, '=');
+	const char *eq = pa_strchr(tok, '=');
 	struct parse_ctx p = { .cfg = cfg, .key = tok, .val = "", .err = err, .errlen = errlen };
 	if (!eq) {
-		snprintf(err, errlen, "%s: expected key=value", tok);
+		pa_snprintf(err, errlen, "%s: expected key=value", tok);
 		return -EINVAL;
 	}
-	snprintf(key, sizeof key, "%.*s", (int)(eq - tok), tok);
+	pa_snprintf(key, sizeof key, "%.*s", (int)(eq - tok), tok);
 	p.key = key;
 	p.val = eq + 1;
 	if (!*p.val)
 		return fail(&p, "empty value");
 	for (size_t i = 0; i < NR_BOOT_KEYS; i++) {
-		if (strcmp(key, boot_keys[i].name) != 0)
+		if (pa_strcmp(key, boot_keys[i].name) != 0)
 			continue;
 		const char *before = given_before(i, *seen);
 		if (before)
@@ -595,7 +594,7 @@ __attribute__((format(printf, 3, 4))) static int boot_error(char *err, size_t er
 	if (err && errlen) {
 		va_list ap;
 		va_start(ap, fmt);
-		vsnprintf(err, errlen, fmt, ap);
+		pa_vsnprintf(err, errlen, fmt, ap);
 		va_end(ap);
 	}
 	return -EINVAL;
@@ -776,7 +775,7 @@ int boot_parse(const char *cmdline, unsigned online_cpus, struct pa_boot_config 
 	for (const char *s = cmdline ? cmdline : ""; *s;) {
 		while (*s == ' ' || *s == '\t' || *s == '\n')
 			s++;
-		size_t n = strcspn(s, " \t\n");
+		size_t n = pa_strcspn(s, " \t\n");
 		if (!n)
 			break;
 		if (n >= sizeof tok)
@@ -803,34 +802,36 @@ int pa_boot(const char *cmdline, const struct pa_platform *platform, struct pa_p
 	err[0] = '\0';
 	if (!out || !cmdline)
 		return boot_error(err, errlen, "pa_boot: %s is NULL", out ? "cmdline" : "out");
-	if (platform && platform_memory_hooks_partial(platform))
-		return boot_error(
-		        err, errlen,
-		        "pa_boot: platform reserve, commit and release are given all three "
-		        "or none (reserve %s, commit %s, release %s)",
-		        platform->reserve ? "set" : "NULL", platform->commit ? "set" : "NULL",
-		        platform->release ? "set" : "NULL");
-	struct pa_pool *pool = calloc(1, sizeof *pool);
+	const char *bad = platform ? platform_check(platform) : NULL;
+	if (bad)
+		return boot_error(err, errlen, "pa_boot: platform hooks: %s", bad);
+	struct pa_platform plat = platform ? *platform : (struct pa_platform){ 0 };
+	bool cpu_default = !plat.cpu_id;
+	platform_fill_defaults(&plat);
+	if (!plat.reserve)
+		return boot_error(err, errlen,
+		                  "pa_boot: this platform has no default for reserve, commit and "
+		                  "release: the embedder gives them");
+	struct pa_pool *pool = pa_calloc(&plat, 1, sizeof *pool);
 	if (!pool)
 		return boot_error(err, errlen, "pa_boot: out of memory"), -ENOMEM;
+	pool->plat = plat;
 	pool->backing_fd = -1;
-	pthread_mutex_init(&pool->pcp_order_mutex, NULL);
-	pthread_mutex_init(&pool->ctl_lock, NULL);
-	pthread_mutex_init(&pool->owner_lock, NULL);
-	pthread_mutex_init(&pool->hotplug_lock, NULL);
+	pa_mutex_init(&pool->pcp_order_mutex, &pool->plat);
+	pa_mutex_init(&pool->ctl_lock, &pool->plat);
+	pa_mutex_init(&pool->owner_lock, &pool->plat);
+	pa_mutex_init(&pool->hotplug_lock, &pool->plat);
 	atomic_init(&pool->nr_owners, 1);                       /* owner 0 is "none" */
 	atomic_init(&pool->reporting_notify_order, UINT32_MAX); /* no device until one registers */
-	if (platform)
-		pool->plat = *platform;
-	pool->cpu_default = !pool->plat.cpu_id;
+	atomic_init(&pool->fault_rng, pool->plat.random_seed(pool->plat.ctx));
+	pool->cpu_default = cpu_default;
 	pool->cpu_off = platform_cpu_offset(!pool->cpu_default);
-	platform_fill_defaults(&pool->plat);
 	int rc = boot_parse(cmdline, platform_online_cpus(), &pool->cfg, err, errlen);
 	pool->max_order_boot = pool->cfg.max_order;
 	pool->free_fast_below = pool->cfg.init_on_free ? 0 : pool->cfg.pageblock_order;
 	pool->pcp_rseq = rc == 0 && pool->cfg.pcp_rseq && pool->cpu_default &&
 	                 platform_rseq_lock_init(pool->cfg.nr_cpus);
-	pool->rseq_cs_off = __rseq_offset + (ptrdiff_t)offsetof(struct rseq, rseq_cs);
+	pool->rseq_cs_off = platform_rseq_cs_offset();
 	atomic_init(&pool->defrag_mode, pool->cfg.defrag_mode);
 	if (rc == 0)
 		rc = memmap_init(pool, err, errlen);
@@ -875,11 +876,8 @@ void pa_shutdown(struct pa_pool *pool)
 	zone_destroy_all(pool);
 	superblock_destroy(pool);
 	memmap_destroy(pool);
-	pthread_mutex_destroy(&pool->pcp_order_mutex);
-	pthread_mutex_destroy(&pool->ctl_lock);
-	pthread_mutex_destroy(&pool->owner_lock);
-	pthread_mutex_destroy(&pool->hotplug_lock);
-	free(pool);
+	struct pa_platform plat = pool->plat;
+	pa_free(&plat, pool);
 }
 
 void pa_get_config(const struct pa_pool *pool, struct pa_config *out)

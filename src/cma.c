@@ -12,14 +12,10 @@
  */
 #include "internal.h"
 
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-
 struct pa_cma_area {
 	struct pa_cma_info info;
 	uint8_t *used;        /* [frame]: 1 when taken by pa_cma_alloc() */
-	pthread_mutex_t lock; /* guards used and info.allocated_pages */
+	struct pa_mutex lock; /* guards used and info.allocated_pages */
 };
 
 static uint64_t pb_frames(const struct pa_pool *pool)
@@ -89,27 +85,27 @@ static int area_init(struct pa_pool *pool, unsigned i, char *err, size_t errlen)
 	pa_pfn_t s =
 	        r->start == UINT64_MAX ? area_place(pool, n) : r->start >> pool->cfg.page_shift;
 	if (r->start != UINT64_MAX && r->start % align_bytes) {
-		snprintf(err, errlen,
-		         "cma=%s: START is not aligned to the CMA alignment of %llu bytes", r->arg,
-		         (unsigned long long)align_bytes);
+		pa_snprintf(err, errlen,
+		            "cma=%s: START is not aligned to the CMA alignment of %llu bytes",
+		            r->arg, (unsigned long long)align_bytes);
 		return -EINVAL;
 	}
 	struct pa_zone *z = s == PA_NIL ? NULL : area_fits(pool, s, n);
 	if (!z) {
-		snprintf(err, errlen,
-		         "cma=%s: no room for %llu bytes (aligned to %llu) in one zone, "
-		         "clear of holes and other areas",
-		         r->arg, (unsigned long long)bytes, (unsigned long long)align_bytes);
+		pa_snprintf(err, errlen,
+		            "cma=%s: no room for %llu bytes (aligned to %llu) in one zone, "
+		            "clear of holes and other areas",
+		            r->arg, (unsigned long long)bytes, (unsigned long long)align_bytes);
 		return -EINVAL;
 	}
 	struct pa_cma_area *a = &pool->cma[i];
-	snprintf(a->info.name, sizeof a->info.name, "cma%u", i);
+	pa_snprintf(a->info.name, sizeof a->info.name, "cma%u", i);
 	a->info.start_pfn = s;
 	a->info.nr_pages = n;
 	a->info.requested_bytes = r->size;
 	a->info.reserved_bytes = bytes;
-	a->used = calloc(n, 1);
-	pthread_mutex_init(&a->lock, NULL);
+	a->used = pa_calloc(&pool->plat, n, 1);
+	pa_mutex_init(&a->lock, &pool->plat);
 	pool->nr_cma = i + 1;
 	if (!a->used)
 		return -ENOMEM;
@@ -121,7 +117,7 @@ int cma_init(struct pa_pool *pool, char *err, size_t errlen)
 {
 	if (!pool->cfg.nr_cma)
 		return 0;
-	pool->cma = calloc(pool->cfg.nr_cma, sizeof *pool->cma);
+	pool->cma = pa_calloc(&pool->plat, pool->cfg.nr_cma, sizeof *pool->cma);
 	if (!pool->cma)
 		return -ENOMEM;
 	for (unsigned i = 0; i < pool->cfg.nr_cma; i++) {
@@ -135,10 +131,9 @@ int cma_init(struct pa_pool *pool, char *err, size_t errlen)
 void cma_destroy(struct pa_pool *pool)
 {
 	for (unsigned i = 0; i < pool->nr_cma; i++) {
-		free(pool->cma[i].used);
-		pthread_mutex_destroy(&pool->cma[i].lock);
+		pa_free(&pool->plat, pool->cma[i].used);
 	}
-	free(pool->cma);
+	pa_free(&pool->plat, pool->cma);
 }
 
 unsigned pa_cma_count(const struct pa_pool *pool)
@@ -153,9 +148,9 @@ int pa_cma_get(struct pa_pool *pool, unsigned area, struct pa_cma_info *out)
 	if (area >= pool->nr_cma)
 		return -ENOENT;
 	struct pa_cma_area *a = &pool->cma[area];
-	pthread_mutex_lock(&a->lock);
+	pa_mutex_lock(&a->lock);
 	*out = a->info;
-	pthread_mutex_unlock(&a->lock);
+	pa_mutex_unlock(&a->lock);
 	return 0;
 }
 
@@ -182,16 +177,16 @@ struct pa_page *pa_cma_alloc(struct pa_pool *pool, unsigned area, uint64_t count
 	pa_pfn_t base = a->info.start_pfn;
 	/* count <= n: the last start, base + n - count, cannot wrap */
 	for (pa_pfn_t s = (base + align - 1) & ~(align - 1); s <= base + n - count; s += align) {
-		pthread_mutex_lock(&a->lock);
+		pa_mutex_lock(&a->lock);
 		bool mine = claim(a, s - base, count, 1);
-		pthread_mutex_unlock(&a->lock);
+		pa_mutex_unlock(&a->lock);
 		if (!mine)
 			continue;
 		if (contig_alloc_range(pool, s, s + count, PA_MT_CMA, PF_CONTIG | PF_CMA) == 0)
 			return pfn_page(pool, s);
-		pthread_mutex_lock(&a->lock);
+		pa_mutex_lock(&a->lock);
 		claim(a, s - base, count, 0);
-		pthread_mutex_unlock(&a->lock);
+		pa_mutex_unlock(&a->lock);
 	}
 	return NULL;
 }
@@ -207,17 +202,17 @@ int pa_cma_release(struct pa_pool *pool, unsigned area, struct pa_page *page, ui
 	if (pfn == PA_PFN_INVALID || pfn < base || count == 0 || count > n ||
 	    pfn - base > n - count)
 		return -EINVAL;
-	pthread_mutex_lock(&a->lock);
+	pa_mutex_lock(&a->lock);
 	bool ok = true;
 	for (uint64_t i = pfn - base; i < pfn - base + count; i++)
 		ok &= a->used[i] != 0;
-	pthread_mutex_unlock(&a->lock);
+	pa_mutex_unlock(&a->lock);
 	char why[160];
 	/* Freed first, the map cleared after: the frames are never claimed by two at once. */
 	if (!ok || contig_free_range(pool, pfn, count, true, why, sizeof why) != 0)
 		return -EINVAL;
-	pthread_mutex_lock(&a->lock);
+	pa_mutex_lock(&a->lock);
 	claim(a, pfn - base, count, 0);
-	pthread_mutex_unlock(&a->lock);
+	pa_mutex_unlock(&a->lock);
 	return 0;
 }

@@ -28,11 +28,6 @@
  */
 #include "internal.h"
 
-#include <pthread.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-
 #define COMPACT_CLUSTER_MAX     32 /* folios isolated per round, as Linux's */
 #define COMPACT_MAX_DEFER_SHIFT 6
 #define COMPACT_RETRIES         3 /* sync modes retry a migration that answered AGAIN */
@@ -424,7 +419,8 @@ static bool compact_cc_init(struct compact_control *cc, struct pa_zone *z, int o
 	cc->split_folios = z->pool->cfg.compaction_split_folios;
 	cc->held = PA_NIL;
 	cc->to_free = PA_NIL;
-	cc->captured = malloc((z->pool->max_order_boot + 1) * sizeof *cc->captured);
+	cc->captured =
+	        pa_malloc(&z->pool->plat, (z->pool->max_order_boot + 1) * sizeof *cc->captured);
 	if (!cc->captured)
 		return false;
 	for (unsigned o = 0; o <= z->pool->max_order_boot; o++)
@@ -477,7 +473,7 @@ static uint64_t compact_zone(struct pa_zone *z, int order, enum compact_mode mod
 	if (z->compact_cached_free_pfn > z->end_pfn)
 		z->compact_cached_free_pfn = z->end_pfn;
 	pa_unlock(&z->lock);
-	free(cc.captured);
+	pa_free(&z->pool->plat, cc.captured);
 	return cc.migrated;
 }
 
@@ -583,7 +579,7 @@ static uint64_t compact_range(struct pa_zone *z, pa_pfn_t start, pa_pfn_t end, b
 	pa_lock(&z->lock, SITE_ADMIN);
 	z->stat[PA_ZS_COMPACT_ISOLATED] += cc.migrated;
 	pa_unlock(&z->lock);
-	free(cc.captured);
+	pa_free(&z->pool->plat, cc.captured);
 	return cc.migrated;
 }
 
@@ -714,11 +710,11 @@ long pa_compact(struct pa_pool *pool, int node)
 struct pa_kcompactd {
 	struct pa_pool *pool;
 	unsigned node;
-	pthread_t thread;
+	pa_thread_t thread;
 	bool started, stop;
 	int wake_order;       /* -1: no high-order failure to answer */
-	pthread_mutex_t lock; /* guards stop and wake_order */
-	pthread_cond_t cond;
+	struct pa_mutex lock; /* guards stop and wake_order */
+	struct pa_cond cond;
 };
 
 /* Linux's extfrag_for_order(): the share of free memory unusable for order. */
@@ -779,10 +775,10 @@ static uint64_t proactive_compact(struct pa_pool *pool, unsigned node)
 static uint64_t kcompactd_pass(struct pa_kcompactd *kd)
 {
 	struct pa_pool *pool = kd->pool;
-	pthread_mutex_lock(&kd->lock);
+	pa_mutex_lock(&kd->lock);
 	int order = kd->wake_order;
 	kd->wake_order = -1;
-	pthread_mutex_unlock(&kd->lock);
+	pa_mutex_unlock(&kd->lock);
 	if (!pool_has_owners(pool))
 		return 0;
 	uint64_t moved = 0;
@@ -796,27 +792,20 @@ static uint64_t kcompactd_pass(struct pa_kcompactd *kd)
 	return moved + proactive_compact(pool, kd->node);
 }
 
-static void *kcompactd_main(void *arg)
+static void kcompactd_main(void *arg)
 {
 	struct pa_kcompactd *kd = arg;
-	pthread_mutex_lock(&kd->lock);
+	pa_mutex_lock(&kd->lock);
 	while (!kd->stop) {
-		if (kd->wake_order < 0) {
-			struct timespec ts;
-			clock_gettime(CLOCK_REALTIME, &ts);
-			ts.tv_nsec += KCOMPACTD_INTERVAL_MS * 1000000L;
-			ts.tv_sec += ts.tv_nsec / 1000000000L;
-			ts.tv_nsec %= 1000000000L;
-			pthread_cond_timedwait(&kd->cond, &kd->lock, &ts);
-		}
+		if (kd->wake_order < 0)
+			pa_cond_timedwait(&kd->cond, &kd->lock, KCOMPACTD_INTERVAL_MS * 1000000ull);
 		if (kd->stop)
 			break;
-		pthread_mutex_unlock(&kd->lock);
+		pa_mutex_unlock(&kd->lock);
 		kcompactd_pass(kd);
-		pthread_mutex_lock(&kd->lock);
+		pa_mutex_lock(&kd->lock);
 	}
-	pthread_mutex_unlock(&kd->lock);
-	return NULL;
+	pa_mutex_unlock(&kd->lock);
 }
 
 void compaction_wake(struct pa_pool *pool, unsigned node, unsigned order)
@@ -824,11 +813,11 @@ void compaction_wake(struct pa_pool *pool, unsigned node, unsigned order)
 	if (!pool->kcompactd || !pool_has_owners(pool))
 		return;
 	struct pa_kcompactd *kd = &pool->kcompactd[node];
-	pthread_mutex_lock(&kd->lock);
+	pa_mutex_lock(&kd->lock);
 	if ((int)order > kd->wake_order)
 		kd->wake_order = (int)order;
-	pthread_cond_signal(&kd->cond);
-	pthread_mutex_unlock(&kd->lock);
+	pa_cond_signal(&kd->cond);
+	pa_mutex_unlock(&kd->lock);
 }
 
 long pa_kcompactd_run(struct pa_pool *pool, int node)
@@ -840,9 +829,9 @@ long pa_kcompactd_run(struct pa_pool *pool, int node)
 
 int compaction_init(struct pa_pool *pool, char *err, size_t errlen)
 {
-	pool->kcompactd = calloc(pool->nr_nodes, sizeof *pool->kcompactd);
+	pool->kcompactd = pa_calloc(&pool->plat, pool->nr_nodes, sizeof *pool->kcompactd);
 	if (!pool->kcompactd) {
-		snprintf(err, errlen, "boot: out of memory for the compaction threads");
+		pa_snprintf(err, errlen, "boot: out of memory for the compaction threads");
 		return -ENOMEM;
 	}
 	for (unsigned n = 0; n < pool->nr_nodes; n++) {
@@ -850,14 +839,16 @@ int compaction_init(struct pa_pool *pool, char *err, size_t errlen)
 		kd->pool = pool;
 		kd->node = n;
 		kd->wake_order = -1;
-		pthread_mutex_init(&kd->lock, NULL);
-		pthread_cond_init(&kd->cond, NULL);
-		if (pool->cfg.kcompactd_manual)
+		pa_mutex_init(&kd->lock, &pool->plat);
+		pa_cond_init(&kd->cond, &pool->plat);
+		/* Without threads, kcompactd is what kcompactd=manual makes it: pa_kcompactd_run(). */
+		if (pool->cfg.kcompactd_manual || !platform_has_threads(&pool->plat))
 			continue;
-		if (pthread_create(&kd->thread, NULL, kcompactd_main, kd) != 0) {
-			snprintf(err, errlen,
-			         "boot: cannot start kcompactd for node %u (use kcompactd=manual)",
-			         n);
+		if (platform_thread_start(&pool->plat, &kd->thread, kcompactd_main, kd) != 0) {
+			pa_snprintf(
+			        err, errlen,
+			        "boot: cannot start kcompactd for node %u (use kcompactd=manual)",
+			        n);
 			return -EAGAIN;
 		}
 		kd->started = true;
@@ -872,15 +863,13 @@ void compaction_stop(struct pa_pool *pool)
 		if (!kd->pool)
 			break; /* boot failed before this one was set up */
 		if (kd->started) {
-			pthread_mutex_lock(&kd->lock);
+			pa_mutex_lock(&kd->lock);
 			kd->stop = true;
-			pthread_cond_signal(&kd->cond);
-			pthread_mutex_unlock(&kd->lock);
-			pthread_join(kd->thread, NULL);
+			pa_cond_signal(&kd->cond);
+			pa_mutex_unlock(&kd->lock);
+			platform_thread_join(&pool->plat, kd->thread);
 		}
-		pthread_mutex_destroy(&kd->lock);
-		pthread_cond_destroy(&kd->cond);
 	}
-	free(pool->kcompactd);
+	pa_free(&pool->plat, pool->kcompactd);
 	pool->kcompactd = NULL;
 }

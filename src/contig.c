@@ -9,9 +9,6 @@
  */
 #include "internal.h"
 
-#include <stdio.h>
-#include <stdlib.h>
-
 /* The largest aligned block at pfn that fits below end, no larger than max_order. */
 static unsigned fit_order(const struct pa_pool *pool, pa_pfn_t pfn, pa_pfn_t end)
 {
@@ -77,7 +74,7 @@ static uint8_t *retype_movable(struct pa_zone *z, pa_pfn_t start, pa_pfn_t end)
 	struct pa_pool *pool = z->pool;
 	unsigned pbo = pool->cfg.pageblock_order;
 	pa_pfn_t first = start >> pbo, last = (end - 1) >> pbo;
-	uint8_t *old = malloc(last - first + 1);
+	uint8_t *old = pa_malloc(&pool->plat, last - first + 1);
 	if (!old)
 		return NULL;
 	pa_lock(&z->lock, SITE_ADMIN);
@@ -171,7 +168,7 @@ int contig_alloc_range(struct pa_pool *pool, pa_pfn_t start, pa_pfn_t end, unsig
 	bool taken = empty_and_take(z, start, end, migratetype, flags);
 	if (!taken && old)
 		restore_types(z, start, end, old);
-	free(old);
+	pa_free(&pool->plat, old);
 	isolation_undo(z, start, end);
 	return taken ? 0 : -EBUSY;
 }
@@ -215,11 +212,11 @@ static bool range_is_contig(struct pa_zone *z, pa_pfn_t pfn, pa_pfn_t end, bool 
 		unsigned flags = h ? page_flags(h) : 0;
 		if (!h || page_state(h) != PS_ALLOC || !(flags & PF_CONTIG) ||
 		    !(flags & PF_CMA) != !cma) {
-			snprintf(why, len, "pfn %llu is %s", (unsigned long long)p,
-			         !h || page_state(h) != PS_ALLOC ? "not allocated" :
-			         !(flags & PF_CONTIG) ? "in a block of pa_alloc_pages()" :
-			         cma                  ? "not of a CMA allocation" :
-			               "of a CMA allocation (give it back with pa_cma_release)");
+			pa_snprintf(why, len, "pfn %llu is %s", (unsigned long long)p,
+			            !h || page_state(h) != PS_ALLOC ? "not allocated" :
+			            !(flags & PF_CONTIG) ? "in a block of pa_alloc_pages()" :
+			            cma                  ? "not of a CMA allocation" :
+			                  "of a CMA allocation (give it back with pa_cma_release)");
 			return false;
 		}
 		p = head + (1ull << page_order(h));
@@ -232,10 +229,10 @@ int contig_free_range(struct pa_pool *pool, pa_pfn_t pfn, uint64_t nr, bool cma,
 {
 	struct pa_zone *z = pfn < pool->nr_frames ? zone_of_pfn(pool, pfn) : NULL;
 	if (!z || nr == 0 || nr > z->end_pfn - pfn || !range_in_zone(z, pfn, pfn + nr)) {
-		snprintf(why, len, "the range is %s",
-		         !nr ? "empty" :
-		         z   ? "not inside one zone" :
-		               "not inside the pool");
+		pa_snprintf(why, len, "the range is %s",
+		            !nr ? "empty" :
+		            z   ? "not inside one zone" :
+		                  "not inside the pool");
 		return -EINVAL;
 	}
 	pa_pfn_t end = pfn + nr;
@@ -265,8 +262,8 @@ void pa_free_contig_range(struct pa_pool *pool, pa_pfn_t pfn, uint64_t nr_pages)
 	if (!pool || nr_pages == 0 ||
 	    contig_free_range(pool, pfn, nr_pages, false, why, sizeof why) == 0)
 		return; /* nothing to free, or freed */
-	snprintf(what, sizeof what, "pa_free_contig_range(pfn %llu, %llu frames): %s",
-	         (unsigned long long)pfn, (unsigned long long)nr_pages, why);
+	pa_snprintf(what, sizeof what, "pa_free_contig_range(pfn %llu, %llu frames): %s",
+	            (unsigned long long)pfn, (unsigned long long)nr_pages, why);
 	alloc_bad_free(pool, what);
 }
 

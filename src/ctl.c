@@ -18,12 +18,6 @@
  */
 #include "internal.h"
 
-#include <ctype.h>
-#include <inttypes.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-
 struct ctl_entry;
 
 /* One request: the pool, the entry that matched, and the number in place of <N>. */
@@ -60,16 +54,16 @@ struct ctl_entry {
  */
 static int ctl_parse_u64(const char *s, uint64_t *out)
 {
-	while (isspace((unsigned char)*s))
+	while (pa_isspace((unsigned char)*s))
 		s++;
-	if (!isdigit((unsigned char)*s))
+	if (!pa_isdigit((unsigned char)*s))
 		return -EINVAL;
-	errno = 0;
-	char *end;
-	unsigned long long v = strtoull(s, &end, 10);
-	if (errno)
+	const char *end;
+	bool overflow;
+	uint64_t v = pa_parse_u64(s, &end, &overflow);
+	if (overflow)
 		return -EINVAL;
-	while (isspace((unsigned char)*end))
+	while (pa_isspace((unsigned char)*end))
 		end++;
 	if (*end)
 		return -EINVAL;
@@ -79,7 +73,7 @@ static int ctl_parse_u64(const char *s, uint64_t *out)
 
 static int read_number(const struct ctl_call *c, char *buf, size_t len)
 {
-	return snprintf(buf, len, "%" PRIu64 "\n", c->entry->get(c));
+	return pa_snprintf(buf, len, "%" PRIu64 "\n", c->entry->get(c));
 }
 
 static int write_number(const struct ctl_call *c, const char *value)
@@ -198,17 +192,17 @@ static int set_high_fraction(const struct ctl_call *c, uint64_t v)
 
 static int read_pcp_rules(const struct ctl_call *c, char *buf, size_t len)
 {
-	return snprintf(buf, len, "%s\n", pcp_rules_name(atomic_load(&c->pool->pcp_rules)));
+	return pa_snprintf(buf, len, "%s\n", pcp_rules_name(atomic_load(&c->pool->pcp_rules)));
 }
 
 /* "6.7" or "6.1", with the newline of `echo 6.1 >` allowed. */
 static int write_pcp_rules(const struct ctl_call *c, const char *value)
 {
 	char v[8];
-	size_t n = strcspn(value, " \n");
-	if (n >= sizeof v || value[n + strspn(value + n, " \n")])
+	size_t n = pa_strcspn(value, " \n");
+	if (n >= sizeof v || value[n + pa_strspn(value + n, " \n")])
 		return -EINVAL;
-	snprintf(v, sizeof v, "%.*s", (int)n, value);
+	pa_snprintf(v, sizeof v, "%.*s", (int)n, value);
 	int r = pcp_rules_parse(v);
 	if (r < 0)
 		return -EINVAL;
@@ -306,19 +300,19 @@ static const char *const block_states[] = { "offline", "online", "online_kernel"
 
 static int read_block_state(const struct ctl_call *c, char *buf, size_t len)
 {
-	return snprintf(buf, len, "%s\n", block_states[get_block_online(c)]);
+	return pa_snprintf(buf, len, "%s\n", block_states[get_block_online(c)]);
 }
 
 /* A word of block_states, or 0 or 1, with the newline of `echo online >` allowed. */
 static int write_block_online(const struct ctl_call *c, const char *value)
 {
 	struct pa_pool *pool = c->pool;
-	size_t w = strcspn(value, " \n");
+	size_t w = pa_strcspn(value, " \n");
 	int state = -1;
-	if (value[w + strspn(value + w, " \n")])
+	if (value[w + pa_strspn(value + w, " \n")])
 		return -EINVAL;
 	for (int i = 0; i < 4; i++)
-		if (strlen(block_states[i]) == w && !strncmp(value, block_states[i], w))
+		if (pa_strlen(block_states[i]) == w && !pa_strncmp(value, block_states[i], w))
 			state = i;
 	if (w == 1 && (value[0] == '0' || value[0] == '1'))
 		state = value[0] - '0';
@@ -493,8 +487,8 @@ static enum ctl_match ctl_match(const char *pattern, const char *path, uint64_t 
 {
 	bool bad = false;
 	while (*pattern) {
-		if (strncmp(pattern, "<N>", 3) == 0) {
-			size_t n = strcspn(path, "/");
+		if (pa_strncmp(pattern, "<N>", 3) == 0) {
+			size_t n = pa_strcspn(path, "/");
 			bad |= !ctl_index(path, n, index);
 			path += n;
 			pattern += 3;
@@ -540,8 +534,8 @@ static int ctl_list(char *buf, size_t len)
 	for (size_t i = 0; i < CTL_NR_ENTRIES; i++) {
 		const struct ctl_entry *e = &ctl_table[i];
 		size_t room = pos < len ? len - pos : 0;
-		int n = snprintf(room ? buf + pos : NULL, room, "%-28s %s  %s\n", e->path,
-		                 ctl_mode(e), e->help);
+		int n = pa_snprintf(room ? buf + pos : NULL, room, "%-28s %s  %s\n", e->path,
+		                    ctl_mode(e), e->help);
 		if (n > 0)
 			pos += (size_t)n;
 	}
@@ -556,7 +550,7 @@ int pa_ctl_read(struct pa_pool *pool, const char *path, char *buf, size_t len)
 		return -EINVAL;
 	if (len)
 		buf[0] = '\0';
-	if (strcmp(path, CTL_HELP_PATH) == 0)
+	if (pa_strcmp(path, CTL_HELP_PATH) == 0)
 		return ctl_list(buf, len);
 	struct ctl_call c;
 	int ret = ctl_lookup(pool, path, &c);
@@ -595,11 +589,11 @@ int pa_ctl_write(struct pa_pool *pool, const char *path, const char *value)
 	struct ctl_call c;
 	int ret = ctl_lookup(pool, path, &c);
 	if (ret)
-		return strcmp(path, CTL_HELP_PATH) ? ret : -EPERM;
+		return pa_strcmp(path, CTL_HELP_PATH) ? ret : -EPERM;
 	if (!c.entry->write)
 		return -EPERM;
-	pthread_mutex_lock(&pool->ctl_lock);
+	pa_mutex_lock(&pool->ctl_lock);
 	ret = c.entry->write(&c, value);
-	pthread_mutex_unlock(&pool->ctl_lock);
+	pa_mutex_unlock(&pool->ctl_lock);
 	return ret;
 }

@@ -13,10 +13,6 @@
  */
 #include "internal.h"
 
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-
 struct deferred_arg {
 	struct pa_deferred *d;
 	unsigned node;
@@ -24,11 +20,11 @@ struct deferred_arg {
 
 struct pa_deferred {
 	struct pa_pool *pool;
-	pthread_t threads[PA_MAX_NODES];
+	pa_thread_t threads[PA_MAX_NODES];
 	unsigned nr_threads;
 	_Atomic bool stop;
-	pthread_mutex_t lock;
-	pthread_cond_t done_cond;
+	struct pa_mutex lock;
+	struct pa_cond done_cond;
 	unsigned running; /* threads not finished (lock) */
 	bool done;        /* every zone initialised, watermarks redone (lock) */
 	struct deferred_arg arg[PA_MAX_NODES];
@@ -43,7 +39,7 @@ static bool zone_pending(struct pa_zone *z)
 	return more;
 }
 
-static void *deferred_main(void *argp)
+static void deferred_main(void *argp)
 {
 	const struct deferred_arg *a = argp;
 	struct pa_deferred *d = a->d;
@@ -53,18 +49,17 @@ static void *deferred_main(void *argp)
 		if (pool->zones[i].node == node)
 			while (zone_pending(&pool->zones[i]))
 				;
-	pthread_mutex_lock(&d->lock);
+	pa_mutex_lock(&d->lock);
 	bool last = --d->running == 0;
-	pthread_mutex_unlock(&d->lock);
+	pa_mutex_unlock(&d->lock);
 	if (last && !atomic_load(&d->stop))
 		zone_init_done(pool);
 	if (last) {
-		pthread_mutex_lock(&d->lock);
+		pa_mutex_lock(&d->lock);
 		d->done = true;
-		pthread_cond_broadcast(&d->done_cond);
-		pthread_mutex_unlock(&d->lock);
+		pa_cond_broadcast(&d->done_cond);
+		pa_mutex_unlock(&d->lock);
 	}
-	return NULL;
 }
 
 static bool any_pending(const struct pa_pool *pool)
@@ -79,28 +74,37 @@ int deferred_init_start(struct pa_pool *pool, char *err, size_t errlen)
 {
 	if (!any_pending(pool))
 		return 0;
-	struct pa_deferred *d = calloc(1, sizeof *d);
+	struct pa_deferred *d = pa_calloc(&pool->plat, 1, sizeof *d);
 	if (!d) {
-		snprintf(err, errlen, "deferred_init: out of memory");
+		pa_snprintf(err, errlen, "deferred_init: out of memory");
 		return -ENOMEM;
 	}
 	d->pool = pool;
-	pthread_mutex_init(&d->lock, NULL);
-	pthread_cond_init(&d->done_cond, NULL);
+	pa_mutex_init(&d->lock, &pool->plat);
+	pa_cond_init(&d->done_cond, &pool->plat);
 	pool->deferred = d;
 	d->running = pool->nr_nodes;
+	if (!platform_has_threads(&pool->plat)) {
+		/* No workers here: the nodes are initialised now, in the caller's context. */
+		for (unsigned n = 0; n < pool->nr_nodes; n++) {
+			d->arg[n] = (struct deferred_arg){ d, n };
+			deferred_main(&d->arg[n]);
+		}
+		return 0;
+	}
 	for (unsigned n = 0; n < pool->nr_nodes; n++) {
 		d->arg[n].d = d;
 		d->arg[n].node = n;
-		int rc = pthread_create(&d->threads[n], NULL, deferred_main, &d->arg[n]);
+		int rc = -platform_thread_start(&pool->plat, &d->threads[n], deferred_main,
+		                                &d->arg[n]);
 		if (rc) {
-			snprintf(err, errlen, "deferred_init: cannot start a thread (%s)",
-			         strerror(rc));
+			pa_snprintf(err, errlen, "deferred_init: cannot start a thread (%s)",
+			            platform_strerror(rc));
 			atomic_store(&d->stop, true);
-			pthread_mutex_lock(&d->lock);
+			pa_mutex_lock(&d->lock);
 			d->running -= pool->nr_nodes - n; /* the threads never started */
 			d->done = d->running == 0;
-			pthread_mutex_unlock(&d->lock);
+			pa_mutex_unlock(&d->lock);
 			return -rc;
 		}
 		d->nr_threads++;
@@ -113,9 +117,9 @@ bool deferred_init_done(struct pa_pool *pool)
 	struct pa_deferred *d = pool->deferred;
 	if (!d)
 		return true;
-	pthread_mutex_lock(&d->lock);
+	pa_mutex_lock(&d->lock);
 	bool done = d->done;
-	pthread_mutex_unlock(&d->lock);
+	pa_mutex_unlock(&d->lock);
 	return done;
 }
 
@@ -124,10 +128,10 @@ void pa_deferred_init_wait(struct pa_pool *pool)
 	if (!pool || !pool->deferred)
 		return;
 	struct pa_deferred *d = pool->deferred;
-	pthread_mutex_lock(&d->lock);
+	pa_mutex_lock(&d->lock);
 	while (!d->done)
-		pthread_cond_wait(&d->done_cond, &d->lock);
-	pthread_mutex_unlock(&d->lock);
+		pa_cond_wait(&d->done_cond, &d->lock);
+	pa_mutex_unlock(&d->lock);
 }
 
 void deferred_init_stop(struct pa_pool *pool)
@@ -137,9 +141,7 @@ void deferred_init_stop(struct pa_pool *pool)
 		return;
 	atomic_store(&d->stop, true);
 	for (unsigned i = 0; i < d->nr_threads; i++)
-		pthread_join(d->threads[i], NULL);
-	pthread_mutex_destroy(&d->lock);
-	pthread_cond_destroy(&d->done_cond);
-	free(d);
+		platform_thread_join(&pool->plat, d->threads[i]);
+	pa_free(&pool->plat, d);
 	pool->deferred = NULL;
 }

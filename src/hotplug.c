@@ -42,9 +42,6 @@
  */
 #include "internal.h"
 
-#include <stdio.h>
-#include <stdlib.h>
-
 static uint64_t block_frames(const struct pa_pool *pool)
 {
 	return 1ull << pool->cfg.block_shift;
@@ -54,10 +51,10 @@ int hotplug_init(struct pa_pool *pool, char *err, size_t errlen)
 {
 	const struct pa_boot_config *c = &pool->cfg;
 	pool->nr_blocks = (pool->nr_frames + block_frames(pool) - 1) >> c->block_shift;
-	pool->block_offline = calloc(pool->nr_blocks, 1);
+	pool->block_offline = pa_calloc(&pool->plat, pool->nr_blocks, 1);
 	if (!pool->block_offline) {
-		snprintf(err, errlen, "memory_block_size=%s: out of memory for %llu blocks",
-		         c->memory_block_arg, (unsigned long long)pool->nr_blocks);
+		pa_snprintf(err, errlen, "memory_block_size=%s: out of memory for %llu blocks",
+		            c->memory_block_arg, (unsigned long long)pool->nr_blocks);
 		return -ENOMEM;
 	}
 	uint64_t pb = 1ull << c->pageblock_order;
@@ -74,7 +71,7 @@ int hotplug_init(struct pa_pool *pool, char *err, size_t errlen)
 
 void hotplug_destroy(struct pa_pool *pool)
 {
-	free(pool->block_offline);
+	pa_free(&pool->plat, pool->block_offline);
 	pool->block_offline = NULL;
 }
 
@@ -283,7 +280,7 @@ int pa_memory_offline(struct pa_pool *pool, pa_pfn_t start_pfn, uint64_t nr_page
 	if (!pool)
 		return -EINVAL;
 	int rc;
-	pthread_mutex_lock(&pool->hotplug_lock);
+	pa_mutex_lock(&pool->hotplug_lock);
 	struct pa_zone *z = hotplug_range(pool, start_pfn, nr_pages, false, &rc);
 	pa_pfn_t end = start_pfn + nr_pages;
 	if (z) {
@@ -307,7 +304,7 @@ int pa_memory_offline(struct pa_pool *pool, pa_pfn_t start_pfn, uint64_t nr_page
 			rc = -EBUSY;
 		}
 	}
-	pthread_mutex_unlock(&pool->hotplug_lock);
+	pa_mutex_unlock(&pool->hotplug_lock);
 	return rc;
 }
 
@@ -430,7 +427,7 @@ int pa_memory_online_type(struct pa_pool *pool, pa_pfn_t start_pfn, uint64_t nr_
 		return -EINVAL;
 	int rc;
 	pa_pfn_t end = start_pfn + nr_pages;
-	pthread_mutex_lock(&pool->hotplug_lock);
+	pa_mutex_lock(&pool->hotplug_lock);
 	struct pa_zone *z = hotplug_range(pool, start_pfn, nr_pages, true, &rc);
 	struct pa_zone *t = z ? online_target(pool, z, start_pfn, end, type, &rc) : NULL;
 	if (t) {
@@ -449,7 +446,7 @@ int pa_memory_online_type(struct pa_pool *pool, pa_pfn_t start_pfn, uint64_t nr_
 		hotplug_resize(pool, t);
 		shuffle_zone(t); /* shuffle=1: the new blocks would come out in address order */
 	}
-	pthread_mutex_unlock(&pool->hotplug_lock);
+	pa_mutex_unlock(&pool->hotplug_lock);
 	return rc;
 }
 
@@ -457,7 +454,7 @@ int pa_memory_online_type(struct pa_pool *pool, pa_pfn_t start_pfn, uint64_t nr_
 static int append(char *buf, size_t len, int n, const char *s)
 {
 	size_t at = (size_t)n < len ? (size_t)n : len;
-	return n + snprintf(buf + at, len - at, "%s", s);
+	return n + pa_snprintf(buf + at, len - at, "%s", s);
 }
 
 /*
@@ -468,7 +465,7 @@ static int append(char *buf, size_t len, int n, const char *s)
 int hotplug_valid_zones(struct pa_pool *pool, uint64_t block, char *buf, size_t len)
 {
 	pa_pfn_t s = block << pool->cfg.block_shift, e = s + block_frames(pool);
-	pthread_mutex_lock(&pool->hotplug_lock);
+	pa_mutex_lock(&pool->hotplug_lock);
 	struct pa_zone *z = zone_of_pfn(pool, s), *def = z;
 	bool offline = z && pool->block_offline[block];
 	int rc, n = 0;
@@ -483,7 +480,7 @@ int hotplug_valid_zones(struct pa_pool *pool, uint64_t block, char *buf, size_t 
 		}
 	}
 	n = append(buf, len, n, "\n");
-	pthread_mutex_unlock(&pool->hotplug_lock);
+	pa_mutex_unlock(&pool->hotplug_lock);
 	return n;
 }
 

@@ -8,14 +8,12 @@
 #define PA_INTERNAL_H
 
 #include "pagealloc.h"
+#include "platform.h"
 
-#include <errno.h>
-#include <stddef.h>
-#include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
-#include <sys/rseq.h>
 
 #define likely(x)   __builtin_expect(!!(x), 1)
 #define unlikely(x) __builtin_expect(!!(x), 0)
@@ -219,15 +217,13 @@ struct pa_lock_stat {
 /*
  * The zone lock: a word taken with one compare-and-swap and given back with
  * one exchange, as Linux's zone lock is a spinlock. A waiter spins a while,
- * then sleeps on the condition variable (v = 2 says someone may sleep), so
+ * then sleeps on the word (v = 2 says someone may sleep), so
  * that a holder preempted on a busy machine costs no CPU. How long it spins
  * adapts to how long waits that ended spinning took (platform_lock_slow).
  */
 struct pa_lock {
 	_Atomic uint32_t v;     /* 0 free, 1 held, 2 held and a waiter may sleep */
 	_Atomic uint32_t spins; /* the spin budget: a running average, set by holders */
-	pthread_mutex_t mutex;
-	pthread_cond_t cond;
 	const char *name;
 	struct pa_pool *pool;                       /* for the clock */
 	_Atomic(unsigned long) owner;               /* holder's thread id when debug >= 1, else 0 */
@@ -267,25 +263,7 @@ static inline void pa_spin_unlock(struct pa_spin *s)
 
 /* Take the lock, waiting if need be; the wait is timed and counted at site. */
 void platform_spin_lock(struct pa_pool *pool, struct pa_spin *s, enum pa_lock_site site);
-/*
- * Can owners take their list locks by restartable sequence here? rseq is
- * registered, every CPU id is below nr_cpus (none is wrapped onto another's
- * lists), membarrier's rseq fence is available (and now registered), and
- * the build has the sequence (x86-64, not under TSan, which cannot see
- * inside it). Asked once per pool at boot.
- */
-bool platform_rseq_lock_init(unsigned nr_cpus);
-
-#if defined(__x86_64__) && !defined(__SANITIZE_THREAD__)
-#if defined(__has_feature)
-#if __has_feature(thread_sanitizer)
-#define PA_NO_RSEQ_LOCK
-#endif
-#endif
-#ifndef PA_NO_RSEQ_LOCK
-#define PA_RSEQ_LOCK 1
-#endif
-#endif
+/* (Whether owners take it by restartable sequence: PA_RSEQ_LOCK, platform.h.) */
 
 /* ---------------------------------------------------------------------- */
 /* Statistics ("stats.c"): one list generates the fields, names and output */
@@ -478,7 +456,13 @@ struct pa_node {
 enum pa_zone_layout { PA_ZONES_X86_64, PA_ZONES_FLAT };
 #define PA_ZONE_DMA_BYTES (16ull << 20) /* ZONE_DMA with zone_dma=1, as x86-64 */
 
-enum pa_backing { PA_BACKING_NONE, PA_BACKING_ANON, PA_BACKING_FILE, PA_BACKING_HUGETLB };
+enum pa_backing {
+	PA_BACKING_NONE,
+	PA_BACKING_ANON,
+	PA_BACKING_FILE,
+	PA_BACKING_HUGETLB,
+	PA_BACKING_PLATFORM, /* the platform's frames hook says where they live */
+};
 enum pa_bad_page_mode { PA_BAD_PAGE_REPORT, PA_BAD_PAGE_PANIC };
 
 #define PA_ARG_MAX 64 /* a boot value kept as written, for messages */
@@ -602,7 +586,7 @@ struct pa_pool {
 	_Atomic unsigned watermark_scale_factor;
 	_Atomic int64_t
 	        min_free_kbytes;  /* the value in force: the boot key's, or Linux's formula */
-	pthread_mutex_t ctl_lock; /* serializes control writes (a knob and what follows from it) */
+	struct pa_mutex ctl_lock; /* serializes control writes (a knob and what follows from it) */
 
 	_Atomic uint64_t pcp_orders; /* bit o: order o goes through the per-CPU lists */
 	/* pcp_orders folded with the fast paths' order limits, so that each gate is one
@@ -613,13 +597,14 @@ struct pa_pool {
 	struct pa_pcp **cpu_pcp;
 	_Atomic unsigned pcp_high_fraction; /* 0: high auto-tuned; N: managed / N / CPUs */
 	_Atomic unsigned pcp_rules;         /* enum pcp_rules: whose high and batch rules */
-	pthread_mutex_t pcp_order_mutex;    /* serializes switching orders */
+	struct pa_mutex pcp_order_mutex;    /* serializes switching orders */
 
 	/* Movable owners ("migrate.c"): id -> ops; registered once, read without a lock. */
 	struct pa_owner_ops owners[256];
 	_Atomic unsigned nr_owners;
-	pthread_mutex_t owner_lock;
+	struct pa_mutex owner_lock;
 	_Atomic unsigned compact_fail_pct; /* fault injection: migrations answered AGAIN/BUSY */
+	_Atomic uint64_t fault_rng;        /* fault injection's random state (random_seed hook) */
 	_Atomic unsigned compaction_proactiveness;
 	struct pa_kcompactd *kcompactd; /* [node] */
 
@@ -628,7 +613,7 @@ struct pa_pool {
 	/* Memory hotplug ("hotplug.c"): a state per memory block. */
 	uint8_t *block_offline; /* [block]: 1 while offline */
 	uint64_t nr_blocks;
-	pthread_mutex_t hotplug_lock; /* one offline or online at a time */
+	struct pa_mutex hotplug_lock; /* one offline or online at a time */
 	/* Free page reporting ("reporting.c"); frees of this order or above notify it. */
 	struct pa_reporting *reporting;
 	_Atomic unsigned reporting_notify_order; /* UINT32_MAX while no device is registered */
@@ -649,57 +634,6 @@ struct pa_pool {
 /* "platform.c"                                                            */
 /* ---------------------------------------------------------------------- */
 
-void platform_fill_defaults(struct pa_platform *plat);
-/* One or two of reserve, commit and release: a set that cannot work (pa_boot refuses it). */
-bool platform_memory_hooks_partial(const struct pa_platform *plat);
-unsigned platform_cpu_slow(void);
-/*
- * The CPU id where rseq is missing: sched_getcpu(), cached per thread;
- * UINT32_MAX until asked. Asked again after a contended list lock and on
- * every refill and spill (platform_cpu_forget()): a stale id costs nothing
- * but locality, as the lists are locked either way. `none` is always
- * UINT32_MAX: the word a pool with a cpu_id hook reads (pool->cpu_off), so
- * that its fast path goes to the hook.
- */
-struct platform_cpu_cache {
-	uint32_t cpu;
-	uint32_t none;
-};
-/* Initial-exec: read in place off the thread pointer, never through __tls_get_addr(). */
-extern _Thread_local struct platform_cpu_cache platform_cpu_cache
-        __attribute__((tls_model("initial-exec")));
-
-static inline void platform_cpu_forget(void)
-{
-	platform_cpu_cache.cpu = UINT32_MAX;
-}
-
-/*
- * The default CPU id: the kernel's restartable-sequence area, which glibc
- * registers for every thread; a read of one word. Where it is missing (an
- * old kernel, valgrind) the per-thread cache stands in.
- */
-static inline unsigned platform_cpu(void)
-{
-	if (likely(__rseq_size)) {
-		const struct rseq *rs =
-		        (const struct rseq *)((char *)__builtin_thread_pointer() + __rseq_offset);
-		int cpu = (int)__atomic_load_n(&rs->cpu_id, __ATOMIC_RELAXED);
-		if (likely(cpu >= 0))
-			return (unsigned)cpu;
-	}
-	if (unlikely(platform_cpu_cache.cpu == UINT32_MAX))
-		return platform_cpu_slow();
-	return platform_cpu_cache.cpu;
-}
-/*
- * Where, from the thread pointer, a pool's fast paths read the CPU id, a
- * choice made once at boot: the rseq cpu_id word with rseq, else the
- * per-thread cache, or with a cpu_id hook (hook) the word that is always
- * out of range. The same offset in every thread (static TLS).
- */
-ptrdiff_t platform_cpu_offset(bool hook);
-unsigned platform_online_cpus(void);
 /* The machine's memory in bytes, from the platform hook. */
 static inline uint64_t platform_machine_bytes(const struct pa_pool *pool)
 {
@@ -730,8 +664,7 @@ static inline void pa_lock_min_spins(struct pa_lock *lock, enum pa_lock_site sit
 	            &lock->v, &free, 1, memory_order_acquire, memory_order_relaxed)))
 		platform_lock_slow(lock, site, min_spins);
 	if (unlikely(lock->pool->cfg.debug))
-		atomic_store_explicit(&lock->owner, (unsigned long)pthread_self(),
-		                      memory_order_relaxed);
+		atomic_store_explicit(&lock->owner, platform_self(), memory_order_relaxed);
 }
 
 static inline void pa_lock(struct pa_lock *lock, enum pa_lock_site site)
@@ -749,8 +682,8 @@ static inline void pa_unlock(struct pa_lock *lock)
 
 /* Lock precondition, checked when debug >= 1. */
 #define pa_lock_held(lock)                                                                         \
-	pa_assert((lock)->pool, atomic_load_explicit(&(lock)->owner, memory_order_relaxed) ==      \
-	                                (unsigned long)pthread_self())
+	pa_assert((lock)->pool,                                                                    \
+	          atomic_load_explicit(&(lock)->owner, memory_order_relaxed) == platform_self())
 
 /* Tier 2 and 3 checks: debug asserts (debug >= 1) and expensive validation (debug >= 2). */
 void pa_assert_fail(const char *expr, const char *file, int line, const char *func)
@@ -1331,9 +1264,7 @@ unsigned pool_cpu_slow(const struct pa_pool *pool, unsigned cpu);
  */
 static inline unsigned pool_cpu_nocall(const struct pa_pool *pool)
 {
-	return __atomic_load_n(
-	        (const uint32_t *)((char *)__builtin_thread_pointer() + pool->cpu_off),
-	        __ATOMIC_RELAXED);
+	return platform_cpu_word(pool->cpu_off);
 }
 
 /* The CPU the caller runs on, 0..nr_cpus-1. */
@@ -1495,10 +1426,10 @@ static inline bool pcp_rseq_trylock(const struct pa_pool *pool, struct pa_spin *
 	             "movl $1, (%[lock])\n"
 	             "332:\n\t"
 	             ".pushsection __rseq_failure, \"ax\"\n\t"
-	             ".long " PA_STR(RSEQ_SIG) "\n"
-	                                       "334:\n\t"
-	                                       "jmp %l[busy]\n\t"
-	                                       ".popsection"
+	             ".long " PA_STR(PA_RSEQ_SIG) "\n"
+	                                          "334:\n\t"
+	                                          "jmp %l[busy]\n\t"
+	                                          ".popsection"
 	             :
 	             : [cs] "r"(pool->rseq_cs_off), [cpu_off] "m"(pool->cpu_off), [cpu] "r"(cpu),
 	               [lock] "r"(&s->v)

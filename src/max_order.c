@@ -24,8 +24,6 @@
  */
 #include "internal.h"
 
-#include <stdlib.h>
-
 static void lock_zones(struct pa_pool *pool)
 {
 	for (unsigned i = 0; i < pool->nr_zones; i++)
@@ -58,7 +56,7 @@ static int merge_from(struct pa_zone *z, unsigned old)
 	uint64_t n = 0;
 	for (unsigned mt = 0; mt < PA_MT_COUNT; mt++)
 		n += zone_free_count(z, old, mt);
-	pa_pfn_t *pfns = malloc((n ? n : 1) * sizeof *pfns);
+	pa_pfn_t *pfns = pa_malloc(&z->pool->plat, (n ? n : 1) * sizeof *pfns);
 	if (!pfns)
 		return -ENOMEM;
 	uint64_t k = 0;
@@ -74,7 +72,7 @@ static int merge_from(struct pa_zone *z, unsigned old)
 		buddy_list_del(z, pfns[i]);
 		buddy_free_block(z, pfns[i], old, mt);
 	}
-	free(pfns);
+	pa_free(&z->pool->plat, pfns);
 	return 0;
 }
 

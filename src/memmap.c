@@ -6,15 +6,9 @@
  * so a buddy in an absent section simply never looks free. Also the pageblock
  * bitmap beside it and the optional backing memory of the frames.
  */
-#define _GNU_SOURCE
 #include "internal.h"
 
-#include <fcntl.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <sys/mman.h>
-#include <unistd.h>
+static int memmap_map_backing(struct pa_pool *pool, char *err, size_t errlen);
 
 static uint64_t div_up(uint64_t a, uint64_t b)
 {
@@ -64,11 +58,11 @@ static int memmap_back_sections(struct pa_pool *pool, char *err, size_t errlen)
 			                           (char *)pool->map + run * sec_bytes,
 			                           (s - run) * sec_bytes);
 			if (rc) {
-				snprintf(
+				pa_snprintf(
 				        err, errlen,
 				        "mem: cannot back the frame map of sections %llu..%llu (%s)",
 				        (unsigned long long)run, (unsigned long long)s - 1,
-				        strerror(-rc));
+				        platform_strerror(-rc));
 				return rc;
 			}
 		}
@@ -84,83 +78,6 @@ static int memmap_back_sections(struct pa_pool *pool, char *err, size_t errlen)
 			if (memmap_section_present(pool, pfn))
 				set_page_state(pfn_page(pool, pfn), PS_HOLE);
 	}
-	return 0;
-}
-
-static int backing_fail(char *err, size_t errlen, const char *what, int e)
-{
-	snprintf(err, errlen, "%s (%s)", what, strerror(e));
-	return -e;
-}
-
-/*
- * backing=file:PATH: open the file, creating it if it is not there (then it
- * is ours to remove at shutdown, unless backing_keep=1), and size it to mem.
- * Errors name the path.
- */
-static int backing_open_file(struct pa_pool *pool, size_t bytes, char *err, size_t errlen)
-{
-	const char *path = pool->cfg.backing_path;
-	char what[400];
-	pool->backing_fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
-	pool->backing_created = pool->backing_fd >= 0;
-	if (pool->backing_fd < 0 && errno == EEXIST)
-		pool->backing_fd = open(path, O_RDWR | O_CLOEXEC);
-	if (pool->backing_fd < 0) {
-		snprintf(what, sizeof what, "backing=file:%s: cannot open or create the file",
-		         path);
-		return backing_fail(err, errlen, what, errno);
-	}
-	if (ftruncate(pool->backing_fd, (off_t)bytes) != 0) {
-		snprintf(what, sizeof what, "backing=file:%s: cannot size the file to mem", path);
-		return backing_fail(err, errlen, what, errno);
-	}
-	return 0;
-}
-
-/* Map the bytes behind the frames, for backing=anon, file:PATH and hugetlb. */
-static int memmap_map_backing(struct pa_pool *pool, char *err, size_t errlen)
-{
-	const struct pa_boot_config *c = &pool->cfg;
-	size_t bytes = (size_t)c->mem;
-	void *p = MAP_FAILED;
-	switch (c->backing) {
-	case PA_BACKING_NONE:
-		return 0;
-	case PA_BACKING_ANON:
-		p = mmap(NULL, bytes, PROT_READ | PROT_WRITE,
-		         MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-		if (p == MAP_FAILED)
-			return backing_fail(err, errlen, "backing=anon: cannot map mem", errno);
-		break;
-	case PA_BACKING_FILE: {
-		int rc = backing_open_file(pool, bytes, err, errlen);
-		if (rc)
-			return rc;
-		p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, pool->backing_fd, 0);
-		if (p == MAP_FAILED) {
-			char what[400];
-			snprintf(what, sizeof what, "backing=file:%s: cannot map the file",
-			         c->backing_path);
-			return backing_fail(err, errlen, what, errno);
-		}
-		break;
-	}
-	case PA_BACKING_HUGETLB:
-		/* No MAP_NORESERVE: without reserved huge pages this must fail now, not SIGBUS later. */
-		p = mmap(NULL, bytes, PROT_READ | PROT_WRITE,
-		         MAP_PRIVATE | MAP_ANONYMOUS | MAP_HUGETLB, -1, 0);
-		if (p == MAP_FAILED)
-			return backing_fail(
-			        err, errlen,
-			        "backing=hugetlb: cannot map mem from huge pages; reserve "
-			        "enough in /proc/sys/vm/nr_hugepages, and make mem a multiple "
-			        "of the huge page size",
-			        errno);
-		break;
-	}
-	pool->base = p;
-	pool->base_bytes = bytes;
 	return 0;
 }
 
@@ -202,11 +119,11 @@ static int memmap_check_fits(struct pa_pool *pool, char *err, size_t errlen)
 	uint64_t have = platform_machine_bytes(pool);
 	if (need <= have)
 		return 0;
-	snprintf(err, errlen,
-	         "mem=%s: the frame metadata would need %llu MiB at boot and the machine has "
-	         "%llu MiB; use a smaller mem= or a larger page_shift=",
-	         c->mem_arg, (unsigned long long)div_up(need, 1ull << 20),
-	         (unsigned long long)(have >> 20));
+	pa_snprintf(err, errlen,
+	            "mem=%s: the frame metadata would need %llu MiB at boot and the machine has "
+	            "%llu MiB; use a smaller mem= or a larger page_shift=",
+	            c->mem_arg, (unsigned long long)div_up(need, 1ull << 20),
+	            (unsigned long long)(have >> 20));
 	return -ENOMEM;
 }
 
@@ -220,12 +137,12 @@ int memmap_init(struct pa_pool *pool, char *err, size_t errlen)
 	pool->nr_sections = div_up(pool->nr_frames, 1ull << c->section_shift);
 	pool->map_bytes = pool->nr_sections * (sizeof(struct pa_page) << c->section_shift);
 	pool->map = pool->plat.reserve(pool->plat.ctx, pool->map_bytes);
-	pool->section_present = calloc(pool->nr_sections, 1);
+	pool->section_present = pa_calloc(&pool->plat, pool->nr_sections, 1);
 	pool->nr_pageblocks = div_up(pool->nr_frames, 1ull << c->pageblock_order);
-	pool->pb_bits = malloc(pool->nr_pageblocks);
+	pool->pb_bits = pa_malloc(&pool->plat, pool->nr_pageblocks);
 	if (!pool->map || !pool->section_present || !pool->pb_bits) {
-		snprintf(err, errlen, "mem=%llu: cannot reserve the frame map (%zu bytes)",
-		         (unsigned long long)c->mem, pool->map_bytes);
+		pa_snprintf(err, errlen, "mem=%llu: cannot reserve the frame map (%zu bytes)",
+		            (unsigned long long)c->mem, pool->map_bytes);
 		return -ENOMEM;
 	}
 	/* As Linux, every pageblock starts MOVABLE; claims retype them as needed. */
@@ -234,18 +151,29 @@ int memmap_init(struct pa_pool *pool, char *err, size_t errlen)
 	return rc ? rc : memmap_map_backing(pool, err, errlen);
 }
 
+/* backing=platform: the embedder's memory (a kernel's direct map); the rest is the OS's. */
+static int memmap_map_backing(struct pa_pool *pool, char *err, size_t errlen)
+{
+	if (pool->cfg.backing != PA_BACKING_PLATFORM)
+		return platform_backing_map(pool, err, errlen);
+	pool->base = pool->plat.frames ? pool->plat.frames(pool->plat.ctx, pool->cfg.mem) : NULL;
+	pool->base_bytes = (size_t)pool->cfg.mem;
+	if (!pool->base) {
+		pa_snprintf(err, errlen, "backing=platform: %s",
+		            pool->plat.frames ? "the platform's frames hook gave no memory" :
+		                                "the platform has no frames hook");
+		return -EINVAL;
+	}
+	return 0;
+}
+
 void memmap_destroy(struct pa_pool *pool)
 {
-	if (pool->base)
-		munmap(pool->base, pool->base_bytes);
-	if (pool->backing_fd >= 0)
-		close(pool->backing_fd);
-	if (pool->backing_created && !pool->cfg.backing_keep)
-		unlink(pool->cfg.backing_path);
+	platform_backing_unmap(pool);
 	if (pool->map)
 		pool->plat.release(pool->plat.ctx, pool->map, pool->map_bytes);
-	free(pool->section_present);
-	free(pool->pb_bits);
+	pa_free(&pool->plat, pool->section_present);
+	pa_free(&pool->plat, pool->pb_bits);
 }
 
 pa_pfn_t pa_page_to_pfn(const struct pa_pool *pool, const struct pa_page *page)

@@ -16,21 +16,18 @@
  */
 #include "internal.h"
 
-#include <stdlib.h>
-#include <string.h>
-
 int pa_owner_register(struct pa_pool *pool, const struct pa_owner_ops *ops)
 {
 	if (!pool || !ops || !ops->migrate)
 		return -EINVAL;
-	pthread_mutex_lock(&pool->owner_lock);
+	pa_mutex_lock(&pool->owner_lock);
 	unsigned id = atomic_load(&pool->nr_owners);
 	if (id < 256) {
 		pool->owners[id] = *ops;
 		/* Release: a reader that sees the count sees the table entry. */
 		atomic_store_explicit(&pool->nr_owners, id + 1, memory_order_release);
 	}
-	pthread_mutex_unlock(&pool->owner_lock);
+	pa_mutex_unlock(&pool->owner_lock);
 	return id < 256 ? (int)id : -ENOSPC;
 }
 
@@ -167,6 +164,16 @@ void migrate_putback(struct pa_zone *z, pa_pfn_t pfn)
 	__atomic_store_n(&p->state, (uint8_t)PS_ALLOC, __ATOMIC_RELEASE);
 }
 
+/* splitmix64 over a shared counter: lock-free, and a seed from the platform. */
+static uint64_t fault_random(struct pa_pool *pool)
+{
+	uint64_t z = atomic_fetch_add_explicit(&pool->fault_rng, 0x9e3779b97f4a7c15ull,
+	                                       memory_order_relaxed);
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+	return z ^ (z >> 31);
+}
+
 /*
  * The owner's answer, unless fault injection answers first: a test knob
  * that makes a share of migrations fail as an owner would, to prove that a
@@ -176,8 +183,11 @@ static enum pa_migrate_result ask_owner(struct pa_pool *pool, struct pa_page *sr
                                         struct pa_page *dst)
 {
 	unsigned pct = atomic_load_explicit(&pool->compact_fail_pct, memory_order_relaxed);
-	if (pct && (unsigned)(rand() % 100) < pct)
-		return rand() & 1 ? PA_MIGRATE_AGAIN : PA_MIGRATE_BUSY;
+	if (pct) {
+		uint64_t r = fault_random(pool);
+		if (r % 100 < pct)
+			return (r >> 32) & 1 ? PA_MIGRATE_AGAIN : PA_MIGRATE_BUSY;
+	}
 	const struct pa_owner_ops *ops = &pool->owners[page_owner(src)];
 	return ops->migrate(ops->ctx, src->private, src, dst, page_order(src));
 }

@@ -18,9 +18,6 @@
  */
 #include "internal.h"
 
-#include <stdlib.h>
-#include <string.h>
-
 #define PCP_BATCH_SCALE_MAX   5 /* Linux's: runs of refills or frees scale a batch to batch << 5 */
 /*
  * Past Linux: a CPU that keeps refilling its unmovable and reclaimable
@@ -64,11 +61,11 @@ int pcp_init_zone(struct pa_zone *z)
 	unsigned cpus = pool->cfg.nr_cpus, orders = pool->max_order_boot + 1;
 	size_t stride =
 	        (sizeof(struct pa_pcp) + orders * sizeof(struct pcp_order) + 63) & ~(size_t)63;
-	char *mem = aligned_alloc(64, stride * cpus);
-	z->pcp = calloc(cpus, sizeof *z->pcp);
+	char *mem = pa_malloc_aligned(&pool->plat, stride * cpus, 64);
+	z->pcp = pa_calloc(&pool->plat, cpus, sizeof *z->pcp);
 	if (!mem || !z->pcp) {
-		free(mem);
-		free(z->pcp);
+		pa_free_aligned(&pool->plat, mem);
+		pa_free(&pool->plat, z->pcp);
 		z->pcp = NULL;
 		return -ENOMEM;
 	}
@@ -90,8 +87,9 @@ void pcp_destroy_zone(struct pa_zone *z)
 {
 	if (!z->pcp)
 		return;
-	free(z->pcp[0]); /* the block starts with CPU 0's */
-	free(z->pcp);
+	const struct pa_platform *plat = &z->pool->plat;
+	pa_free_aligned(plat, z->pcp[0]); /* the block starts with CPU 0's */
+	pa_free(plat, z->pcp);
 	z->pcp = NULL;
 }
 
@@ -613,7 +611,7 @@ void pcp_drain_cpu(struct pa_zone *z, unsigned cpu, uint64_t order_mask)
  */
 void pcp_set_order(struct pa_pool *pool, unsigned order, bool on)
 {
-	pthread_mutex_lock(&pool->pcp_order_mutex);
+	pa_mutex_lock(&pool->pcp_order_mutex);
 	if (on)
 		atomic_fetch_or(&pool->pcp_orders, 1ull << order);
 	else
@@ -622,7 +620,7 @@ void pcp_set_order(struct pa_pool *pool, unsigned order, bool on)
 	for (unsigned i = 0; !on && i < pool->nr_zones; i++)
 		for (unsigned c = 0; c < pool->cfg.nr_cpus; c++)
 			pcp_drain_cpu(&pool->zones[i], c, 1ull << order);
-	pthread_mutex_unlock(&pool->pcp_order_mutex);
+	pa_mutex_unlock(&pool->pcp_order_mutex);
 }
 
 /*
@@ -654,7 +652,7 @@ static const char *const rules_names[PCP_NR_RULES] = {
 int pcp_rules_parse(const char *s)
 {
 	for (int r = 0; r < PCP_NR_RULES; r++)
-		if (strcmp(s, rules_names[r]) == 0)
+		if (pa_strcmp(s, rules_names[r]) == 0)
 			return r;
 	return -1;
 }

@@ -1,43 +1,202 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The default userspace platform: CPU id, clock, metadata memory, reports,
- * and locks that count their contention. Everything the core needs from the
- * outside world goes through struct pa_platform, so an embedder can replace
- * any of it.
+ * The platform layer's own half: what the core builds on the hooks of
+ * struct pa_platform, the same on every platform. The zone lock's slow path
+ * and the sleeping mutexes and condition variables sleep through the wait
+ * and wake hooks (a futex where there is one); the core's small allocations
+ * go through the alloc hook; workers start through thread_start, and where
+ * a platform has none their callers do the work themselves. The defaults of
+ * the hooks are one file per platform (platform/posix.c,
+ * platform/freestanding.c).
  */
-#define _GNU_SOURCE
 #include "internal.h"
 
-#include <linux/membarrier.h>
-#include <sched.h>
-#include <stdarg.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <sys/mman.h>
-#include <sys/syscall.h>
-#include <time.h>
-#include <unistd.h>
-
-_Thread_local struct platform_cpu_cache platform_cpu_cache
-        __attribute__((tls_model("initial-exec"))) = { UINT32_MAX, UINT32_MAX };
-
-/* Without rseq, sched_getcpu() is a system call: asked only when the cache was forgotten. */
-unsigned platform_cpu_slow(void)
+const char *platform_check(const struct pa_platform *plat)
 {
-	int cpu = sched_getcpu();
-	platform_cpu_cache.cpu = cpu < 0 ? 0 : (unsigned)cpu;
-	return platform_cpu_cache.cpu;
+	unsigned mem = !!plat->reserve + !!plat->commit + !!plat->release;
+	if (mem != 0 && mem != 3)
+		return "reserve, commit and release are given all three or none";
+	if (!plat->alloc != !plat->free)
+		return "alloc and free are given both or neither";
+	if (!plat->wait != !plat->wake)
+		return "wait and wake are given both or neither";
+	if (!plat->thread_start != !plat->thread_join)
+		return "thread_start and thread_join are given both or neither";
+	return NULL;
 }
 
-ptrdiff_t platform_cpu_offset(bool hook)
+void platform_fill_defaults(struct pa_platform *plat)
 {
-	char *tp = __builtin_thread_pointer();
-	if (hook)
-		return (char *)&platform_cpu_cache.none - tp;
-	if (!__rseq_size)
-		return (char *)&platform_cpu_cache.cpu - tp;
-	return __rseq_offset + (ptrdiff_t)offsetof(struct rseq, cpu_id);
+	platform_os_defaults(plat);
 }
+
+/* ---------------------------------------------------------------------- */
+/* Small allocations                                                       */
+/* ---------------------------------------------------------------------- */
+
+/* The size asked, kept in front of the block for pa_free(); 16 bytes keep the alignment. */
+#define ALLOC_HEADER 16
+/* Without an alloc hook (a freestanding build's default): whole pages of the metadata hooks. */
+#define ALLOC_PAGE   4096
+
+static void *alloc_pages(const struct pa_platform *plat, size_t *bytes)
+{
+	*bytes = (*bytes + ALLOC_PAGE - 1) & ~(size_t)(ALLOC_PAGE - 1);
+	void *p = plat->reserve(plat->ctx, *bytes);
+	if (p && plat->commit(plat->ctx, p, *bytes) != 0) {
+		plat->release(plat->ctx, p, *bytes);
+		p = NULL;
+	}
+	return p;
+}
+
+void *pa_malloc(const struct pa_platform *plat, size_t bytes)
+{
+	if (bytes > SIZE_MAX - ALLOC_PAGE)
+		return NULL;
+	size_t total = bytes + ALLOC_HEADER;
+	char *p = plat->alloc ? plat->alloc(plat->ctx, total) : alloc_pages(plat, &total);
+	if (!p)
+		return NULL;
+	*(size_t *)p = total;
+	return p + ALLOC_HEADER;
+}
+
+void *pa_calloc(const struct pa_platform *plat, size_t n, size_t size)
+{
+	if (size && n > SIZE_MAX / size)
+		return NULL;
+	void *p = pa_malloc(plat, n * size);
+	if (p)
+		memset(p, 0, n * size);
+	return p;
+}
+
+void pa_free(const struct pa_platform *plat, void *p)
+{
+	if (!p)
+		return;
+	char *block = (char *)p - ALLOC_HEADER;
+	if (plat->free)
+		plat->free(plat->ctx, block, *(size_t *)block);
+	else
+		plat->release(plat->ctx, block, *(size_t *)block);
+}
+
+/* The address pa_malloc() gave is kept in the word before the aligned block. */
+void *pa_malloc_aligned(const struct pa_platform *plat, size_t bytes, size_t align)
+{
+	if (bytes > SIZE_MAX - align - sizeof(void *))
+		return NULL;
+	char *raw = pa_malloc(plat, bytes + align + sizeof(void *));
+	if (!raw)
+		return NULL;
+	uintptr_t at = ((uintptr_t)raw + sizeof(void *) + align - 1) & ~(uintptr_t)(align - 1);
+	((void **)at)[-1] = raw;
+	return (void *)at;
+}
+
+void pa_free_aligned(const struct pa_platform *plat, void *p)
+{
+	if (p)
+		pa_free(plat, ((void **)p)[-1]);
+}
+
+/* ---------------------------------------------------------------------- */
+/* Sleeping mutexes and condition variables                                */
+/* ---------------------------------------------------------------------- */
+
+void pa_mutex_init(struct pa_mutex *m, const struct pa_platform *plat)
+{
+	atomic_init(&m->v, 0);
+	m->plat = plat;
+}
+
+/* 0 -> 1 takes it; else mark it 2 (a sleeper may be waiting) and sleep until it is free. */
+void pa_mutex_lock(struct pa_mutex *m)
+{
+	uint32_t free = 0;
+	if (atomic_compare_exchange_strong_explicit(&m->v, &free, 1, memory_order_acquire,
+	                                            memory_order_relaxed))
+		return;
+	while (atomic_exchange_explicit(&m->v, 2, memory_order_acquire) != 0)
+		platform_wait(m->plat, &m->v, 2, UINT64_MAX);
+}
+
+void pa_mutex_unlock(struct pa_mutex *m)
+{
+	if (atomic_exchange_explicit(&m->v, 0, memory_order_release) == 2)
+		platform_wake(m->plat, &m->v, 1);
+}
+
+void pa_cond_init(struct pa_cond *c, const struct pa_platform *plat)
+{
+	atomic_init(&c->seq, 0);
+	c->plat = plat;
+}
+
+/*
+ * The sequence is read before the mutex is dropped: a signal between the
+ * unlock and the sleep moves it on, and the wait hook then returns at once.
+ */
+static void cond_sleep(struct pa_cond *c, struct pa_mutex *m, uint64_t timeout_ns)
+{
+	uint32_t seq = atomic_load_explicit(&c->seq, memory_order_relaxed);
+	pa_mutex_unlock(m);
+	platform_wait(c->plat, &c->seq, seq, timeout_ns);
+	pa_mutex_lock(m);
+}
+
+void pa_cond_wait(struct pa_cond *c, struct pa_mutex *m)
+{
+	cond_sleep(c, m, UINT64_MAX);
+}
+
+int pa_cond_timedwait(struct pa_cond *c, struct pa_mutex *m, uint64_t timeout_ns)
+{
+	const struct pa_platform *plat = c->plat;
+	uint64_t t0 = plat->now_ns(plat->ctx);
+	cond_sleep(c, m, timeout_ns);
+	return plat->now_ns(plat->ctx) - t0 >= timeout_ns ? -ETIMEDOUT : 0;
+}
+
+void pa_cond_signal(struct pa_cond *c)
+{
+	atomic_fetch_add_explicit(&c->seq, 1, memory_order_release);
+	platform_wake(c->plat, &c->seq, 1);
+}
+
+void pa_cond_broadcast(struct pa_cond *c)
+{
+	atomic_fetch_add_explicit(&c->seq, 1, memory_order_release);
+	platform_wake(c->plat, &c->seq, UINT_MAX);
+}
+
+/* ---------------------------------------------------------------------- */
+/* Workers                                                                 */
+/* ---------------------------------------------------------------------- */
+
+bool platform_has_threads(const struct pa_platform *plat)
+{
+	return plat->thread_start != NULL;
+}
+
+int platform_thread_start(const struct pa_platform *plat, pa_thread_t *t, void (*fn)(void *arg),
+                          void *arg)
+{
+	if (!plat->thread_start)
+		return -ENOSYS;
+	return plat->thread_start(plat->ctx, t, fn, arg);
+}
+
+void platform_thread_join(const struct pa_platform *plat, pa_thread_t t)
+{
+	plat->thread_join(plat->ctx, t);
+}
+
+/* ---------------------------------------------------------------------- */
+/* CPU id, reports, assertions                                             */
+/* ---------------------------------------------------------------------- */
 
 unsigned pool_cpu_slow(const struct pa_pool *pool, unsigned cpu)
 {
@@ -48,102 +207,27 @@ unsigned pool_cpu_slow(const struct pa_pool *pool, unsigned cpu)
 	return cpu < pool->cfg.nr_cpus ? cpu : cpu % pool->cfg.nr_cpus;
 }
 
-static unsigned default_cpu_id(void *ctx)
-{
-	(void)ctx;
-	return platform_cpu();
-}
-
-static uint64_t default_now_ns(void *ctx)
-{
-	(void)ctx;
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
-/*
- * Reserved metadata reads as zero without memory behind it: the kernel maps
- * its shared zero page on a read fault. The buddy relies on that to look at
- * the descriptor of a buddy in an absent section without a validity check.
- */
-static void *default_reserve(void *ctx, size_t bytes)
-{
-	(void)ctx;
-	void *p = mmap(NULL, bytes, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-	return p == MAP_FAILED ? NULL : p;
-}
-
-static int default_commit(void *ctx, void *addr, size_t bytes)
-{
-	(void)ctx;
-	return mprotect(addr, bytes, PROT_READ | PROT_WRITE) == 0 ? 0 : -errno;
-}
-
-static void default_release(void *ctx, void *addr, size_t bytes)
-{
-	(void)ctx;
-	munmap(addr, bytes);
-}
-
-static uint64_t default_machine_bytes(void *ctx)
-{
-	(void)ctx;
-	long pages = sysconf(_SC_PHYS_PAGES), size = sysconf(_SC_PAGESIZE);
-	return pages > 0 && size > 0 ? (uint64_t)pages * (uint64_t)size : UINT64_MAX;
-}
-
-static void default_report(void *ctx, const char *line)
-{
-	(void)ctx;
-	fprintf(stderr, "pagealloc: %s\n", line);
-}
-
-bool platform_memory_hooks_partial(const struct pa_platform *plat)
-{
-	unsigned given = !!plat->reserve + !!plat->commit + !!plat->release;
-	return given != 0 && given != 3;
-}
-
-/* A set of memory hooks is all three or none (pa_boot checked): NULL gets all three defaults. */
-void platform_fill_defaults(struct pa_platform *plat)
-{
-	if (!plat->cpu_id)
-		plat->cpu_id = default_cpu_id;
-	if (!plat->now_ns)
-		plat->now_ns = default_now_ns;
-	if (!plat->reserve) {
-		plat->reserve = default_reserve;
-		plat->commit = default_commit;
-		plat->release = default_release;
-	}
-	if (!plat->report)
-		plat->report = default_report;
-	if (!plat->machine_bytes)
-		plat->machine_bytes = default_machine_bytes;
-}
-
-unsigned platform_online_cpus(void)
-{
-	long n = sysconf(_SC_NPROCESSORS_ONLN);
-	return n < 1 ? 1 : (unsigned)n;
-}
-
 void platform_report(const struct pa_pool *pool, const char *fmt, ...)
 {
 	char line[512];
 	va_list ap;
 	va_start(ap, fmt);
-	vsnprintf(line, sizeof line, fmt, ap);
+	pa_vsnprintf(line, sizeof line, fmt, ap);
 	va_end(ap);
 	pool->plat.report(pool->plat.ctx, line);
 }
 
 void pa_assert_fail(const char *expr, const char *file, int line, const char *func)
 {
-	fprintf(stderr, "pagealloc: assertion failed: %s (%s:%d, %s)\n", expr, file, line, func);
-	abort();
+	char msg[512];
+	pa_snprintf(msg, sizeof msg, "assertion failed: %s (%s:%d, %s)", expr, file, line, func);
+	platform_stderr(msg);
+	platform_panic();
 }
+
+/* ---------------------------------------------------------------------- */
+/* The zone lock and the per-CPU list lock                                 */
+/* ---------------------------------------------------------------------- */
 
 /*
  * Spin tries before sleeping: twice the running average of the tries that
@@ -160,8 +244,6 @@ void platform_lock_init(struct pa_lock *lock, struct pa_pool *pool, const char *
 {
 	atomic_init(&lock->v, 0);
 	atomic_init(&lock->spins, LOCK_SPINS_START);
-	pthread_mutex_init(&lock->mutex, NULL);
-	pthread_cond_init(&lock->cond, NULL);
 	lock->name = name;
 	lock->pool = pool;
 	atomic_init(&lock->owner, 0);
@@ -171,17 +253,7 @@ void platform_lock_init(struct pa_lock *lock, struct pa_pool *pool, const char *
 
 void platform_lock_destroy(struct pa_lock *lock)
 {
-	pthread_mutex_destroy(&lock->mutex);
-	pthread_cond_destroy(&lock->cond);
-}
-
-static inline void cpu_relax(void)
-{
-#if defined(__x86_64__) || defined(__i386__)
-	__builtin_ia32_pause();
-#elif defined(__aarch64__)
-	__asm__ volatile("yield");
-#endif
+	(void)lock;
 }
 
 /* Spin for the lock, at most limit tries; the tries it took, or 0 if it is still taken. */
@@ -189,7 +261,7 @@ static unsigned lock_spin(struct pa_lock *lock, unsigned limit)
 {
 	for (unsigned i = 1; i <= limit; i++) {
 		uint32_t free = 0;
-		cpu_relax();
+		platform_relax();
 		if (atomic_load_explicit(&lock->v, memory_order_relaxed) == 0 &&
 		    atomic_compare_exchange_weak_explicit(&lock->v, &free, 1, memory_order_acquire,
 		                                          memory_order_relaxed))
@@ -210,11 +282,11 @@ static void lock_adapt(struct pa_lock *lock, unsigned spun)
 
 /*
  * The compare-and-swap failed: spin while the holder is likely running,
- * then sleep until an unlock that sees 2 wakes us. Taking the word with 2
- * after a sleep is conservative: the next unlock wakes whoever else sleeps.
- * The wait is accounted to the call site while the lock is held, so the
- * figures need no atomics; every call is one contended acquisition, however
- * it ends.
+ * then sleep on the word (the wait hook) until an unlock that sees 2 wakes
+ * us. Taking the word with 2 after a sleep is conservative: the next unlock
+ * wakes whoever else sleeps. The wait is accounted to the call site while
+ * the lock is held, so the figures need no atomics; every call is one
+ * contended acquisition, however it ends.
  */
 void platform_lock_slow(struct pa_lock *lock, enum pa_lock_site site, unsigned min_spins)
 {
@@ -223,12 +295,9 @@ void platform_lock_slow(struct pa_lock *lock, enum pa_lock_site site, unsigned m
 	unsigned limit = 2 * atomic_load_explicit(&lock->spins, memory_order_relaxed);
 	limit = limit < min_spins ? min_spins : limit;
 	unsigned spun = lock_spin(lock, limit < LOCK_SPINS_MAX ? limit : LOCK_SPINS_MAX);
-	if (!spun) {
-		pthread_mutex_lock(&lock->mutex);
+	if (!spun)
 		while (atomic_exchange_explicit(&lock->v, 2, memory_order_acquire) != 0)
-			pthread_cond_wait(&lock->cond, &lock->mutex);
-		pthread_mutex_unlock(&lock->mutex);
-	}
+			platform_wait(plat, &lock->v, 2, UINT64_MAX);
 	lock_adapt(lock, spun);
 	uint64_t waited = plat->now_ns(plat->ctx) - t0;
 	struct pa_lock_stat *st = &lock->site[site];
@@ -238,72 +307,15 @@ void platform_lock_slow(struct pa_lock *lock, enum pa_lock_site site, unsigned m
 		st->max_wait_ns = waited;
 }
 
-/* An unlock found a waiter that may sleep: the mutex orders this after its check. */
+/* An unlock found a waiter that may sleep. */
 void platform_lock_wake(struct pa_lock *lock)
 {
-	pthread_mutex_lock(&lock->mutex);
-	pthread_cond_signal(&lock->cond);
-	pthread_mutex_unlock(&lock->mutex);
-}
-
-/* Wait for a per-CPU list lock (a drain, validation, or a remote CPU's lists). */
-bool platform_rseq_lock_init(unsigned nr_cpus)
-{
-#ifdef PA_RSEQ_LOCK
-	/* A CPU id from nr_cpus up is wrapped onto another CPU's lists: those need the exchange. */
-	long cpus = sysconf(_SC_NPROCESSORS_CONF);
-	return __rseq_size > offsetof(struct rseq, cpu_id) && cpus > 0 &&
-	       (unsigned long)cpus <= nr_cpus &&
-	       syscall(__NR_membarrier, MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED_RSEQ, 0, 0) == 0;
-#else
-	(void)nr_cpus;
-	return false;
-#endif
-}
-
-/*
- * Restart every restartable sequence in flight on cpu: aimed at cpu, else
- * at every CPU (a kernel before 5.10), else registered again first (a child
- * after fork() has a new mm). Registered at boot, so it can't fail for long:
- * a lock taken without it would be unsafe.
- */
-static void rseq_fence(unsigned cpu)
-{
-	for (int tries = 0; tries < 2; tries++) {
-		if (syscall(__NR_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED_RSEQ,
-		            MEMBARRIER_CMD_FLAG_CPU, cpu) == 0 ||
-		    syscall(__NR_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED_RSEQ, 0, 0) == 0)
-			return;
-		syscall(__NR_membarrier, MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED_RSEQ, 0, 0);
-	}
-	abort();
-}
-
-/* A thread's token as a remote taker of list locks: unique, never 0 or 1. */
-static _Thread_local uint32_t spin_token;
-static _Atomic uint32_t spin_tokens = 2;
-
-/*
- * A remote taker of a list lock whose owners take it by restartable
- * sequence (pcp_rseq_trylock()): its token in, the owner's sequences in
- * flight restarted, then still its token or an owner got there first.
- */
-static bool spin_trylock_remote(struct pa_spin *s)
-{
-	while (unlikely(spin_token < 2))
-		spin_token = atomic_fetch_add_explicit(&spin_tokens, 1, memory_order_relaxed);
-	uint32_t free = 0;
-	if (atomic_load_explicit(&s->v, memory_order_relaxed) != 0 ||
-	    !atomic_compare_exchange_strong_explicit(&s->v, &free, spin_token, memory_order_acquire,
-	                                             memory_order_relaxed))
-		return false;
-	rseq_fence(s->cpu);
-	return atomic_load_explicit(&s->v, memory_order_acquire) == spin_token;
+	platform_wake(&lock->pool->plat, &lock->v, 1);
 }
 
 static bool spin_trylock(const struct pa_pool *pool, struct pa_spin *s)
 {
-	return pool->pcp_rseq ? spin_trylock_remote(s) : pa_spin_trylock(s);
+	return pool->pcp_rseq ? platform_rseq_trylock_remote(&s->v, s->cpu) : pa_spin_trylock(s);
 }
 
 void platform_spin_lock(struct pa_pool *pool, struct pa_spin *s, enum pa_lock_site site)
@@ -314,9 +326,9 @@ void platform_spin_lock(struct pa_pool *pool, struct pa_spin *s, enum pa_lock_si
 	uint64_t t0 = plat->now_ns(plat->ctx);
 	for (unsigned spins = 0; !spin_trylock(pool, s); spins++) {
 		if (spins < 64)
-			cpu_relax();
+			platform_relax();
 		else
-			sched_yield(); /* the holder may be preempted: a 2-core machine runs 4 threads */
+			platform_yield(); /* the holder may be preempted: a 2-core machine runs 4 threads */
 	}
 	uint64_t waited = plat->now_ns(plat->ctx) - t0;
 	struct pa_lock_stat *st = &s->site[site];

@@ -32,25 +32,20 @@
  */
 #include "internal.h"
 
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <time.h>
-
 struct pa_reporting {
 	struct pa_pool *pool;
 	unsigned order;     /* the smallest order reported */
 	unsigned dev_order; /* the largest range the device takes */
 
-	pthread_mutex_t dev_lock; /* a pass or a (un)registration at a time */
+	struct pa_mutex dev_lock; /* a pass or a (un)registration at a time */
 	struct pa_page_reporting_ops ops;
 	void *arg;
 	bool registered;
 
 	/* The worker (page_reporting=thread), running while a device is registered. */
-	pthread_mutex_t lock;
-	pthread_cond_t cond;
-	pthread_t thread;
+	struct pa_mutex lock;
+	struct pa_cond cond;
+	pa_thread_t thread;
 	bool has_thread, stop; /* lock */
 	_Atomic bool requested;
 };
@@ -183,14 +178,14 @@ static long reporting_pass(struct pa_reporting *r, bool *again)
 	struct pa_pool *pool = r->pool;
 	int err = 0;
 	uint64_t frames = 0;
-	pthread_mutex_lock(&r->dev_lock);
+	pa_mutex_lock(&r->dev_lock);
 	if (!r->registered) {
-		pthread_mutex_unlock(&r->dev_lock);
+		pa_mutex_unlock(&r->dev_lock);
 		return -ENODEV;
 	}
 	for (unsigned i = 0; i < pool->nr_zones && !err; i++)
 		frames += report_zone(r, &pool->zones[i], &err, again);
-	pthread_mutex_unlock(&r->dev_lock);
+	pa_mutex_unlock(&r->dev_lock);
 	return (long)frames;
 }
 
@@ -198,42 +193,38 @@ static long reporting_pass(struct pa_reporting *r, bool *again)
 /* The worker                                                              */
 /* ---------------------------------------------------------------------- */
 
-/* Wait on the condition until the deadline or stop; r->lock held. */
-static void wait_until(struct pa_reporting *r, const struct timespec *deadline)
+/* Wait on the condition until the delay has passed or stop; r->lock held. */
+static void wait_for(struct pa_reporting *r, uint64_t delay_ns)
 {
-	while (!r->stop && pthread_cond_timedwait(&r->cond, &r->lock, deadline) != ETIMEDOUT)
-		;
+	const struct pa_platform *plat = &r->pool->plat;
+	uint64_t start = plat->now_ns(plat->ctx);
+	for (uint64_t spent = 0; !r->stop && spent < delay_ns;
+	     spent = plat->now_ns(plat->ctx) - start)
+		pa_cond_timedwait(&r->cond, &r->lock, delay_ns - spent);
 }
 
-static void *reporting_main(void *arg)
+static void reporting_main(void *arg)
 {
 	struct pa_reporting *r = arg;
-	pthread_mutex_lock(&r->lock);
+	pa_mutex_lock(&r->lock);
 	while (!r->stop) {
 		if (!atomic_load(&r->requested)) {
-			pthread_cond_wait(&r->cond, &r->lock);
+			pa_cond_wait(&r->cond, &r->lock);
 			continue;
 		}
 		/* Let free memory build up for the delay, as Linux's delayed work. */
-		struct timespec t;
-		clock_gettime(CLOCK_REALTIME, &t);
-		uint64_t ns = (uint64_t)t.tv_nsec +
-		              (uint64_t)r->pool->cfg.page_reporting_delay_ms * 1000000ull;
-		t.tv_sec += (time_t)(ns / 1000000000ull);
-		t.tv_nsec = (long)(ns % 1000000000ull);
-		wait_until(r, &t);
+		wait_for(r, (uint64_t)r->pool->cfg.page_reporting_delay_ms * 1000000ull);
 		if (r->stop)
 			break;
 		atomic_store(&r->requested, false);
-		pthread_mutex_unlock(&r->lock);
+		pa_mutex_unlock(&r->lock);
 		bool again = false;
 		reporting_pass(r, &again);
-		pthread_mutex_lock(&r->lock);
+		pa_mutex_lock(&r->lock);
 		if (again)
 			atomic_store(&r->requested, true);
 	}
-	pthread_mutex_unlock(&r->lock);
-	return NULL;
+	pa_mutex_unlock(&r->lock);
 }
 
 void reporting_notify(struct pa_pool *pool)
@@ -241,25 +232,25 @@ void reporting_notify(struct pa_pool *pool)
 	struct pa_reporting *r = pool->reporting;
 	if (atomic_exchange(&r->requested, true))
 		return;
-	pthread_mutex_lock(&r->lock);
+	pa_mutex_lock(&r->lock);
 	if (r->has_thread)
-		pthread_cond_signal(&r->cond);
-	pthread_mutex_unlock(&r->lock);
+		pa_cond_signal(&r->cond);
+	pa_mutex_unlock(&r->lock);
 }
 
 static void worker_stop(struct pa_reporting *r)
 {
-	pthread_mutex_lock(&r->lock);
+	pa_mutex_lock(&r->lock);
 	bool had = r->has_thread;
 	r->stop = true;
-	pthread_cond_broadcast(&r->cond);
-	pthread_mutex_unlock(&r->lock);
+	pa_cond_broadcast(&r->cond);
+	pa_mutex_unlock(&r->lock);
 	if (had)
-		pthread_join(r->thread, NULL);
-	pthread_mutex_lock(&r->lock);
+		platform_thread_join(&r->pool->plat, r->thread);
+	pa_mutex_lock(&r->lock);
 	r->has_thread = false;
 	r->stop = false;
-	pthread_mutex_unlock(&r->lock);
+	pa_mutex_unlock(&r->lock);
 }
 
 /* ---------------------------------------------------------------------- */
@@ -272,9 +263,9 @@ int pa_page_reporting_register(struct pa_pool *pool, const struct pa_page_report
 	if (!pool || !ops || !ops->report)
 		return -EINVAL;
 	struct pa_reporting *r = pool->reporting;
-	pthread_mutex_lock(&r->dev_lock);
+	pa_mutex_lock(&r->dev_lock);
 	if (r->registered) {
-		pthread_mutex_unlock(&r->dev_lock);
+		pa_mutex_unlock(&r->dev_lock);
 		return -EBUSY;
 	}
 	r->ops = *ops;
@@ -282,15 +273,16 @@ int pa_page_reporting_register(struct pa_pool *pool, const struct pa_page_report
 	r->registered = true;
 	atomic_store(&r->requested, true); /* as Linux: assume there is free memory to report */
 	int rc = 0;
-	if (!pool->cfg.page_reporting_manual) {
-		pthread_mutex_lock(&r->lock);
-		rc = -pthread_create(&r->thread, NULL, reporting_main, r);
+	/* Without threads, reporting is what page_reporting=manual makes it: pa_page_reporting_run(). */
+	if (!pool->cfg.page_reporting_manual && platform_has_threads(&pool->plat)) {
+		pa_mutex_lock(&r->lock);
+		rc = platform_thread_start(&pool->plat, &r->thread, reporting_main, r);
 		r->has_thread = rc == 0;
-		pthread_mutex_unlock(&r->lock);
+		pa_mutex_unlock(&r->lock);
 	}
 	r->registered = rc == 0;
 	atomic_store(&pool->reporting_notify_order, rc == 0 ? r->order : UINT32_MAX);
-	pthread_mutex_unlock(&r->dev_lock);
+	pa_mutex_unlock(&r->dev_lock);
 	return rc;
 }
 
@@ -301,10 +293,10 @@ void pa_page_reporting_unregister(struct pa_pool *pool)
 	struct pa_reporting *r = pool->reporting;
 	atomic_store(&pool->reporting_notify_order, UINT32_MAX);
 	worker_stop(r);
-	pthread_mutex_lock(&r->dev_lock); /* waits for a pass in progress */
+	pa_mutex_lock(&r->dev_lock); /* waits for a pass in progress */
 	r->registered = false;
 	atomic_store(&r->requested, false);
-	pthread_mutex_unlock(&r->dev_lock);
+	pa_mutex_unlock(&r->dev_lock);
 }
 
 long pa_page_reporting_run(struct pa_pool *pool)
@@ -331,10 +323,10 @@ int pa_page_reported(struct pa_pool *pool, const struct pa_page *page)
 int reporting_init(struct pa_pool *pool, char *err, size_t errlen)
 {
 	const struct pa_boot_config *c = &pool->cfg;
-	struct pa_reporting *r = calloc(1, sizeof *r);
+	struct pa_reporting *r = pa_calloc(&pool->plat, 1, sizeof *r);
 	atomic_store(&pool->reporting_notify_order, UINT32_MAX);
 	if (!r) {
-		snprintf(err, errlen, "page_reporting: out of memory");
+		pa_snprintf(err, errlen, "page_reporting: out of memory");
 		return -ENOMEM;
 	}
 	r->pool = pool;
@@ -342,9 +334,9 @@ int reporting_init(struct pa_pool *pool, char *err, size_t errlen)
 	                                         (unsigned)c->page_reporting_order;
 	r->dev_order = c->page_reporting_max_order < 0 ? c->max_order :
 	                                                 (unsigned)c->page_reporting_max_order;
-	pthread_mutex_init(&r->dev_lock, NULL);
-	pthread_mutex_init(&r->lock, NULL);
-	pthread_cond_init(&r->cond, NULL);
+	pa_mutex_init(&r->dev_lock, &pool->plat);
+	pa_mutex_init(&r->lock, &pool->plat);
+	pa_cond_init(&r->cond, &pool->plat);
 	pool->reporting = r;
 	return 0;
 }
@@ -355,9 +347,6 @@ void reporting_stop(struct pa_pool *pool)
 	if (!r)
 		return;
 	pa_page_reporting_unregister(pool);
-	pthread_mutex_destroy(&r->dev_lock);
-	pthread_mutex_destroy(&r->lock);
-	pthread_cond_destroy(&r->cond);
-	free(r);
+	pa_free(&pool->plat, r);
 	pool->reporting = NULL;
 }

@@ -16,8 +16,6 @@
  */
 #include "internal.h"
 
-#include <stdlib.h>
-
 /* splitmix64: a fast generator with a 64-bit state; quality is ample for an order. */
 static uint64_t rng_next(uint64_t *state)
 {
@@ -49,7 +47,7 @@ static void shuffle_list(struct pa_zone *z, unsigned mt)
 	uint64_t n = zone_free_count(z, mo, mt);
 	if (n < 2)
 		return;
-	uint32_t *pfns = malloc(n * sizeof *pfns);
+	uint32_t *pfns = pa_malloc(&z->pool->plat, n * sizeof *pfns);
 	if (!pfns)
 		return; /* the list stays as it is: in order, but whole */
 	uint64_t i = 0;
@@ -64,7 +62,7 @@ static void shuffle_list(struct pa_zone *z, unsigned mt)
 		pfns[j] = t;
 	}
 	buddy_relink_max(z, mt, pfns, i);
-	free(pfns);
+	pa_free(&z->pool->plat, pfns);
 }
 
 /*
@@ -86,7 +84,7 @@ void shuffle_zone(struct pa_zone *z)
 void shuffle_seed(struct pa_zone *z)
 {
 	struct pa_pool *pool = z->pool;
-	z->shuffle_rng = pool->plat.now_ns(pool->plat.ctx) ^ ((uint64_t)(uintptr_t)z << 16) ^
+	z->shuffle_rng = pool->plat.random_seed(pool->plat.ctx) ^ ((uint64_t)(uintptr_t)z << 16) ^
 	                 ((uint64_t)z->index << 48);
 }
 

@@ -15,10 +15,8 @@
  */
 #include "stats.h"
 
-#include <inttypes.h>
 #include <limits.h>
 #include <stdarg.h>
-#include <stdio.h>
 
 /* Used by ctl.c too; belongs in internal.h (see the note there). */
 
@@ -48,7 +46,7 @@ void stats_printf(struct sbuf *sb, const char *fmt, ...)
 	}
 	va_list ap;
 	va_start(ap, fmt);
-	int n = vsnprintf(dst, room, fmt, ap);
+	int n = pa_vsnprintf(dst, room, fmt, ap);
 	va_end(ap);
 	if (n > 0)
 		sb->pos += (size_t)n;

@@ -7,9 +7,6 @@
  */
 #include "stats.h"
 
-#include <inttypes.h>
-#include <stdlib.h>
-
 /* Copy the free block counts per order of a zone, under its lock. */
 static void snap_nr_free(struct pa_zone *zone, uint64_t *out)
 {
@@ -64,8 +61,8 @@ static void order_row(struct sbuf *sb, const struct order_report *r, const struc
 
 int stats_order_report(struct pa_pool *pool, struct sbuf *sb, const struct order_report *r)
 {
-	uint64_t *nr_free = calloc(pool->max_order_boot + 1,
-	                           sizeof *nr_free); /* max_order may rise meanwhile */
+	uint64_t *nr_free = pa_calloc(&pool->plat, pool->max_order_boot + 1,
+	                              sizeof *nr_free); /* max_order may rise meanwhile */
 	if (!nr_free)
 		return -ENOMEM;
 	if (sb->json) {
@@ -85,7 +82,7 @@ int stats_order_report(struct pa_pool *pool, struct sbuf *sb, const struct order
 		stats_js_close(sb, ']');
 		stats_js_close(sb, '}');
 	}
-	free(nr_free);
+	pa_free(&pool->plat, nr_free);
 	return 0;
 }
 

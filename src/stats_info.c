@@ -2,10 +2,6 @@
 /* The derived configuration: page size, orders, zones, watermarks, CMA areas. */
 #include "stats.h"
 
-#include <inttypes.h>
-#include <stdio.h>
-#include <string.h>
-
 /* One "key: value" of the configuration; the same list gives text and JSON. */
 struct info_field {
 	const char *key;
@@ -18,7 +14,7 @@ static const char *backing_name(const struct pa_boot_config *c, char *buf, size_
 {
 	static const char *const names[] = { "none", "anon", "file", "hugetlb" };
 	if (c->backing == PA_BACKING_FILE) {
-		snprintf(buf, len, "file:%s", c->backing_path);
+		pa_snprintf(buf, len, "file:%s", c->backing_path);
 		return buf;
 	}
 	return c->backing < sizeof names / sizeof names[0] ? names[c->backing] : "?";
@@ -190,7 +186,7 @@ static void info_field_out(struct sbuf *sb, const struct info_field *f)
 			stats_js_i64(sb, f->key, f->num);
 		return;
 	}
-	int pad = 26 - (int)strlen(f->key);
+	int pad = 26 - (int)pa_strlen(f->key);
 	stats_printf(sb, "%s:%*s ", f->key, pad > 0 ? pad : 0, "");
 	if (f->kind == IF_STR)
 		stats_printf(sb, "%s\n", f->str);

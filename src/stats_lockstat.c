@@ -2,11 +2,6 @@
 /* Lock contention, as perf lock contention prints it. */
 #include "stats.h"
 
-#include <inttypes.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-
 /*
  * One row per (lock, call site) that was ever contended, most contended
  * first, in the layout of `perf lock contention`:
@@ -58,7 +53,7 @@ static void lock_rows_add(struct lock_rows *r, const char *name, const char *typ
 			                  .contended = contended,
 			                  .total_wait_ns = site[s].total_wait_ns,
 			                  .max_wait_ns = site[s].max_wait_ns };
-		snprintf(row->name, sizeof row->name, "%s", name);
+		pa_snprintf(row->name, sizeof row->name, "%s", name);
 	}
 }
 
@@ -107,13 +102,13 @@ static void snap_locks(struct pa_pool *pool, struct lock_rows *r)
 		uint64_t busy[PA_NR_LOCK_SITES] = { 0 };
 		char name[48];
 		snap_zone_lock(zone, site);
-		snprintf(name, sizeof name, "zone->lock Node %u %s", zone->node,
-		         zone_name(zone->type));
+		pa_snprintf(name, sizeof name, "zone->lock Node %u %s", zone->node,
+		            zone_name(zone->type));
 		lock_rows_add(r, name, "spinlock", site, NULL);
 		memset(site, 0, sizeof site);
 		snap_pcp_locks(zone, site, busy);
-		snprintf(name, sizeof name, "pcp->lock Node %u %s", zone->node,
-		         zone_name(zone->type));
+		pa_snprintf(name, sizeof name, "pcp->lock Node %u %s", zone->node,
+		            zone_name(zone->type));
 		lock_rows_add(r, name, "spinlock", site, busy);
 	}
 }
@@ -126,8 +121,8 @@ static int lock_row_cmp(const void *a, const void *b)
 		return x->contended < y->contended ? 1 : -1;
 	if (x->total_wait_ns != y->total_wait_ns)
 		return x->total_wait_ns < y->total_wait_ns ? 1 : -1;
-	int c = strcmp(x->name, y->name);
-	return c ? c : strcmp(x->caller, y->caller);
+	int c = pa_strcmp(x->name, y->name);
+	return c ? c : pa_strcmp(x->caller, y->caller);
 }
 
 /* perf's time column: two decimals in the largest unit that fits, whole nanoseconds below 1 us. */
@@ -141,11 +136,11 @@ static void lock_time(char *buf, size_t len, uint64_t ns)
 	};
 	for (size_t i = 0; i < sizeof units / sizeof units[0]; i++) {
 		if ((double)ns >= units[i].base) {
-			snprintf(buf, len, "%.2f %s", (double)ns / units[i].base, units[i].unit);
+			pa_snprintf(buf, len, "%.2f %s", (double)ns / units[i].base, units[i].unit);
 			return;
 		}
 	}
-	snprintf(buf, len, "%" PRIu64 " ns", ns);
+	pa_snprintf(buf, len, "%" PRIu64 " ns", ns);
 }
 
 static void lock_row_out(struct sbuf *sb, const struct lock_row *row)
@@ -173,12 +168,13 @@ static void lock_row_out(struct sbuf *sb, const struct lock_row *row)
 
 int stats_lockstat(struct pa_pool *pool, struct sbuf *sb)
 {
-	struct lock_rows r = { .row = calloc((size_t)pool->nr_zones * 2 * PA_NR_LOCK_SITES,
-		                             sizeof *r.row) };
+	struct lock_rows r = { .row = pa_calloc(&pool->plat,
+		                                (size_t)pool->nr_zones * 2 * PA_NR_LOCK_SITES,
+		                                sizeof *r.row) };
 	if (!r.row)
 		return -ENOMEM;
 	snap_locks(pool, &r);
-	qsort(r.row, r.nr, sizeof *r.row, lock_row_cmp);
+	pa_sort(r.row, r.nr, sizeof *r.row, lock_row_cmp);
 	if (sb->json) {
 		stats_js_open(sb, NULL, '{');
 		stats_js_open(sb, "locks", '[');
@@ -192,6 +188,6 @@ int stats_lockstat(struct pa_pool *pool, struct sbuf *sb)
 		stats_js_close(sb, ']');
 		stats_js_close(sb, '}');
 	}
-	free(r.row);
+	pa_free(&pool->plat, r.row);
 	return 0;
 }

@@ -5,10 +5,6 @@
  */
 #include "stats.h"
 
-#include <inttypes.h>
-#include <stdlib.h>
-#include <string.h>
-
 /* /proc stops counting a free list at this many blocks and prints ">100000". */
 #define PAGETYPE_COUNT_CAP 100000
 /* Pageblocks looked at per hold of the zone lock, so allocations are not held up. */
@@ -162,7 +158,7 @@ static void pt_node(struct pa_pool *pool, struct sbuf *sb, unsigned nid, struct 
 int stats_pagetypeinfo(struct pa_pool *pool, struct sbuf *sb)
 {
 	size_t per_zone = (size_t)(pool->max_order_boot + 1) * PA_MT_COUNT; /* max_order may rise */
-	uint64_t *counts = calloc(per_zone * PA_ZONE_COUNT, sizeof *counts);
+	uint64_t *counts = pa_calloc(&pool->plat, per_zone * PA_ZONE_COUNT, sizeof *counts);
 	if (!counts)
 		return -ENOMEM;
 	struct pt_zone pz[PA_ZONE_COUNT];
@@ -185,6 +181,6 @@ int stats_pagetypeinfo(struct pa_pool *pool, struct sbuf *sb)
 		stats_js_close(sb, ']');
 		stats_js_close(sb, '}');
 	}
-	free(counts);
+	pa_free(&pool->plat, counts);
 	return 0;
 }

@@ -7,8 +7,6 @@
  */
 #include "stats.h"
 
-#include <inttypes.h>
-
 struct sb_column {
 	const char *name; /* text header and JSON key */
 	int width;

@@ -6,12 +6,6 @@
  */
 #include "stats.h"
 
-#include <ctype.h>
-#include <inttypes.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-
 /* Counters folded over the zones, each zone's read under its lock. */
 struct vm_snap {
 	uint64_t free_pages, free_cma, isolated, numa_foreign;
@@ -22,10 +16,10 @@ struct vm_snap {
 	uint64_t *folios_migrated; /* [order]: folios compaction moved whole */
 };
 
-static void vm_snap_free(struct vm_snap *s)
+static void vm_snap_free(const struct pa_pool *pool, struct vm_snap *s)
 {
-	free(s->alloc_order);
-	free(s->folios_migrated);
+	pa_free(&pool->plat, s->alloc_order);
+	pa_free(&pool->plat, s->folios_migrated);
 }
 
 /* The zone's free frames and folios moved per order, which change under its lock. */
@@ -45,12 +39,12 @@ static int vm_snapshot(struct pa_pool *pool, struct vm_snap *s)
 {
 	unsigned orders = pool->max_order_boot + 1; /* max_order may rise meanwhile */
 	memset(s, 0, sizeof *s);
-	s->alloc_order = calloc(orders, sizeof *s->alloc_order);
-	s->folios_migrated = calloc(orders, sizeof *s->folios_migrated);
-	uint64_t *order = calloc(orders, sizeof *order);
+	s->alloc_order = pa_calloc(&pool->plat, orders, sizeof *s->alloc_order);
+	s->folios_migrated = pa_calloc(&pool->plat, orders, sizeof *s->folios_migrated);
+	uint64_t *order = pa_calloc(&pool->plat, orders, sizeof *order);
 	if (!s->alloc_order || !s->folios_migrated || !order) {
-		vm_snap_free(s);
-		free(order);
+		vm_snap_free(pool, s);
+		pa_free(&pool->plat, order);
 		return -ENOMEM;
 	}
 	for (unsigned i = 0; i < pool->nr_zones; i++) {
@@ -66,7 +60,7 @@ static int vm_snapshot(struct pa_pool *pool, struct vm_snap *s)
 	}
 	for (unsigned nid = 0; nid < pool->nr_nodes; nid++)
 		s->isolated += stats_node_isolated(pool, nid);
-	free(order);
+	pa_free(&pool->plat, order);
 	return 0;
 }
 
@@ -135,9 +129,9 @@ static void vm_visit_zone_types(struct pa_pool *pool, const struct vm_snap *s, v
 		if (!zone_type_in_layout(pool, t))
 			continue;
 		char name[32];
-		int n = snprintf(name, sizeof name, "%s_", pa_zone_stat_names[PA_ZS_PGALLOC]);
+		int n = pa_snprintf(name, sizeof name, "%s_", pa_zone_stat_names[PA_ZS_PGALLOC]);
 		for (const char *z = zone_name(t); *z && n + 1 < (int)sizeof name; z++)
-			name[n++] = (char)tolower((unsigned char)*z);
+			name[n++] = pa_tolower(*z);
 		name[n] = '\0';
 		fn(ctx, name, s->pgalloc[t]);
 	}
@@ -201,16 +195,16 @@ static void vm_walk(struct pa_pool *pool, const struct vm_snap *s, vm_visit_fn f
 		if (!vm_in_linux_part(VM_POOL, k))
 			fn(ctx, pa_pool_stat_names[k], vm_pool_stat(pool, k));
 	for (unsigned o = 0; o < stats_nr_orders(pool); o++) {
-		snprintf(name, sizeof name, "pgalloc_fail_order_%u", o);
+		pa_snprintf(name, sizeof name, "pgalloc_fail_order_%u", o);
 		fn(ctx, name,
 		   atomic_load_explicit(&pool->alloc_fail_order[o], memory_order_relaxed));
 	}
 	for (unsigned o = 0; o < stats_nr_orders(pool); o++) {
-		snprintf(name, sizeof name, "pgalloc_order_%u", o);
+		pa_snprintf(name, sizeof name, "pgalloc_order_%u", o);
 		fn(ctx, name, s->alloc_order[o]);
 	}
 	for (unsigned o = 0; o < stats_nr_orders(pool); o++) {
-		snprintf(name, sizeof name, "compact_folios_migrated_order_%u", o);
+		pa_snprintf(name, sizeof name, "compact_folios_migrated_order_%u", o);
 		fn(ctx, name, s->folios_migrated[o]);
 	}
 }
@@ -235,7 +229,7 @@ int stats_vmstat(struct pa_pool *pool, struct sbuf *sb)
 	vm_walk(pool, &s, vm_emit, sb);
 	if (sb->json)
 		stats_js_close(sb, '}');
-	vm_snap_free(&s);
+	vm_snap_free(pool, &s);
 	return 0;
 }
 
@@ -248,7 +242,7 @@ struct vm_lookup {
 static void vm_match(void *ctx, const char *name, uint64_t value)
 {
 	struct vm_lookup *l = ctx;
-	if (!l->found && strcmp(name, l->name) == 0) {
+	if (!l->found && pa_strcmp(name, l->name) == 0) {
 		*l->value = value;
 		l->found = true;
 	}
@@ -264,7 +258,7 @@ int pa_vmstat_read(struct pa_pool *pool, const char *name, uint64_t *value)
 		return ret;
 	struct vm_lookup l = { .name = name, .value = value };
 	vm_walk(pool, &s, vm_match, &l);
-	vm_snap_free(&s);
+	vm_snap_free(pool, &s);
 	return l.found ? 0 : -ENOENT;
 }
 
@@ -277,6 +271,6 @@ int pa_vmstat_foreach(struct pa_pool *pool, pa_vmstat_fn fn, void *ctx)
 	if (ret)
 		return ret;
 	vm_walk(pool, &s, fn, ctx);
-	vm_snap_free(&s);
+	vm_snap_free(pool, &s);
 	return 0;
 }

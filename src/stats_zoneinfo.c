@@ -2,11 +2,7 @@
 /* /proc/zoneinfo. */
 #include "stats.h"
 
-#include <inttypes.h>
 #include <stddef.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
 
 /*
  * Linux 6.1's /proc/zoneinfo: for every zone type of the layout on every
@@ -276,7 +272,7 @@ static void zi_orders(struct sbuf *sb, const uint64_t *blocks, unsigned orders)
 		const uint64_t *b = blocks + o * PA_NR_PCP_TYPES;
 		if (!sb->json) {
 			char key[24];
-			snprintf(key, sizeof key, "order_%u:", o);
+			pa_snprintf(key, sizeof key, "order_%u:", o);
 			stats_printf(sb,
 			             "              %-9s unmovable %" PRIu64 " movable %" PRIu64
 			             " reclaimable %" PRIu64 "\n",
@@ -363,7 +359,8 @@ static void zi_zone(struct pa_pool *pool, struct sbuf *sb, unsigned nid, unsigne
 
 int stats_zoneinfo(struct pa_pool *pool, struct sbuf *sb)
 {
-	uint64_t *blocks = calloc((size_t)stats_nr_orders(pool) * PA_NR_PCP_TYPES, sizeof *blocks);
+	uint64_t *blocks = pa_calloc(&pool->plat, (size_t)stats_nr_orders(pool) * PA_NR_PCP_TYPES,
+	                             sizeof *blocks);
 	if (!blocks)
 		return -ENOMEM;
 	bool types[PA_ZONE_COUNT];
@@ -387,6 +384,6 @@ int stats_zoneinfo(struct pa_pool *pool, struct sbuf *sb)
 		stats_js_close(sb, ']');
 		stats_js_close(sb, '}');
 	}
-	free(blocks);
+	pa_free(&pool->plat, blocks);
 	return 0;
 }

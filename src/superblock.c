@@ -27,9 +27,6 @@
  */
 #include "internal.h"
 
-#include <stdio.h>
-#include <stdlib.h>
-
 /* Does a pageblock of this type keep its region from being handed out whole for good? */
 static const bool mt_pollutes[PA_MT_COUNT] = {
 	[PA_MT_UNMOVABLE] = true,   /* kernel data: never moves */
@@ -46,11 +43,11 @@ int superblock_init(struct pa_pool *pool, char *err, size_t errlen)
 	if (!c->superblock_order)
 		return 0;
 	pool->nr_superblocks = ((pool->nr_frames - 1) >> c->superblock_order) + 1;
-	pool->sb = calloc(pool->nr_superblocks, sizeof *pool->sb);
-	pool->pb_free = calloc(pool->nr_pageblocks, sizeof *pool->pb_free);
+	pool->sb = pa_calloc(&pool->plat, pool->nr_superblocks, sizeof *pool->sb);
+	pool->pb_free = pa_calloc(&pool->plat, pool->nr_pageblocks, sizeof *pool->pb_free);
 	if (!pool->sb || !pool->pb_free) {
-		snprintf(err, errlen, "superblock_order=%u: out of memory for %llu regions",
-		         c->superblock_order, (unsigned long long)pool->nr_superblocks);
+		pa_snprintf(err, errlen, "superblock_order=%u: out of memory for %llu regions",
+		            c->superblock_order, (unsigned long long)pool->nr_superblocks);
 		superblock_destroy(pool);
 		return -ENOMEM;
 	}
@@ -67,8 +64,8 @@ int superblock_init(struct pa_pool *pool, char *err, size_t errlen)
 
 void superblock_destroy(struct pa_pool *pool)
 {
-	free(pool->sb);
-	free(pool->pb_free);
+	pa_free(&pool->plat, pool->sb);
+	pa_free(&pool->plat, pool->pb_free);
 	pool->sb = NULL;
 	pool->pb_free = NULL;
 	pool->nr_superblocks = 0;
@@ -133,10 +130,10 @@ int superblock_init_zones(struct pa_pool *pool, char *err, size_t errlen)
 		/* The node's regions: hotplug may move a zone's span anywhere in its node. */
 		const struct pa_node *n = &pool->nodes[z->node];
 		z->sb_rank_cap = (uint32_t)(((n->end_pfn - 1) >> sbo) - (n->start_pfn >> sbo) + 1);
-		z->sb_rank = calloc(z->sb_rank_cap, sizeof *z->sb_rank);
+		z->sb_rank = pa_calloc(&pool->plat, z->sb_rank_cap, sizeof *z->sb_rank);
 		if (!z->sb_rank) {
-			snprintf(err, errlen, "superblock_order=%u: out of memory for zone %u", sbo,
-			         i);
+			pa_snprintf(err, errlen, "superblock_order=%u: out of memory for zone %u",
+			            sbo, i);
 			return -ENOMEM;
 		}
 	}
@@ -146,7 +143,7 @@ int superblock_init_zones(struct pa_pool *pool, char *err, size_t errlen)
 void superblock_destroy_zones(struct pa_pool *pool)
 {
 	for (unsigned i = 0; pool->zones && i < pool->nr_zones; i++) {
-		free(pool->zones[i].sb_rank);
+		pa_free(&pool->plat, pool->zones[i].sb_rank);
 		pool->zones[i].sb_rank = NULL;
 	}
 }
@@ -201,7 +198,7 @@ unsigned superblock_rank(struct pa_zone *z, bool polluted_only)
 			continue;
 		z->sb_rank[n++] = (struct sb_rank){ rank_key(pool, i), (uint32_t)i };
 	}
-	qsort(z->sb_rank, n, sizeof *z->sb_rank, rank_cmp);
+	pa_sort(z->sb_rank, n, sizeof *z->sb_rank, rank_cmp);
 	return n;
 }
 
@@ -445,7 +442,7 @@ static int compare(struct pa_pool *pool, const struct sb_recount *r, char *err, 
 		const struct pa_superblock *sb = &pool->sb[i];
 		for (unsigned mt = 0; mt < PA_MT_COUNT; mt++)
 			if (atomic_load(&sb->blocks[mt]) != r->blocks[i * PA_MT_COUNT + mt])
-				return snprintf(
+				return pa_snprintf(
 				               err, errlen,
 				               "superblock %llu: %u %s pageblocks counted, %llu found",
 				               (unsigned long long)i, atomic_load(&sb->blocks[mt]),
@@ -453,19 +450,19 @@ static int compare(struct pa_pool *pool, const struct sb_recount *r, char *err, 
 				               (unsigned long long)r->blocks[i * PA_MT_COUNT + mt]),
 				       -EFAULT;
 		if (atomic_load(&sb->free) != r->free[i])
-			return snprintf(err, errlen,
-			                "superblock %llu: %llu free frames counted, %llu found",
-			                (unsigned long long)i,
-			                (unsigned long long)atomic_load(&sb->free),
-			                (unsigned long long)r->free[i]),
+			return pa_snprintf(err, errlen,
+			                   "superblock %llu: %llu free frames counted, %llu found",
+			                   (unsigned long long)i,
+			                   (unsigned long long)atomic_load(&sb->free),
+			                   (unsigned long long)r->free[i]),
 			       -EFAULT;
 	}
 	for (uint64_t pb = 0; pb < pool->nr_pageblocks; pb++)
 		if (atomic_load(&pool->pb_free[pb]) != r->pb_free[pb])
-			return snprintf(err, errlen,
-			                "pageblock %llu: %u free frames counted, %u found",
-			                (unsigned long long)pb, atomic_load(&pool->pb_free[pb]),
-			                r->pb_free[pb]),
+			return pa_snprintf(err, errlen,
+			                   "pageblock %llu: %u free frames counted, %u found",
+			                   (unsigned long long)pb, atomic_load(&pool->pb_free[pb]),
+			                   r->pb_free[pb]),
 			       -EFAULT;
 	return 0;
 }
@@ -475,9 +472,10 @@ int superblock_validate_locked(struct pa_pool *pool, char *err, size_t errlen)
 	if (!pool->sb)
 		return 0;
 	struct sb_recount r = {
-		.blocks = calloc(pool->nr_superblocks * PA_MT_COUNT, sizeof *r.blocks),
-		.free = calloc(pool->nr_superblocks, sizeof *r.free),
-		.pb_free = calloc(pool->nr_pageblocks, sizeof *r.pb_free),
+		.blocks = pa_calloc(&pool->plat, pool->nr_superblocks * PA_MT_COUNT,
+		                    sizeof *r.blocks),
+		.free = pa_calloc(&pool->plat, pool->nr_superblocks, sizeof *r.free),
+		.pb_free = pa_calloc(&pool->plat, pool->nr_pageblocks, sizeof *r.pb_free),
 	};
 	int rc = -ENOMEM;
 	if (r.blocks && r.free && r.pb_free) {
@@ -491,11 +489,11 @@ int superblock_validate_locked(struct pa_pool *pool, char *err, size_t errlen)
 			recount_zone(&pool->zones[i], &r);
 		rc = compare(pool, &r, err, errlen);
 	} else {
-		snprintf(err, errlen, "superblocks: out of memory for the recount");
+		pa_snprintf(err, errlen, "superblocks: out of memory for the recount");
 	}
-	free(r.blocks);
-	free(r.free);
-	free(r.pb_free);
+	pa_free(&pool->plat, r.blocks);
+	pa_free(&pool->plat, r.free);
+	pa_free(&pool->plat, r.pb_free);
 	return rc;
 }
 

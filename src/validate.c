@@ -8,7 +8,6 @@
 #include "internal.h"
 
 #include <stdarg.h>
-#include <stdio.h>
 
 struct vctx {
 	struct pa_pool *pool;
@@ -20,12 +19,12 @@ __attribute__((format(printf, 3, 4))) static int vfail(struct vctx *v, const str
                                                        const char *fmt, ...)
 {
 	if (v->err && v->errlen) {
-		int n = snprintf(v->err, v->errlen, "node %u zone %s: ", z->node,
-		                 zone_name(z->type));
+		int n = pa_snprintf(v->err, v->errlen, "node %u zone %s: ", z->node,
+		                    zone_name(z->type));
 		va_list ap;
 		va_start(ap, fmt);
 		if (n >= 0 && (size_t)n < v->errlen)
-			vsnprintf(v->err + n, v->errlen - (size_t)n, fmt, ap);
+			pa_vsnprintf(v->err + n, v->errlen - (size_t)n, fmt, ap);
 		va_end(ap);
 	}
 	return -EFAULT;
@@ -352,7 +351,7 @@ int pa_validate(struct pa_pool *pool, char *err, size_t errlen)
 {
 	if (!pool) {
 		if (err && errlen)
-			snprintf(err, errlen, "pa_validate: pool is NULL");
+			pa_snprintf(err, errlen, "pa_validate: pool is NULL");
 		return -EINVAL;
 	}
 	lock_all(pool);

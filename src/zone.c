@@ -17,10 +17,6 @@
  */
 #include "internal.h"
 
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-
 static const char *const zone_names[PA_ZONE_COUNT] = { "DMA", "DMA32", "Normal", "Movable" };
 
 const char *zone_name(enum pa_zone_type type)
@@ -262,10 +258,10 @@ static void node_zone_spans(const struct pa_pool *pool, pa_pfn_t start, pa_pfn_t
 static int zone_alloc_arrays(struct pa_zone *z, unsigned max_order)
 {
 	size_t orders = max_order + 1;
-	z->list_head = malloc(orders * PA_MT_COUNT * sizeof *z->list_head);
-	z->nr_free_mt = calloc(orders * PA_MT_COUNT, sizeof *z->nr_free_mt);
-	z->alloc_order = calloc(orders, sizeof *z->alloc_order);
-	z->folios_migrated = calloc(orders, sizeof *z->folios_migrated);
+	z->list_head = pa_malloc(&z->pool->plat, orders * PA_MT_COUNT * sizeof *z->list_head);
+	z->nr_free_mt = pa_calloc(&z->pool->plat, orders * PA_MT_COUNT, sizeof *z->nr_free_mt);
+	z->alloc_order = pa_calloc(&z->pool->plat, orders, sizeof *z->alloc_order);
+	z->folios_migrated = pa_calloc(&z->pool->plat, orders, sizeof *z->folios_migrated);
 	if (!z->list_head || !z->nr_free_mt || !z->alloc_order || !z->folios_migrated)
 		return -ENOMEM;
 	for (size_t i = 0; i < orders * PA_MT_COUNT; i++)
@@ -410,7 +406,8 @@ static int zone_alloc_untouched(struct pa_zone *z)
 	z->untouched_end = z->end_pfn;
 	uint64_t chunks =
 	        z->end_pfn > z->start_pfn ? ((z->end_pfn - 1 - z->chunk_base) >> co) + 1 : 0;
-	z->untouched = calloc(chunks / 64 + 1, sizeof *z->untouched); /* a word when empty */
+	z->untouched = pa_calloc(&z->pool->plat, chunks / 64 + 1,
+	                         sizeof *z->untouched); /* a word when empty */
 	return z->untouched ? 0 : -ENOMEM;
 }
 
@@ -462,7 +459,7 @@ static unsigned node_distance(const struct pa_pool *pool, unsigned a, unsigned b
 /* Own zones from the highest type down, then the other nodes by distance. */
 static int node_build_zonelist(struct pa_pool *pool, struct pa_node *n)
 {
-	n->zonelist = calloc(pool->nr_zones, sizeof *n->zonelist);
+	n->zonelist = pa_calloc(&pool->plat, pool->nr_zones, sizeof *n->zonelist);
 	if (!n->zonelist)
 		return -ENOMEM;
 	for (unsigned d = 10; n->nr_zonelist < pool->nr_zones; d += 10) {
@@ -511,7 +508,8 @@ void zone_update_cpu_zones(struct pa_pool *pool)
 
 static int zone_init_cpu_zones(struct pa_pool *pool)
 {
-	pool->cpu_pcp = calloc(cpu_pcp_slot(pool->cfg.nr_cpus, 0), sizeof *pool->cpu_pcp);
+	pool->cpu_pcp =
+	        pa_calloc(&pool->plat, cpu_pcp_slot(pool->cfg.nr_cpus, 0), sizeof *pool->cpu_pcp);
 	if (!pool->cpu_pcp)
 		return -ENOMEM;
 	zone_update_cpu_zones(pool);
@@ -550,9 +548,10 @@ int zone_init_all(struct pa_pool *pool, char *err, size_t errlen)
 	pa_pfn_t mstart[PA_MAX_NODES];
 	movable_starts(pool, bounds, mstart);
 	unsigned nz = count_zones(pool, bounds, mstart);
-	pool->zones = calloc(nz, sizeof *pool->zones);
-	pool->pb_zone = malloc(pool->nr_pageblocks);
-	pool->alloc_fail_order = calloc(c->max_order + 1, sizeof *pool->alloc_fail_order);
+	pool->zones = pa_calloc(&pool->plat, nz, sizeof *pool->zones);
+	pool->pb_zone = pa_malloc(&pool->plat, pool->nr_pageblocks);
+	pool->alloc_fail_order =
+	        pa_calloc(&pool->plat, c->max_order + 1, sizeof *pool->alloc_fail_order);
 	if (!pool->zones || !pool->pb_zone || !pool->alloc_fail_order || nz > 0xff)
 		goto nomem;
 	memset(pool->pb_zone, 0xff, pool->nr_pageblocks);
@@ -574,7 +573,8 @@ int zone_init_all(struct pa_pool *pool, char *err, size_t errlen)
 	for (unsigned i = 0; i < pool->nr_zones; i++)
 		present += pool->zones[i].present_pages;
 	if (!present) {
-		snprintf(err, errlen, "memhole: the holes leave no memory of mem=%s", c->mem_arg);
+		pa_snprintf(err, errlen, "memhole: the holes leave no memory of mem=%s",
+		            c->mem_arg);
 		return -EINVAL;
 	}
 	if (zone_init_cpu_zones(pool))
@@ -589,7 +589,7 @@ int zone_init_all(struct pa_pool *pool, char *err, size_t errlen)
 	zone_setup_watermarks(pool);
 	return 0;
 nomem:
-	snprintf(err, errlen, "boot: out of memory setting up %u zones", nz);
+	pa_snprintf(err, errlen, "boot: out of memory setting up %u zones", nz);
 	return -ENOMEM;
 }
 
@@ -599,18 +599,18 @@ void zone_destroy_all(struct pa_pool *pool)
 		struct pa_zone *z = &pool->zones[i];
 		platform_lock_destroy(&z->lock);
 		pcp_destroy_zone(z);
-		free(z->list_head);
-		free(z->nr_free_mt);
-		free(z->alloc_order);
-		free(z->folios_migrated);
-		free(z->untouched);
+		pa_free(&pool->plat, z->list_head);
+		pa_free(&pool->plat, z->nr_free_mt);
+		pa_free(&pool->plat, z->alloc_order);
+		pa_free(&pool->plat, z->folios_migrated);
+		pa_free(&pool->plat, z->untouched);
 	}
 	for (unsigned i = 0; i < pool->nr_nodes; i++)
-		free(pool->nodes[i].zonelist);
-	free(pool->zones);
-	free(pool->cpu_pcp);
-	free(pool->pb_zone);
-	free((void *)pool->alloc_fail_order);
+		pa_free(&pool->plat, pool->nodes[i].zonelist);
+	pa_free(&pool->plat, pool->zones);
+	pa_free(&pool->plat, pool->cpu_pcp);
+	pa_free(&pool->plat, pool->pb_zone);
+	pa_free(&pool->plat, (void *)pool->alloc_fail_order);
 }
 
 static uint64_t int_sqrt(uint64_t x)
@@ -642,7 +642,7 @@ static uint64_t default_min_free_kbytes(const struct pa_pool *pool)
 
 void zone_init_done(struct pa_pool *pool)
 {
-	pthread_mutex_lock(&pool->ctl_lock);
+	pa_mutex_lock(&pool->ctl_lock);
 	if (pool->cfg.min_free_kbytes < 0 && !atomic_load(&pool->min_free_kbytes_user))
 		atomic_store(&pool->min_free_kbytes, (int64_t)default_min_free_kbytes(pool));
 	/* high starts over from the new high_min, as at boot */
@@ -654,7 +654,7 @@ void zone_init_done(struct pa_pool *pool)
 			pa_spin_unlock(&pcp->lock);
 		}
 	zone_setup_watermarks(pool);
-	pthread_mutex_unlock(&pool->ctl_lock);
+	pa_mutex_unlock(&pool->ctl_lock);
 	shuffle_pool(pool); /* where Linux's page_alloc_init_late() shuffles */
 }
 

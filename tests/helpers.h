@@ -11,6 +11,9 @@
 
 #include "test.h"
 
+#include <errno.h>
+#include <pthread.h>
+
 #include "internal.h"
 
 /* Frame accounting; CHECKs that managed = free + allocated + reserved. */

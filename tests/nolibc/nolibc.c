@@ -1,0 +1,257 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * A program with no C library: its own _start, raw system calls only to
+ * write its output and to exit, its own platform (a spin lock, a bump
+ * allocator, static arrays for the metadata and for the frames' bytes, no
+ * threads), linked with -nostdlib against the freestanding build of the
+ * library. It boots a pool, runs the shared workload (every order, folios,
+ * owned folios moved by pa_compact(), a contiguous range, a CMA
+ * allocation), validates, and prints buddyinfo. Exit status 0 when every
+ * check passed.
+ */
+#include <pagealloc.h>
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "workload.h"
+
+#define POOL_BYTES  (16u << 20)
+#define ARENA_BYTES (6u << 20)
+
+/* ---------------------------------------------------------------------- */
+/* The four functions the library needs, and the system calls              */
+/* ---------------------------------------------------------------------- */
+
+void *memcpy(void *dst, const void *src, size_t n);
+void *memmove(void *dst, const void *src, size_t n);
+void *memset(void *dst, int c, size_t n);
+int memcmp(const void *a, const void *b, size_t n);
+
+/* rep movsb and stosb: a compiler cannot turn them back into calls of themselves. */
+void *memcpy(void *dst, const void *src, size_t n)
+{
+	void *d = dst;
+	__asm__ volatile("rep movsb" : "+D"(d), "+S"(src), "+c"(n) : : "memory");
+	return dst;
+}
+
+void *memmove(void *dst, const void *src, size_t n)
+{
+	if ((uintptr_t)dst <= (uintptr_t)src || (uintptr_t)dst >= (uintptr_t)src + n)
+		return memcpy(dst, src, n);
+	/* Overlapping with dst above src: copy backwards. */
+	void *d = (char *)dst + n - 1;
+	const void *s = (const char *)src + n - 1;
+	__asm__ volatile("std\n\trep movsb\n\tcld" : "+D"(d), "+S"(s), "+c"(n) : : "memory");
+	return dst;
+}
+
+void *memset(void *dst, int c, size_t n)
+{
+	void *d = dst;
+	__asm__ volatile("rep stosb" : "+D"(d), "+c"(n) : "a"(c) : "memory");
+	return dst;
+}
+
+int memcmp(const void *a, const void *b, size_t n)
+{
+	const volatile unsigned char *x = a, *y = b;
+	for (size_t i = 0; i < n; i++)
+		if (x[i] != y[i])
+			return x[i] - y[i];
+	return 0;
+}
+
+static long sys3(long nr, long a, long b, long c)
+{
+	long ret;
+	__asm__ volatile("syscall"
+	                 : "=a"(ret)
+	                 : "a"(nr), "D"(a), "S"(b), "d"(c)
+	                 : "rcx", "r11", "memory");
+	return ret;
+}
+
+static void put(const char *s)
+{
+	size_t n = 0;
+	while (s[n])
+		n++;
+	sys3(1 /* write */, 1, (long)s, (long)n);
+}
+
+__attribute__((noreturn)) static void sys_exit(int status)
+{
+	sys3(231 /* exit_group */, status, 0, 0);
+	__builtin_unreachable();
+}
+
+/* ---------------------------------------------------------------------- */
+/* The platform: a spin lock, a bump allocator, static memory              */
+/* ---------------------------------------------------------------------- */
+
+static _Alignas(4096) unsigned char frames[POOL_BYTES];
+static _Alignas(4096) unsigned char arena[ARENA_BYTES];
+static size_t arena_used;
+static atomic_flag arena_lock = ATOMIC_FLAG_INIT;
+
+static void spin_lock(atomic_flag *l)
+{
+	while (atomic_flag_test_and_set_explicit(l, memory_order_acquire))
+		__builtin_ia32_pause();
+}
+
+static void spin_unlock(atomic_flag *l)
+{
+	atomic_flag_clear_explicit(l, memory_order_release);
+}
+
+/* Bytes from the arena, aligned to align; zero as the static array starts, or NULL when full. */
+static void *arena_take(size_t bytes, size_t align)
+{
+	spin_lock(&arena_lock);
+	size_t at = (arena_used + align - 1) & ~(align - 1);
+	void *p = NULL;
+	if (at <= ARENA_BYTES && bytes <= ARENA_BYTES - at) {
+		p = arena + at;
+		arena_used = at + bytes;
+	}
+	spin_unlock(&arena_lock);
+	return p;
+}
+
+/* The frame map's address space: the arena's zeroed bytes are "reserved" and "committed" at once. */
+static void *np_reserve(void *ctx, size_t bytes)
+{
+	(void)ctx;
+	return arena_take(bytes, 4096);
+}
+
+static int np_commit(void *ctx, void *addr, size_t bytes)
+{
+	(void)ctx;
+	(void)addr;
+	(void)bytes;
+	return 0;
+}
+
+static void np_release(void *ctx, void *addr, size_t bytes)
+{
+	(void)ctx;
+	(void)addr;
+	(void)bytes;
+}
+
+/* Small allocations: zeroed on the way back, so that the arena's bytes can be used again. */
+#define NR_FREE_SIZES 8
+static struct {
+	size_t bytes;
+	void *head;
+} free_lists[NR_FREE_SIZES];
+
+static void *np_alloc(void *ctx, size_t bytes)
+{
+	(void)ctx;
+	spin_lock(&arena_lock);
+	for (unsigned i = 0; i < NR_FREE_SIZES; i++)
+		if (free_lists[i].bytes == bytes && free_lists[i].head) {
+			void *p = free_lists[i].head;
+			free_lists[i].head = *(void **)p;
+			spin_unlock(&arena_lock);
+			return p;
+		}
+	spin_unlock(&arena_lock);
+	return arena_take(bytes, 16);
+}
+
+/* A free goes on a list of its size, where one of the few sizes the reports ask again has one. */
+static void np_free(void *ctx, void *p, size_t bytes)
+{
+	(void)ctx;
+	spin_lock(&arena_lock);
+	for (unsigned i = 0; i < NR_FREE_SIZES; i++)
+		if (free_lists[i].bytes == bytes || free_lists[i].bytes == 0) {
+			free_lists[i].bytes = bytes;
+			*(void **)p = free_lists[i].head;
+			free_lists[i].head = p;
+			break;
+		}
+	spin_unlock(&arena_lock);
+}
+
+static void *np_frames(void *ctx, uint64_t bytes)
+{
+	(void)ctx;
+	return bytes <= POOL_BYTES ? frames : NULL;
+}
+
+static uint64_t np_now_ns(void *ctx)
+{
+	(void)ctx;
+	uint32_t lo, hi;
+	__asm__ volatile("rdtsc" : "=a"(lo), "=d"(hi));
+	return (uint64_t)hi << 32 | lo;
+}
+
+static void np_report(void *ctx, const char *line)
+{
+	(void)ctx;
+	put("pagealloc: ");
+	put(line);
+	put("\n");
+}
+
+/* ---------------------------------------------------------------------- */
+
+static int run(void)
+{
+	static const struct pa_platform plat = {
+		.now_ns = np_now_ns,
+		.reserve = np_reserve,
+		.commit = np_commit,
+		.release = np_release,
+		.report = np_report,
+		.alloc = np_alloc,
+		.free = np_free,
+		.frames = np_frames,
+	};
+	static char err[256];
+	struct pa_pool *pool;
+	int rc =
+	        pa_boot("mem=16M nr_cpus=1 backing=platform cma=4M", &plat, &pool, err, sizeof err);
+	if (rc) {
+		put("pa_boot failed: ");
+		put(err);
+		put("\n");
+		return 1;
+	}
+	unsigned failed = workload_run(pool, put);
+	put("/proc/buddyinfo\n");
+	failed += workload_put_report(pool, PA_REPORT_BUDDYINFO, put);
+	rc = pa_validate(pool, err, sizeof err);
+	put(rc == 0 ? "pa_validate: ok\n" : "pa_validate: FAILED: ");
+	if (rc) {
+		put(err);
+		put("\n");
+		failed++;
+	}
+	pa_shutdown(pool);
+	put(failed ? "nolibc: FAILED\n" : "nolibc: passed\n");
+	return failed ? 1 : 0;
+}
+
+__attribute__((used)) static void start_c(void)
+{
+	sys_exit(run());
+}
+
+/* The entry: the stack is 16-byte aligned here; a call keeps the ABI's alignment. */
+__asm__(".globl _start\n"
+        "_start:\n\t"
+        "xorl %ebp, %ebp\n\t"
+        "andq $-16, %rsp\n\t"
+        "call start_c\n\t"
+        "hlt\n");
