@@ -7,6 +7,7 @@
  */
 #define _GNU_SOURCE
 #include "internal.h"
+#include "device.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -866,6 +867,7 @@ void pa_shutdown(struct pa_pool *pool)
 {
 	if (!pool)
 		return;
+	scrub_stop(pool);
 	deferred_init_stop(pool);
 	reporting_stop(pool);
 	compaction_stop(pool);
