@@ -12,8 +12,9 @@
  *     blocks at 64 KiB alignment, a quarter pattern freed cleared and the
  *     rest dirty, then every 64 KiB block taken (ms, and how many succeed);
  *     then the reverse-order free of the same pattern, all cleared (ms).
- * (c) a 2 MiB PA_GFP_ZERO allocation in a backed pool, the buffer written
- *     and freed dirty, with 2 ms of idle time between: ns per allocation and
+ * (c) a 2 MiB PA_GFP_ZERO allocation in a backed pool that has been in use
+ *     (every frame written and freed dirty once), the buffer written and
+ *     freed dirty, with 2 ms of idle time between: ns per allocation and
  *     bytes zeroed at allocation and by the scrubber, scrubber off and on.
  */
 #define _GNU_SOURCE
@@ -188,6 +189,23 @@ struct zero_run {
 	double ns, zeroed_alloc, zeroed_bg;
 };
 
+/* A pool in use for a while: every frame handed out, written and freed dirty once. */
+static void zero_warm(struct pa_pool *pool, size_t bytes)
+{
+	struct pa_config cfg;
+	pa_get_config(pool, &cfg);
+	uint64_t n = cfg.total_pages >> 9, got = 0;
+	struct pa_page **p = calloc(n, sizeof *p);
+	if (!p)
+		return;
+	while (got < n && (p[got] = pa_alloc_pages(pool, PA_GFP_MOVABLE | PA_GFP_NOWARN, 9)))
+		memset(pa_page_address(pool, p[got++]), 0x5a, bytes);
+	while (got)
+		pa_free_pages(pool, p[--got], 9);
+	free(p);
+	pa_drain_all(pool);
+}
+
 static int zero_once(const struct bench_opts *opt, bool scrub, struct zero_run *r)
 {
 	struct pa_pool *pool;
@@ -195,13 +213,14 @@ static int zero_once(const struct bench_opts *opt, bool scrub, struct zero_run *
 		return 1;
 	struct pa_config cfg;
 	pa_get_config(pool, &cfg);
+	size_t bytes = (size_t)cfg.page_size << 9;
+	zero_warm(pool, bytes);
 	if (scrub && pa_scrubber_start(pool, SCRUB_TICK_MS)) {
 		fprintf(stderr, "bench device: cannot start the scrubber\n");
 		pa_shutdown(pool);
 		return 1;
 	}
 	uint64_t ns = 0, z0 = vm(pool, "pgzero_alloc"), s0 = vm(pool, "pgscrub");
-	size_t bytes = (size_t)cfg.page_size << 9;
 	for (unsigned i = 0; i < ZERO_ALLOCS; i++) {
 		struct timespec idle = { 0, ZERO_IDLE_NS };
 		nanosleep(&idle, NULL); /* the device busy elsewhere: the pool idle */
