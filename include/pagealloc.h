@@ -365,6 +365,16 @@ struct pa_page_reporting_ops {
  */
 int pa_page_reporting_register(struct pa_pool *pool, const struct pa_page_reporting_ops *ops,
                                void *arg);
+/*
+ * What the registered device does with what it takes: PA_REPORTING_ZEROES,
+ * memory it took reads as zero afterwards (a hypervisor that discards
+ * reported pages and faults zeroed ones back in), so reported blocks go
+ * back to the free lists known zero (cleared memory); 0 (the default), they
+ * keep what was known of them. 0; -EINVAL for a NULL pool or unknown
+ * flags, -ENODEV with no device registered.
+ */
+#define PA_REPORTING_ZEROES 1u
+int pa_page_reporting_set_flags(struct pa_pool *pool, unsigned flags);
 /* Unregister; returns once no call to the device is running. NULL pool or no device: nothing. */
 void pa_page_reporting_unregister(struct pa_pool *pool);
 /* One pass now; frames reported, or -EINVAL (NULL pool), -ENODEV (no device). */
