@@ -391,12 +391,18 @@ static int get_block_any(struct dev_ctx *c, unsigned o, unsigned a)
 	return -ENOSPC;
 }
 
-/* Free one allocated block of this pool (checked by the caller). Zone lock held. */
-static void free_locked(struct pa_zone *z, pa_pfn_t pfn, unsigned order, struct pa_clean clean)
+/* Free a piece of an allocated block of this pool (checked by the caller). Zone lock held. */
+static void free_piece(struct pa_zone *z, pa_pfn_t pfn, unsigned order, struct pa_clean clean)
 {
 	device_free_block_clean(z, pfn, order, clean);
 	z->stat[PA_ZS_PGFREE] += 1ull << order;
-	z->stat[PA_ZS_FREE_CALLS]++;
+}
+
+/* Free one allocated block of this pool (checked by the caller). Zone lock held. */
+static void free_locked(struct pa_zone *z, pa_pfn_t pfn, unsigned order, struct pa_clean clean)
+{
+	free_piece(z, pfn, order, clean);
+	z->stat[PA_ZS_FREE_CALLS]++; /* one block freed in part */
 }
 
 /* Give back what a failed request appended, with what was known of it. */
@@ -462,8 +468,7 @@ static void reshape(struct pa_zone *z, pa_pfn_t s, pa_pfn_t e, pa_pfn_t ks, pa_p
 	for (unsigned i = 0; i < 2; i++)
 		for (pa_pfn_t p = cut[i][0]; p < cut[i][1];) {
 			unsigned o = fit_order(pool, p, cut[i][1]);
-			free_locked(z, p, o, clean_slice(clean, e - s, p - s, 1ull << o));
-			z->stat[PA_ZS_FREE_CALLS]--; /* one block was freed in part, not many */
+			free_piece(z, p, o, clean_slice(clean, e - s, p - s, 1ull << o));
 			p += 1ull << o;
 		}
 	z->stat[PA_ZS_FREE_CALLS]++;
@@ -718,6 +723,17 @@ static void dev_bad_free(struct pa_pool *pool, const struct pa_block *b)
 	alloc_bad_free(pool, what);
 }
 
+/* Zero a checked block outside the lock, its head PS_FREEING meanwhile (as a free's wipe). */
+static void wipe(struct pa_zone *z, pa_pfn_t pfn, unsigned order)
+{
+	struct pa_pool *pool = z->pool;
+	set_page_state(pfn_page(pool, pfn), PS_FREEING);
+	pa_unlock(&z->lock);
+	memset(pool->base + (pfn << pool->cfg.page_shift), 0,
+	       (size_t)1 << (pool->cfg.page_shift + order));
+	pa_lock(&z->lock, SITE_FREE);
+}
+
 int pa_device_free(struct pa_pool *pool, struct pa_block_list *list, unsigned flags)
 {
 	if (!pool || !list || (flags & ~PA_DEVICE_FREE_CLEARED) || (!list->blocks && list->nr))
@@ -727,12 +743,6 @@ int pa_device_free(struct pa_pool *pool, struct pa_block_list *list, unsigned fl
 		const struct pa_block *b = &list->blocks[i];
 		struct pa_zone *z = zone_of_pfn(pool, b->pfn);
 		bool cleared = flags & PA_DEVICE_FREE_CLEARED;
-		if (z && pool->cfg.init_on_free && pool->base && !cleared) {
-			/* zeroed before the lock: the block is still the caller's */
-			memset(pool->base + (b->pfn << pool->cfg.page_shift), 0,
-			       (size_t)1 << (pool->cfg.page_shift + b->order));
-			cleared = true;
-		}
 		if (z)
 			pa_lock(&z->lock, SITE_FREE);
 		if (!z || b->order > pool->max_order_boot || !dev_block_ok(pool, b)) {
@@ -741,6 +751,10 @@ int pa_device_free(struct pa_pool *pool, struct pa_block_list *list, unsigned fl
 			dev_bad_free(pool, b);
 			refused++;
 			continue;
+		}
+		if (pool->cfg.init_on_free && pool->base && !cleared) {
+			wipe(z, b->pfn, b->order); /* init_on_free: zero, so known zero */
+			cleared = true;
 		}
 		free_locked(z, b->pfn, b->order,
 		            cleared ? clean_full(1ull << b->order) : PA_CLEAN_NONE);

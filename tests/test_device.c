@@ -922,10 +922,16 @@ TEST(device_scrub_and_zero)
 /* init_on_free: a freed block is zero, so known zero; a metadata pool has nothing to scrub. */
 TEST(device_init_on_free_and_metadata_pool)
 {
-	struct pa_pool *pool = test_boot(QUIET "mem=16M backing=anon init_on_free=1");
+	struct pa_pool *pool = test_boot(QUIET "mem=16M backing=anon init_on_free=1 debug=2");
 	pa_pfn_t pfn = must_alloc(pool, 0, 9);
 	free_pfn(pool, pfn, 9);
 	CHECK_EQ_U64(vmstat(pool, "nr_free_cleared"), 512);
+	struct pa_block_list l = mklist(4);
+	CHECK_EQ_U64(dalloc(pool, &l, 1024, 0, 0, 10, 0, 0), 0);
+	memset(pa_page_address(pool, pa_pfn_to_page(pool, l.blocks[0].pfn)), 0x77, 1024 << 12);
+	dfree(pool, &l, 0); /* wiped by the free, so known zero */
+	CHECK(vmstat(pool, "nr_free_cleared") >= 1024);
+	droplist(&l);
 	VALIDATE(pool);
 	pa_shutdown(pool);
 	pool = test_boot(QUIET "mem=16M");
