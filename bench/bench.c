@@ -163,6 +163,15 @@ static const struct bench_workload workloads[] = {
 	  "  default boot:      mem=64G max_order=18; kcompactd=manual and nr_cpus=1 are\n"
 	  "                     appended (the run is deterministic for a seed)\n",
 	  true, bench_fragbench },
+	{ "device",
+	  "device memory: 4-8 KiB churn then the largest contiguous, fragmentation, zeroing",
+	  "  --runs N       runs of each part, each on fresh pools (default 3)\n"
+	  "  --seed N       random seed of the churn (default 42)\n"
+	  "  --boot LINE    one boot line for all three parts; without it: (a) "
+	  "mem=256M,\n"
+	  "                 (b) mem=1G, (c) mem=256M backing=anon, all zones=flat\n"
+	  "                 min_free_kbytes=0 kcompactd=manual\n",
+	  true, bench_device },
 	{ "balloon", "a guest's churn with a free page reporting device, reporting off then on",
 	  "  --seconds S    length of each run (default 2): 8 grow/shrink cycles\n"
 	  "  --runs N       runs each way, each on fresh pools (default 3)\n"

@@ -221,6 +221,7 @@ int bench_alloc_free_hot(const struct bench_opts *opt, struct pa_pool *pool, FIL
 int bench_alloc_free_bulk(const struct bench_opts *opt, struct pa_pool *pool, FILE *out);
 int bench_boot_time(const struct bench_opts *opt, struct pa_pool *pool, FILE *out);
 int bench_balloon(const struct bench_opts *opt, struct pa_pool *pool, FILE *out);
+int bench_device(const struct bench_opts *opt, struct pa_pool *pool, FILE *out);
 int bench_churn(const struct bench_opts *opt, struct pa_pool *pool, FILE *out);
 int bench_page_fault1(const struct bench_opts *opt, struct pa_pool *pool, FILE *out);
 int bench_gigantic(const struct bench_opts *opt, struct pa_pool *pool, FILE *out);

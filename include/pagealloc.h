@@ -448,6 +448,16 @@ struct pa_page_reporting_ops {
  */
 int pa_page_reporting_register(struct pa_pool *pool, const struct pa_page_reporting_ops *ops,
                                void *arg);
+/*
+ * What the registered device does with what it takes: PA_REPORTING_ZEROES,
+ * memory it took reads as zero afterwards (a hypervisor that discards
+ * reported pages and faults zeroed ones back in), so reported blocks go
+ * back to the free lists known zero (cleared memory); 0 (the default), they
+ * keep what was known of them. 0; -EINVAL for a NULL pool or unknown
+ * flags, -ENODEV with no device registered.
+ */
+#define PA_REPORTING_ZEROES 1u
+int pa_page_reporting_set_flags(struct pa_pool *pool, unsigned flags);
 /* Unregister; returns once no call to the device is running. NULL pool or no device: nothing. */
 void pa_page_reporting_unregister(struct pa_pool *pool);
 /* One pass now; frames reported, or -EINVAL (NULL pool), -ENODEV (no device). */
@@ -604,6 +614,7 @@ struct pa_pageblock_info {
 	uint64_t allocated;     /* frames handed out */
 	uint64_t other;         /* held by the pool: isolated, captured, being freed */
 	uint64_t hole;          /* frames with no memory behind them */
+	uint64_t cleared;       /* of free, frames known zero (cleared memory) */
 };
 
 /*
@@ -640,6 +651,137 @@ struct pa_superblock_info {
  */
 uint64_t pa_superblock_count(const struct pa_pool *pool);
 int pa_superblock_info(const struct pa_pool *pool, uint64_t index, struct pa_superblock_info *out);
+
+/* --- Device and hypervisor memory --------------------------------------- */
+
+/*
+ * Requests as a device, VRAM or CXL memory manager or a hypervisor makes
+ * them (the kernel's gpu_buddy modes): any number of frames, inside a pfn
+ * range, highest first, in one contiguous range, in blocks of at least a
+ * given order, preferring memory already known to be zero. Boot such a pool
+ * with zones=flat (one zone per node, no DMA limits) and usually
+ * min_free_kbytes=0 (no reserve): every request still meets the zones'
+ * watermarks, gfp zone limits and migratetypes as pa_alloc_pages() does.
+ *
+ * Cleared memory: every free frame in the buddy lists is known zero or not.
+ * A block given back with PA_DEVICE_FREE_CLEARED, zeroed by the scrubber or
+ * by init_on_free is known zero; cleared and dirty buddies merge as any
+ * buddies do (a free block records how many frames from its start are
+ * zero, so a merge or split costs the same whatever the sizes). A block
+ * that goes through the per-CPU lists, isolation or a fallback claim is
+ * treated as dirty again: knowledge is only ever dropped, never made up.
+ */
+
+/* What a request asks for beyond its size (pa_device_request.flags). */
+enum pa_device_flags {
+	PA_DEVICE_TOPDOWN = 1u << 0,        /* the highest free frames of the range first */
+	PA_DEVICE_CONTIGUOUS = 1u << 1,     /* one range of nr_frames frames */
+	PA_DEVICE_KEEP_EXCESS = 1u << 2,    /* contiguous: keep the whole power-of-two block */
+	PA_DEVICE_PREFER_CLEARED = 1u << 3, /* free memory known zero first */
+};
+#define PA_DEVICE_ALL_FLAGS                                                                        \
+	(PA_DEVICE_TOPDOWN | PA_DEVICE_CONTIGUOUS | PA_DEVICE_KEEP_EXCESS |                        \
+	 PA_DEVICE_PREFER_CLEARED)
+
+/* Flags of pa_device_free(). */
+#define PA_DEVICE_FREE_CLEARED 1u /* the caller zeroed the blocks: they are known zero */
+
+struct pa_device_request {
+	uint64_t nr_frames; /* any number >= 1; rounded up to a multiple of 2^min_order */
+	/*
+	 * Allowed range [start_pfn, end_pfn); end_pfn 0 means to the end of the
+	 * pool. A range narrower than the pool, or PA_DEVICE_TOPDOWN, is served
+	 * from the buddy directly (as alloc_contig_range takes any free frame
+	 * of an ordinary type, whatever its pageblock's type); otherwise the
+	 * zones' free lists serve it as they serve pa_alloc_pages().
+	 */
+	pa_pfn_t start_pfn, end_pfn;
+	unsigned min_order;   /* every block has at least 2^min_order frames */
+	unsigned align_order; /* every block starts at a multiple of 2^align_order (0: its size) */
+	pa_gfp_t gfp;         /* zones and migratetype, as pa_alloc_pages(); PA_GFP_ZERO zeroes */
+	unsigned flags;       /* enum pa_device_flags */
+};
+
+/* One allocated block: free it with pa_device_free() (or pa_free_pages(.., order)). */
+struct pa_block {
+	pa_pfn_t pfn;
+	uint8_t order;
+	uint8_t cleared; /* 1: every frame of it was known zero when handed out */
+	uint8_t pad[6];
+};
+
+/*
+ * A list of blocks that the caller provides: the library writes blocks[nr..
+ * cap) and never allocates behind the caller's back.
+ */
+struct pa_block_list {
+	struct pa_block *blocks;
+	uint32_t nr, cap;
+};
+
+/*
+ * Allocate req->nr_frames frames as blocks appended to list: without
+ * PA_DEVICE_CONTIGUOUS the largest blocks first (down to min_order), each
+ * aligned to its size or to 2^align_order if that is larger; with it one
+ * power-of-two block whose excess beyond the rounded size is given back at
+ * once (a row of blocks, pa_device_trim()'s), unless PA_DEVICE_KEEP_EXCESS
+ * keeps it, and when no such block is free any free range of the size
+ * aligned to 2^max(min_order, align_order) ("try harder").
+ * 0; -ENOSPC when the memory is not there (nothing is taken); -ENOBUFS when
+ * the list has no room for the blocks (nothing is taken); -EINVAL for a NULL
+ * pool, req or list, nr_frames 0, an order above max_order, unknown flags or
+ * gfp bits, a range that is empty or past the pool (with a report naming it).
+ */
+int pa_device_alloc(struct pa_pool *pool, const struct pa_device_request *req,
+                    struct pa_block_list *list);
+
+/*
+ * Free every block of list (and set list->nr to 0). flags: 0 or
+ * PA_DEVICE_FREE_CLEARED. A block that is not an allocated block of its
+ * order is a bad free (reported, counted, refused) and the others are still
+ * freed; returns how many were refused, or -EINVAL (NULL pool or list,
+ * unknown flags: nothing freed).
+ */
+int pa_device_free(struct pa_pool *pool, struct pa_block_list *list, unsigned flags);
+
+/*
+ * Shrink the allocated range that list holds (its blocks in address order,
+ * each following the last, as a contiguous request leaves them) to
+ * new_frames frames starting at start (PA_PFN_INVALID: the range's first
+ * frame), giving the rest back, as gpu_buddy_block_trim(). The list then
+ * holds the kept range as a row of blocks. 0; -EINVAL when the list is not
+ * one contiguous range of allocated blocks of one zone, or the new range is
+ * empty or not inside it; -ENOBUFS when the list cannot hold the new row.
+ * On failure nothing changes.
+ */
+int pa_device_trim(struct pa_pool *pool, struct pa_block_list *list, uint64_t new_frames,
+                   pa_pfn_t start);
+
+/*
+ * The scrubber: zero dirty free memory of a backed pool while it is idle,
+ * largest blocks first, so that PA_GFP_ZERO and PA_DEVICE_PREFER_CLEARED
+ * requests find it zero. A block being zeroed is held off the lists
+ * (counted as reserved) and zeroed without the zone lock, a piece at a time;
+ * it stops at once, putting back what it holds with the part it zeroed
+ * known, when allocations or frees touch the zone meanwhile.
+ *
+ * pa_scrub(): one pass in the caller's thread, for embedders without
+ * threads; zeroes at most max_frames (0: no limit). Returns the frames
+ * zeroed, 0 in a metadata-only pool (no bytes to zero), -EINVAL for a NULL
+ * pool.
+ */
+long pa_scrub(struct pa_pool *pool, uint64_t max_frames);
+
+/*
+ * Start a background scrubber that runs a pass every interval_ms (at least
+ * 1) while there is dirty free memory; stop it. 0, -EBUSY when one runs,
+ * -EINVAL (NULL pool, interval 0), -ENOSYS on a platform without threads (call
+ * pa_scrub() when idle), -EAGAIN when no thread can start.
+ * pa_shutdown() stops it too. pa_scrubber_stop(): NULL or none running:
+ * nothing happens.
+ */
+int pa_scrubber_start(struct pa_pool *pool, unsigned interval_ms);
+void pa_scrubber_stop(struct pa_pool *pool);
 
 /* --- Control, reports, validation --------------------------------------- */
 

@@ -15,6 +15,7 @@
  * and refused, nothing changes), then merge into the buddy lists.
  */
 #include "internal.h"
+#include "device.h"
 
 /* One allocation request, decoded once from the gfp flags. */
 struct alloc_ctx {
@@ -87,12 +88,25 @@ prep_block(struct pa_zone *z, pa_pfn_t pfn, const struct alloc_ctx *ac)
 	return p;
 }
 
+/*
+ * Zero a PA_GFP_ZERO block's frames that were not known zero: the zone path
+ * leaves how many were at its start in the cookie until here (zonelist_walk),
+ * the per-CPU lists none.
+ */
 static void zero_block(const struct alloc_ctx *ac, struct pa_page *p)
 {
-	struct pa_pool *pool = ac->pool;
-	if ((ac->gfp & PA_GFP_ZERO) && pool->base)
-		memset(pa_page_address(pool, p), 0,
-		       (size_t)1 << (pool->cfg.page_shift + ac->order));
+	struct pa_clean clean = { p->private & UINT32_MAX, p->private >> 32 };
+	p->private = 0;
+	if (ac->gfp & PA_GFP_ZERO)
+		device_zero_dirty(ac->pool, p, ac->order, clean);
+}
+
+/* What zero_block() needs to know, kept in the cookie meanwhile (32 bits an end: the less known). */
+static inline uint64_t clean_stash(struct pa_clean c)
+{
+	uint64_t pre = c.pre > UINT32_MAX ? UINT32_MAX : c.pre;
+	uint64_t suf = c.suf > UINT32_MAX ? UINT32_MAX : c.suf;
+	return pre | suf << 32;
 }
 
 /*
@@ -143,6 +157,8 @@ zonelist_walk(const struct alloc_ctx *ac, unsigned flags)
 		pa_pfn_t pfn = zone_rmqueue(z, ac, mark, flags);
 		if (pfn != PA_NIL) {
 			p = prep_block(z, pfn, ac);
+			if (unlikely(ac->gfp & PA_GFP_ZERO))
+				p->private = clean_stash(z->taken_clean); /* for zero_block() */
 			if ((flags & ALLOC_HIGHATOMIC) && ac->order > 0)
 				pageblock_reserve_highatomic(z, pfn, ac->order);
 		}
@@ -301,6 +317,10 @@ static __attribute__((noinline)) struct pa_page *alloc_zones(struct pa_pool *poo
 		return NULL;
 	}
 	struct pa_page *p = NULL;
+	/* Memory known zero first: it need not be written again. */
+	if (unlikely(gfp & PA_GFP_ZERO) && device_pool_has_clean(pool) &&
+	    (p = device_alloc_zeroed(pool, gfp, order)))
+		return p;
 	/* Skipped by the fast path only to be zeroed, or for an order it leaves out. */
 	if ((gfp & PA_GFP_ZERO || order >= pool->cfg.pageblock_order) &&
 	    pcp_order_enabled(pool, order) && !(gfp & GFP_SLOW))
@@ -595,9 +615,12 @@ static __attribute__((noinline)) void free_zone(struct pa_pool *pool, struct pa_
 		bad_page(pool, pfn, order, found);
 		return;
 	}
-	if (unlikely(pool->cfg.init_on_free) && pool->base)
+	if (unlikely(pool->cfg.init_on_free) && pool->base) {
 		wipe_block(z, pfn, order);
-	pageblock_free_block(z, pfn, order);
+		device_free_block_clean(z, pfn, order, clean_full(1ull << order)); /* wiped: zero */
+	} else {
+		pageblock_free_block(z, pfn, order);
+	}
 	z->stat[PA_ZS_PGFREE] += 1ull << order;
 	z->stat[PA_ZS_FREE_CALLS]++;
 	pa_unlock(&z->lock);

@@ -36,9 +36,10 @@ static void count_frames(struct pa_pageblock_info *out, unsigned st, uint64_t n)
 	}
 }
 
-/* The state and the end of the block that holds pfn (pfn + 1 for a hole). */
-static unsigned block_at(const struct pa_pool *pool, pa_pfn_t pfn, pa_pfn_t *end)
+/* The state, the head and the end of the block that holds pfn (pfn + 1 for a hole). */
+static unsigned block_at(const struct pa_pool *pool, pa_pfn_t pfn, pa_pfn_t *end, pa_pfn_t *at)
 {
+	*at = PA_NIL;
 	if (!memmap_frame_present(pool, pfn)) {
 		*end = pfn + 1;
 		return PS_HOLE;
@@ -56,7 +57,20 @@ static unsigned block_at(const struct pa_pool *pool, pa_pfn_t pfn, pa_pfn_t *end
 		st = page_state(p);
 	}
 	*end = head + block_step(p, st);
+	*at = head;
 	return st;
+}
+
+/* Frames of [pfn, stop) known zero, of the free block at head (cleared memory). */
+static uint64_t cleared_frames(const struct pa_pool *pool, pa_pfn_t head, pa_pfn_t pfn,
+                               pa_pfn_t stop)
+{
+	const struct pa_zone *z = zone_of_pfn(pool, head);
+	if (!z)
+		return 0;
+	uint64_t size = 1ull << pfn_page(pool, head)->order;
+	struct pa_clean c = buddy_head_clean(z, head);
+	return clean_count(clean_slice(c, size, pfn - head, stop - pfn), stop - pfn);
 }
 
 int pa_pageblock_info(const struct pa_pool *pool, uint64_t index, struct pa_pageblock_info *out)
@@ -75,11 +89,13 @@ int pa_pageblock_info(const struct pa_pool *pool, uint64_t index, struct pa_page
 		                           .mt = (enum pa_migratetype)pageblock_mt(pool, start),
 		                           .node = z ? (int)z->node : -1,
 		                           .zone = z ? z->type : PA_ZONE_NORMAL };
-	for (pa_pfn_t pfn = start, end; pfn < stop; pfn = end) {
-		unsigned st = block_at(pool, pfn, &end);
+	for (pa_pfn_t pfn = start, end, head; pfn < stop; pfn = end) {
+		unsigned st = block_at(pool, pfn, &end, &head);
 		if (end <= pfn) /* never stall on a damaged descriptor */
 			end = pfn + 1;
 		count_frames(out, st, (end < stop ? end : stop) - pfn);
+		if (st == PS_FREE && head != PA_NIL)
+			out->cleared += cleared_frames(pool, head, pfn, end < stop ? end : stop);
 	}
 	return 0;
 }

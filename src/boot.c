@@ -6,6 +6,7 @@
  * would be valid; nothing is left allocated after a failed boot.
  */
 #include "internal.h"
+#include "device.h"
 
 #include <stdarg.h>
 
@@ -867,6 +868,7 @@ void pa_shutdown(struct pa_pool *pool)
 {
 	if (!pool)
 		return;
+	scrub_stop(pool);
 	deferred_init_stop(pool);
 	reporting_stop(pool);
 	compaction_stop(pool);

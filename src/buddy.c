@@ -63,6 +63,59 @@ static inline __attribute__((always_inline)) void mark_free(struct pa_page *p, u
 	mark_free_flags(p, order, mt, 0);
 }
 
+/*
+ * Cleared memory. A free head with PF_CLEARED says which of its frames are
+ * known zero: the first pre (in the head) and the last suf (in the next
+ * frame's descriptor, a body frame, for a block of order 1 or more), so
+ * every merge and split level costs O(1) whatever the sizes (struct
+ * pa_clean). Merging keeps what each buddy knew at its outer end; what lay
+ * between is dropped (counted out of clean_pages), as Xen's first-dirty
+ * index drops what follows it. A split hands each part its share. Every
+ * free head written another way has no PF_CLEARED, so knowledge is only
+ * ever lost, never made up. clean_pages is the sum of clean_count() over
+ * the free heads on the lists.
+ */
+static inline struct pa_clean head_clean(const struct pa_page *p)
+{
+	if (likely(!(page_flags(p) & PF_CLEARED)))
+		return PA_CLEAN_NONE;
+	uint64_t pre = p->clean, suf = p->order ? p[1].clean : pre;
+	return (struct pa_clean){ pre, suf };
+}
+
+/*
+ * Record what is known zero of the free block at p (its order written);
+ * returns what was stored: counts are kept in 32 bits, so a block above
+ * 2^32 frames keeps less.
+ */
+static inline struct pa_clean set_head_clean(struct pa_page *p, unsigned order, struct pa_clean c)
+{
+	unsigned flags = page_flags(p) & ~PF_CLEARED;
+	c.pre = c.pre > UINT32_MAX ? UINT32_MAX : c.pre;
+	c.suf = c.suf > UINT32_MAX ? UINT32_MAX : c.suf;
+	if (clean_any(c)) {
+		p->clean = (uint32_t)c.pre;
+		if (order)
+			p[1].clean = (uint32_t)c.suf;
+		flags |= PF_CLEARED;
+	}
+	set_page_flags(p, flags);
+	return c;
+}
+
+/* Link-time bookkeeping: store c on the head, counted as c already; the zone learns what was kept. */
+static __attribute__((noinline)) void store_clean(struct pa_zone *z, struct pa_page *p,
+                                                  unsigned order, struct pa_clean c)
+{
+	struct pa_clean kept = set_head_clean(p, order, c);
+	zone_clean_add(z, clean_count(kept, 1ull << order) - clean_count(c, 1ull << order));
+}
+
+struct pa_clean buddy_head_clean(const struct pa_zone *z, pa_pfn_t pfn)
+{
+	return head_clean(pfn_page(z->pool, pfn));
+}
+
 /* Thread a block in at the head of its list; its descriptor and counts are written already. */
 static inline __attribute__((always_inline)) void list_insert(const struct lists *l, pa_pfn_t pfn,
                                                               unsigned order, unsigned mt)
@@ -264,16 +317,32 @@ void buddy_list_del(struct pa_zone *z, pa_pfn_t pfn)
 	struct lists l = lists_of(z);
 	const struct pa_page *p = &l.map[pfn];
 	pa_assert(z->pool, p->state == PS_FREE);
+	if (unlikely(page_flags(p) & PF_CLEARED)) { /* leaves the lists: its knowledge with it */
+		zone_clean_add(z, 0 - clean_count(head_clean(p), 1ull << p->order));
+		set_page_flags(&l.map[pfn], page_flags(p) & ~PF_CLEARED);
+	}
 	zone_free_add(z, 0 - (1ull << p->order));
 	superblock_free_hook(z->pool, pfn, p->order, false);
 	list_unlink(z, &l, pfn, p->order, p->mt);
 }
 
+void buddy_list_add_clean(struct pa_zone *z, pa_pfn_t pfn, unsigned order, unsigned mt,
+                          struct pa_clean clean)
+{
+	buddy_list_add(z, pfn, order, mt);
+	if (clean_any(clean)) {
+		zone_clean_add(z, clean_count(clean, 1ull << order));
+		store_clean(z, pfn_page(z->pool, pfn), order, clean);
+	}
+}
+
+/* A block changes list, not content: it keeps what is known zero. */
 void buddy_list_move(struct pa_zone *z, pa_pfn_t pfn, unsigned new_mt)
 {
 	unsigned order = pfn_page(z->pool, pfn)->order;
+	struct pa_clean clean = head_clean(pfn_page(z->pool, pfn));
 	buddy_list_del(z, pfn);
-	buddy_list_add(z, pfn, order, new_mt);
+	buddy_list_add_clean(z, pfn, order, new_mt, clean);
 }
 
 /* CMA, ISOLATE and HIGHATOMIC pageblocks never merge with another type. */
@@ -305,6 +374,23 @@ link_merged(struct pa_zone *z, const struct lists *l, pa_pfn_t pfn, unsigned ord
 }
 
 /*
+ * What two buddies of `half` frames know, merged (clean_merge()); what lay
+ * between their known ends is dropped from the zone's count.
+ */
+static __attribute__((noinline)) struct pa_clean merge_clean(struct pa_zone *z,
+                                                             struct pa_clean mine,
+                                                             const struct pa_page *bp,
+                                                             uint64_t half, bool mine_upper)
+{
+	struct pa_clean theirs = head_clean(bp);
+	struct pa_clean m =
+	        mine_upper ? clean_merge(theirs, mine, half) : clean_merge(mine, theirs, half);
+	zone_clean_add(z, clean_count(m, 2 * half) - clean_count(mine, half) -
+	                          clean_count(theirs, half));
+	return m;
+}
+
+/*
  * Merge a free block with free buddies of the same order, then link it. A
  * buddy is free exactly when its head descriptor says PS_FREE with that
  * order: descriptors of holes say PS_HOLE and those of absent sections read
@@ -312,8 +398,8 @@ link_merged(struct pa_zone *z, const struct lists *l, pa_pfn_t pfn, unsigned ord
  * blocks inside a zone. Out of line: the merge back of the last split
  * mostly reaches the max order and needs none of this.
  */
-static __attribute__((noinline)) void merge_and_link(struct pa_zone *z, pa_pfn_t pfn,
-                                                     unsigned order, unsigned mt)
+static __attribute__((noinline)) void
+merge_and_link(struct pa_zone *z, pa_pfn_t pfn, unsigned order, unsigned mt, struct pa_clean clean)
 {
 	struct pa_pool *pool = z->pool;
 	struct lists l = lists_of(z);
@@ -335,37 +421,111 @@ static __attribute__((noinline)) void merge_and_link(struct pa_zone *z, pa_pfn_t
 			/* The merged block is all one type: the freed side's. */
 			pageblock_set_mt_range(pool, buddy, order, mt);
 		}
+		if (unlikely(clean_any(clean) || (page_flags(bp) & PF_CLEARED)))
+			clean = merge_clean(z, clean, bp, bit, pfn & bit);
 		list_unlink(z, &l, buddy, order, bmt);
 		set_page_state(&l.map[pfn | bit], PS_BODY); /* the upper half's head */
 		pfn &= ~bit;
 	}
 	link_merged(z, &l, pfn, order, mt);
+	if (unlikely(clean_any(clean)))
+		store_clean(z, &l.map[pfn], order, clean);
 }
 
-/* Free a block, merging with free buddies of the same order (merge_and_link()). */
-void buddy_free_block(struct pa_zone *z, pa_pfn_t pfn, unsigned order, unsigned mt)
+/* The knowledge of a block merged with the dirty halves of the last split, orders [low, high). */
+static __attribute__((noinline)) struct pa_clean clean_up(struct pa_zone *z, struct pa_clean c,
+                                                          unsigned low, unsigned high)
+{
+	struct pa_clean m = c;
+	for (unsigned k = low; k < high; k++)
+		m = clean_merge(m, PA_CLEAN_NONE, 1ull << k);
+	zone_clean_add(z, clean_count(m, 1ull << high) - clean_count(c, 1ull << low));
+	return m;
+}
+
+/*
+ * Free a block of which `clean` is known zero, merging with free buddies of
+ * the same order (merge_and_link()).
+ */
+static inline __attribute__((always_inline)) void
+free_block(struct pa_zone *z, pa_pfn_t pfn, unsigned order, unsigned mt, struct pa_clean clean)
 {
 	struct pa_pool *pool = z->pool;
 	if (unlikely(order > pool->cfg.max_order)) {
 		/* Allocated before max_order was lowered (ctl max_order): freed as max-order pieces. */
 		unsigned m = pool->cfg.max_order;
 		for (uint64_t i = 0; i < 1ull << (order - m); i++)
-			buddy_free_block(z, pfn + (i << m), m, mt);
+			buddy_free_block_clean(
+			        z, pfn + (i << m), m, mt,
+			        clean_slice(clean, 1ull << order, i << m, 1ull << m));
 		return;
 	}
+	if (unlikely(clean_any(clean)))
+		zone_clean_add(z, clean_count(clean, 1ull << order));
 	zone_free_add(z, 1ull << order);
 	superblock_free_hook(pool, pfn, order, true);
 	if (z->split.pfn == pfn && z->split.low == order && z->split.mt == mt) {
 		struct lists l = lists_of(z);
+		/* The halves of a deferred split know nothing (take_block()). */
+		unsigned low = order;
 		order = split_merge(z, &l, pfn);
+		if (unlikely(clean_any(clean)))
+			clean = clean_up(z, clean, low, order);
 		if (likely(order == l.max_order)) { /* no buddy left to look at */
 			link_merged(z, &l, pfn, order, mt);
+			if (unlikely(clean_any(clean)))
+				store_clean(z, &l.map[pfn], order, clean);
 			return;
 		}
 	} else {
 		split_settle(z);
 	}
-	merge_and_link(z, pfn, order, mt);
+	merge_and_link(z, pfn, order, mt, clean);
+}
+
+void buddy_free_block(struct pa_zone *z, pa_pfn_t pfn, unsigned order, unsigned mt)
+{
+	free_block(z, pfn, order, mt, PA_CLEAN_NONE);
+}
+
+void buddy_free_block_clean(struct pa_zone *z, pa_pfn_t pfn, unsigned order, unsigned mt,
+                            struct pa_clean clean)
+{
+	free_block(z, pfn, order, mt, clean);
+}
+
+/*
+ * A split of a block that knows something: each half is linked at once with
+ * its share (the halves of a deferred split know nothing), in the order
+ * split_link() would link them, and counted.
+ */
+static __attribute__((noinline)) void split_clean(struct pa_zone *z, const struct lists *l,
+                                                  pa_pfn_t pfn, unsigned low, unsigned high,
+                                                  unsigned mt, unsigned flags, struct pa_clean c)
+{
+	for (unsigned o = high; o-- > low;) {
+		struct pa_page *half = &l->map[pfn + (1ull << o)];
+		struct pa_clean hc = clean_slice(c, 1ull << high, 1ull << o, 1ull << o);
+		list_link(l, pfn + (1ull << o), o, mt);
+		set_page_flags(half, flags);
+		zone_clean_add(z, clean_count(hc, 1ull << o));
+		store_clean(z, half, o, hc);
+	}
+}
+
+/*
+ * A block that knows something leaves the lists: uncounted, and what it
+ * knows of the part taken kept in z->taken_clean (a zeroing allocation
+ * skips it). Zone lock held.
+ */
+static __attribute__((noinline)) struct pa_clean take_clean(struct pa_zone *z, struct pa_page *p,
+                                                            unsigned low, unsigned high)
+{
+	struct pa_clean c = head_clean(p);
+	zone_clean_add(z, 0 - clean_count(c, 1ull << high));
+	z->taken_clean = clean_slice(c, 1ull << high, 0, 1ull << low);
+	set_page_flags(p, page_flags(p) & ~PF_CLEARED);
+	return c;
 }
 
 /*
@@ -378,11 +538,17 @@ static inline __attribute__((always_inline)) void take_block(struct pa_zone *z, 
 {
 	split_settle(z);
 	struct lists l = lists_of(z);
-	unsigned mt = l.map[pfn].mt, flags = page_flags(&l.map[pfn]) & PF_REPORTED;
+	unsigned raw = page_flags(&l.map[pfn]), mt = l.map[pfn].mt, flags = raw & PF_REPORTED;
+	struct pa_clean clean = PA_CLEAN_NONE;
+	z->taken_clean = PA_CLEAN_NONE;
+	if (unlikely(raw & PF_CLEARED))
+		clean = take_clean(z, &l.map[pfn], low, high);
 	list_unlink(z, &l, pfn, high, mt);
 	zone_free_add(z, 0 - (1ull << low));
 	superblock_free_hook(z->pool, pfn, low, false);
-	if (high > low)
+	if (unlikely(clean_any(clean)) && high > low)
+		split_clean(z, &l, pfn, low, high, mt, flags, clean);
+	else if (high > low)
 		split_defer(z, &l, pfn, low, high, mt, flags);
 }
 

@@ -66,6 +66,13 @@ enum pa_page_flags {
 	 * (mark_free) or allocation writes the flags anew and drops it.
 	 */
 	PF_UNTOUCHED = 1u << 5,
+	/*
+	 * On a free head in the buddy lists: its `clean` fields say which frames
+	 * are known zero (struct pa_clean; buddy.c). Without it nothing is known: a head
+	 * written by any other path (mark_free, a split's halves, the per-CPU
+	 * lists) drops it, so stale knowledge is never trusted.
+	 */
+	PF_CLEARED = 1u << 6,
 };
 
 struct pa_page {
@@ -75,9 +82,19 @@ struct pa_page {
 			uint8_t order; /* head: order of the block */
 			uint8_t mt; /* free: the list it is on; allocated: the type it was allocated as */
 			uint8_t flags; /* enum pa_page_flags */
-			uint8_t owner; /* allocated: registered owner that can move it (0: none) */
-			uint8_t pins; /* allocated: pa_pin() count; a pinned folio is never moved */
-			uint16_t spare;
+			union {
+				struct {
+					uint8_t owner; /* allocated: registered owner that can move it (0: none) */
+					uint8_t pins; /* allocated: pa_pin() count; a pinned folio is never moved */
+					uint16_t spare;
+				};
+				/*
+				 * free with PF_CLEARED: the head's, frames known zero from the
+				 * block's start (pa_clean.pre); the next frame's (a body frame
+				 * of a block of order >= 1), frames known zero at its end (suf)
+				 */
+				uint32_t clean;
+			};
 		};
 		uint32_t head; /* state, order, mt and flags, for one store: page_head() */
 		uint64_t
@@ -166,6 +183,62 @@ static inline void page_prep_fields(struct pa_page *p, unsigned mt, uint32_t gfp
 	set_page_pins(p, 0);
 	p->private = 0;
 	set_page_state(p, PS_ALLOC);
+}
+
+/*
+ * What is known zero of a free block (cleared memory, buddy.c): its first
+ * `pre` and its last `suf` frames. Two regions at the two ends, so that a
+ * merge keeps what each buddy knew at its outer end and a split hands every
+ * part its share, each at a cost that does not depend on the block's size.
+ * Normalised (clean_norm()): a block known zero whole has pre = suf = size.
+ */
+struct pa_clean {
+	uint64_t pre, suf;
+};
+#define PA_CLEAN_NONE ((struct pa_clean){ 0, 0 })
+
+static inline struct pa_clean clean_norm(struct pa_clean c, uint64_t size)
+{
+	if (c.pre >= size || c.suf >= size || c.pre + c.suf >= size)
+		return (struct pa_clean){ size, size };
+	return c;
+}
+
+static inline struct pa_clean clean_full(uint64_t size)
+{
+	return (struct pa_clean){ size, size };
+}
+
+static inline bool clean_any(struct pa_clean c)
+{
+	return (c.pre | c.suf) != 0;
+}
+
+/* Frames known zero of a block of size frames. */
+static inline uint64_t clean_count(struct pa_clean c, uint64_t size)
+{
+	return c.pre + c.suf >= size ? size : c.pre + c.suf;
+}
+
+/* What a block of size frames knows of its part [off, off + n). */
+static inline struct pa_clean clean_slice(struct pa_clean c, uint64_t size, uint64_t off,
+                                          uint64_t n)
+{
+	struct pa_clean r = PA_CLEAN_NONE;
+	uint64_t tail = size - c.suf; /* where the known-zero end begins */
+	if (c.pre > off)
+		r.pre = c.pre - off < n ? c.pre - off : n;
+	if (c.suf && tail < off + n)
+		r.suf = off + n - (tail > off ? tail : off);
+	return clean_norm(r, n);
+}
+
+/* Two buddies of half frames each, merged: each end keeps its side's, grown over a whole half. */
+static inline struct pa_clean clean_merge(struct pa_clean lo, struct pa_clean hi, uint64_t half)
+{
+	struct pa_clean r = { lo.pre >= half ? half + hi.pre : lo.pre,
+		              hi.suf >= half ? half + lo.suf : hi.suf };
+	return clean_norm(r, 2 * half);
 }
 
 /* The state, order, mt and flags bytes of a descriptor as one word, in the machine's byte order. */
@@ -314,7 +387,10 @@ enum pa_zone_stat {
 	X(MEMORY_OFFLINE, "memory_offline")                                                        \
 	X(MEMORY_ONLINE, "memory_online")                                                          \
 	X(DEFRAG_COMPACT_SUCCESS, "defrag_compact_success")                                        \
-	X(DEFRAG_COMPACT_FAIL, "defrag_compact_fail")
+	X(DEFRAG_COMPACT_FAIL, "defrag_compact_fail")                                              \
+	X(PGSCRUB, "pgscrub")               /* free frames the scrubber zeroed */                  \
+	X(PGZERO_ALLOC, "pgzero_alloc")     /* frames zeroed at allocation (dirty ones) */         \
+	X(PGZERO_CLEARED, "pgzero_cleared") /* frames handed to a zeroing request already zero */
 
 enum pa_pool_stat {
 #define X(id, name) PA_PS_##id,
@@ -373,6 +449,9 @@ struct pa_zone {
 	uint64_t
 	        reserved_pages; /* managed frames held by the pool itself, neither free nor allocated */
 	uint64_t cma_pages;     /* frames in CMA pageblocks */
+	uint64_t
+	        clean_pages; /* free frames on the lists known zero: the sum of their heads' clean */
+	struct pa_clean taken_clean; /* what was known zero of the block taken last (buddy.c) */
 	uint64_t stat[PA_NR_ZONE_STATS];
 	uint64_t *alloc_order;         /* [order]: successful allocations per order */
 	_Atomic uint64_t numa_foreign; /* allocations that preferred this zone and went elsewhere */
@@ -412,6 +491,13 @@ static inline void zone_free_add(struct pa_zone *z, uint64_t delta)
 {
 	uint64_t v = atomic_load_explicit(&z->free_pages, memory_order_relaxed);
 	atomic_store_explicit(&z->free_pages, v + delta, memory_order_relaxed);
+}
+
+/* clean_pages likewise: written under the zone lock, read without it (device.c's hint). */
+static inline void zone_clean_add(struct pa_zone *z, uint64_t delta)
+{
+	uint64_t v = __atomic_load_n(&z->clean_pages, __ATOMIC_RELAXED);
+	__atomic_store_n(&z->clean_pages, v + delta, __ATOMIC_RELAXED);
 }
 
 static inline uint64_t zone_nr_free(const struct pa_zone *z)
@@ -614,6 +700,7 @@ struct pa_pool {
 	uint8_t *block_offline; /* [block]: 1 while offline */
 	uint64_t nr_blocks;
 	struct pa_mutex hotplug_lock; /* one offline or online at a time */
+	struct pa_scrubber *scrubber; /* the background scrubber ("scrub.c"); NULL: none runs */
 	/* Free page reporting ("reporting.c"); frees of this order or above notify it. */
 	struct pa_reporting *reporting;
 	_Atomic unsigned reporting_notify_order; /* UINT32_MAX while no device is registered */
@@ -943,6 +1030,17 @@ void buddy_list_del(struct pa_zone *zone, pa_pfn_t pfn);
 void buddy_list_move(struct pa_zone *zone, pa_pfn_t pfn, unsigned new_mt);
 /* Free a block into the lists, merging with its buddies. */
 void buddy_free_block(struct pa_zone *zone, pa_pfn_t pfn, unsigned order, unsigned mt);
+/*
+ * The same for a block of which `clean` is known zero (device.c):
+ * the knowledge merges with the buddies' (buddy.c's cleared memory).
+ */
+void buddy_free_block_clean(struct pa_zone *zone, pa_pfn_t pfn, unsigned order, unsigned mt,
+                            struct pa_clean clean);
+/* buddy_list_add() of a block of which `clean` is known zero. */
+void buddy_list_add_clean(struct pa_zone *zone, pa_pfn_t pfn, unsigned order, unsigned mt,
+                          struct pa_clean clean);
+/* What is known zero of the free block at pfn (nothing if it is not on the lists). */
+struct pa_clean buddy_head_clean(const struct pa_zone *zone, pa_pfn_t pfn);
 /* Take the smallest free block of type mt with order >= order, split to order; PA_NIL if none. */
 pa_pfn_t buddy_take_smallest(struct pa_zone *zone, unsigned order, unsigned mt);
 /* Remove a free block of order `high` and give back its upper halves down to `low`. */

@@ -66,6 +66,9 @@
 #ifndef EOPNOTSUPP
 #define EOPNOTSUPP 95
 #endif
+#ifndef ENOBUFS
+#define ENOBUFS 105
+#endif
 #ifndef ETIMEDOUT
 #define ETIMEDOUT 110
 #endif

@@ -31,6 +31,7 @@
  * blocks go on the free lists from then on, never back to untouched.
  */
 #include "internal.h"
+#include "device.h"
 
 struct pa_reporting {
 	struct pa_pool *pool;
@@ -41,6 +42,7 @@ struct pa_reporting {
 	struct pa_page_reporting_ops ops;
 	void *arg;
 	bool registered;
+	_Atomic unsigned flags; /* PA_REPORTING_ZEROES */
 
 	/* The worker (page_reporting=thread), running while a device is registered. */
 	struct pa_mutex lock;
@@ -81,28 +83,37 @@ static int deliver(struct pa_reporting *r, const pa_pfn_t *blocks, unsigned n, u
 	return 0;
 }
 
-/* Take a free block off its list for the call. Zone lock held. */
-static void hold(struct pa_zone *z, pa_pfn_t pfn, unsigned order)
+/* Take a free block off its list for the call; what is known zero of it. Zone lock held. */
+static struct pa_clean hold(struct pa_zone *z, pa_pfn_t pfn, unsigned order)
 {
+	struct pa_clean clean = buddy_head_clean(z, pfn);
 	buddy_list_del(z, pfn);
 	set_page_state(pfn_page(z->pool, pfn), PS_CAPTURED);
 	z->reserved_pages += 1ull << order;
+	return clean;
 }
 
-/* Free the held blocks again; marked reported if the device took them and they stay unmerged. */
-static void put_back(struct pa_zone *z, const pa_pfn_t *blocks, unsigned n, unsigned order,
-                     bool reported)
+/*
+ * Free the held blocks again, with what was known zero of them (all of
+ * them when the device took them and says they read as zero now); marked
+ * reported if the device took them and they stay unmerged.
+ */
+static void put_back(struct pa_reporting *r, struct pa_zone *z, const pa_pfn_t *blocks,
+                     const struct pa_clean *clean, unsigned n, unsigned order, bool reported)
 {
 	struct pa_pool *pool = z->pool;
+	bool zeroed = reported &&
+	              (atomic_load_explicit(&r->flags, memory_order_relaxed) & PA_REPORTING_ZEROES);
 	for (unsigned b = 0; b < n; b++) {
 		z->reserved_pages -= 1ull << order;
-		pageblock_free_block(z, blocks[b],
-		                     order); /* split where its pageblocks now differ */
+		/* split where its pageblocks now differ */
+		device_free_block_clean(z, blocks[b], order,
+		                        zeroed ? clean_full(1ull << order) : clean[b]);
 	}
 	for (unsigned b = 0; reported && b < n; b++) {
 		struct pa_page *p = pfn_page(pool, blocks[b]);
 		if (page_state_relaxed(p) == PS_FREE && page_order(p) == order)
-			set_page_flags(p, PF_REPORTED);
+			set_page_flags(p, (page_flags(p) & PF_CLEARED) | PF_REPORTED);
 	}
 }
 
@@ -117,6 +128,7 @@ static uint64_t report_list(struct pa_reporting *r, struct pa_zone *z, unsigned 
                             uint64_t budget, int *err, bool *again)
 {
 	pa_pfn_t blocks[PA_REPORTING_CAPACITY];
+	struct pa_clean clean[PA_REPORTING_CAPACITY];
 	unsigned n = 0;
 	uint64_t frames = 0;
 	for (pa_pfn_t pfn = buddy_list_peek(z, order, mt); pfn != PA_NIL || n;) {
@@ -124,7 +136,7 @@ static uint64_t report_list(struct pa_reporting *r, struct pa_zone *z, unsigned 
 			struct pa_page *p = pfn_page(z->pool, pfn);
 			pa_pfn_t next = p->lru.next;
 			if (!(page_flags(p) & PF_REPORTED)) {
-				hold(z, pfn, order);
+				clean[n] = hold(z, pfn, order);
 				blocks[n++] = pfn;
 			}
 			pfn = next;
@@ -134,7 +146,7 @@ static uint64_t report_list(struct pa_reporting *r, struct pa_zone *z, unsigned 
 		pa_unlock(&z->lock);
 		int rc = deliver(r, blocks, n, order);
 		pa_lock(&z->lock, SITE_ADMIN);
-		put_back(z, blocks, n, order, rc == 0);
+		put_back(r, z, blocks, clean, n, order, rc == 0);
 		frames += rc == 0 ? (uint64_t)n << order : 0;
 		n = 0;
 		if (rc) {
@@ -271,6 +283,8 @@ int pa_page_reporting_register(struct pa_pool *pool, const struct pa_page_report
 	r->ops = *ops;
 	r->arg = arg;
 	r->registered = true;
+	atomic_store(&r->flags,
+	             0u); /* a new device: nothing said yet (pa_page_reporting_set_flags) */
 	atomic_store(&r->requested, true); /* as Linux: assume there is free memory to report */
 	int rc = 0;
 	/* Without threads, reporting is what page_reporting=manual makes it: pa_page_reporting_run(). */
@@ -297,6 +311,19 @@ void pa_page_reporting_unregister(struct pa_pool *pool)
 	r->registered = false;
 	atomic_store(&r->requested, false);
 	pa_mutex_unlock(&r->dev_lock);
+}
+
+int pa_page_reporting_set_flags(struct pa_pool *pool, unsigned flags)
+{
+	if (!pool || (flags & ~PA_REPORTING_ZEROES))
+		return -EINVAL;
+	struct pa_reporting *r = pool->reporting;
+	pa_mutex_lock(&r->dev_lock);
+	int rc = r->registered ? 0 : -ENODEV;
+	if (rc == 0)
+		atomic_store(&r->flags, flags);
+	pa_mutex_unlock(&r->dev_lock);
+	return rc;
 }
 
 long pa_page_reporting_run(struct pa_pool *pool)

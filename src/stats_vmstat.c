@@ -10,6 +10,7 @@
 struct vm_snap {
 	uint64_t free_pages, free_cma, isolated, numa_foreign;
 	uint64_t free_untouched;         /* of free_pages, in chunks never handed out since boot */
+	uint64_t free_cleared;           /* of free_pages, known zero (device.c's cleared memory) */
 	uint64_t pgalloc[PA_ZONE_COUNT]; /* PA_ZS_PGALLOC by zone type */
 	uint64_t zstat[PA_NR_ZONE_STATS];
 	uint64_t *alloc_order;     /* [order] */
@@ -29,6 +30,7 @@ static void vm_snap_zone_locked(struct pa_zone *zone, struct vm_snap *s)
 	s->free_pages += zone_nr_free(zone);
 	s->free_cma += zone_free_cma(zone);
 	s->free_untouched += zone->nr_untouched << zone->pool->cfg.chunk_order;
+	s->free_cleared += zone->clean_pages;
 	s->numa_foreign += atomic_load_explicit(&zone->numa_foreign, memory_order_relaxed);
 	for (unsigned o = 0; o < stats_nr_orders(zone->pool); o++)
 		s->folios_migrated[o] += zone->folios_migrated[o];
@@ -188,6 +190,8 @@ static void vm_walk(struct pa_pool *pool, const struct vm_snap *s, vm_visit_fn f
 	vm_visit_linux(pool, s, fn, ctx);
 	/* Free but never backed: free page reporting leaves it out (reporting.c). */
 	fn(ctx, "nr_free_untouched", s->free_untouched);
+	/* Free and known zero: a zeroing request takes it without writing it. */
+	fn(ctx, "nr_free_cleared", s->free_cleared);
 	for (unsigned k = 0; k < PA_NR_ZONE_STATS; k++)
 		if (!vm_in_linux_part(VM_ZONE, k))
 			fn(ctx, pa_zone_stat_names[k], s->zstat[k]);

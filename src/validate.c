@@ -30,9 +30,44 @@ __attribute__((format(printf, 3, 4))) static int vfail(struct vctx *v, const str
 	return -EFAULT;
 }
 
-/* Walk one free list; count its blocks into *count. */
+/* Are the bytes of frames [pfn, pfn + n) zero? Only a backed pool has bytes to look at. */
+static bool frames_zero(const struct pa_pool *pool, pa_pfn_t pfn, uint64_t n)
+{
+	if (!pool->base)
+		return true;
+	const uint64_t *w = (const uint64_t *)(pool->base + (pfn << pool->cfg.page_shift));
+	for (uint64_t i = 0, end = (n << pool->cfg.page_shift) / 8; i < end; i++)
+		if (w[i])
+			return false;
+	return true;
+}
+
+/*
+ * What a free head knows is zero: something, no more than the block, and
+ * with debug=2 really zero in a backed pool.
+ */
+static int check_clean(struct vctx *v, struct pa_zone *z, uint32_t pfn, unsigned order,
+                       uint64_t *clean)
+{
+	struct pa_clean c = buddy_head_clean(z, pfn);
+	uint64_t size = 1ull << order;
+	if (!(page_flags(pfn_page(v->pool, pfn)) & PF_CLEARED))
+		return 0;
+	if (!clean_any(c) || c.pre > size || c.suf > size)
+		return vfail(v, z,
+		             "free block at pfn %u (order %u) says %llu + %llu frames are clean",
+		             pfn, order, (unsigned long long)c.pre, (unsigned long long)c.suf);
+	if (v->pool->cfg.debug >= 2 &&
+	    (!frames_zero(v->pool, pfn, c.pre) || !frames_zero(v->pool, pfn + size - c.suf, c.suf)))
+		return vfail(v, z, "free block at pfn %u (order %u): its clean frames are not zero",
+		             pfn, order);
+	*clean += clean_count(c, size);
+	return 0;
+}
+
+/* Walk one free list; count its blocks into *count and its clean frames into *clean. */
 static int check_list(struct vctx *v, struct pa_zone *z, unsigned order, unsigned mt,
-                      uint64_t *count)
+                      uint64_t *count, uint64_t *clean)
 {
 	struct pa_pool *pool = v->pool;
 	uint32_t prev = PA_NIL;
@@ -63,6 +98,9 @@ static int check_list(struct vctx *v, struct pa_zone *z, unsigned order, unsigne
 		if (++n > limit)
 			return vfail(v, z, "list (order %u, %s) loops", order,
 			             pa_migratetype_names[mt]);
+		int rc = check_clean(v, z, pfn, order, clean);
+		if (rc)
+			return rc;
 		prev = pfn;
 		pfn = p->lru.next;
 	}
@@ -76,11 +114,12 @@ static int check_list(struct vctx *v, struct pa_zone *z, unsigned order, unsigne
 static int check_lists(struct vctx *v, struct pa_zone *z, uint64_t *free_frames,
                        uint64_t *free_blocks)
 {
+	uint64_t clean = 0;
 	for (unsigned o = 0; o <= v->pool->cfg.max_order; o++) {
 		uint64_t order_total = 0;
 		for (unsigned mt = 0; mt < PA_MT_COUNT; mt++) {
 			uint64_t n = 0;
-			int rc = check_list(v, z, o, mt, &n);
+			int rc = check_list(v, z, o, mt, &n, &clean);
 			if (rc)
 				return rc;
 			if (o == v->pool->cfg.max_order && mt == PA_MT_MOVABLE)
@@ -95,6 +134,9 @@ static int check_lists(struct vctx *v, struct pa_zone *z, uint64_t *free_frames,
 		*free_blocks += order_total;
 		*free_frames += order_total << o;
 	}
+	if (clean != z->clean_pages)
+		return vfail(v, z, "clean free frames: %llu on the lists, %llu counted",
+		             (unsigned long long)clean, (unsigned long long)z->clean_pages);
 	return 0;
 }
 

@@ -2,6 +2,8 @@
 # Helpers of the script tests (tests/*.cmake, run with cmake -P):
 #   pa_readme_example(README OUT)  write the first ```c block of README (a complete
 #                                  program) to the file OUT
+#   pa_readme_example_after(README HEADING OUT)  the same for the first ```c block after
+#                                  the line HEADING
 #   run(WHAT COMMAND...)           run a command; fail the test, naming WHAT, if it fails
 
 function(pa_readme_example readme out)
@@ -21,6 +23,17 @@ function(pa_readme_example readme out)
 	math(EXPR end "${end} + 1")
 	string(SUBSTRING "${rest}" 0 ${end} code)
 	file(WRITE "${out}" "${code}")
+endfunction()
+
+function(pa_readme_example_after readme heading out)
+	file(READ "${readme}" text)
+	string(FIND "${text}" "\n${heading}\n" at)
+	if(at LESS 0)
+		message(FATAL_ERROR "${readme}: no line ${heading}")
+	endif()
+	string(SUBSTRING "${text}" ${at} -1 rest)
+	file(WRITE "${out}.md" "${rest}")
+	pa_readme_example("${out}.md" "${out}")
 endfunction()
 
 function(run what)

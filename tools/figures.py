@@ -459,6 +459,42 @@ def balloon(fig):
                        "ns per free", "resident MiB at the end"], rows))
 
 
+@section("device", "Device memory: churn, gpu_buddy's fragmentation scenario, zeroing")
+def device(fig):
+    j, c = fig.bench("bench", "device", "--runs", 1 if fig.quick else 5)
+    ch, fr = j["churn"], j["fragmentation"]
+    off, on = j["zero_scrubber_off"], j["zero_scrubber_on"]
+    churn = [[mmm(ch["buffers"], 0), mmm(ch["free_frames"], 0), mmm(ch["cleared_frames"], 0),
+              mmm(ch["largest_free_run"], 0), mmm(ch["largest_contiguous"], 0)]]
+    frag = [[mmm(fr["fragmented_ms"], 1), mmm(fr["blocks_64k"], 0),
+             mmm(fr["reverse_free_ms"], 1)]]
+    zero = [[name, mmm(z["ns_per_alloc"], 0),
+             num(z["bytes_zeroed_at_alloc"]["median"] / (1 << 20), 0),
+             num(z["bytes_scrubbed"]["median"] / (1 << 20), 0)]
+            for name, z in (("off", off), ("on", on))]
+    return (fig.commands(c) + f"\nMedian (min - max) of {j['runs']} runs, each part on fresh "
+            "pools (zones=flat, min_free_kbytes=0).\n\n"
+            "(a) 256 MiB: 4-8 KiB buffers (1 or 2 frames) allocated in jobs of 32 to 90 % of "
+            "memory, half the jobs freed with their buffers alternately cleared and dirty (the "
+            "pattern that keeps gpu_buddy's clear and dirty trees apart); then the largest "
+            "contiguous allocation that succeeds, against the largest run of free frames: "
+            "equal when cleared and dirty buddies merge.\n\n" +
+            fig.table(["buffers", "free frames", "of them cleared", "largest free run",
+                       "largest contiguous allocation"], churn) +
+            "\n(b) gpu_buddy_fragmentation_performance on 1 GiB (the original: 4 GiB): every "
+            "8 KiB block at 64 KiB alignment, a quarter pattern freed cleared and the rest "
+            "dirty, then every 64 KiB block taken; then the reverse-order free of the same "
+            "pattern, all cleared.\n\n" +
+            fig.table(["fragmented alloc ms", "64 KiB blocks that succeeded",
+                       "reverse-order free ms"], frag) +
+            "\n(c) A 2 MiB PA_GFP_ZERO allocation in a 256 MiB anonymous-backed pool that has "
+            "been in use (every frame written and freed dirty once), 200 allocations with 2 ms "
+            "of idle time before each, the buffer written and freed dirty; the scrubber off, "
+            "then on (pa_scrubber_start, a pass every 1 ms).\n\n" +
+            fig.table(["scrubber", "ns per allocation", "MiB zeroed at allocation (median)",
+                       "MiB zeroed by the scrubber (median)"], zero))
+
+
 @section("replay", "Replaying a Linux 6.1 trace (docs/replay.md)")
 def replay(fig):
     """The shipped excerpt (or PA_REPLAY_RECORDING, e.g. the whole shared recording)."""

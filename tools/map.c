@@ -112,7 +112,8 @@ static double gib(const struct map *m, uint64_t pageblock)
 /*
  * One character: the type's letter, upper case when at least half the
  * block is in use, lower case when less; '.' for a wholly free movable
- * block; 'p' when most of it sits on per-CPU lists; ' ' for a hole.
+ * block, ':' when at least half of it is known zero (cleared memory); 'p'
+ * when most of it sits on per-CPU lists; ' ' for a hole.
  */
 static char text_cell(const struct pa_pageblock_info *b)
 {
@@ -124,7 +125,7 @@ static char text_cell(const struct pa_pageblock_info *b)
 	if (in_use(b) * 2 >= b->nr_frames - b->hole)
 		return (char)(c - 'a' + 'A');
 	if (!in_use(b) && b->mt == PA_MT_MOVABLE)
-		return '.';
+		return b->cleared * 2 >= b->nr_frames - b->hole ? ':' : '.';
 	return c;
 }
 
@@ -160,8 +161,8 @@ static void map_text(const struct map *m, FILE *out)
 	fprintf(out,
 	        "one character per pageblock (%" PRIu64 " KiB): u unmovable, m movable, "
 	        "r reclaimable, h highatomic, c CMA, i isolated;\nUPPER CASE at least half in "
-	        "use, lower case less, '.' a free movable block, p mostly on per-CPU lists, "
-	        "' ' a hole\n",
+	        "use, lower case less, '.' a free movable block (':' mostly cleared), p mostly on "
+	        "per-CPU lists, ' ' a hole\n",
 	        ((uint64_t)1 << (m->cfg.pageblock_order + m->cfg.page_shift)) >> 10);
 	uint64_t col = 0;
 	for (uint64_t i = 0; i < m->nr; i++) {
@@ -182,6 +183,14 @@ static void map_text(const struct map *m, FILE *out)
 		col++;
 	}
 	fputc('\n', out);
+	uint64_t free = 0, cleared = 0;
+	for (uint64_t i = 0; i < m->nr; i++) {
+		free += m->pb[i].free;
+		cleared += m->pb[i].cleared;
+	}
+	fprintf(out,
+	        "free: %" PRIu64 " frames, %" PRIu64 " cleared (known zero), %" PRIu64 " dirty\n",
+	        free, cleared, free - cleared);
 }
 
 /* ---------------------------------------------------------------------- */
