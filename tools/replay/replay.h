@@ -304,5 +304,7 @@ int rp_compare_texts(FILE *f, char **texts, const char **names, unsigned n);
 /* Subcommands. */
 int replay_main(int argc, char **argv);
 int compare_main(int argc, char **argv);
+/* `pagealloc record`: this machine's kernel into a recording folder (record.c). */
+int record_main(int argc, char **argv);
 
 #endif
