@@ -531,6 +531,22 @@ static void ring_stats(const char *dir, struct ring_stats *rs)
 		fclose(out);
 }
 
+/*
+ * Blocks of 8 MiB compressed on every CPU: the dump goes faster, and the
+ * replay decodes such a file on every CPU too (one block is one thread's).
+ */
+static lzma_ret xz_encoder(lzma_stream *xz, unsigned level)
+{
+	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+	lzma_mt mt = {
+		.threads = cpus > 1 ? (uint32_t)(cpus < 8 ? cpus : 8) : 1,
+		.block_size = 8u << 20,
+		.preset = level,
+		.check = LZMA_CHECK_CRC64,
+	};
+	return lzma_stream_encoder_mt(xz, &mt);
+}
+
 /* The instance's trace text through liblzma into path; the number of text bytes, or -1. */
 static int64_t write_trace_xz(const char *path, unsigned level)
 {
@@ -541,7 +557,7 @@ static int64_t write_trace_xz(const char *path, unsigned level)
 	FILE *out = fopen(tmp, "we");
 	lzma_stream xz = LZMA_STREAM_INIT;
 	int64_t total = 0;
-	bool ok = in >= 0 && out && lzma_easy_encoder(&xz, level, LZMA_CHECK_CRC64) == LZMA_OK;
+	bool ok = in >= 0 && out && xz_encoder(&xz, level) == LZMA_OK;
 	static uint8_t ibuf[1 << 20], obuf[1 << 18];
 	lzma_action action = LZMA_RUN;
 	while (ok) {
