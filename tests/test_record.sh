@@ -132,6 +132,8 @@ if command -v setpriv > /dev/null; then
 fi
 check "a bad option is a usage error naming it" \
 	bash -c "'$PA' record --seconds abc 2> '$TMP/e2'; [ \$? = 2 ] && grep -q 'seconds' '$TMP/e2'"
+check "a folder that is not empty is refused" \
+	bash -c "'$PA' record -o '$TMP/rec' --seconds 1 2> '$TMP/e4'; [ \$? = 1 ] && grep -q 'not empty' '$TMP/e4'"
 check "--snapshot outside a recording is refused" \
 	bash -c "env -u PAGEALLOC_RECORD_DIR '$PA' record --snapshot x 2> '$TMP/e3'; [ \$? = 2 ] && grep -q 'inside a' '$TMP/e3'"
 

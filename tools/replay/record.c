@@ -724,6 +724,19 @@ static int finish(const struct record_opts *o, const bool *enabled, double t_on,
 	return 0;
 }
 
+/* A folder with files in it may hold another recording's snapshots: the replay would read them. */
+static bool dir_in_use(const char *dir)
+{
+	DIR *d = opendir(dir);
+	struct dirent *de;
+	bool used = false;
+	while (d && !used && (de = readdir(d)))
+		used = strcmp(de->d_name, ".") && strcmp(de->d_name, "..");
+	if (d)
+		closedir(d);
+	return used;
+}
+
 static int record(struct record_opts *o)
 {
 	if (geteuid() != 0) {
@@ -733,6 +746,12 @@ static int record(struct record_opts *o)
 		return 1;
 	}
 	bool enabled[NR_RECORD_EVENTS] = { 0 };
+	if (dir_in_use(o->dir)) {
+		fprintf(stderr,
+		        "pagealloc record: %s exists and is not empty: give -o a new folder\n",
+		        o->dir);
+		return 1;
+	}
 	if (take_lock() || mount_tracefs())
 		return 1;
 	mount_debugfs();
