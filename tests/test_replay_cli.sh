@@ -77,6 +77,22 @@ PY"
 check "--compare with and without superblocks shows polluted regions and pageblocks" \
 	bash -c "'$PA' replay '$DATA/start' --compare 'superblock_order=0' 'superblock_order=18 defrag_mode=1' > '$TMP/sb' && grep -q 'before.tainted_regions' '$TMP/sb' && grep -q 'before.mixed_pageblocks' '$TMP/sb' && grep -q 'before.pageblocks.Unmovable' '$TMP/sb' && '$PA' replay '$DATA/start' | grep -q 'regions tainted'"
 
+# The parsed trace kept between replays: the second replay reads it (the
+# text, overwritten in place with the same size and mtime, is not read
+# again) and prints the same; a changed trace is parsed again;
+# PAGEALLOC_CACHE=off keeps nothing.
+cat > "$TMP/strip.py" <<'PY'
+import json, sys
+d = json.load(sys.stdin)
+print(json.dumps({k: v for k, v in d.items() if 'sec' not in k}, sort_keys=True))
+PY
+cp -r "$DATA/start" "$TMP/cached"
+T="$TMP/cached/trace.txt.xz"
+check "a second replay reads the cached parse and prints the same" \
+	bash -c "PAGEALLOC_CACHE='$TMP/cache' '$PA' replay '$TMP/cached' --json | python3 '$TMP/strip.py' > '$TMP/c1' && ls '$TMP/cache'/trace-*.events > /dev/null && cp -p '$T' '$TMP/ref' && head -c \$(stat -c %s '$T') /dev/zero | dd of='$T' conv=notrunc status=none && touch -r '$TMP/ref' '$T' && PAGEALLOC_CACHE='$TMP/cache' '$PA' replay '$TMP/cached' --json | python3 '$TMP/strip.py' > '$TMP/c2' && cmp '$TMP/c1' '$TMP/c2'"
+check "a changed trace is parsed again; PAGEALLOC_CACHE=off keeps nothing" \
+	bash -c "xz -dc '$TMP/ref' | head -n 200 | xz > '$T' && PAGEALLOC_CACHE='$TMP/cache' '$PA' replay '$TMP/cached' --json | python3 -c 'import json,sys; d=json.load(sys.stdin); assert d[\"events\"] < 200, d[\"events\"]' && PAGEALLOC_CACHE='$TMP/off' '$PA' replay '$TMP/cached' > /dev/null && [ -e '$TMP/off' ] && PAGEALLOC_CACHE=off '$PA' replay '$TMP/cached' > /dev/null && [ ! -e off ] && [ \$(ls '$TMP/cache' | wc -l) = 1 ]"
+
 check "a missing trace is refused with its name" \
 	bash -c "! '$PA' replay '$TMP/nope' 2>'$TMP/e1' >/dev/null && grep -q nope '$TMP/e1'"
 check "a bad boot key is refused with its name" \

@@ -105,6 +105,8 @@ static void usage(FILE *f)
 	fprintf(f, "  %-22s %s\n", "replay PATH [options]",
 	        "replay a kernel ftrace trace beside its snapshots (replay --help)");
 	fprintf(f, "  %-22s %s\n", "compare A.json B.json", "replays' JSON side by side");
+	fprintf(f, "  %-22s %s\n", "record [-o DIR] [-- CMD]",
+	        "record this machine's kernel for replay (root; record --help)");
 	fprintf(f, "\noptions:\n"
 	           "  --boot \"CMDLINE\"  boot line, e.g. \"mem=4G numa=2 max_order=18\" "
 	           "(default: all defaults)\n"
@@ -407,6 +409,8 @@ int main(int argc, char **argv)
 		return replay_main(argc - 1, argv + 1);
 	if (strcmp(argv[1], "compare") == 0)
 		return compare_main(argc - 1, argv + 1);
+	if (strcmp(argv[1], "record") == 0)
+		return record_main(argc - 1, argv + 1);
 	struct cli cli = { .cmd = find_command(argv[1]) };
 	if (!cli.cmd) {
 		fprintf(stderr, "pagealloc: unknown command '%s' (see pagealloc --help)\n",

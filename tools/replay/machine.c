@@ -350,6 +350,12 @@ int rp_machine_load(const char *path, struct rp_machine *m)
 		        path);
 		return -1;
 	}
+	/* pagealloc record leaves INCOMPLETE when the kernel lost events. */
+	char *incomplete = slurp(m->dir, "INCOMPLETE");
+	if (incomplete)
+		fprintf(stderr, "pagealloc replay: %s: an incomplete recording: %s", path,
+		        incomplete);
+	free(incomplete);
 	load_sysctl(m);
 	load_release(m);
 	if (load_snapshots(m))

@@ -132,6 +132,8 @@ struct rp_trace {
 	unsigned nr_runs;
 	uint64_t sweep_start;
 	char err[256]; /* the first line that could not be parsed, and why */
+	void *map;     /* ev lies in this mapping of a cache file (cache.c), else NULL */
+	size_t map_len;
 };
 
 /* How far a long step is (0..1), for a progress line; may be NULL. */
@@ -142,6 +144,12 @@ int rp_trace_read(const char *path, struct rp_trace *t, rp_progress_fn progress)
 /* Parse one line into t; 0, or -1 with the reason in t->err (the line is counted unparsed). */
 int rp_parse_line(struct rp_trace *t, const char *line, size_t len);
 void rp_trace_free(struct rp_trace *t);
+/*
+ * The parsed trace of a trace file kept from an earlier replay (cache.c):
+ * 0 and t filled, or -1 (none, stale, or caching off: PAGEALLOC_CACHE=off).
+ */
+int rp_cache_load(const char *path, struct rp_trace *t);
+void rp_cache_store(const char *path, const struct rp_trace *t);
 /* gfp flag names ("GFP_KERNEL|__GFP_ZERO") -> PA_GFP_*; -1 and the unknown name in bad. */
 int rp_parse_gfp(const char *s, size_t len, pa_gfp_t *out, char *bad, size_t badlen);
 
@@ -306,5 +314,7 @@ int rp_compare_texts(FILE *f, char **texts, const char **names, unsigned n);
 /* Subcommands. */
 int replay_main(int argc, char **argv);
 int compare_main(int argc, char **argv);
+/* `pagealloc record`: this machine's kernel into a recording folder (record.c). */
+int record_main(int argc, char **argv);
 
 #endif
