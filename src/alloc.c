@@ -255,7 +255,9 @@ static unsigned slowpath_flags(const struct alloc_ctx *ac)
 }
 
 /*
- * The slow path: the min watermark; then, for a high order, wake the node's
+ * The slow path (direct_compaction=0: without its compaction and drains,
+ * which the caller runs where it wants them): the min watermark; then, for a
+ * high order, wake the node's
  * background compactor and compact directly; then what Linux's reclaim path
  * does that applies here: give back the HIGHATOMIC reserve and, for a request
  * that may reclaim (not PA_GFP_NOCOMPACT, Linux's no direct reclaim), drain
@@ -264,14 +266,17 @@ static unsigned slowpath_flags(const struct alloc_ctx *ac)
 static struct pa_page *alloc_slowpath(const struct alloc_ctx *ac)
 {
 	unsigned flags = slowpath_flags(ac);
+	bool direct = atomic_load_explicit(&ac->pool->direct_compaction, memory_order_relaxed);
 	struct pa_page *p = get_page_from_freelist(ac, flags);
-	if (!p && ac->order > 0) {
+	if (!p && ac->order > 0 && direct) {
 		compaction_wake(ac->pool, ac->node->id, ac->order);
 		p = alloc_compact(ac, flags);
 	}
-	if (!p && !(flags & ALLOC_HIGHATOMIC) && unreserve_highatomic(ac))
+	/* Linux gives back the reserve and drains only after direct reclaim failed. */
+	bool reclaims = !(ac->gfp & PA_GFP_NOCOMPACT);
+	if (!p && reclaims && !(flags & ALLOC_HIGHATOMIC) && unreserve_highatomic(ac))
 		p = get_page_from_freelist(ac, flags);
-	if (!p && !(ac->gfp & PA_GFP_NOCOMPACT) && pcp_drain_all_if_any(ac->pool))
+	if (!p && reclaims && direct && pcp_drain_all_if_any(ac->pool))
 		p = get_page_from_freelist(ac, flags);
 	/* defrag_mode: fall back below a pageblock only rather than fail. */
 	if (!p && (flags & ALLOC_NOFRAGMENT))

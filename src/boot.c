@@ -859,6 +859,7 @@ int pa_boot(const char *cmdline, const struct pa_platform *platform, struct pa_p
 	pool->rseq_cs_off = __rseq_offset + (ptrdiff_t)offsetof(struct rseq, rseq_cs);
 	atomic_init(&pool->defrag_mode, pool->cfg.defrag_mode);
 	pool->linux_rules = linux_rules_for(pool->cfg.linux_version);
+	atomic_init(&pool->direct_compaction, true);
 	if (rc == 0)
 		rc = memmap_init(pool, err, errlen);
 	if (rc == 0)

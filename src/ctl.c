@@ -294,6 +294,17 @@ static int read_linux(const struct ctl_call *c, char *buf, size_t len)
 	                linux_version_name(c->pool->cfg.linux_version, v, sizeof v));
 }
 
+static uint64_t get_direct_compaction(const struct ctl_call *c)
+{
+	return atomic_load(&c->pool->direct_compaction);
+}
+
+static int set_direct_compaction(const struct ctl_call *c, uint64_t v)
+{
+	atomic_store(&c->pool->direct_compaction, v != 0);
+	return 0;
+}
+
 static uint64_t node_max(const struct ctl_call *c)
 {
 	return c->pool->nr_nodes - 1;
@@ -443,6 +454,10 @@ static const struct ctl_entry ctl_table[] = {
 	           "write 1: compact every node (pa_compact), as /proc/sys/vm/compact_memory"),
 	CTL_NUM_RW("compaction_proactiveness", get_proactiveness, set_proactiveness, 0, 100,
 	           "proactive compaction: 0 off; higher keeps the fragmentation score lower"),
+	CTL_NUM_RW(
+	        "compaction/direct", get_direct_compaction, set_direct_compaction, 0, 1,
+	        "1: the allocation slow path compacts and drains every CPU's lists; 0: "
+	        "neither (the caller runs them where it wants, as a replay where the kernel did)"),
 	CTL_NUM_RW("compaction/fail_pct", get_fail_pct, set_fail_pct, 0, 100,
 	           "fault injection: percent of migrations that fail as AGAIN or BUSY"),
 	{ .path = "compaction/kcompactd_run/<N>",

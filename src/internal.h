@@ -232,6 +232,7 @@ struct pa_lock {
 	struct pa_pool *pool;                       /* for the clock */
 	_Atomic(unsigned long) owner;               /* holder's thread id when debug >= 1, else 0 */
 	struct pa_lock_stat site[PA_NR_LOCK_SITES]; /* written only by the holder */
+	uint64_t acquired; /* times taken, reports' excepted; written only by the holder */
 };
 
 /*
@@ -312,7 +313,9 @@ bool platform_rseq_lock_init(unsigned nr_cpus);
 	X(NUMA_MISS, "numa_miss") /* allocations here that preferred another node */               \
 	X(SB_FALLBACK_CLEAN, "superblock_fallback_clean") /* a fallback polluted a clean region */ \
 	X(SB_STEER_POLLUTED, "superblock_steer_polluted") /* a fallback kept in a polluted one */  \
-	X(SB_STEER_MOVABLE, "superblock_steer_movable") /* a movable split moved off a clean one */
+	X(SB_STEER_MOVABLE,                                                                        \
+	  "superblock_steer_movable")      /* a movable split moved off a clean one */             \
+	X(ZONE_LOCK, "zone_lock_acquired") /* the zone lock taken (not by reports) */
 
 enum pa_zone_stat {
 #define X(id, name) PA_ZS_##id,
@@ -372,6 +375,7 @@ struct pa_zone {
 	uint64_t lowmem_reserve[PA_ZONE_COUNT];
 	uint64_t highatomic_max;     /* cap on nr_reserved_highatomic */
 	_Atomic bool reclaim_active; /* Linux's ZONE_RECLAIM_ACTIVE: per-CPU lists capped */
+	_Atomic bool below_high;     /* Linux 6.7's ZONE_BELOW_HIGH: per-CPU high at high_min */
 
 	struct pa_lock lock;            /* guards everything below and the zone's pageblock bits */
 	uint32_t *list_head;            /* [order * PA_MT_COUNT + mt], PA_NIL when empty */
@@ -639,6 +643,7 @@ struct pa_pool {
 	_Atomic bool min_free_kbytes_user;       /* written through ctl: kept when init ends */
 	_Atomic bool defrag_mode; /* compact within polluted regions before polluting a clean one */
 	unsigned linux_rules;     /* bit per enum linux_rule in force ("linux.c"); set at boot */
+	_Atomic bool direct_compaction; /* 0: the slow path neither compacts nor drains */
 
 	/* Superblocks ("superblock.c"): NULL when superblock_order=0. */
 	struct pa_superblock *sb; /* [pfn >> superblock_order] */
@@ -734,6 +739,7 @@ static inline void pa_lock_min_spins(struct pa_lock *lock, enum pa_lock_site sit
 	if (unlikely(!atomic_compare_exchange_strong_explicit(
 	            &lock->v, &free, 1, memory_order_acquire, memory_order_relaxed)))
 		platform_lock_slow(lock, site, min_spins);
+	lock->acquired += site != SITE_ADMIN;
 	if (unlikely(lock->pool->cfg.debug))
 		atomic_store_explicit(&lock->owner, (unsigned long)pthread_self(),
 		                      memory_order_relaxed);

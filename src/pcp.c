@@ -57,6 +57,11 @@ static bool reclaim_active(const struct pa_zone *z)
 	return atomic_load_explicit(&z->reclaim_active, memory_order_relaxed);
 }
 
+static bool below_high(const struct pa_zone *z)
+{
+	return atomic_load_explicit(&z->below_high, memory_order_relaxed);
+}
+
 /* Linux's nr_pcp_high() while reclaim is active: 4 batches at most. */
 static uint32_t reclaim_cap(const struct pa_zone *z, const struct pa_pcp *pcp, uint32_t high)
 {
@@ -352,6 +357,17 @@ static void pcp_refill(struct pa_zone *z, struct pa_pcp *pcp, unsigned order, un
 		refill_cut(pool, pcp, whole[nb], order, mt);
 	if (rules_61(pool))
 		return; /* high is fixed and never decays (a single node's lists) */
+	/*
+	 * Linux 6.7's ZONE_BELOW_HIGH: an allocation that found the zone under
+	 * its high watermark sets it; while set, each CPU's high falls to
+	 * high_min (here at its next refill) and is not raised, so that the
+	 * lists give back what reclaim would otherwise have to find. A spill
+	 * above the mark clears it.
+	 */
+	if (!roomy && !below_high(z))
+		atomic_store_explicit(&z->below_high, true, memory_order_relaxed);
+	if (below_high(z) && pcp->high > pcp->high_min)
+		pcp_set_high(pcp, reclaim_cap(z, pcp, pcp->high_min));
 	if (roomy && pcp->high < pcp->high_max && !reclaim_active(z)) {
 		uint32_t h = pcp->high + pcp->batch;
 		pcp_set_high(pcp, h > pcp->high_max ? pcp->high_max : h);
@@ -596,10 +612,13 @@ static void pcp_free_61(struct pa_zone *z, struct pa_pcp *pcp, unsigned list)
 bool pcp_spill_unlock(struct pa_zone *z, struct pa_pcp *pcp, unsigned list)
 {
 	platform_cpu_forget(); /* now and then, a thread without rseq asks where it runs */
-	if (rules_61(z->pool))
+	if (rules_61(z->pool)) {
 		pcp_free_61(z, pcp, list);
-	else
+	} else {
 		pcp_spill(z, pcp, spill_frames(pcp), UINT64_MAX, list, SITE_PCP_SPILL);
+		if (below_high(z) && zone_nr_free(z) > z->wmark[PA_WMARK_HIGH])
+			atomic_store_explicit(&z->below_high, false, memory_order_relaxed);
+	}
 	pa_spin_unlock(&pcp->lock);
 	return true;
 }
@@ -759,6 +778,7 @@ void zone_fold_stats_locked(const struct pa_zone *z, uint64_t stat[PA_NR_ZONE_ST
 	unsigned orders = z->pool->cfg.max_order + 1, counted = z->pool->max_order_boot + 1;
 	for (unsigned s = 0; s < PA_NR_ZONE_STATS; s++)
 		stat[s] = z->stat[s];
+	stat[PA_ZS_ZONE_LOCK] = z->lock.acquired;
 	for (unsigned o = 0; alloc_order && o < orders; o++)
 		alloc_order[o] = z->alloc_order[o];
 	for (unsigned c = 0; c < z->pool->cfg.nr_cpus; c++) {
