@@ -238,6 +238,7 @@ void rp_machine_boot_line(const struct rp_machine *m, const struct rp_trace *t, 
 	X(MIGRATED, "migrated")            /* the old page of one compaction moved: lives on */    \
 	X(UNUSED, "compaction_unused")     /* a free page compaction took and gave back unused */  \
 	X(FAILED, "failed_in_pagealloc")   /* its allocation failed in pagealloc only */           \
+	X(UNTRACED, "untraced_alloc")      /* freed in the trace before, taken without an event */ \
 	X(UNMATCHED, "unmatched")          /* none of these */
 
 enum rp_free_class {
@@ -285,6 +286,8 @@ struct rp_result {
 	uint64_t fallbacks,
 	        zone_lock;        /* at the end: vmstat's fallback claims + steals, zone lock */
 	uint64_t reclaim_changes; /* kswapd reclaim began or ended (RP_RECLAIM) */
+	/* Served allocations retried with a compaction the kernel did not run. */
+	uint64_t extra_compactions;
 	uint64_t marks, compact_memory, kcompactd_wakes;
 	uint64_t drains;                          /* per-CPU list drains replayed (RP_DRAIN) */
 	uint64_t map_errors, realloc_live, moved; /* map upkeep: see run.c */

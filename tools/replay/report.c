@@ -254,10 +254,12 @@ void rp_print_table(FILE *f, const struct rp_machine *m, const struct rp_result 
 	        (unsigned long long)r->kernel_failed_attempts);
 	fprintf(f,
 	        "fallbacks %llu; THPs served by the kernel %llu, by pagealloc %llu, of %llu; zone "
-	        "lock taken %llu times; kswapd reclaim began or ended %llu times\n",
+	        "lock taken %llu times; kswapd reclaim began or ended %llu times; allocations retried "
+	        "with a compaction the kernel did not run %llu\n",
 	        (unsigned long long)r->fallbacks, (unsigned long long)r->thp_kernel,
 	        (unsigned long long)r->thp_served, (unsigned long long)r->thp_tried,
-	        (unsigned long long)r->zone_lock, (unsigned long long)r->reclaim_changes);
+	        (unsigned long long)r->zone_lock, (unsigned long long)r->reclaim_changes,
+	        (unsigned long long)r->extra_compactions);
 	fprintf(f, "bad pages %llu; pa_validate %llu runs, %llu failed%s%s\n",
 	        (unsigned long long)r->bad_page, (unsigned long long)r->validations,
 	        (unsigned long long)r->validate_failures, r->validate_failures ? ": " : "",
@@ -349,7 +351,7 @@ void rp_print_json(FILE *f, const struct rp_machine *m, const struct rp_result *
 	        "%llu, \"kernel_failed\": %llu, \"kernel_failed_served\": %llu, \"bad_page\": %llu, "
 	        "\"validate_failures\": %llu, \"events_per_sec\": %.0f, \"events_per_cpu_sec\": %.0f, "
 	        "\"fallbacks\": %llu, \"thp_tried\": %llu, \"thp_kernel\": %llu, \"thp_served\": "
-	        "%llu, \"zone_lock\": %llu, \"free_classes\": {",
+	        "%llu, \"zone_lock\": %llu, \"extra_compactions\": %llu, \"free_classes\": {",
 	        (unsigned long long)r->events, (unsigned long long)r->allocs,
 	        (unsigned long long)r->frees, (unsigned long long)r->failed_kernel_served,
 	        (unsigned long long)r->kernel_failed_attempts,
@@ -357,7 +359,7 @@ void rp_print_json(FILE *f, const struct rp_machine *m, const struct rp_result *
 	        (unsigned long long)r->validate_failures, r->events_per_sec, r->events_per_cpu_sec,
 	        (unsigned long long)r->fallbacks, (unsigned long long)r->thp_tried,
 	        (unsigned long long)r->thp_kernel, (unsigned long long)r->thp_served,
-	        (unsigned long long)r->zone_lock);
+	        (unsigned long long)r->zone_lock, (unsigned long long)r->extra_compactions);
 	for (unsigned i = 0; i < RPF_COUNT; i++)
 		fprintf(f, "%s\"%s\": %llu", i ? ", " : "", rp_free_class_names[i],
 		        (unsigned long long)r->free_class[i]);

@@ -130,12 +130,26 @@ static void do_alloc(struct rp_ctx *c, const struct rp_event *ev)
 	r->allocs++;
 	if (k >= c->nr_kmap)
 		return;
+	c->freed[k >> 3] &= (uint8_t) ~(1u << (k & 7));
 	if (c->kmap[k].kind != KM_NONE) { /* a free the trace did not show: keep the pool whole */
 		c->realloc_live++;
 		free_mapped(c, k);
 	}
 	pa_gfp_t gfp = ((pa_gfp_t)ev->arg & ~RP_ALLOC_COMPACTED) | PA_GFP_NOWARN;
 	struct pa_page *p = alloc_as_kernel(c, ev, gfp);
+	if (!p && !(ev->arg & RP_ALLOC_COMPACTED)) {
+		/*
+		 * The kernel served it without compacting: the pool's free blocks
+		 * differ from the kernel's here. Compact rather than fail what the
+		 * kernel served (counted: compactions the kernel did not run).
+		 */
+		pa_ctl_write(c->pool, "compaction/direct", "1");
+		p = pa_alloc_pages(c->pool, gfp, ev->order);
+		pa_ctl_write(c->pool, "compaction/direct", "0");
+		r->extra_compactions++;
+		if (p && ev->order == c->pb_order && (gfp & PA_GFP_MOVABLE))
+			r->thp_served++;
+	}
 	if (!p) {
 		r->failed_kernel_served++;
 		c->kmap[k] = (struct rp_kmap){ 0, ev->order, KM_FAILED, 0 };
@@ -283,7 +297,17 @@ static void do_free(struct rp_ctx *c, const struct rp_event *ev)
 		cls = free_traced(c, k, ev->order);
 		/* A page compaction moved one to, or one allocated before tracing. */
 		bool moved_to = rp_bit(c->ctarget, k);
-		if (cls == RPF_COUNT)
+		if (cls != RPF_COUNT) {
+			rp_set_bit(c->freed, k);
+		} else if (!moved_to && rp_bit(c->freed, k)) {
+			/*
+			 * The trace freed this block and never allocated it again: the
+			 * kernel did, without an mm_page_alloc (alloc_pages_bulk(),
+			 * vmalloc's). It was free here all along: nothing to free.
+			 */
+			c->freed[k >> 3] &= (uint8_t) ~(1u << (k & 7));
+			cls = RPF_UNTRACED;
+		} else if (cls == RPF_COUNT)
 			cls = !rp_free_pre(c, k, ev->order) ? RPF_UNMATCHED :
 			      moved_to                      ? RPF_COMPACTION :
 			                                      RPF_PRE_TRACE;
@@ -571,12 +595,14 @@ static int alloc_maps(struct rp_ctx *c)
 	c->kmap = calloc(c->nr_kmap + (1ull << cfg.max_order), sizeof *c->kmap);
 	c->pre = calloc(c->nr_frames, 1);
 	c->ctarget = calloc(c->nr_kmap / 8 + 1, 1);
+	c->freed = calloc(c->nr_kmap / 8 + 1, 1);
 	c->pre_kernel = calloc((c->nr_frames >> cfg.pageblock_order) / 8 + 1, 1);
 	struct pa_owner_ops ops = {
 		.name = "replay", .ctx = c, .migrate = owner_migrate, .split = owner_split
 	};
 	c->owner = pa_owner_register(c->pool, &ops);
-	return c->kmap && c->pre && c->ctarget && c->pre_kernel && c->owner > 0 ? 0 : -1;
+	return c->kmap && c->pre && c->ctarget && c->freed && c->pre_kernel && c->owner > 0 ? 0 :
+	                                                                                      -1;
 }
 
 int rp_replay(const struct rp_trace *t, struct rp_machine *m, const struct rp_options *opt,
@@ -608,7 +634,7 @@ int rp_replay(const struct rp_trace *t, struct rp_machine *m, const struct rp_op
 	}
 	if (c->pool)
 		pa_shutdown(c->pool);
-	free(c->kmap), free(c->pre), free(c->ctarget), free(c->pre_kernel);
+	free(c->kmap), free(c->pre), free(c->ctarget), free(c->pre_kernel), free(c->freed);
 	free(c);
 	return rc;
 }
