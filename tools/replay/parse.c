@@ -484,7 +484,7 @@ static int parse_event(struct rp_trace *t, int id, const struct line_head *h, co
 	note_run(t, id, h);
 	switch (id) {
 	case RPN_MM_PAGE_ALLOC: {
-		bool compacted = h->pid == t->direct_pid && t->direct_pid;
+		bool compacted = h->pid == t->direct_pid && t->direct_pid && t->direct_ran;
 		if (compacted)
 			t->direct_pid = 0; /* its direct compaction, if any, is over */
 		if (parse_alloc(t, h, line, len))
@@ -504,8 +504,11 @@ static int parse_event(struct rp_trace *t, int id, const struct line_head *h, co
 		return parse_mark(t, h);
 	case RPN_COMPACTION_TRY:
 		t->direct_pid = h->pid;
+		t->direct_ran = false; /* deferred or unsuitable until a run begins */
 		return 0;
 	case RPN_COMPACTION_BEGIN:
+		if (h->pid == t->direct_pid && t->direct_pid)
+			t->direct_ran = true;
 		return parse_compaction_begin(t, h);
 	case RPN_COMPACTION_ISOLATE_FREEPAGES:
 		return parse_isolate_free(t, h);

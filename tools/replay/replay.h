@@ -136,6 +136,7 @@ struct rp_trace {
 	unsigned cpus_seen; /* highest CPU of an event, + 1 */
 	/* Parser state: the task in direct compaction, the compact_memory sweep. */
 	uint32_t direct_pid, sweep_pid;
+	bool direct_ran;    /* direct_pid's compaction began a run (not deferred, not skipped) */
 	uint32_t drain_pid; /* a task whose next mm_page_pcpu_drain is a drain of drain_kind */
 	uint8_t drain_kind;
 	bool drain_pending; /* drain_pid is set (pid 0 is the idle task's) */

@@ -144,7 +144,7 @@ static void do_alloc(struct rp_ctx *c, const struct rp_event *ev)
 		 * kernel served (counted: compactions the kernel did not run).
 		 */
 		pa_ctl_write(c->pool, "compaction/direct", "1");
-		p = pa_alloc_pages(c->pool, gfp, ev->order);
+		p = pa_alloc_pages(c->pool, gfp & ~PA_GFP_NORETRY, ev->order); /* up to sync */
 		pa_ctl_write(c->pool, "compaction/direct", "0");
 		r->extra_compactions++;
 		if (p && ev->order == c->pb_order && (gfp & PA_GFP_MOVABLE))
