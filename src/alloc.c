@@ -218,13 +218,13 @@ static void alloc_failed(const struct alloc_ctx *ac)
  * Direct compaction, as Linux escalates it: async, then sync-light, then
  * (unless the caller asked for no retries) sync; after each, try again.
  */
-static struct pa_page *alloc_compact(const struct alloc_ctx *ac, unsigned flags)
+static struct pa_page *alloc_compact(const struct alloc_ctx *ac, unsigned flags, unsigned order)
 {
 	static const enum compact_mode modes[] = { COMPACT_ASYNC, COMPACT_SYNC_LIGHT,
 		                                   COMPACT_SYNC };
 	unsigned n = (ac->gfp & PA_GFP_NORETRY) ? 1 : 3;
 	for (unsigned i = 0; i < n; i++) {
-		if (!compaction_direct(ac->pool, ac->node, ac->order, ac->gfp, modes[i]))
+		if (!compaction_direct(ac->pool, ac->node, order, ac->gfp, modes[i]))
 			continue;
 		struct pa_page *p = get_page_from_freelist(ac, flags);
 		if (p)
@@ -268,9 +268,17 @@ static struct pa_page *alloc_slowpath(const struct alloc_ctx *ac)
 	unsigned flags = slowpath_flags(ac);
 	bool direct = atomic_load_explicit(&ac->pool->direct_compaction, memory_order_relaxed);
 	struct pa_page *p = get_page_from_freelist(ac, flags);
-	if (!p && ac->order > 0 && direct) {
-		compaction_wake(ac->pool, ac->node->id, ac->order);
-		p = alloc_compact(ac, flags);
+	/*
+	 * Linux's defrag_mode: a request that may not fall back below a
+	 * pageblock, and that reclaim would not help (not movable), compacts
+	 * for a whole pageblock to claim.
+	 */
+	unsigned pb = ac->pool->cfg.pageblock_order, corder = ac->order;
+	if ((flags & ALLOC_NOFRAGMENT) && ac->mt != PA_MT_MOVABLE && corder < pb)
+		corder = pb;
+	if (!p && corder > 0 && direct) {
+		compaction_wake(ac->pool, ac->node->id, corder);
+		p = alloc_compact(ac, flags, corder);
 	}
 	/* Linux gives back the reserve and drains only after direct reclaim failed. */
 	bool reclaims = !(ac->gfp & PA_GFP_NOCOMPACT);

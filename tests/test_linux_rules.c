@@ -12,6 +12,7 @@
 #include "helpers.h"
 
 #include "internal.h"
+#include "owner.h"
 
 #define SMALL "min_free_kbytes=0 pcp_orders=none mem=64M max_order=9 "
 #define PB    512u
@@ -298,4 +299,50 @@ TEST(linux_reclaim_active_caps_the_per_cpu_lists_at_four_batches)
 		CHECK_MSG(capped < free_run, "linux=%s: %llu capped, %llu not", versions[i],
 		          (unsigned long long)capped, (unsigned long long)free_run);
 	}
+}
+
+/* ---------------------------------------------------------------------- */
+/* Linux's defrag_mode (6.15)                                              */
+/* ---------------------------------------------------------------------- */
+
+/* Movable frames allocated in the pageblock of pfn. */
+static unsigned movable_in_pageblock(struct pa_pool *pool, pa_pfn_t pfn)
+{
+	pa_pfn_t start = pfn & ~(pa_pfn_t)(PB - 1);
+	unsigned n = 0;
+	for (pa_pfn_t p = start; p < start + PB; p++) {
+		const struct pa_page *pg = pfn_page(pool, p);
+		n += pg->state == PS_ALLOC && pg->mt == PA_MT_MOVABLE;
+	}
+	return n;
+}
+
+/*
+ * Every frame an owned movable page, then every other one freed: no free
+ * block above order 0. An unmovable request then claims a pageblock half
+ * full of movable pages; with linux_defrag_mode=1 it first compacts a
+ * whole pageblock free and claims that one.
+ */
+static unsigned unmovable_lands_beside(const char *keys)
+{
+	char line[160];
+	snprintf(line, sizeof line, SMALL "kcompactd=manual %s", keys);
+	struct pa_pool *pool = test_boot(line);
+	static struct towner o;
+	to_init(&o, pool, 20000);
+	fill_owned(&o, 0);
+	free_odd_at(&o, 0);
+	pa_pfn_t u = must_alloc(pool, PA_GFP_KERNEL, 0);
+	CHECK_EQ_U64(pageblock_mt(pool, u), PA_MT_UNMOVABLE);
+	unsigned n = movable_in_pageblock(pool, u);
+	VALIDATE(pool);
+	free_pfn(pool, u, 0);
+	to_finish(&o); /* every frame free again; shuts the pool down */
+	return n;
+}
+
+TEST(linux_defrag_mode_compacts_a_pageblock_before_it_falls_back)
+{
+	CHECK_EQ_U64(unmovable_lands_beside("linux=7.2"), PB / 2);
+	CHECK_EQ_U64(unmovable_lands_beside("linux=7.2 linux_defrag_mode=1"), 0);
 }
