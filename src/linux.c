@@ -37,8 +37,9 @@ static const struct linux_rule_desc {
 	                     "vm.defrag_mode (boot key linux_defrag_mode=1): no fallback below a "
 	                     "pageblock until compaction has run" },
 	[LR_ISOLATE_BIT] = { "isolate_bit", LINUX_V(6, 17),
-	                     "pageblock isolation is a bit of its own and keeps the type; "
-	                     "migratetype numbers with CMA: 4 CMA, 5 Isolate" },
+	                     "pageblock isolation is a bit of its own and keeps the type "
+	                     "(pagealloc keeps it in every version; 6.1 set the caller's type "
+	                     "after); with CMA, migratetype 4 is CMA and 5 Isolate" },
 };
 
 unsigned linux_rules_for(unsigned version)

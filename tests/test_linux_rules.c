@@ -346,3 +346,48 @@ TEST(linux_defrag_mode_compacts_a_pageblock_before_it_falls_back)
 	CHECK_EQ_U64(unmovable_lands_beside("linux=7.2"), PB / 2);
 	CHECK_EQ_U64(unmovable_lands_beside("linux=7.2 linux_defrag_mode=1"), 0);
 }
+
+/* ---------------------------------------------------------------------- */
+/* Linux 6.7's ZONE_BELOW_HIGH                                             */
+/* ---------------------------------------------------------------------- */
+
+static struct pa_pcp_info dma32_pcp(struct pa_pool *pool)
+{
+	struct pa_pcp_info pi;
+	REQUIRE(pa_pcp_info(pool, 0, PA_ZONE_DMA32, 0, &pi, NULL) == 0);
+	return pi;
+}
+
+/*
+ * Refills raise a CPU's high while the zone is above its high watermark;
+ * one that finds it under falls back to high_min, until a spill finds the
+ * zone above the mark again.
+ */
+TEST(linux_67_per_cpu_high_falls_to_high_min_under_the_high_watermark)
+{
+	struct pa_pool *pool = test_boot("mem=256M nr_cpus=1 linux=7.2");
+	struct pa_zone *z = zone_of_type(pool, PA_ZONE_DMA32);
+	REQUIRE(z != NULL);
+	enum { N = 70000 };
+	static struct pa_page *pages[N];
+	unsigned n = 0;
+	for (; n < 20000; n++)
+		REQUIRE((pages[n] = pa_alloc_pages(pool, PA_GFP_MOVABLE, 0)) != NULL);
+	struct pa_pcp_info pi = dma32_pcp(pool);
+	CHECK_MSG(pi.high > pi.high_min, "high %llu, high_min %llu", (unsigned long long)pi.high,
+	          (unsigned long long)pi.high_min);
+	CHECK(!atomic_load(&z->below_high));
+	/* Under the high watermark, and one list's worth more: a refill sees it. */
+	while (n < N && zone_nr_free(z) > z->wmark[PA_WMARK_HIGH])
+		REQUIRE((pages[n++] = pa_alloc_pages(pool, PA_GFP_MOVABLE, 0)) != NULL);
+	for (unsigned i = 0; i < 2 * pi.batch && n < N; i++)
+		REQUIRE((pages[n++] = pa_alloc_pages(pool, PA_GFP_MOVABLE, 0)) != NULL);
+	CHECK(atomic_load(&z->below_high));
+	pi = dma32_pcp(pool);
+	CHECK_EQ_U64(pi.high, pi.high_min);
+	while (n)
+		pa_free_pages(pool, pages[--n], 0);
+	CHECK(!atomic_load(&z->below_high));
+	VALIDATE(pool);
+	pa_shutdown(pool);
+}
