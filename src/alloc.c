@@ -36,6 +36,8 @@ static const struct pa_node *local_node(struct pa_pool *pool)
 	return &pool->nodes[(uint64_t)cpu * pool->nr_nodes / pool->cfg.nr_cpus];
 }
 
+static unsigned alloc_nofragment(const struct alloc_ctx *ac);
+
 static inline void alloc_ctx_init(struct alloc_ctx *ac, struct pa_pool *pool, pa_gfp_t gfp,
                                   unsigned order)
 {
@@ -45,16 +47,37 @@ static inline void alloc_ctx_init(struct alloc_ctx *ac, struct pa_pool *pool, pa
 	ac->mt = gfp_migratetype(gfp);
 	ac->highest = gfp_highest_zone(gfp);
 	ac->flags = ALLOC_WMARK_LOW | ((gfp & PA_GFP_MOVABLE) ? ALLOC_CMA : 0);
-	if (gfp & PA_GFP_HIGH)
-		ac->flags |= ALLOC_MIN_RESERVE | (order > 0 ? ALLOC_HIGHATOMIC : 0);
 	ac->flags |= superblock_alloc_flags(pool, ac->mt, gfp);
 	ac->node = local_node(pool);
+	ac->flags |= alloc_nofragment(ac);
 }
 
 static inline bool zone_allowed(const struct alloc_ctx *ac, const struct pa_zone *z)
 {
 	return zone_gfp_allows(z, ac->gfp) &&
 	       (!(ac->gfp & PA_GFP_THISNODE) || z->node == ac->node->id);
+}
+
+/*
+ * Linux's alloc_flags_nofragment(): a request whose preferred zone is
+ * ZONE_NORMAL first tries the zones below before it falls back into another
+ * type's pageblock of Normal (ALLOC_NOFRAGMENT); with Linux's defrag_mode
+ * (6.15, linux_defrag_mode=1) every request does.
+ */
+static unsigned alloc_nofragment(const struct alloc_ctx *ac)
+{
+	if (ac->pool->cfg.linux_defrag_mode)
+		return ALLOC_NOFRAGMENT;
+	for (unsigned i = 0; i < ac->node->nr_zonelist; i++) {
+		const struct pa_zone *z = ac->node->zonelist[i];
+		if (zone_allowed(ac, z) &&
+		    atomic_load_explicit(&z->populated, memory_order_relaxed))
+			return z->type == PA_ZONE_NORMAL &&
+			                       zone_type_in_layout(ac->pool, PA_ZONE_DMA32) ?
+			               ALLOC_NOFRAGMENT :
+			               0;
+	}
+	return 0;
 }
 
 /*
@@ -207,13 +230,13 @@ static void alloc_failed(const struct alloc_ctx *ac)
  * Direct compaction, as Linux escalates it: async, then sync-light, then
  * (unless the caller asked for no retries) sync; after each, try again.
  */
-static struct pa_page *alloc_compact(const struct alloc_ctx *ac, unsigned flags)
+static struct pa_page *alloc_compact(const struct alloc_ctx *ac, unsigned flags, unsigned order)
 {
 	static const enum compact_mode modes[] = { COMPACT_ASYNC, COMPACT_SYNC_LIGHT,
 		                                   COMPACT_SYNC };
 	unsigned n = (ac->gfp & PA_GFP_NORETRY) ? 1 : 3;
 	for (unsigned i = 0; i < n; i++) {
-		if (!compaction_direct(ac->pool, ac->node, ac->order, ac->gfp, modes[i]))
+		if (!compaction_direct(ac->pool, ac->node, order, ac->gfp, modes[i]))
 			continue;
 		struct pa_page *p = get_page_from_freelist(ac, flags);
 		if (p)
@@ -223,7 +246,30 @@ static struct pa_page *alloc_compact(const struct alloc_ctx *ac, unsigned flags)
 }
 
 /*
- * The slow path: the min watermark; then, for a high order, wake the node's
+ * Linux's gfp_to_alloc_flags(): the min watermark; PA_GFP_HIGH may use half
+ * of it, and a request that may not reclaim (PA_GFP_NOCOMPACT) a quarter
+ * more; a high-order request with both may use, and reserve, the high-atomic
+ * pageblocks. ALLOC_NOFRAGMENT stays only under Linux's defrag_mode.
+ */
+static unsigned slowpath_flags(const struct alloc_ctx *ac)
+{
+	unsigned flags = (ac->flags & ~(ALLOC_WMARK_MASK | ALLOC_NOFRAGMENT)) | ALLOC_WMARK_MIN;
+	if (ac->pool->cfg.linux_defrag_mode)
+		flags |= ALLOC_NOFRAGMENT;
+	if (ac->gfp & PA_GFP_HIGH)
+		flags |= ALLOC_MIN_RESERVE;
+	if (ac->gfp & PA_GFP_NOCOMPACT) {
+		flags |= ALLOC_NON_BLOCK;
+		if (ac->order > 0 && (flags & ALLOC_MIN_RESERVE))
+			flags |= ALLOC_HIGHATOMIC;
+	}
+	return flags;
+}
+
+/*
+ * The slow path (direct_compaction=0: without its compaction and drains,
+ * which the caller runs where it wants them): the min watermark; then, for a
+ * high order, wake the node's
  * background compactor and compact directly; then what Linux's reclaim path
  * does that applies here: give back the HIGHATOMIC reserve and, for a request
  * that may reclaim (not PA_GFP_NOCOMPACT, Linux's no direct reclaim), drain
@@ -231,16 +277,30 @@ static struct pa_page *alloc_compact(const struct alloc_ctx *ac, unsigned flags)
  */
 static struct pa_page *alloc_slowpath(const struct alloc_ctx *ac)
 {
-	unsigned flags = (ac->flags & ~ALLOC_WMARK_MASK) | ALLOC_WMARK_MIN;
+	unsigned flags = slowpath_flags(ac);
+	bool direct = atomic_load_explicit(&ac->pool->direct_compaction, memory_order_relaxed);
 	struct pa_page *p = get_page_from_freelist(ac, flags);
-	if (!p && ac->order > 0) {
-		compaction_wake(ac->pool, ac->node->id, ac->order);
-		p = alloc_compact(ac, flags);
+	/*
+	 * Linux's defrag_mode: a request that may not fall back below a
+	 * pageblock, and that reclaim would not help (not movable), compacts
+	 * for a whole pageblock to claim.
+	 */
+	unsigned pb = ac->pool->cfg.pageblock_order, corder = ac->order;
+	if ((flags & ALLOC_NOFRAGMENT) && ac->mt != PA_MT_MOVABLE && corder < pb)
+		corder = pb;
+	if (!p && corder > 0 && direct) {
+		compaction_wake(ac->pool, ac->node->id, corder);
+		p = alloc_compact(ac, flags, corder);
 	}
-	if (!p && !(ac->flags & ALLOC_HIGHATOMIC) && unreserve_highatomic(ac))
+	/* Linux gives back the reserve and drains only after direct reclaim failed. */
+	bool reclaims = !(ac->gfp & PA_GFP_NOCOMPACT);
+	if (!p && reclaims && !(flags & ALLOC_HIGHATOMIC) && unreserve_highatomic(ac))
 		p = get_page_from_freelist(ac, flags);
-	if (!p && !(ac->gfp & PA_GFP_NOCOMPACT) && pcp_drain_all_if_any(ac->pool))
+	if (!p && reclaims && direct && pcp_drain_all_if_any(ac->pool))
 		p = get_page_from_freelist(ac, flags);
+	/* defrag_mode: fall back below a pageblock only rather than fail. */
+	if (!p && (flags & ALLOC_NOFRAGMENT))
+		p = get_page_from_freelist(ac, flags & ~ALLOC_NOFRAGMENT);
 	if (!p)
 		alloc_failed(ac);
 	return p;
@@ -327,6 +387,11 @@ static __attribute__((noinline)) struct pa_page *alloc_zones(struct pa_pool *poo
 		p = pcp_alloc_local(pool, gfp, order);
 	if (!p)
 		p = zonelist_walk(&ac, ac.flags); /* inline: the first try is the common case */
+	/* Linux's get_page_from_freelist(): no zone served without a fallback; now with one. */
+	if (unlikely(!p) && (ac.flags & ALLOC_NOFRAGMENT) && !pool->cfg.linux_defrag_mode) {
+		ac.flags &= ~ALLOC_NOFRAGMENT;
+		p = zonelist_walk(&ac, ac.flags);
+	}
 	if (unlikely(!p) && (ac.flags & ALLOC_NO_POLLUTE))
 		p = alloc_defrag(&ac);
 	if (unlikely(!p))

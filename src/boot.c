@@ -317,7 +317,22 @@ static int key_pcp_rules(struct parse_ctx *p)
 	if (r < 0)
 		return fail(p, "unknown rules (valid: 6.7, or 6.1 for Linux 6.1's fixed high)");
 	p->cfg->pcp_rules = (unsigned)r;
+	p->cfg->pcp_rules_set = true;
 	return 0;
+}
+
+/* linux=6.1 .. 7.2: every rule change up to that version ("linux.c"). */
+static int key_linux(struct parse_ctx *p)
+{
+	if (linux_version_parse(p->val, true, &p->cfg->linux_version))
+		return fail(p, "unknown version (valid: 6.1 .. 6.19, 7.0 .. 7.2)");
+	return 0;
+}
+
+/* Checked against the version once every key is read. */
+static int key_linux_defrag_mode(struct parse_ctx *p)
+{
+	return get_bool(p, &p->cfg->linux_defrag_mode);
 }
 
 static int key_split_folios(struct parse_ctx *p)
@@ -513,6 +528,8 @@ static const struct boot_key {
 	{ "zones", key_zones },
 	{ "superblock_order", key_superblock_order },
 	{ "defrag_mode", key_defrag_mode },
+	{ "linux", key_linux },
+	{ "linux_defrag_mode", key_linux_defrag_mode },
 	{ "fallback_order", key_fallback_order },
 	{ "debug", key_debug },
 	{ "bad_page", key_bad_page },
@@ -541,6 +558,7 @@ static void boot_defaults(struct pa_boot_config *c, unsigned online_cpus)
 	c->compaction_proactiveness = 20;
 	c->deferred_init = true;
 	c->pcp_rseq = true;
+	c->linux_version = LINUX_V_NEWEST;
 }
 
 #define NR_BOOT_KEYS (sizeof boot_keys / sizeof boot_keys[0])
@@ -653,6 +671,14 @@ static int derive_fallback_order(struct pa_boot_config *c, char *err, size_t err
 /* Derive huge order, pageblock order and section size; check keys against each other. */
 static int boot_derive(struct pa_boot_config *c, char *err, size_t errlen)
 {
+	unsigned rules = linux_rules_for(c->linux_version);
+	if (!c->pcp_rules_set)
+		c->pcp_rules = (rules >> LR_PCP_HIGH_TUNED) & 1 ? PCP_RULES_67 : PCP_RULES_61;
+	if (c->linux_defrag_mode && !((rules >> LR_DEFRAG_MODE) & 1))
+		return boot_error(
+		        err, errlen,
+		        "linux_defrag_mode=1: Linux has defrag_mode from 6.15 on (linux=%u.%u)",
+		        c->linux_version / 100, c->linux_version % 100);
 	if (c->max_order == UINT32_MAX)
 		c->max_order = default_max_order(c->page_shift);
 	if (c->pageblock_order_ceil == UINT32_MAX)
@@ -834,6 +860,8 @@ int pa_boot(const char *cmdline, const struct pa_platform *platform, struct pa_p
 	                 platform_rseq_lock_init(pool->cfg.nr_cpus);
 	pool->rseq_cs_off = platform_rseq_cs_offset();
 	atomic_init(&pool->defrag_mode, pool->cfg.defrag_mode);
+	pool->linux_rules = linux_rules_for(pool->cfg.linux_version);
+	atomic_init(&pool->direct_compaction, true);
 	if (rc == 0)
 		rc = memmap_init(pool, err, errlen);
 	if (rc == 0)

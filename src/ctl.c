@@ -264,6 +264,41 @@ static int set_fail_pct(const struct ctl_call *c, uint64_t v)
 }
 
 /* "compaction/kcompactd_run/<N>": a node number. */
+static uint64_t zone_max(const struct ctl_call *c)
+{
+	return c->pool->nr_zones - 1;
+}
+
+static uint64_t get_reclaim_active(const struct ctl_call *c)
+{
+	return atomic_load(&c->pool->zones[c->index].reclaim_active);
+}
+
+/* As Linux's ZONE_RECLAIM_ACTIVE, which kswapd and direct reclaim set while they run. */
+static int set_reclaim_active(const struct ctl_call *c, uint64_t v)
+{
+	pcp_set_reclaim_active(&c->pool->zones[c->index], v != 0);
+	return 0;
+}
+
+static int read_linux(const struct ctl_call *c, char *buf, size_t len)
+{
+	char v[16];
+	return pa_snprintf(buf, len, "%s\n",
+	                   linux_version_name(c->pool->cfg.linux_version, v, sizeof v));
+}
+
+static uint64_t get_direct_compaction(const struct ctl_call *c)
+{
+	return atomic_load(&c->pool->direct_compaction);
+}
+
+static int set_direct_compaction(const struct ctl_call *c, uint64_t v)
+{
+	atomic_store(&c->pool->direct_compaction, v != 0);
+	return 0;
+}
+
 static uint64_t node_max(const struct ctl_call *c)
 {
 	return c->pool->nr_nodes - 1;
@@ -394,12 +429,29 @@ static const struct ctl_entry ctl_table[] = {
 	          "refills of a batch, a run of frees reaching order 1..3 empties the lists",
 	  .read = read_pcp_rules,
 	  .write = write_pcp_rules },
+	{ .path = "zone/<N>/reclaim_active",
+	  .help = "zone N (as pa_pageblock_info numbers them): 1 while reclaim runs (Linux's "
+	          "ZONE_RECLAIM_ACTIVE): per-CPU lists capped at 4 batches",
+	  .read = read_number,
+	  .write = write_number,
+	  .index_max = zone_max,
+	  .get = get_reclaim_active,
+	  .set = set_reclaim_active,
+	  .min = 0,
+	  .max = 1 },
+	{ .path = "linux",
+	  .help = "the Linux version whose allocator rules apply (boot key linux=)",
+	  .read = read_linux },
 	CTL_NUM_WO("pcp/drain", set_drain, 1, 1,
 	           "write 1: give every CPU's lists back to the buddy"),
 	CTL_NUM_WO("compact_memory", set_compact_memory, 1, 1,
 	           "write 1: compact every node (pa_compact), as /proc/sys/vm/compact_memory"),
 	CTL_NUM_RW("compaction_proactiveness", get_proactiveness, set_proactiveness, 0, 100,
 	           "proactive compaction: 0 off; higher keeps the fragmentation score lower"),
+	CTL_NUM_RW(
+	        "compaction/direct", get_direct_compaction, set_direct_compaction, 0, 1,
+	        "1: the allocation slow path compacts and drains every CPU's lists; 0: "
+	        "neither (the caller runs them where it wants, as a replay where the kernel did)"),
 	CTL_NUM_RW("compaction/fail_pct", get_fail_pct, set_fail_pct, 0, 100,
 	           "fault injection: percent of migrations that fail as AGAIN or BUSY"),
 	{ .path = "compaction/kcompactd_run/<N>",

@@ -301,6 +301,7 @@ struct pa_lock {
 	struct pa_pool *pool;                       /* for the clock */
 	_Atomic(unsigned long) owner;               /* holder's thread id when debug >= 1, else 0 */
 	struct pa_lock_stat site[PA_NR_LOCK_SITES]; /* written only by the holder */
+	uint64_t acquired; /* times taken, reports' excepted; written only by the holder */
 };
 
 /*
@@ -363,7 +364,9 @@ void platform_spin_lock(struct pa_pool *pool, struct pa_spin *s, enum pa_lock_si
 	X(NUMA_MISS, "numa_miss") /* allocations here that preferred another node */               \
 	X(SB_FALLBACK_CLEAN, "superblock_fallback_clean") /* a fallback polluted a clean region */ \
 	X(SB_STEER_POLLUTED, "superblock_steer_polluted") /* a fallback kept in a polluted one */  \
-	X(SB_STEER_MOVABLE, "superblock_steer_movable") /* a movable split moved off a clean one */
+	X(SB_STEER_MOVABLE,                                                                        \
+	  "superblock_steer_movable")      /* a movable split moved off a clean one */             \
+	X(ZONE_LOCK, "zone_lock_acquired") /* the zone lock taken (not by reports) */
 
 enum pa_zone_stat {
 #define X(id, name) PA_ZS_##id,
@@ -424,7 +427,9 @@ struct pa_zone {
 	uint64_t wmark[PA_NR_WMARK];
 	/* Linux's lowmem_reserve ("protection"): frames kept from requests that could use zone type [t]. */
 	uint64_t lowmem_reserve[PA_ZONE_COUNT];
-	uint64_t highatomic_max; /* cap on nr_reserved_highatomic */
+	uint64_t highatomic_max;     /* cap on nr_reserved_highatomic */
+	_Atomic bool reclaim_active; /* Linux's ZONE_RECLAIM_ACTIVE: per-CPU lists capped */
+	_Atomic bool below_high;     /* Linux 6.7's ZONE_BELOW_HIGH: per-CPU high at high_min */
 
 	struct pa_lock lock;            /* guards everything below and the zone's pageblock bits */
 	uint32_t *list_head;            /* [order * PA_MT_COUNT + mt], PA_NIL when empty */
@@ -607,6 +612,9 @@ struct pa_boot_config {
 	unsigned
 	        superblock_order; /* 0: off; regions of 2^superblock_order frames ("superblock.c") */
 	bool defrag_mode;         /* as booted; pool->defrag_mode is the value in force */
+	unsigned linux_version;   /* linux=: LINUX_V(major, minor) whose rules apply */
+	bool linux_defrag_mode;   /* linux_defrag_mode=1: Linux's vm.defrag_mode (6.15) */
+	bool pcp_rules_set;       /* pcp_rules= given: it overrides the version's */
 	unsigned fallback_order;  /* largest free block Linux's fallback claims whole */
 
 	/* Derived. */
@@ -706,6 +714,8 @@ struct pa_pool {
 	_Atomic unsigned reporting_notify_order; /* UINT32_MAX while no device is registered */
 	_Atomic bool min_free_kbytes_user;       /* written through ctl: kept when init ends */
 	_Atomic bool defrag_mode; /* compact within polluted regions before polluting a clean one */
+	unsigned linux_rules;     /* bit per enum linux_rule in force ("linux.c"); set at boot */
+	_Atomic bool direct_compaction; /* 0: the slow path neither compacts nor drains */
 
 	/* Superblocks ("superblock.c"): NULL when superblock_order=0. */
 	struct pa_superblock *sb; /* [pfn >> superblock_order] */
@@ -750,6 +760,7 @@ static inline void pa_lock_min_spins(struct pa_lock *lock, enum pa_lock_site sit
 	if (unlikely(!atomic_compare_exchange_strong_explicit(
 	            &lock->v, &free, 1, memory_order_acquire, memory_order_relaxed)))
 		platform_lock_slow(lock, site, min_spins);
+	lock->acquired += site != SITE_ADMIN;
 	if (unlikely(lock->pool->cfg.debug))
 		atomic_store_explicit(&lock->owner, platform_self(), memory_order_relaxed);
 }
@@ -923,6 +934,8 @@ enum alloc_flags {
 	ALLOC_HIGHATOMIC = 1u << 3,  /* high-order PA_GFP_HIGH: may use the atomic reserve */
 	ALLOC_CMA = 1u << 4,         /* movable: may borrow CMA pageblocks */
 	ALLOC_NO_POLLUTE = 1u << 5,  /* defrag_mode: no fallback into a clean region */
+	ALLOC_NOFRAGMENT = 1u << 6,  /* Linux's: no fallback below a pageblock (claims only) */
+	ALLOC_NON_BLOCK = 1u << 7,   /* no direct reclaim (PA_GFP_NOCOMPACT), in the slow path */
 };
 
 /* Free frames on the CMA lists. Zone lock held. */
@@ -1020,6 +1033,45 @@ static inline bool range_in_zone(const struct pa_zone *z, pa_pfn_t s, pa_pfn_t e
 			return false;
 	return true;
 }
+
+/* ---------------------------------------------------------------------- */
+/* "linux.c": the kernel versions modelled, their rule changes as data     */
+/* ---------------------------------------------------------------------- */
+
+#define LINUX_V(major, minor) ((major)*100u + (minor))
+#define LINUX_V_OLDEST        LINUX_V(6, 1)
+#define LINUX_V_NEWEST        LINUX_V(7, 2)
+
+/* A change to the allocator's rules, in force from the version in its table row on. */
+enum linux_rule {
+	LR_PCP_HIGH_TUNED,     /* 6.7: per-CPU high auto-tuned (pcp_rules 6.7) */
+	LR_FREELIST_HYGIENE,   /* 6.10: free blocks always on their pageblock's list */
+	LR_HIGHATOMIC_ALIGNED, /* 6.10: the reserve's cap in whole pageblocks, none in small zones */
+	LR_HIGHATOMIC_FREE, /* 6.12: watermarks leave out the reserve's free pages, not all of it */
+	LR_FALLBACK_CLAIM,  /* 6.15: claim a whole pageblock or take the smallest block */
+	LR_DEFRAG_MODE,     /* 6.15: vm.defrag_mode exists */
+	LR_ISOLATE_BIT,     /* 6.17: isolation keeps the pageblock's type */
+	LR_NR
+};
+
+static inline bool linux_rule(const struct pa_pool *pool, enum linux_rule r)
+{
+	return (pool->linux_rules >> r) & 1;
+}
+
+/* The rules of a version: every change that landed in it or before. */
+unsigned linux_rules_for(unsigned version);
+const char *linux_rule_name(unsigned rule);
+unsigned linux_rule_version(unsigned rule);
+const char *linux_rule_what(unsigned rule);
+/*
+ * "6.1" .. "7.2" (or X.Y.Z; not strict: a uname release such as
+ * 7.2.13+deb14-amd64) -> LINUX_V(); -1 outside the versions modelled.
+ */
+int linux_version_parse(const char *s, bool strict, unsigned *out);
+const char *linux_version_name(unsigned version, char *buf, size_t len);
+/* The names of the rules in mask, comma-separated; returns the length it needs. */
+size_t linux_rules_list(unsigned mask, char *buf, size_t len);
 
 /* ---------------------------------------------------------------------- */
 /* "buddy.c": free lists, merge and split; no policy                      */
@@ -1735,6 +1787,11 @@ int pcp_set_high_fraction(struct pa_pool *pool, unsigned fraction);
 int pcp_rules_parse(const char *s);
 const char *pcp_rules_name(unsigned rules);
 void pcp_set_rules(struct pa_pool *pool, enum pcp_rules rules);
+/*
+ * Linux's ZONE_RECLAIM_ACTIVE on or off: while on, each CPU's lists hold at
+ * most 4 batches (nr_pcp_high()); high starts over from high_min after.
+ */
+void pcp_set_reclaim_active(struct pa_zone *zone, bool on);
 /* Switch an order on or off; off drains it from every CPU. */
 void pcp_set_order(struct pa_pool *pool, unsigned order, bool on);
 /* The gate words from pcp_orders, after each change of it. */

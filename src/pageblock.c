@@ -2,12 +2,17 @@
 /*
  * Pageblocks: a migratetype (and isolate and skip bits) per 2^pageblock_order
  * frames, and the policy of taking memory from another type's pageblocks
- * when a type runs out. The policy is Linux's (6.15): try to claim a whole
- * pageblock from the largest fallback block down; if no block may be
- * claimed, steal the smallest fallback block without retyping it.
+ * when a type runs out. The policy is Linux's of the pool's version
+ * (linux=): from 6.15 on, try to claim a whole pageblock from the largest
+ * fallback block down and, if no block may be claimed, steal the smallest
+ * fallback block without retyping it; before, take the largest fallback
+ * block (the smallest for a movable request that may not claim) and claim
+ * its pageblock when enough of it is free or alike.
  *
- * Invariant kept here and checked by pa_validate: every free block sits on
- * the list of its pageblock's type, so the lists and the bits never disagree.
+ * Invariant kept here and checked by pa_validate, from Linux 6.10 on
+ * (freelist hygiene): every free block sits on the list of its pageblock's
+ * type, so the lists and the bits never disagree. Before 6.10 a fallback
+ * puts what it took, and its remainder, on the requester's lists.
  * Every function runs with the zone lock held.
  */
 #include "internal.h"
@@ -159,12 +164,12 @@ static pa_pfn_t try_claim(struct pa_zone *z, pa_pfn_t pfn, unsigned cur, unsigne
  * then what a claim may retype: Linux with blocks up to that order would
  * have seen it as such blocks.
  */
-static pa_pfn_t rmqueue_claim(struct pa_zone *z, unsigned order, unsigned start_mt)
+static pa_pfn_t rmqueue_claim(struct pa_zone *z, unsigned order, unsigned start_mt, unsigned min)
 {
 	const struct pa_pool *pool = z->pool;
 	unsigned top = pool->cfg.fallback_order < pool->cfg.max_order ? pool->cfg.fallback_order :
 	                                                                pool->cfg.max_order;
-	for (int cur = (int)pool->cfg.max_order; cur >= (int)order; cur--) {
+	for (int cur = (int)pool->cfg.max_order; cur >= (int)min; cur--) {
 		int fb = find_fallback(z, (unsigned)cur, start_mt);
 		if (fb < 0)
 			continue;
@@ -314,6 +319,89 @@ static pa_pfn_t fallback_steered(struct pa_zone *z, unsigned order, unsigned sta
 	return PA_NIL;
 }
 
+/*
+ * Linux 6.1's steal_suitable_fallback() for the block at pfn of order cur:
+ * a block of a pageblock or more is retyped whole; a smaller one, when the
+ * request may claim, moves its pageblock's free blocks to start_mt and
+ * retypes the pageblock if half of it is free or alike. What is not claimed
+ * moves alone: before freelist hygiene (6.10) to start_mt's list, whose
+ * request then splits it there; from 6.10 on it is split on its own list.
+ */
+static pa_pfn_t steal_61(struct pa_zone *z, pa_pfn_t pfn, unsigned cur, unsigned order,
+                         unsigned start_mt, unsigned fb, bool may_claim)
+{
+	struct pa_pool *pool = z->pool;
+	unsigned pb = pool->cfg.pageblock_order;
+	bool hygiene = linux_rule(pool, LR_FREELIST_HYGIENE);
+	if (cur >= pb) {
+		pageblock_set_mt_range(pool, pfn, cur, start_mt);
+		buddy_list_move(z, pfn, start_mt);
+		z->stat[PA_ZS_FALLBACK_CLAIM]++;
+		return buddy_take_smallest(z, order, start_mt);
+	}
+	if (may_claim) {
+		struct pb_census c = pageblock_walk(z, pfn, -1);
+		uint64_t alike = start_mt == PA_MT_MOVABLE ? c.movable :
+		                 fb == PA_MT_MOVABLE       ? (1ull << pb) - c.free - c.movable :
+		                                             0;
+		bool claim = c.free + alike >= (1ull << pb) / 2;
+		if (claim || !hygiene) /* 6.1 moves the free blocks before it counts */
+			pageblock_move_free(z, pfn, start_mt);
+		if (claim) {
+			pageblock_set_mt(pool, pfn, start_mt);
+			z->stat[PA_ZS_FALLBACK_CLAIM]++;
+			return buddy_take_smallest(z, order, start_mt);
+		}
+	}
+	z->stat[PA_ZS_FALLBACK_STEAL]++;
+	if (!hygiene) {
+		if (pfn_page(pool, pfn)->mt != start_mt)
+			buddy_list_move(z, pfn, start_mt);
+		return buddy_take_smallest(z, order, start_mt);
+	}
+	buddy_take_block(z, pfn, order, cur);
+	return pfn;
+}
+
+/*
+ * Linux 6.1's __rmqueue_fallback(): the largest fallback block, unless a
+ * movable request may not claim it, which then takes the smallest. Under
+ * ALLOC_NOFRAGMENT only blocks of a pageblock or more.
+ */
+static pa_pfn_t rmqueue_fallback_61(struct pa_zone *z, unsigned order, unsigned start_mt,
+                                    unsigned alloc_flags)
+{
+	const struct pa_pool *pool = z->pool;
+	unsigned pb = pool->cfg.pageblock_order, max = pool->cfg.max_order;
+	unsigned min = (alloc_flags & ALLOC_NOFRAGMENT) && order < pb ? pb : order;
+	for (int cur = (int)max; cur >= (int)min; cur--) {
+		int fb = find_fallback(z, (unsigned)cur, start_mt);
+		if (fb < 0)
+			continue;
+		bool may_claim = should_try_claim(pool, (unsigned)cur, start_mt);
+		if (!may_claim && start_mt == PA_MT_MOVABLE && (unsigned)cur > order) {
+			for (cur = (int)order; cur <= (int)max; cur++)
+				if ((fb = find_fallback(z, (unsigned)cur, start_mt)) >= 0)
+					break;
+		}
+		pa_pfn_t pfn = buddy_list_first(z, (unsigned)cur, (unsigned)fb);
+		return steal_61(z, pfn, (unsigned)cur, order, start_mt, (unsigned)fb, may_claim);
+	}
+	return PA_NIL;
+}
+
+/* Linux 6.15's __rmqueue_claim() then __rmqueue_steal(); no steal under ALLOC_NOFRAGMENT. */
+static pa_pfn_t rmqueue_fallback_615(struct pa_zone *z, unsigned order, unsigned mt,
+                                     unsigned alloc_flags)
+{
+	unsigned pb = z->pool->cfg.pageblock_order;
+	unsigned min = (alloc_flags & ALLOC_NOFRAGMENT) && order < pb ? pb : order;
+	pa_pfn_t pfn = rmqueue_claim(z, order, mt, min);
+	if (pfn != PA_NIL || (alloc_flags & ALLOC_NOFRAGMENT))
+		return pfn;
+	return rmqueue_steal(z, order, mt);
+}
+
 pa_pfn_t pageblock_rmqueue_fallback(struct pa_zone *z, unsigned order, unsigned mt,
                                     unsigned alloc_flags)
 {
@@ -327,8 +415,9 @@ pa_pfn_t pageblock_rmqueue_fallback(struct pa_zone *z, unsigned order, unsigned 
 			return pfn;
 		/* Nothing any region's scan could see (a zone grown past its buffer): Linux's. */
 	}
-	pa_pfn_t pfn = rmqueue_claim(z, order, mt);
-	return pfn != PA_NIL ? pfn : rmqueue_steal(z, order, mt);
+	if (!linux_rule(z->pool, LR_FALLBACK_CLAIM))
+		return rmqueue_fallback_61(z, order, mt, alloc_flags);
+	return rmqueue_fallback_615(z, order, mt, alloc_flags);
 }
 
 /*
@@ -404,13 +493,30 @@ pa_pfn_t pageblock_rmqueue(struct pa_zone *z, unsigned order, unsigned mt, unsig
 	}
 	unsigned found;
 	int type = own_list(z, order, mt, alloc_flags, &found);
-	if (type < 0)
-		return pageblock_rmqueue_fallback(z, order, mt, alloc_flags);
+	if (type < 0) {
+		pa_pfn_t pfn = pageblock_rmqueue_fallback(z, order, mt, alloc_flags);
+		/* Linux: failing now is worse than failing a high-order atomic request later. */
+		if (pfn == PA_NIL && (alloc_flags & ALLOC_NON_BLOCK))
+			pfn = buddy_take_smallest(z, order, PA_MT_HIGHATOMIC);
+		return pfn;
+	}
 	if (!split_may_steer(z->pool, found, (unsigned)type, mt))
 		return buddy_take_first(z, order, found, (unsigned)type);
 	pa_pfn_t pfn = pageblock_own_first(z, &found, order, (unsigned)type, mt);
 	buddy_take_block(z, pfn, order, found);
 	return pfn;
+}
+
+/*
+ * The reserve's cap: 1% of the zone plus a pageblock (Linux 6.1); from 6.10
+ * on 1% rounded up to whole pageblocks, and none where 1% is less than one.
+ */
+static uint64_t highatomic_cap(const struct pa_zone *z)
+{
+	uint64_t pb = 1ull << z->pool->cfg.pageblock_order, pct = z->managed_pages / 100;
+	if (!linux_rule(z->pool, LR_HIGHATOMIC_ALIGNED))
+		return pct + pb;
+	return pct < pb ? 0 : (pct + pb - 1) / pb * pb;
 }
 
 /*
@@ -423,7 +529,7 @@ void pageblock_reserve_highatomic(struct pa_zone *z, pa_pfn_t pfn, unsigned orde
 	unsigned pb = pool->cfg.pageblock_order;
 	unsigned mt = pageblock_mt(pool, pfn);
 	uint64_t frames = order < pb ? 1ull << pb : 1ull << order;
-	if (z->nr_reserved_highatomic + frames > z->highatomic_max || mt >= PA_NR_PCP_TYPES)
+	if (z->nr_reserved_highatomic >= highatomic_cap(z) || mt >= PA_NR_PCP_TYPES)
 		return;
 	if (order < pb)
 		pageblock_move_free(z, pfn, PA_MT_HIGHATOMIC);

@@ -49,6 +49,23 @@ static bool rules_61(const struct pa_pool *pool)
 	return atomic_load_explicit(&pool->pcp_rules, memory_order_relaxed) == PCP_RULES_61;
 }
 
+static bool reclaim_active(const struct pa_zone *z)
+{
+	return atomic_load_explicit(&z->reclaim_active, memory_order_relaxed);
+}
+
+static bool below_high(const struct pa_zone *z)
+{
+	return atomic_load_explicit(&z->below_high, memory_order_relaxed);
+}
+
+/* Linux's nr_pcp_high() while reclaim is active: 4 batches at most. */
+static uint32_t reclaim_cap(const struct pa_zone *z, const struct pa_pcp *pcp, uint32_t high)
+{
+	uint32_t cap = pcp->batch << 2;
+	return reclaim_active(z) && cap < high ? cap : high;
+}
+
 /*
  * One block of nr_cpus structs, each with the orders 0..max_order_boot and
  * rounded to cache lines, and the table of pointers to them that the fast
@@ -230,8 +247,8 @@ static void pcp_decay(struct pa_zone *z, struct pa_pcp *pcp)
 {
 	struct pa_pool *pool = z->pool;
 	uint64_t now = pool->plat.now_ns(pool->plat.ctx);
-	if (now - pcp->last_decay_ns < PCP_DECAY_INTERVAL_NS)
-		return;
+	if (now - pcp->last_decay_ns < PCP_DECAY_INTERVAL_NS || reclaim_active(z))
+		return; /* high stays at reclaim's cap meanwhile */
 	pcp->last_decay_ns = now;
 	int64_t a = (int64_t)pcp_count(pcp) - ((int64_t)pcp->batch << PCP_BATCH_SCALE_MAX);
 	int64_t b = (int64_t)pcp->high - pcp->high / 8;
@@ -338,7 +355,18 @@ static void pcp_refill(struct pa_zone *z, struct pa_pcp *pcp, unsigned order, un
 		refill_cut(pool, pcp, whole[nb], order, mt);
 	if (rules_61(pool))
 		return; /* high is fixed and never decays (a single node's lists) */
-	if (roomy && pcp->high < pcp->high_max) {
+	/*
+	 * Linux 6.7's ZONE_BELOW_HIGH: an allocation that found the zone under
+	 * its high watermark sets it; while set, each CPU's high falls to
+	 * high_min (here at its next refill) and is not raised, so that the
+	 * lists give back what reclaim would otherwise have to find. A spill
+	 * above the mark clears it.
+	 */
+	if (!roomy && !below_high(z))
+		atomic_store_explicit(&z->below_high, true, memory_order_relaxed);
+	if (below_high(z) && pcp->high > pcp->high_min)
+		pcp_set_high(pcp, reclaim_cap(z, pcp, pcp->high_min));
+	if (roomy && pcp->high < pcp->high_max && !reclaim_active(z)) {
 		uint32_t h = pcp->high + pcp->batch;
 		pcp_set_high(pcp, h > pcp->high_max ? pcp->high_max : h);
 	}
@@ -546,6 +574,20 @@ static uint64_t spill_frames_61(struct pa_pcp *pcp, uint32_t high)
 	return n < lo ? lo : n > hi ? hi : n;
 }
 
+void pcp_set_reclaim_active(struct pa_zone *z, bool on)
+{
+	struct pa_pool *pool = z->pool;
+	atomic_store(&z->reclaim_active, on);
+	for (unsigned c = 0; c < pool->cfg.nr_cpus; c++) {
+		struct pa_pcp *pcp = z->pcp[c];
+		platform_spin_lock(pool, &pcp->lock, SITE_ADMIN);
+		uint32_t high = rules_61(pool) ? pcp->high_max : on ? pcp->high : pcp->high_min;
+		if (!rules_61(pool) || !pcp->free_factor)
+			pcp_set_high(pcp, reclaim_cap(z, pcp, high ? high : pcp->high_min));
+		pa_spin_unlock(&pcp->lock);
+	}
+}
+
 /*
  * A free under Linux 6.1's rules (free_unref_page_commit()), at a fixed high
  * (high_max). While frees run on with spills between them (free_factor is
@@ -556,7 +598,7 @@ static uint64_t spill_frames_61(struct pa_pcp *pcp, uint32_t high)
 static void pcp_free_61(struct pa_zone *z, struct pa_pcp *pcp, unsigned list)
 {
 	unsigned order = list / PA_NR_PCP_TYPES;
-	uint32_t high = pcp->high_max;
+	uint32_t high = reclaim_cap(z, pcp, pcp->high_max);
 	free_factor_catch_up(z->pool, pcp);
 	if (pcp->free_factor && order && order <= PA_COSTLY_ORDER)
 		pcp_spill(z, pcp, pcp_count(pcp), UINT64_MAX, list, SITE_PCP_SPILL);
@@ -568,10 +610,13 @@ static void pcp_free_61(struct pa_zone *z, struct pa_pcp *pcp, unsigned list)
 bool pcp_spill_unlock(struct pa_zone *z, struct pa_pcp *pcp, unsigned list)
 {
 	platform_cpu_forget(); /* now and then, a thread without rseq asks where it runs */
-	if (rules_61(z->pool))
+	if (rules_61(z->pool)) {
 		pcp_free_61(z, pcp, list);
-	else
+	} else {
 		pcp_spill(z, pcp, spill_frames(pcp), UINT64_MAX, list, SITE_PCP_SPILL);
+		if (below_high(z) && zone_nr_free(z) > z->wmark[PA_WMARK_HIGH])
+			atomic_store_explicit(&z->below_high, false, memory_order_relaxed);
+	}
 	pa_spin_unlock(&pcp->lock);
 	return true;
 }
@@ -731,6 +776,7 @@ void zone_fold_stats_locked(const struct pa_zone *z, uint64_t stat[PA_NR_ZONE_ST
 	unsigned orders = z->pool->cfg.max_order + 1, counted = z->pool->max_order_boot + 1;
 	for (unsigned s = 0; s < PA_NR_ZONE_STATS; s++)
 		stat[s] = z->stat[s];
+	stat[PA_ZS_ZONE_LOCK] = z->lock.acquired;
 	for (unsigned o = 0; alloc_order && o < orders; o++)
 		alloc_order[o] = z->alloc_order[o];
 	for (unsigned c = 0; c < z->pool->cfg.nr_cpus; c++) {

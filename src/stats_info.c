@@ -196,6 +196,44 @@ static void info_field_out(struct sbuf *sb, const struct info_field *f)
 		stats_printf(sb, "%" PRId64 "\n", f->num);
 }
 
+/*
+ * The Linux version whose rules apply (linux=), and every rule change of
+ * the table with its version and whether it is in force. JSON: "linux",
+ * "pcp_rules", "linux_defrag_mode" and "linux_rules", a list of {name,
+ * version, in_force}.
+ */
+static void info_linux(struct pa_pool *pool, struct sbuf *sb)
+{
+	char v[16], rv[16];
+	const char *pcp = pcp_rules_name(atomic_load(&pool->pcp_rules));
+	linux_version_name(pool->cfg.linux_version, v, sizeof v);
+	if (sb->json) {
+		stats_js_str(sb, "linux", v);
+		stats_js_str(sb, "pcp_rules", pcp);
+		stats_js_u64(sb, "linux_defrag_mode", pool->cfg.linux_defrag_mode);
+		stats_js_open(sb, "linux_rules", '[');
+		for (unsigned r = 0; r < LR_NR; r++) {
+			stats_js_open(sb, NULL, '{');
+			stats_js_str(sb, "name", linux_rule_name(r));
+			stats_js_str(sb, "version",
+			             linux_version_name(linux_rule_version(r), rv, sizeof rv));
+			stats_js_u64(sb, "in_force", linux_rule(pool, (enum linux_rule)r));
+			stats_js_close(sb, '}');
+		}
+		stats_js_close(sb, ']');
+		return;
+	}
+	stats_printf(sb, "%-26s %s\n%-26s %s\n%-26s %u\n", "linux:", v, "pcp_rules:", pcp,
+	             "linux_defrag_mode:", pool->cfg.linux_defrag_mode);
+	stats_printf(sb, "\n%-28s %-7s %-5s %s\n", "linux rule", "since", "on", "what");
+	for (unsigned r = 0; r < LR_NR; r++)
+		stats_printf(sb, "%-28s %-7s %-5s %s\n", linux_rule_name(r),
+		             linux_version_name(linux_rule_version(r), rv, sizeof rv),
+		             linux_rule(pool, (enum linux_rule)r) ? "yes" : "no",
+		             linux_rule_what(r));
+	stats_puts(sb, "\n");
+}
+
 int stats_info(struct pa_pool *pool, struct sbuf *sb)
 {
 	struct info_field f[32];
@@ -205,6 +243,7 @@ int stats_info(struct pa_pool *pool, struct sbuf *sb)
 		stats_js_open(sb, NULL, '{');
 	for (unsigned i = 0; i < n; i++)
 		info_field_out(sb, &f[i]);
+	info_linux(pool, sb);
 	if (sb->json) {
 		info_json_nodes(pool, sb);
 		stats_js_close(sb, '}');

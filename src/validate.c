@@ -86,8 +86,11 @@ static int check_list(struct vctx *v, struct pa_zone *z, unsigned order, unsigne
 			             "list (order %u, %s): pfn %u says state %u order %u type %u",
 			             order, pa_migratetype_names[mt], pfn, page_state(p), p->order,
 			             p->mt);
-		/* Every pageblock under a free block has the type of the list it is on. */
-		pa_pfn_t other = pageblock_first_other(pool, pfn, order, mt);
+		/* Every pageblock under a free block has the type of the list it is on
+		 * (from Linux 6.10 on; before, a fallback's remainder is not). */
+		pa_pfn_t other = linux_rule(pool, LR_FREELIST_HYGIENE) ?
+		                         pageblock_first_other(pool, pfn, order, mt) :
+		                         PA_NIL;
 		if (other != PA_NIL)
 			return vfail(v, z,
 			             "free block at pfn %u (order %u) on the %s list covers the "

@@ -751,11 +751,17 @@ bool zone_watermark_ok(const struct pa_zone *z, unsigned order, uint64_t mark, u
 {
 	int64_t free = (int64_t)zone_nr_free(z) - ((1ll << order) - 1);
 	int64_t min = (int64_t)mark;
-	if (flags & ALLOC_MIN_RESERVE)
+	if (flags & ALLOC_MIN_RESERVE) {
 		min -= min / 2;
-	else if (unlikely(z->nr_reserved_highatomic))
-		free -= (int64_t)free_of_type(
-		        z, PA_MT_HIGHATOMIC); /* only what the reserve holds free */
+		if (flags & ALLOC_NON_BLOCK)
+			min -= min / 4; /* GFP_ATOMIC: more of the min reserve */
+	}
+	if (!(flags & (ALLOC_MIN_RESERVE | ALLOC_NON_BLOCK | ALLOC_HIGHATOMIC)) &&
+	    unlikely(z->nr_reserved_highatomic))
+		/* The reserve: what it holds free (Linux 6.12), before all it reserved. */
+		free -= linux_rule(z->pool, LR_HIGHATOMIC_FREE) ?
+		                (int64_t)free_of_type(z, PA_MT_HIGHATOMIC) :
+		                (int64_t)z->nr_reserved_highatomic;
 	if (unlikely(z->cma_pages) && !(flags & ALLOC_CMA))
 		free -= (int64_t)zone_free_cma(z); /* what this request may not borrow */
 	if (free <= min)

@@ -486,12 +486,72 @@ TEST(pageblock_move_free_moves_every_free_block_of_the_pageblock)
 /* HIGHATOMIC                                                              */
 /* ---------------------------------------------------------------------- */
 
+/*
+ * Linux reserves a high-atomic pageblock only in the slow path, for a
+ * request that may not reclaim (GFP_ATOMIC): these cases first bring the
+ * zone's free frames outside the reserve down to `left` with movable
+ * blocks (pressure_on), make their request, and give the blocks back
+ * (pressure_off). linux=6.1: a 64 MiB zone is too small for a reserve from
+ * 6.10 on.
+ */
+#define ATOMIC (PA_GFP_HIGH | PA_GFP_NOCOMPACT)
+#define HA     SMALL " linux=6.1"
+
+struct pressure {
+	pa_pfn_t pfn[4096];
+	unsigned order[4096];
+	unsigned n;
+};
+
+static uint64_t free_outside_reserve(struct pa_zone *z)
+{
+	uint64_t n = zone_nr_free(z);
+	for (unsigned o = 0; o <= z->pool->cfg.max_order; o++)
+		n -= zone_free_count(z, o, PA_MT_HIGHATOMIC) << o;
+	return n;
+}
+
+static void pressure_on(struct pa_pool *pool, uint64_t left, struct pressure *pr)
+{
+	struct pa_zone *z = &pool->zones[0];
+	pr->n = 0;
+	for (unsigned o = pool->cfg.max_order + 1; o-- > 0;)
+		while (free_outside_reserve(z) >= left + (1ull << o) && pr->n < 4096) {
+			struct pa_page *p = pa_alloc_pages(pool, PA_GFP_MOVABLE | PA_GFP_NOWARN, o);
+			if (!p)
+				break;
+			pr->pfn[pr->n] = pa_page_to_pfn(pool, p);
+			pr->order[pr->n++] = o;
+		}
+	CHECK_MSG(free_outside_reserve(z) <= left, "%" PRIu64 " frames free, wanted %" PRIu64,
+	          free_outside_reserve(z), left);
+}
+
+static void pressure_off(struct pa_pool *pool, struct pressure *pr)
+{
+	while (pr->n--)
+		free_pfn(pool, pr->pfn[pr->n], pr->order[pr->n]);
+}
+
+/* A GFP_ATOMIC request of order under pressure (16 frames left, the low watermark). */
+static pa_pfn_t atomic_under_pressure(struct pa_pool *pool, pa_gfp_t gfp, unsigned order)
+{
+	static struct pressure pr;
+	pressure_on(pool, 1ull << (order > 4 ? order : 4), &pr);
+	pa_pfn_t h = must_alloc(pool, gfp | ATOMIC, order);
+	pressure_off(pool, &pr);
+	return h;
+}
+
 TEST(pageblock_high_order_gfp_high_allocation_reserves_a_highatomic_pageblock)
 {
-	struct pa_pool *pool = test_boot(SMALL);
+	struct pa_pool *pool = test_boot(HA);
 	struct pa_zone *zone = &pool->zones[0];
 	uint64_t res = vmstat(pool, "highatomic_reserve");
-	pa_pfn_t h = must_alloc(pool, PA_GFP_KERNEL | PA_GFP_HIGH, 1);
+	/* With memory to spare, the request needs no reserve. */
+	pa_free_pages(pool, pa_alloc_pages(pool, PA_GFP_KERNEL | ATOMIC, 1), 1);
+	CHECK_EQ_U64(count_pageblocks(pool, PA_MT_HIGHATOMIC), 0);
+	pa_pfn_t h = atomic_under_pressure(pool, PA_GFP_KERNEL, 1);
 	CHECK_EQ_U64(pageblock_mt(pool, h), PA_MT_HIGHATOMIC);
 	CHECK_EQ_U64(count_pageblocks(pool, PA_MT_HIGHATOMIC), 1);
 	CHECK_EQ_U64(zone->nr_reserved_highatomic, PB);
@@ -504,8 +564,8 @@ TEST(pageblock_high_order_gfp_high_allocation_reserves_a_highatomic_pageblock)
 
 TEST(pageblock_order0_gfp_high_allocation_reserves_nothing)
 {
-	struct pa_pool *pool = test_boot(SMALL);
-	pa_pfn_t h = must_alloc(pool, PA_GFP_KERNEL | PA_GFP_HIGH, 0);
+	struct pa_pool *pool = test_boot(HA);
+	pa_pfn_t h = atomic_under_pressure(pool, PA_GFP_KERNEL, 0);
 	CHECK(pageblock_mt(pool, h) != PA_MT_HIGHATOMIC);
 	CHECK_EQ_U64(count_pageblocks(pool, PA_MT_HIGHATOMIC), 0);
 	CHECK_EQ_U64(pool->zones[0].nr_reserved_highatomic, 0);
@@ -514,11 +574,11 @@ TEST(pageblock_order0_gfp_high_allocation_reserves_nothing)
 
 TEST(pageblock_highatomic_reserve_serves_later_high_requests)
 {
-	struct pa_pool *pool = test_boot(SMALL);
-	pa_pfn_t h = must_alloc(pool, PA_GFP_KERNEL | PA_GFP_HIGH, 1);
+	struct pa_pool *pool = test_boot(HA);
+	pa_pfn_t h = atomic_under_pressure(pool, PA_GFP_KERNEL, 1);
 	uint64_t res = vmstat(pool, "highatomic_reserve");
 	for (unsigned o = 1; o <= 4; o++) {
-		pa_pfn_t p = must_alloc(pool, PA_GFP_MOVABLE | PA_GFP_HIGH, o);
+		pa_pfn_t p = atomic_under_pressure(pool, PA_GFP_MOVABLE, o);
 		CHECK_MSG(pb_of(pool, p) == pb_of(pool, h),
 		          "high order-%u request at pfn %" PRIu64
 		          " missed the reserve at pageblock %" PRIu64,
@@ -532,8 +592,9 @@ TEST(pageblock_highatomic_reserve_serves_later_high_requests)
 
 TEST(pageblock_normal_requests_use_the_highatomic_reserve_only_when_memory_runs_out)
 {
-	struct pa_pool *pool = test_boot(SMALL);
-	pa_pfn_t h = must_alloc(pool, PA_GFP_KERNEL | PA_GFP_HIGH, 1);
+	/* Linux 7.2: a zone of 128 pageblocks may reserve; its free pages count as free. */
+	struct pa_pool *pool = test_boot(EXACT "mem=256M max_order=9");
+	pa_pfn_t h = atomic_under_pressure(pool, PA_GFP_KERNEL, 1);
 	uint64_t ph = pb_of(pool, h);
 	uint64_t unres = vmstat(pool, "highatomic_unreserve");
 	uint64_t got = 2;
@@ -579,8 +640,13 @@ TEST(pageblock_highatomic_reserve_is_capped_near_one_percent_of_the_zone)
 	struct pa_zone *zone = &pool->zones[0];
 	uint64_t managed = zone->managed_pages;
 	/* Each whole-pageblock high allocation empties the reserve, so the next one reserves more. */
-	for (unsigned i = 0; i < 40; i++)
-		must_alloc(pool, PA_GFP_KERNEL | PA_GFP_HIGH, 9);
+	for (unsigned i = 0; i < 40; i++) {
+		static struct pressure pr;
+		/* One free order-9 block outside the reserve: below the low watermark. */
+		pressure_on(pool, PB, &pr);
+		must_alloc(pool, PA_GFP_KERNEL | ATOMIC, 9);
+		pressure_off(pool, &pr);
+	}
 	unsigned n = count_pageblocks(pool, PA_MT_HIGHATOMIC);
 	printf("  %u HIGHATOMIC pageblocks (%u frames) of %" PRIu64 " managed\n", n, n * PB,
 	       managed);

@@ -57,6 +57,18 @@ TEST(parser_reads_every_event_shape_of_the_sample)
 	CHECK_EQ_U64(seen[RP_MARK], 1);
 	CHECK_EQ_U64(seen[RP_KCOMPACTD], 1);
 	CHECK_EQ_U64(seen[RP_ISOLATE_FREE], 1);
+	/* kswapd's reclaim: wake and sleep, and 7.x's balance_pgdat begin and end. */
+	CHECK_EQ_U64(seen[RP_RECLAIM], 4);
+	unsigned on = 0;
+	for (size_t i = 0; i < t.nr; i++) {
+		if (t.ev[i].type == RP_RECLAIM)
+			CHECK_EQ_U64(t.ev[i].arg, on++ % 2 == 0);
+		/* The failed THP came after the task's direct compaction. */
+		if (t.ev[i].type == RP_ALLOC_FAILED)
+			CHECK(t.ev[i].arg & RP_ALLOC_COMPACTED);
+		if (t.ev[i].type == RP_ALLOC)
+			CHECK(!(t.ev[i].arg & RP_ALLOC_COMPACTED));
+	}
 	REQUIRE(t.nr_marks == 1);
 	CHECK(strcmp(t.marks[0], "PHASE 0 start") == 0);
 	rp_trace_free(&t);

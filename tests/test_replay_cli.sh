@@ -31,9 +31,11 @@ check "replay --json has the documented keys and counts" \
 	bash -c "'$PA' replay '$DATA/start' --json > '$TMP/a.json' && python3 - '$TMP/a.json' <<'PY'
 import json, sys
 d = json.load(open(sys.argv[1]))
-for k in ['events', 'allocs', 'frees', 'failed_kernel_served', 'kernel_failed_served', 'bad_page',
-          'validate_failures', 'events_per_sec', 'free_classes', 'snapshots']:
+for k in ['events', 'allocs', 'frees', 'failed_kernel_served', 'kernel_failed', 'kernel_failed_served',
+          'bad_page', 'validate_failures', 'events_per_sec', 'free_classes', 'snapshots', 'linux',
+          'pcp_rules', 'fallbacks', 'thp_served', 'zone_lock']:
     assert k in d, k
+assert d['kernel_failed'] >= d['kernel_failed_served'] and d['zone_lock'] > 0, d
 assert d['events'] == 3000 and d['allocs'] == 1488 and d['frees'] == 197, d
 assert d['free_classes']['traced'] == 173 and d['free_classes']['pre_trace'] == 24
 s = d['snapshots'][0]
@@ -44,6 +46,11 @@ for side in ('kernel', 'pagealloc'):
     z = s[side]['buddyinfo'][0]
     assert 'zone' in z and len(z['free']) == 11
 PY"
+
+check "replay --linux takes another version's rules, and its per-CPU era" \
+	bash -c "'$PA' replay '$DATA/start' --linux 6.1 > '$TMP/l61' && grep -q \"Linux 6.1's allocator rules, per-CPU lists under 6.1's\" '$TMP/l61' && '$PA' replay '$DATA/start' --linux 7.2 --json | python3 -c 'import json,sys; d=json.load(sys.stdin); assert d[\"linux\"] == \"7.2\" and d[\"pcp_rules\"] == \"6.7\", d'"
+check "replay --linux refuses a version not modelled" \
+	bash -c "! '$PA' replay '$DATA/start' --linux 5.4 2>'$TMP/l54' >/dev/null && grep -q 'linux' '$TMP/l54'"
 
 check "replay reads a gzip trace from stdin" \
 	bash -c "'$PA' replay - --json < '$DATA/excerpt.txt.gz' | python3 -c 'import json,sys; d=json.load(sys.stdin); assert d[\"allocs\"] == 1488, d'"

@@ -533,6 +533,64 @@ def replay(fig):
             fig.table(["snapshot", "free pages", "per-CPU pages", "unusable (9)", "TVD"], rows))
 
 
+def one(v):
+    """A single figure as the {median, min, max} a chart takes."""
+    return {"median": v, "min": v, "max": v}
+
+
+@section("replay-versions", "Linux 6.1's rules against 7.2's on a 7.2 recording (docs/replay.md)")
+def replay_versions(fig):
+    """The shared Linux 7.2 recording (PA_REPLAY_72_RECORDING), replayed under
+    linux=6.1 and linux=7.2, and under seed 002's per-CPU orders."""
+    src = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
+    rec = os.environ.get("PA_REPLAY_72_RECORDING",
+                         os.path.join(src, "..", "shared", "traces", "linux-7.2-mthp-pressure"))
+    if not os.path.isdir(rec):
+        return (f"The recording is not here ({os.path.relpath(rec)}): set "
+                "PA_REPLAY_72_RECORDING to the folder of the shared Linux 7.2 recording.\n")
+    rec = os.path.relpath(rec)
+    pairs = [("linux=6.1", "linux=7.2"), ("pcp_orders=0-3,9", "pcp_orders=0-4,9")]
+    out, bars_lock, bars_unusable = [], [], []
+    for a, b in pairs:
+        j, cmd = fig.bench("replay", rec, "--compare", a, b)
+        cfgs = j["configs"]
+        rows = []
+        for name, key in (("fallbacks", "fallbacks"), ("zone lock taken", "zone_lock"),
+                          ("THPs served (of the kernel's)", "thp_served"),
+                          ("failed, served by the kernel", "failed_kernel_served"),
+                          ("served, failed by the kernel", "kernel_failed_served")):
+            row = [name] + [num(c[key]) for c in cfgs]
+            if key == "thp_served":
+                row = [name] + [f"{num(c[key])} ({num(c['thp_kernel'])})" for c in cfgs]
+            rows.append(row)
+        for i, snap in enumerate(cfgs[0]["snapshots"]):
+            sn = snap["name"]
+            ps = [c["snapshots"][i]["pagealloc"] for c in cfgs]
+            rows.append([f"{sn}: mixed pageblocks"] + [num(p["mixed_pageblocks"]) for p in ps])
+            rows.append([f"{sn}: tainted pageblocks / regions"] +
+                        [f"{num(p['tainted_pageblocks'])} / {num(p['tainted_regions'])}"
+                         for p in ps])
+            rows.append([f"{sn}: unusable index (9), kernel {num(snap['kernel']['unusable']['9'], 3)}"]
+                        + [num(p["unusable"]["9"], 3) for p in ps])
+            rows.append([f"{sn}: distance to the kernel"] +
+                        [num(c["snapshots"][i]["tvd"], 4) for c in cfgs])
+        for label, c in ((a, cfgs[0]), (b, cfgs[1])):
+            if a.startswith("pcp_orders"):
+                bars_lock.append((label, one(c["zone_lock"])))
+            bars_unusable.append((label, one(c["snapshots"][-1]["pagealloc"]["unusable"]["9"])))
+        out.append(fig.commands(cmd) + "\n" + fig.table(["", a, b], rows))
+    return ("Fallbacks count claims and steals of another type's pageblocks; mixed pageblocks "
+            "are movable pageblocks holding an unmovable or reclaimable allocation; tainted "
+            "pageblocks and 1 GiB regions hold one; THPs are movable allocations of the "
+            "pageblock order. The second pair is seed 002's experiment on a real workload: Linux "
+            "7.2 keeps the 64 KiB mTHP allocations (order 4) off the per-CPU lists, so that each "
+            "takes the zone lock.\n\n" + out[0] + "\n" + out[1] + "\n" +
+            fig.chart("replay-zone-lock", "Zone lock taken, 7.2 recording", "acquisitions",
+                      bars_lock) + "\n" +
+            fig.chart("replay-unusable", "Unusable index (order 9) at the end, 7.2 recording",
+                      "index", bars_unusable))
+
+
 # --------------------------------------------------------------------------
 # Allocation speed: instructions per pair, bulk frees on and off the lists,
 # two threads. With --before PROGRAM, each figure is shown before -> now.

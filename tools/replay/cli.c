@@ -37,6 +37,9 @@ static void replay_usage(FILE *f)
 	        "  --boot \"KEYS\"          keys added to the derived boot line (last key wins)\n"
 	        "  --boot-line \"LINE\"     a whole boot line instead of the derived one\n"
 	        "  --ctl PATH=VALUE       write a knob after boot (repeatable)\n"
+	        "  --linux VERSION        the allocator rules of Linux VERSION (6.1 .. 7.2) in "
+	        "place\n"
+	        "                         of the recording's kernel's (uname)\n"
 	        "  --json                 JSON instead of the table\n"
 	        "  --series FILE          free pages, blocks per order, unusable index (9),\n"
 	        "                         pageblocks per type, per-CPU pages, as JSON\n"
@@ -84,6 +87,8 @@ static int replay_opt(struct replay_args *a, int argc, char **argv, int *i)
 		a->series = next;
 	else if (strcmp(arg, "--svg") == 0)
 		a->svg = next;
+	else if (strcmp(arg, "--linux") == 0)
+		a->opt.linux_ver = next;
 	else if (strcmp(arg, "--map") == 0)
 		a->opt.map_path = next;
 	else if (strcmp(arg, "--every") == 0 && parse_u64(next, &v) == 0 && v)

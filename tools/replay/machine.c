@@ -286,8 +286,9 @@ static void load_sysctl(struct rp_machine *m)
 }
 
 /*
- * The kernel's release from `uname -a` (uname.txt or info/uname.txt):
- * before 6.7, high was fixed at the low watermark's share and not tuned.
+ * The kernel's release from `uname -a` (uname.txt or info/uname.txt), and
+ * the version whose allocator rules the pool boots with (linux=): the
+ * release's major.minor, the nearest version modelled outside 6.1 .. 7.2.
  */
 static void load_release(struct rp_machine *m)
 {
@@ -295,10 +296,18 @@ static void load_release(struct rp_machine *m)
 	if (!s)
 		s = slurp(m->dir, "info/uname.txt");
 	char sys[32], node[64];
+	m->linux_ver[0] = 0;
 	if (s && sscanf(s, "%31s %63s %63s", sys, node, m->release) == 3) {
 		unsigned major = 0, minor = 0;
-		sscanf(m->release, "%u.%u", &major, &minor);
-		m->pcp_rules_61 = major && (major < 6 || (major == 6 && minor < 7));
+		if (sscanf(m->release, "%u.%u", &major, &minor) == 2 && major) {
+			if (major < 6 || (major == 6 && minor < 1))
+				major = 6, minor = 1;
+			else if (major > 7 || (major == 7 && minor > 2))
+				major = 7, minor = 2;
+			else if (major == 6 && minor > 19)
+				minor = 19;
+			snprintf(m->linux_ver, sizeof m->linux_ver, "%u.%u", major, minor);
+		}
 	} else {
 		m->release[0] = 0;
 	}
@@ -433,6 +442,6 @@ void rp_machine_boot_line(const struct rp_machine *m, const struct rp_trace *t, 
 	if (m->watermark_scale_factor && n < len)
 		n += (size_t)snprintf(buf + n, len - n, " watermark_scale_factor=%u",
 		                      m->watermark_scale_factor);
-	if (m->pcp_rules_61 && n < len)
-		snprintf(buf + n, len - n, " pcp_rules=6.1");
+	if (m->linux_ver[0] && n < len)
+		snprintf(buf + n, len - n, " linux=%s", m->linux_ver);
 }

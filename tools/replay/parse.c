@@ -525,6 +525,25 @@ static int note_drain(struct rp_trace *t, int id, const struct line_head *h)
 	return 0;
 }
 
+/*
+ * Linux sets ZONE_RECLAIM_ACTIVE on a node's zones for the length of
+ * kswapd's balance_pgdat(): from mm_vmscan_balance_pgdat_begin to _end
+ * (7.x prints them), or, in a trace without them, from kswapd's wake to its
+ * sleep. Direct reclaim does not set it.
+ */
+static int parse_reclaim(struct rp_trace *t, int id, const struct line_head *h)
+{
+	uint64_t nid = 0;
+	get_num(h->args, h->end, "nid=", &nid);
+	struct rp_event *e = push(t);
+	if (!e)
+		return -1;
+	e->type = RP_RECLAIM;
+	e->pfn = (uint32_t)nid;
+	e->arg = id == RPN_VMSCAN_KSWAPD_WAKE || id == RPN_VMSCAN_BALANCE_BEGIN;
+	return 0;
+}
+
 static int parse_event(struct rp_trace *t, int id, const struct line_head *h, const char *line,
                        size_t len)
 {
@@ -532,18 +551,32 @@ static int parse_event(struct rp_trace *t, int id, const struct line_head *h, co
 		return -1;
 	note_run(t, id, h);
 	switch (id) {
-	case RPN_MM_PAGE_ALLOC:
-		if (h->pid == t->direct_pid)
+	case RPN_MM_PAGE_ALLOC: {
+		bool compacted = h->pid == t->direct_pid && t->direct_pid && t->direct_ran;
+		if (compacted)
 			t->direct_pid = 0; /* its direct compaction, if any, is over */
-		return parse_alloc(t, h, line, len);
+		if (parse_alloc(t, h, line, len))
+			return -1;
+		if (compacted)
+			t->ev[t->nr - 1].arg |= RP_ALLOC_COMPACTED;
+		return 0;
+	}
+	case RPN_VMSCAN_KSWAPD_WAKE:
+	case RPN_VMSCAN_BALANCE_BEGIN:
+	case RPN_VMSCAN_BALANCE_END:
+	case RPN_VMSCAN_KSWAPD_SLEEP:
+		return parse_reclaim(t, id, h);
 	case RPN_MM_PAGE_FREE:
 		return parse_free(t, h, line, len);
 	case RPN_MARK:
 		return parse_mark(t, h);
 	case RPN_COMPACTION_TRY:
 		t->direct_pid = h->pid;
+		t->direct_ran = false; /* deferred or unsuitable until a run begins */
 		return 0;
 	case RPN_COMPACTION_BEGIN:
+		if (h->pid == t->direct_pid && t->direct_pid)
+			t->direct_ran = true;
 		return parse_compaction_begin(t, h);
 	case RPN_COMPACTION_ISOLATE_FREEPAGES:
 		return parse_isolate_free(t, h);

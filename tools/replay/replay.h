@@ -32,6 +32,7 @@ enum rp_type {
 	RP_COMPACT_MEMORY, /* a full compaction of every zone (/proc/sys/vm/compact_memory) */
 	RP_ISOLATE_FREE,   /* mm_compaction_isolate_freepages that took pages (pfn, arg: end) */
 	RP_DRAIN,          /* the kernel drained per-CPU lists (arg: enum rp_drain) */
+	RP_RECLAIM,        /* kswapd's reclaim began (arg 1) or ended (arg 0) on node pfn */
 	RP_NR_ACTIONS
 };
 
@@ -55,6 +56,9 @@ enum rp_free_kind {
 	RP_FREE_MIGRATED, /* the source of a page compaction moved */
 	RP_FREE_UNUSED,   /* a free page compaction took and gave back unused */
 };
+
+/* In an allocation's arg beside the gfp: the kernel compacted directly before it. */
+#define RP_ALLOC_COMPACTED (1u << 31)
 
 #define RP_MAX_RUNS 16 /* compaction runs in progress at once (tasks), tracked by the parser */
 
@@ -97,6 +101,17 @@ struct rp_event {
 	X(VMSCAN_WAKEUP_KSWAPD, "mm_vmscan_wakeup_kswapd")                                         \
 	X(VMSCAN_DIRECT_BEGIN, "mm_vmscan_direct_reclaim_begin")                                   \
 	X(VMSCAN_DIRECT_END, "mm_vmscan_direct_reclaim_end")                                       \
+	X(VMSCAN_BALANCE_BEGIN, "mm_vmscan_balance_pgdat_begin")                                   \
+	X(VMSCAN_BALANCE_END, "mm_vmscan_balance_pgdat_end")                                       \
+	X(VMSCAN_LRU_SHRINK_INACTIVE, "mm_vmscan_lru_shrink_inactive")                             \
+	X(VMSCAN_LRU_SHRINK_ACTIVE, "mm_vmscan_lru_shrink_active")                                 \
+	X(VMSCAN_KSWAPD_RECLAIM_FAIL, "mm_vmscan_kswapd_reclaim_fail")                             \
+	X(VMSCAN_KSWAPD_CLEAR_HOPELESS, "mm_vmscan_kswapd_clear_hopeless")                         \
+	X(VMSCAN_NODE_RECLAIM_BEGIN, "mm_vmscan_node_reclaim_begin")                               \
+	X(VMSCAN_NODE_RECLAIM_END, "mm_vmscan_node_reclaim_end")                                   \
+	X(VMSCAN_THROTTLED, "mm_vmscan_throttled")                                                 \
+	X(VMSCAN_RECLAIM_PAGES, "mm_vmscan_reclaim_pages")                                         \
+	X(COMPACTION_FAST_ISOLATE_FREEPAGES, "mm_compaction_fast_isolate_freepages")               \
 	X(MIGRATE_PAGES, "mm_migrate_pages")                                                       \
 	X(MARK, "tracing_mark_write")
 
@@ -121,6 +136,7 @@ struct rp_trace {
 	unsigned cpus_seen; /* highest CPU of an event, + 1 */
 	/* Parser state: the task in direct compaction, the compact_memory sweep. */
 	uint32_t direct_pid, sweep_pid;
+	bool direct_ran;    /* direct_pid's compaction began a run (not deferred, not skipped) */
 	uint32_t drain_pid; /* a task whose next mm_page_pcpu_drain is a drain of drain_kind */
 	uint8_t drain_kind;
 	bool drain_pending; /* drain_pid is set (pid 0 is the idle task's) */
@@ -204,7 +220,7 @@ struct rp_machine {
 	unsigned watermark_scale_factor;
 	unsigned max_order; /* from buddyinfo's columns */
 	char release[64];   /* the kernel's release (uname.txt), "" if unknown */
-	bool pcp_rules_61;  /* a kernel before 6.7: its per-CPU lists follow Linux 6.1's rules */
+	char linux_ver[16]; /* linux= for the pool: the release's X.Y, or "" if unknown */
 };
 
 /* A whole stream as a NUL-terminated string (NULL when out of memory). */
@@ -233,6 +249,7 @@ void rp_machine_boot_line(const struct rp_machine *m, const struct rp_trace *t, 
 	X(MIGRATED, "migrated")            /* the old page of one compaction moved: lives on */    \
 	X(UNUSED, "compaction_unused")     /* a free page compaction took and gave back unused */  \
 	X(FAILED, "failed_in_pagealloc")   /* its allocation failed in pagealloc only */           \
+	X(UNTRACED, "untraced_alloc")      /* freed in the trace before, taken without an event */ \
 	X(UNMATCHED, "unmatched")          /* none of these */
 
 enum rp_free_class {
@@ -248,7 +265,8 @@ struct rp_options {
 	const char *boot;       /* a whole boot line instead of the derived one */
 	const char *ctl[16];    /* PATH=VALUE written after boot */
 	unsigned nr_ctl;
-	const char *map_path; /* the pool's pageblocks at the end, as SVG */
+	const char *linux_ver; /* --linux VERSION: whose rules, in place of the recording's */
+	const char *map_path;  /* the pool's pageblocks at the end, as SVG */
 	uint64_t validate_every;
 	uint64_t series_every; /* 0: a --series point every 1/300 of the trace */
 	bool want_series;
@@ -268,11 +286,19 @@ struct rp_sample {
 /* The figures of one replay. */
 struct rp_result {
 	char boot[1024];
+	char linux_ver[16], pcp_rules[16]; /* the rules the pool ran under (ctl linux, pcp/rules) */
 	uint64_t events, allocs, frees, failed_kernel_served, kernel_failed_served;
 	uint64_t actions; /* events the loop acted on (allocations, frees, markers, compaction) */
 	uint64_t bad_page, validate_failures, validations;
 	uint64_t free_class[RPF_COUNT];
 	uint64_t kernel_failed_attempts; /* allocations the kernel failed, tried again */
+	/* THPs (movable allocations of the pageblock order): tried, served by the kernel, here. */
+	uint64_t thp_tried, thp_kernel, thp_served;
+	uint64_t fallbacks,
+	        zone_lock;        /* at the end: vmstat's fallback claims + steals, zone lock */
+	uint64_t reclaim_changes; /* kswapd reclaim began or ended (RP_RECLAIM) */
+	/* Served allocations retried with a compaction the kernel did not run. */
+	uint64_t extra_compactions;
 	uint64_t marks, compact_memory, kcompactd_wakes;
 	uint64_t drains;                          /* per-CPU list drains replayed (RP_DRAIN) */
 	uint64_t map_errors, realloc_live, moved; /* map upkeep: see run.c */

@@ -231,11 +231,9 @@ void rp_print_table(FILE *f, const struct rp_machine *m, const struct rp_result 
                     const struct rp_trace *t)
 {
 	fprintf(f, "boot: %s\n", r->boot);
-	bool rules_61 = strstr(r->boot, "pcp_rules=6.1") != NULL; /* the last key given wins */
-	if (m->release[0] || rules_61)
-		fprintf(f, "kernel %s; per-CPU lists under Linux %s's rules (pcp_rules=%s)\n",
-		        m->release[0] ? m->release : "unknown", rules_61 ? "6.1" : "6.7",
-		        rules_61 ? "6.1" : "6.7");
+	fprintf(f,
+	        "kernel %s; Linux %s's allocator rules, per-CPU lists under %s's (pcp_rules=%s)\n",
+	        m->release[0] ? m->release : "unknown", r->linux_ver, r->pcp_rules, r->pcp_rules);
 	fprintf(f,
 	        "events %llu (%llu acted on): allocations %llu, frees %llu; %.2f M events/s "
 	        "(replay loop %.3f s, of which %.3f s compact_memory and kcompactd runs); "
@@ -254,6 +252,14 @@ void rp_print_table(FILE *f, const struct rp_machine *m, const struct rp_result 
 	        (unsigned long long)r->failed_kernel_served,
 	        (unsigned long long)r->kernel_failed_served,
 	        (unsigned long long)r->kernel_failed_attempts);
+	fprintf(f,
+	        "fallbacks %llu; THPs served by the kernel %llu, by pagealloc %llu, of %llu; zone "
+	        "lock taken %llu times; kswapd reclaim began or ended %llu times; allocations retried "
+	        "with a compaction the kernel did not run %llu\n",
+	        (unsigned long long)r->fallbacks, (unsigned long long)r->thp_kernel,
+	        (unsigned long long)r->thp_served, (unsigned long long)r->thp_tried,
+	        (unsigned long long)r->zone_lock, (unsigned long long)r->reclaim_changes,
+	        (unsigned long long)r->extra_compactions);
 	fprintf(f, "bad pages %llu; pa_validate %llu runs, %llu failed%s%s\n",
 	        (unsigned long long)r->bad_page, (unsigned long long)r->validations,
 	        (unsigned long long)r->validate_failures, r->validate_failures ? ": " : "",
@@ -339,14 +345,21 @@ void rp_print_json(FILE *f, const struct rp_machine *m, const struct rp_result *
 {
 	fprintf(f, "{\"boot\": ");
 	json_escape(f, r->boot);
+	fprintf(f, ", \"linux\": \"%s\", \"pcp_rules\": \"%s\"", r->linux_ver, r->pcp_rules);
 	fprintf(f,
 	        ", \"events\": %llu, \"allocs\": %llu, \"frees\": %llu, \"failed_kernel_served\": "
-	        "%llu, \"kernel_failed_served\": %llu, \"bad_page\": %llu, \"validate_failures\": "
-	        "%llu, \"events_per_sec\": %.0f, \"events_per_cpu_sec\": %.0f, \"free_classes\": {",
+	        "%llu, \"kernel_failed\": %llu, \"kernel_failed_served\": %llu, \"bad_page\": %llu, "
+	        "\"validate_failures\": %llu, \"events_per_sec\": %.0f, \"events_per_cpu_sec\": %.0f, "
+	        "\"fallbacks\": %llu, \"thp_tried\": %llu, \"thp_kernel\": %llu, \"thp_served\": "
+	        "%llu, \"zone_lock\": %llu, \"extra_compactions\": %llu, \"free_classes\": {",
 	        (unsigned long long)r->events, (unsigned long long)r->allocs,
 	        (unsigned long long)r->frees, (unsigned long long)r->failed_kernel_served,
+	        (unsigned long long)r->kernel_failed_attempts,
 	        (unsigned long long)r->kernel_failed_served, (unsigned long long)r->bad_page,
-	        (unsigned long long)r->validate_failures, r->events_per_sec, r->events_per_cpu_sec);
+	        (unsigned long long)r->validate_failures, r->events_per_sec, r->events_per_cpu_sec,
+	        (unsigned long long)r->fallbacks, (unsigned long long)r->thp_tried,
+	        (unsigned long long)r->thp_kernel, (unsigned long long)r->thp_served,
+	        (unsigned long long)r->zone_lock, (unsigned long long)r->extra_compactions);
 	for (unsigned i = 0; i < RPF_COUNT; i++)
 		fprintf(f, "%s\"%s\": %llu", i ? ", " : "", rp_free_class_names[i],
 		        (unsigned long long)r->free_class[i]);
@@ -588,7 +601,11 @@ int rp_compare_texts(FILE *f, char **texts, const char **names, unsigned n)
 		                           "allocs",
 		                           "frees",
 		                           "failed_kernel_served",
+		                           "kernel_failed",
 		                           "kernel_failed_served",
+		                           "fallbacks",
+		                           "thp_served",
+		                           "zone_lock",
 		                           "bad_page",
 		                           "validate_failures",
 		                           "events_per_sec",

@@ -102,6 +102,27 @@ static void free_mapped(struct rp_ctx *c, uint64_t k)
 	e->kind = KM_NONE;
 }
 
+/*
+ * The allocation in the kernel's context: its gfp flags, and direct
+ * compaction only where the kernel compacted for it (the pool boots with
+ * compaction/direct=0). THPs are counted on both sides.
+ */
+static struct pa_page *alloc_as_kernel(struct rp_ctx *c, const struct rp_event *ev, pa_gfp_t gfp)
+{
+	bool compact = ev->arg & RP_ALLOC_COMPACTED;
+	if (compact)
+		pa_ctl_write(c->pool, "compaction/direct", "1");
+	struct pa_page *p = pa_alloc_pages(c->pool, gfp, ev->order);
+	if (compact)
+		pa_ctl_write(c->pool, "compaction/direct", "0");
+	if (ev->order == c->pb_order && (gfp & PA_GFP_MOVABLE)) {
+		c->res->thp_tried++;
+		c->res->thp_kernel += ev->type == RP_ALLOC;
+		c->res->thp_served += p != NULL;
+	}
+	return p;
+}
+
 static void do_alloc(struct rp_ctx *c, const struct rp_event *ev)
 {
 	struct rp_result *r = c->res;
@@ -109,12 +130,26 @@ static void do_alloc(struct rp_ctx *c, const struct rp_event *ev)
 	r->allocs++;
 	if (k >= c->nr_kmap)
 		return;
+	c->freed[k >> 3] &= (uint8_t) ~(1u << (k & 7));
 	if (c->kmap[k].kind != KM_NONE) { /* a free the trace did not show: keep the pool whole */
 		c->realloc_live++;
 		free_mapped(c, k);
 	}
-	pa_gfp_t gfp = (pa_gfp_t)ev->arg | PA_GFP_NOWARN;
-	struct pa_page *p = pa_alloc_pages(c->pool, gfp, ev->order);
+	pa_gfp_t gfp = ((pa_gfp_t)ev->arg & ~RP_ALLOC_COMPACTED) | PA_GFP_NOWARN;
+	struct pa_page *p = alloc_as_kernel(c, ev, gfp);
+	if (!p && !(ev->arg & RP_ALLOC_COMPACTED)) {
+		/*
+		 * The kernel served it without compacting: the pool's free blocks
+		 * differ from the kernel's here. Compact rather than fail what the
+		 * kernel served (counted: compactions the kernel did not run).
+		 */
+		pa_ctl_write(c->pool, "compaction/direct", "1");
+		p = pa_alloc_pages(c->pool, gfp & ~PA_GFP_NORETRY, ev->order); /* up to sync */
+		pa_ctl_write(c->pool, "compaction/direct", "0");
+		r->extra_compactions++;
+		if (p && ev->order == c->pb_order && (gfp & PA_GFP_MOVABLE))
+			r->thp_served++;
+	}
 	if (!p) {
 		r->failed_kernel_served++;
 		c->kmap[k] = (struct rp_kmap){ 0, ev->order, KM_FAILED, 0 };
@@ -125,11 +160,15 @@ static void do_alloc(struct rp_ctx *c, const struct rp_event *ev)
 		                       !(gfp & PA_GFP_MOVABLE) };
 }
 
-/* The kernel failed; pagealloc tries too (its compaction runs), and gives back what it got. */
+/*
+ * The kernel failed; pagealloc tries too, in the same context (compacting
+ * only if the kernel did), and gives back what it got.
+ */
 static void do_alloc_failed(struct rp_ctx *c, const struct rp_event *ev)
 {
 	c->res->kernel_failed_attempts++;
-	struct pa_page *p = pa_alloc_pages(c->pool, (pa_gfp_t)ev->arg | PA_GFP_NOWARN, ev->order);
+	pa_gfp_t gfp = ((pa_gfp_t)ev->arg & ~RP_ALLOC_COMPACTED) | PA_GFP_NOWARN;
+	struct pa_page *p = alloc_as_kernel(c, ev, gfp);
 	if (p) {
 		c->res->kernel_failed_served++;
 		pa_free_pages(c->pool, p, ev->order);
@@ -258,7 +297,17 @@ static void do_free(struct rp_ctx *c, const struct rp_event *ev)
 		cls = free_traced(c, k, ev->order);
 		/* A page compaction moved one to, or one allocated before tracing. */
 		bool moved_to = rp_bit(c->ctarget, k);
-		if (cls == RPF_COUNT)
+		if (cls != RPF_COUNT) {
+			rp_set_bit(c->freed, k);
+		} else if (!moved_to && rp_bit(c->freed, k)) {
+			/*
+			 * The trace freed this block and never allocated it again: the
+			 * kernel did, without an mm_page_alloc (alloc_pages_bulk(),
+			 * vmalloc's). It was free here all along: nothing to free.
+			 */
+			c->freed[k >> 3] &= (uint8_t) ~(1u << (k & 7));
+			cls = RPF_UNTRACED;
+		} else if (cls == RPF_COUNT)
 			cls = !rp_free_pre(c, k, ev->order) ? RPF_UNMATCHED :
 			      moved_to                      ? RPF_COMPACTION :
 			                                      RPF_PRE_TRACE;
@@ -300,6 +349,21 @@ static double now_s(void)
 	return clock_s(CLOCK_MONOTONIC);
 }
 
+/*
+ * kswapd's reclaim: ZONE_RECLAIM_ACTIVE on (zone/<N>/reclaim_active).
+ * Every zone of the pool: the pool has the traced machine's one node.
+ */
+static void set_reclaim(struct rp_ctx *c, bool on)
+{
+	c->res->reclaim_changes++;
+	for (unsigned z = 0; z < 4 * PA_ZONE_COUNT; z++) {
+		char path[48];
+		snprintf(path, sizeof path, "zone/%u/reclaim_active", z);
+		if (pa_ctl_write(c->pool, path, on ? "1" : "0") != 0)
+			break;
+	}
+}
+
 static void do_event(struct rp_ctx *c, const struct rp_event *ev)
 {
 	c->cpu = ev->cpu;
@@ -334,6 +398,9 @@ static void do_event(struct rp_ctx *c, const struct rp_event *ev)
 	}
 	case RP_ISOLATE_FREE:
 		do_isolate_free(c, ev);
+		break;
+	case RP_RECLAIM:
+		set_reclaim(c, ev->arg != 0);
 		break;
 	case RP_DRAIN:
 		c->res->drains++;
@@ -413,6 +480,12 @@ static void run_events(struct rp_ctx *c)
 			c->opt->progress("replaying", (double)i / (double)t->nr);
 	}
 	take_snapshots(c, t->nr);
+	uint64_t claim = 0, steal = 0, lock = 0;
+	pa_vmstat_read(c->pool, "pgalloc_fallback_claim", &claim);
+	pa_vmstat_read(c->pool, "pgalloc_fallback_steal", &steal);
+	pa_vmstat_read(c->pool, "zone_lock_acquired", &lock);
+	c->res->fallbacks = claim + steal;
+	c->res->zone_lock = lock;
 	/* Every trace event counts: those the loop does not act on were handled when parsed. */
 	uint64_t events = 0;
 	for (unsigned n = 0; n < RPN_COUNT; n++)
@@ -476,8 +549,9 @@ static int boot(struct rp_ctx *c)
 		rp_machine_boot_line(c->m, c->trace, line, sizeof line);
 	/* kcompactd runs when the trace says it woke; with a ZONE_DMA when the pool has one. */
 	size_t n = strlen(line);
-	snprintf(line + n, sizeof line - n, " kcompactd=manual%s%s%s",
-	         c->kernel_has_dma ? " zone_dma=1" : "", o->boot_extra ? " " : "",
+	snprintf(line + n, sizeof line - n, " kcompactd=manual%s%s%s%s%s",
+	         c->kernel_has_dma ? " zone_dma=1" : "", o->linux_ver ? " linux=" : "",
+	         o->linux_ver ? o->linux_ver : "", o->boot_extra ? " " : "",
 	         o->boot_extra ? o->boot_extra : "");
 	keep_last_keys(line);
 	int rc = pa_boot(line, &plat, &c->pool, err, sizeof err);
@@ -500,6 +574,12 @@ static int boot(struct rp_ctx *c)
 		fprintf(stderr, "pagealloc replay: boot \"%s\": %s\n", line, err);
 		return -1;
 	}
+	/* Compaction where the kernel's ran: the trace says where (alloc_as_kernel). */
+	pa_ctl_write(c->pool, "compaction/direct", "0");
+	pa_ctl_read(c->pool, "linux", c->res->linux_ver, sizeof c->res->linux_ver);
+	pa_ctl_read(c->pool, "pcp/rules", c->res->pcp_rules, sizeof c->res->pcp_rules);
+	c->res->linux_ver[strcspn(c->res->linux_ver, "\n")] = 0;
+	c->res->pcp_rules[strcspn(c->res->pcp_rules, "\n")] = 0;
 	for (unsigned i = 0; i < o->nr_ctl; i++) {
 		char path[256];
 		const char *eq = strchr(o->ctl[i], '=');
@@ -523,12 +603,14 @@ static int alloc_maps(struct rp_ctx *c)
 	c->kmap = calloc(c->nr_kmap + (1ull << cfg.max_order), sizeof *c->kmap);
 	c->pre = calloc(c->nr_frames, 1);
 	c->ctarget = calloc(c->nr_kmap / 8 + 1, 1);
+	c->freed = calloc(c->nr_kmap / 8 + 1, 1);
 	c->pre_kernel = calloc((c->nr_frames >> cfg.pageblock_order) / 8 + 1, 1);
 	struct pa_owner_ops ops = {
 		.name = "replay", .ctx = c, .migrate = owner_migrate, .split = owner_split
 	};
 	c->owner = pa_owner_register(c->pool, &ops);
-	return c->kmap && c->pre && c->ctarget && c->pre_kernel && c->owner > 0 ? 0 : -1;
+	return c->kmap && c->pre && c->ctarget && c->freed && c->pre_kernel && c->owner > 0 ? 0 :
+	                                                                                      -1;
 }
 
 int rp_replay(const struct rp_trace *t, struct rp_machine *m, const struct rp_options *opt,
@@ -560,7 +642,7 @@ int rp_replay(const struct rp_trace *t, struct rp_machine *m, const struct rp_op
 	}
 	if (c->pool)
 		pa_shutdown(c->pool);
-	free(c->kmap), free(c->pre), free(c->ctarget), free(c->pre_kernel);
+	free(c->kmap), free(c->pre), free(c->ctarget), free(c->pre_kernel), free(c->freed);
 	free(c);
 	return rc;
 }

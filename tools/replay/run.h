@@ -35,6 +35,7 @@ struct rp_ctx {
 	struct rp_kmap *kmap; /* [kernel pfn] */
 	uint8_t *pre;         /* [pool pfn]: order + 1 of a pre-trace block's head, else 0 */
 	uint8_t *ctarget;     /* bit per kernel pfn: in a range kernel compaction took from */
+	uint8_t *freed;       /* bit per kernel pfn: a traced free's head, not allocated since */
 	uint8_t *pre_kernel;  /* bit per pageblock: the start state allocated it unmovable */
 	uint64_t pre_cursor;  /* where the search for any pre-trace block resumes */
 	uint64_t map_errors, realloc_live, moved;

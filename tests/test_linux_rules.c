@@ -1,0 +1,393 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Kernel versions as data (src/linux.c): the boot key linux=VERSION, the
+ * rules it selects, and each rule on its own in a small pool where two
+ * versions must place or fail differently.
+ *
+ * Most cases boot "mem=64M max_order=9" with min_free_kbytes=0 and no
+ * per-CPU lists: 32 pageblocks of 512 frames, each at first one free
+ * order-9 block, every free frame in the buddy.
+ */
+#include "test.h"
+#include "helpers.h"
+
+#include "internal.h"
+#include "owner.h"
+
+#define SMALL "min_free_kbytes=0 pcp_orders=none mem=64M max_order=9 "
+#define PB    512u
+
+static uint64_t pb_of(struct pa_pool *pool, pa_pfn_t pfn)
+{
+	return pfn >> pool->cfg.pageblock_order;
+}
+
+static uint64_t zone_stat(struct pa_pool *pool, enum pa_zone_stat s)
+{
+	uint64_t n = 0;
+	for (unsigned i = 0; i < pool->nr_zones; i++)
+		n += pool->zones[i].stat[s];
+	return n;
+}
+
+/* ---------------------------------------------------------------------- */
+/* The boot key                                                            */
+/* ---------------------------------------------------------------------- */
+
+static void expect_boot_error(const char *line, const char *needle)
+{
+	struct pa_pool *pool = NULL;
+	char err[256] = "";
+	CHECK_MSG(pa_boot(line, NULL, &pool, err, sizeof err) != 0, "'%s' booted", line);
+	CHECK_MSG(strstr(err, needle) != NULL, "'%s': error '%s' does not name '%s'", line, err,
+	          needle);
+	if (pool)
+		pa_shutdown(pool);
+}
+
+TEST(linux_key_takes_every_change_up_to_its_version)
+{
+	static const struct {
+		const char *key;
+		unsigned version;
+	} cases[] = { { "linux=6.1", 601 },  { "linux=6.7", 607 },     { "linux=6.10", 610 },
+		      { "linux=6.14", 614 }, { "linux=6.15", 615 },    { "linux=6.17", 617 },
+		      { "linux=7.2", 702 },  { "linux=6.1.192", 601 }, { "", 702 } };
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		char line[128];
+		snprintf(line, sizeof line, SMALL "%s", cases[i].key);
+		struct pa_pool *pool = test_boot(line);
+		CHECK_EQ_U64(pool->cfg.linux_version, cases[i].version);
+		for (unsigned r = 0; r < LR_NR; r++)
+			CHECK_MSG(linux_rule(pool, (enum linux_rule)r) ==
+			                  (cases[i].version >= linux_rule_version(r)),
+			          "%s: rule %s", line, linux_rule_name(r));
+		pa_shutdown(pool);
+	}
+}
+
+TEST(linux_key_refuses_versions_not_modelled)
+{
+	expect_boot_error(SMALL "linux=5.15", "linux");
+	expect_boot_error(SMALL "linux=6.0", "linux");
+	expect_boot_error(SMALL "linux=6.20", "linux");
+	expect_boot_error(SMALL "linux=7.3", "linux");
+	expect_boot_error(SMALL "linux=7", "linux");
+	expect_boot_error(SMALL "linux=seven", "linux");
+	/* Linux's defrag_mode came with 6.15. */
+	expect_boot_error(SMALL "linux=6.14 linux_defrag_mode=1", "6.15");
+	struct pa_pool *pool = test_boot(SMALL "linux=6.15 linux_defrag_mode=1");
+	pa_shutdown(pool);
+}
+
+/* The per-CPU era follows the version; pcp_rules= still overrides it. */
+TEST(linux_key_sets_the_per_cpu_rules_and_pcp_rules_overrides)
+{
+	static const struct {
+		const char *line;
+		const char *want;
+	} cases[] = { { "linux=6.1", "6.1" },
+		      { "linux=6.6", "6.1" },
+		      { "linux=6.7", "6.7" },
+		      { "linux=7.2", "6.7" },
+		      { "linux=6.1 pcp_rules=6.7", "6.7" },
+		      { "pcp_rules=6.1", "6.1" } };
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		char line[128], buf[32];
+		snprintf(line, sizeof line, "mem=64M %s", cases[i].line);
+		struct pa_pool *pool = test_boot(line);
+		REQUIRE(pa_ctl_read(pool, "pcp/rules", buf, sizeof buf) > 0);
+		CHECK_MSG(strncmp(buf, cases[i].want, strlen(cases[i].want)) == 0,
+		          "%s: pcp/rules %s", line, buf);
+		struct pa_pcp_info pi;
+		REQUIRE(pa_pcp_info(pool, 0, PA_ZONE_DMA32, 0, &pi, NULL) == 0);
+		/* 6.1: high fixed at the low watermark's share; 6.7: a range to tune in. */
+		CHECK_MSG((pi.high_min == pi.high_max) == (strcmp(cases[i].want, "6.1") == 0),
+		          "%s: high_min %llu high_max %llu", line, (unsigned long long)pi.high_min,
+		          (unsigned long long)pi.high_max);
+		pa_shutdown(pool);
+	}
+}
+
+TEST(linux_info_prints_the_rule_set_in_force)
+{
+	struct pa_pool *pool = test_boot(SMALL "linux=6.12");
+	char *text = report(pool, PA_REPORT_INFO, 0);
+	CHECK(strstr(text, "linux:") && strstr(text, "6.12"));
+	CHECK(strstr(text, "freelist_hygiene") && strstr(text, "fallback_claim_or_smallest"));
+	char *line = strstr(text, "fallback_claim_or_smallest");
+	CHECK(line && strstr(line, "6.15") && strstr(line, "no"));
+	line = strstr(text, "freelist_hygiene");
+	CHECK(line && strstr(line, "yes"));
+	free(text);
+	char *js = report(pool, PA_REPORT_INFO, PA_REPORT_JSON);
+	CHECK(strstr(js, "\"linux\":\"6.12\"") != NULL);
+	CHECK(strstr(js, "\"linux_rules\"") != NULL);
+	free(js);
+	pa_shutdown(pool);
+}
+
+/* ---------------------------------------------------------------------- */
+/* The fallback (6.15) and freelist hygiene (6.10)                         */
+/* ---------------------------------------------------------------------- */
+
+/*
+ * Every pageblock allocated as movable, then two of them partly freed: *big
+ * keeps one free order-7 block (128 of 512 frames free, the rest movable),
+ * *small one free frame. Unmovable lists are empty.
+ */
+static void two_partial_movable_pageblocks(struct pa_pool *pool, pa_pfn_t *big, pa_pfn_t *small)
+{
+	pa_pfn_t blocks[64];
+	unsigned n = 0;
+	struct pa_page *p;
+	while (n < 64 && (p = pa_alloc_pages(pool, PA_GFP_MOVABLE | PA_GFP_NOWARN, 9)))
+		blocks[n++] = pa_page_to_pfn(pool, p);
+	REQUIRE(n >= 4);
+	/* Nothing but two pageblocks comes back; the first keeps one frame free. */
+	*small = blocks[0];
+	*big = blocks[1];
+	free_pfn(pool, *small, 9);
+	for (unsigned o = 9; o-- > 0;)
+		CHECK_EQ_U64(pb_of(pool, must_alloc(pool, PA_GFP_MOVABLE, o)), pb_of(pool, *small));
+	free_pfn(pool, *big, 9);
+	for (unsigned i = 0; i < 3; i++)
+		CHECK_EQ_U64(pb_of(pool, must_alloc(pool, PA_GFP_MOVABLE, 7)), pb_of(pool, *big));
+	VALIDATE(pool);
+}
+
+/* Where an order-0 unmovable request goes, and the list the rest of the block is on. */
+struct fallback_outcome {
+	uint64_t pb;         /* pageblock of the page */
+	unsigned rest_list;  /* list of the free order-6 block left beside it, if any */
+	uint64_t fallbacks;  /* claim + steal counted by the request */
+	uint64_t fallbacks2; /* by a second unmovable request */
+};
+
+static struct fallback_outcome unmovable_fallback(const char *version, pa_pfn_t *big_out,
+                                                  pa_pfn_t *small_out)
+{
+	char line[128];
+	snprintf(line, sizeof line, SMALL "linux=%s", version);
+	struct pa_pool *pool = test_boot(line);
+	pa_pfn_t big, small;
+	two_partial_movable_pageblocks(pool, &big, &small);
+	struct fallback_outcome o = { 0 };
+	uint64_t f0 = zone_stat(pool, PA_ZS_FALLBACK_CLAIM) + zone_stat(pool, PA_ZS_FALLBACK_STEAL);
+	pa_pfn_t u = must_alloc(pool, PA_GFP_KERNEL, 0);
+	uint64_t f1 = zone_stat(pool, PA_ZS_FALLBACK_CLAIM) + zone_stat(pool, PA_ZS_FALLBACK_STEAL);
+	o.pb = pb_of(pool, u);
+	o.fallbacks = f1 - f0;
+	struct pa_page *rest = pfn_page(pool, (u & ~127ull) + 64);
+	o.rest_list = rest->state == PS_FREE && rest->order == 6 ? rest->mt : UINT32_MAX;
+	CHECK_EQ_U64(pageblock_mt(pool, u), PA_MT_MOVABLE); /* no pageblock was claimed */
+	VALIDATE(pool);
+	must_alloc(pool, PA_GFP_KERNEL, 0);
+	o.fallbacks2 =
+	        zone_stat(pool, PA_ZS_FALLBACK_CLAIM) + zone_stat(pool, PA_ZS_FALLBACK_STEAL) - f1;
+	VALIDATE(pool);
+	*big_out = big;
+	*small_out = small;
+	pa_shutdown(pool);
+	return o;
+}
+
+/*
+ * 6.1 takes the largest fallback block (the order-7 one), fails to claim its
+ * pageblock and splits it on the unmovable lists: the next unmovable request
+ * is served there without a fallback. 6.10 splits it on its own (movable)
+ * list, so the next request falls back again. 6.15 takes the smallest: the
+ * single free frame.
+ */
+TEST(linux_fallback_61_splits_the_largest_block_615_takes_the_smallest)
+{
+	pa_pfn_t big, small;
+	struct fallback_outcome o61 = unmovable_fallback("6.1", &big, &small);
+	CHECK_EQ_U64(o61.pb, big >> 9);
+	CHECK_EQ_U64(o61.rest_list, PA_MT_UNMOVABLE);
+	CHECK_EQ_U64(o61.fallbacks, 1);
+	CHECK_EQ_U64(o61.fallbacks2, 0);
+
+	struct fallback_outcome o610 = unmovable_fallback("6.10", &big, &small);
+	CHECK_EQ_U64(o610.pb, big >> 9);
+	CHECK_EQ_U64(o610.rest_list, PA_MT_MOVABLE);
+	CHECK_EQ_U64(o610.fallbacks, 1);
+	CHECK_EQ_U64(o610.fallbacks2, 1);
+
+	struct fallback_outcome o72 = unmovable_fallback("7.2", &big, &small);
+	CHECK_EQ_U64(o72.pb, small >> 9);
+	CHECK_EQ_U64(o72.fallbacks, 1);
+}
+
+/* ---------------------------------------------------------------------- */
+/* The high-atomic reserve (6.10: none in a zone under 100 pageblocks)     */
+/* ---------------------------------------------------------------------- */
+
+/*
+ * Fill the pool with order-1 blocks until the min watermark stops them,
+ * give one back, and make a GFP_ATOMIC order-1 request: below the low
+ * watermark it takes the slow path, which may reserve its pageblock.
+ */
+static uint64_t atomic_reserve_after_pressure(const char *version)
+{
+	char line[160];
+	snprintf(line, sizeof line,
+	         "min_free_kbytes=1024 pcp_orders=none mem=64M max_order=9 linux=%s", version);
+	struct pa_pool *pool = test_boot(line);
+	uint64_t n = 0;
+	struct pa_page *p, *last = NULL;
+	while ((p = pa_alloc_pages(pool, PA_GFP_MOVABLE | PA_GFP_NOWARN | PA_GFP_NOCOMPACT, 1)))
+		last = p, n++;
+	REQUIRE(last != NULL);
+	pa_free_pages(pool, last, 1);
+	REQUIRE(pa_alloc_pages(pool, PA_GFP_HIGH | PA_GFP_NOCOMPACT | PA_GFP_NOWARN, 1) != NULL);
+	uint64_t reserved = 0;
+	for (unsigned i = 0; i < pool->nr_zones; i++)
+		reserved += pool->zones[i].nr_reserved_highatomic;
+	VALIDATE(pool);
+	pa_shutdown(pool);
+	return reserved;
+}
+
+TEST(linux_highatomic_reserve_none_in_a_small_zone_from_610)
+{
+	/* 16,384 frames: 1% is 163, under a pageblock. */
+	CHECK_EQ_U64(atomic_reserve_after_pressure("6.1"), PB);
+	CHECK_EQ_U64(atomic_reserve_after_pressure("6.10"), 0);
+}
+
+/* ---------------------------------------------------------------------- */
+/* Reclaim-active cap on the per-CPU lists (both eras)                     */
+/* ---------------------------------------------------------------------- */
+
+static uint64_t pcp_count_after_frees(const char *version, bool reclaim)
+{
+	char line[128];
+	snprintf(line, sizeof line, "mem=256M nr_cpus=1 linux=%s", version);
+	struct pa_pool *pool = test_boot(line);
+	unsigned zi = 0;
+	for (unsigned i = 0; i < pool->nr_zones; i++)
+		if (pool->zones[i].type == PA_ZONE_DMA32)
+			zi = i;
+	char path[64];
+	snprintf(path, sizeof path, "zone/%u/reclaim_active", zi);
+	REQUIRE(pa_ctl_write(pool, path, reclaim ? "1" : "0") == 0);
+	enum { N = 2000 };
+	static struct pa_page *pages[N];
+	for (unsigned i = 0; i < N; i++)
+		REQUIRE((pages[i] = pa_alloc_pages(pool, PA_GFP_MOVABLE, 0)) != NULL);
+	for (unsigned i = 0; i < N; i++)
+		pa_free_pages(pool, pages[i], 0);
+	struct pa_pcp_info pi;
+	REQUIRE(pa_pcp_info(pool, 0, PA_ZONE_DMA32, 0, &pi, NULL) == 0);
+	CHECK_MSG(!reclaim || pi.count <= pi.batch << 2, "linux=%s: %llu frames on the lists",
+	          version, (unsigned long long)pi.count);
+	char buf[8];
+	REQUIRE(pa_ctl_read(pool, path, buf, sizeof buf) > 0);
+	CHECK(buf[0] == (reclaim ? '1' : '0'));
+	VALIDATE(pool);
+	pa_shutdown(pool);
+	return pi.count;
+}
+
+TEST(linux_reclaim_active_caps_the_per_cpu_lists_at_four_batches)
+{
+	static const char *const versions[] = { "6.1", "7.2" };
+	for (unsigned i = 0; i < 2; i++) {
+		uint64_t free_run = pcp_count_after_frees(versions[i], false);
+		uint64_t capped = pcp_count_after_frees(versions[i], true);
+		CHECK_MSG(capped < free_run, "linux=%s: %llu capped, %llu not", versions[i],
+		          (unsigned long long)capped, (unsigned long long)free_run);
+	}
+}
+
+/* ---------------------------------------------------------------------- */
+/* Linux's defrag_mode (6.15)                                              */
+/* ---------------------------------------------------------------------- */
+
+/* Movable frames allocated in the pageblock of pfn. */
+static unsigned movable_in_pageblock(struct pa_pool *pool, pa_pfn_t pfn)
+{
+	pa_pfn_t start = pfn & ~(pa_pfn_t)(PB - 1);
+	unsigned n = 0;
+	for (pa_pfn_t p = start; p < start + PB; p++) {
+		const struct pa_page *pg = pfn_page(pool, p);
+		n += pg->state == PS_ALLOC && pg->mt == PA_MT_MOVABLE;
+	}
+	return n;
+}
+
+/*
+ * Every frame an owned movable page, then every other one freed: no free
+ * block above order 0. An unmovable request then claims a pageblock half
+ * full of movable pages; with linux_defrag_mode=1 it first compacts a
+ * whole pageblock free and claims that one.
+ */
+static unsigned unmovable_lands_beside(const char *keys)
+{
+	char line[160];
+	snprintf(line, sizeof line, SMALL "kcompactd=manual %s", keys);
+	struct pa_pool *pool = test_boot(line);
+	static struct towner o;
+	to_init(&o, pool, 20000);
+	fill_owned(&o, 0);
+	free_odd_at(&o, 0);
+	pa_pfn_t u = must_alloc(pool, PA_GFP_KERNEL, 0);
+	CHECK_EQ_U64(pageblock_mt(pool, u), PA_MT_UNMOVABLE);
+	unsigned n = movable_in_pageblock(pool, u);
+	VALIDATE(pool);
+	free_pfn(pool, u, 0);
+	to_finish(&o); /* every frame free again; shuts the pool down */
+	return n;
+}
+
+TEST(linux_defrag_mode_compacts_a_pageblock_before_it_falls_back)
+{
+	CHECK_EQ_U64(unmovable_lands_beside("linux=7.2"), PB / 2);
+	CHECK_EQ_U64(unmovable_lands_beside("linux=7.2 linux_defrag_mode=1"), 0);
+}
+
+/* ---------------------------------------------------------------------- */
+/* Linux 6.7's ZONE_BELOW_HIGH                                             */
+/* ---------------------------------------------------------------------- */
+
+static struct pa_pcp_info dma32_pcp(struct pa_pool *pool)
+{
+	struct pa_pcp_info pi;
+	REQUIRE(pa_pcp_info(pool, 0, PA_ZONE_DMA32, 0, &pi, NULL) == 0);
+	return pi;
+}
+
+/*
+ * Refills raise a CPU's high while the zone is above its high watermark;
+ * one that finds it under falls back to high_min, until a spill finds the
+ * zone above the mark again.
+ */
+TEST(linux_67_per_cpu_high_falls_to_high_min_under_the_high_watermark)
+{
+	struct pa_pool *pool = test_boot("mem=256M nr_cpus=1 linux=7.2");
+	struct pa_zone *z = zone_of_type(pool, PA_ZONE_DMA32);
+	REQUIRE(z != NULL);
+	enum { N = 70000 };
+	static struct pa_page *pages[N];
+	unsigned n = 0;
+	for (; n < 20000; n++)
+		REQUIRE((pages[n] = pa_alloc_pages(pool, PA_GFP_MOVABLE, 0)) != NULL);
+	struct pa_pcp_info pi = dma32_pcp(pool);
+	CHECK_MSG(pi.high > pi.high_min, "high %llu, high_min %llu", (unsigned long long)pi.high,
+	          (unsigned long long)pi.high_min);
+	CHECK(!atomic_load(&z->below_high));
+	/* Under the high watermark, and one list's worth more: a refill sees it. */
+	while (n < N && zone_nr_free(z) > z->wmark[PA_WMARK_HIGH])
+		REQUIRE((pages[n++] = pa_alloc_pages(pool, PA_GFP_MOVABLE, 0)) != NULL);
+	for (unsigned i = 0; i < 2 * pi.batch && n < N; i++)
+		REQUIRE((pages[n++] = pa_alloc_pages(pool, PA_GFP_MOVABLE, 0)) != NULL);
+	CHECK(atomic_load(&z->below_high));
+	pi = dma32_pcp(pool);
+	CHECK_EQ_U64(pi.high, pi.high_min);
+	while (n)
+		pa_free_pages(pool, pages[--n], 0);
+	CHECK(!atomic_load(&z->below_high));
+	VALIDATE(pool);
+	pa_shutdown(pool);
+}
