@@ -148,7 +148,10 @@ struct pa_platform {
 	/*
 	 * Start a background worker (kcompactd, deferred init, the reporting
 	 * worker) running fn(arg) on a thread of its own: 0 with *thread set, or
-	 * -errno; thread_join waits until it has returned. Default: pthreads.
+	 * -errno; thread_join waits until it has returned. -ENOSYS says the
+	 * platform has no threads: the workers' work is then done in the
+	 * caller's context, as without the hooks in a freestanding build.
+	 * Default: pthreads.
 	 */
 	int (*thread_start)(void *ctx, void **thread, void (*fn)(void *arg), void *arg);
 	void (*thread_join)(void *ctx, void *thread);

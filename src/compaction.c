@@ -841,10 +841,13 @@ int compaction_init(struct pa_pool *pool, char *err, size_t errlen)
 		kd->wake_order = -1;
 		pa_mutex_init(&kd->lock, &pool->plat);
 		pa_cond_init(&kd->cond, &pool->plat);
-		/* Without threads, kcompactd is what kcompactd=manual makes it: pa_kcompactd_run(). */
-		if (pool->cfg.kcompactd_manual || !platform_has_threads(&pool->plat))
+		if (pool->cfg.kcompactd_manual)
 			continue;
-		if (platform_thread_start(&pool->plat, &kd->thread, kcompactd_main, kd) != 0) {
+		int rc = platform_thread_start(&pool->plat, &kd->thread, kcompactd_main, kd);
+		/* Without threads, kcompactd is what kcompactd=manual makes it: pa_kcompactd_run(). */
+		if (rc == -ENOSYS)
+			continue;
+		if (rc) {
 			pa_snprintf(
 			        err, errlen,
 			        "boot: cannot start kcompactd for node %u (use kcompactd=manual)",

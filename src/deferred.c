@@ -84,19 +84,19 @@ int deferred_init_start(struct pa_pool *pool, char *err, size_t errlen)
 	pa_cond_init(&d->done_cond, &pool->plat);
 	pool->deferred = d;
 	d->running = pool->nr_nodes;
-	if (!platform_has_threads(&pool->plat)) {
-		/* No workers here: the nodes are initialised now, in the caller's context. */
-		for (unsigned n = 0; n < pool->nr_nodes; n++) {
-			d->arg[n] = (struct deferred_arg){ d, n };
-			deferred_main(&d->arg[n]);
-		}
-		return 0;
-	}
 	for (unsigned n = 0; n < pool->nr_nodes; n++) {
 		d->arg[n].d = d;
 		d->arg[n].node = n;
 		int rc = -platform_thread_start(&pool->plat, &d->threads[n], deferred_main,
 		                                &d->arg[n]);
+		if (rc == ENOSYS && n == 0) {
+			/* No workers here: the nodes are initialised now, in the caller's context. */
+			for (unsigned m = 0; m < pool->nr_nodes; m++) {
+				d->arg[m] = (struct deferred_arg){ d, m };
+				deferred_main(&d->arg[m]);
+			}
+			return 0;
+		}
 		if (rc) {
 			pa_snprintf(err, errlen, "deferred_init: cannot start a thread (%s)",
 			            platform_strerror(rc));

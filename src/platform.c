@@ -176,11 +176,6 @@ void pa_cond_broadcast(struct pa_cond *c)
 /* Workers                                                                 */
 /* ---------------------------------------------------------------------- */
 
-bool platform_has_threads(const struct pa_platform *plat)
-{
-	return plat->thread_start != NULL;
-}
-
 int platform_thread_start(const struct pa_platform *plat, pa_thread_t *t, void (*fn)(void *arg),
                           void *arg)
 {

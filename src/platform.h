@@ -197,15 +197,14 @@ void pa_cond_broadcast(struct pa_cond *c);
 
 /*
  * A background worker (kcompactd, deferred init, the reporting worker):
- * 0, or -ENOSYS on a platform without threads, whose callers then do the
- * work in their own context (the manual modes).
+ * 0, or -ENOSYS on a platform without threads (no hook, or a hook that
+ * answers so), whose callers then do the work in their own context (the
+ * manual modes), or another -errno.
  */
 typedef void *pa_thread_t;
 int platform_thread_start(const struct pa_platform *plat, pa_thread_t *t, void (*fn)(void *arg),
                           void *arg);
 void platform_thread_join(const struct pa_platform *plat, pa_thread_t t);
-/* Does this platform run workers? */
-bool platform_has_threads(const struct pa_platform *plat);
 
 /* The caller's id as a lock owner: unique per thread where there are threads, never 0. */
 unsigned long platform_self(void);

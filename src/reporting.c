@@ -287,11 +287,13 @@ int pa_page_reporting_register(struct pa_pool *pool, const struct pa_page_report
 	             0u); /* a new device: nothing said yet (pa_page_reporting_set_flags) */
 	atomic_store(&r->requested, true); /* as Linux: assume there is free memory to report */
 	int rc = 0;
-	/* Without threads, reporting is what page_reporting=manual makes it: pa_page_reporting_run(). */
-	if (!pool->cfg.page_reporting_manual && platform_has_threads(&pool->plat)) {
+	if (!pool->cfg.page_reporting_manual) {
 		pa_mutex_lock(&r->lock);
 		rc = platform_thread_start(&pool->plat, &r->thread, reporting_main, r);
 		r->has_thread = rc == 0;
+		/* Without threads, reporting is what page_reporting=manual makes it: pa_page_reporting_run(). */
+		if (rc == -ENOSYS)
+			rc = 0;
 		pa_mutex_unlock(&r->lock);
 	}
 	r->registered = rc == 0;
