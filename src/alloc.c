@@ -181,7 +181,8 @@ zonelist_walk(const struct alloc_ctx *ac, unsigned flags)
 		if (pfn != PA_NIL) {
 			p = prep_block(z, pfn, ac);
 			if (unlikely(ac->gfp & PA_GFP_ZERO))
-				p->private = clean_stash(z->taken_clean); /* for zero_block() */
+				p->private =
+				        clean_stash(buddy_taken_clean(z)); /* for zero_block() */
 			if ((flags & ALLOC_HIGHATOMIC) && ac->order > 0)
 				pageblock_reserve_highatomic(z, pfn, ac->order);
 		}

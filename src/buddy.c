@@ -514,18 +514,26 @@ static __attribute__((noinline)) void split_clean(struct pa_zone *z, const struc
 }
 
 /*
- * A block that knows something leaves the lists: uncounted, and what it
- * knows of the part taken kept in z->taken_clean (a zeroing allocation
- * skips it). Zone lock held.
+ * take_block() of a block that knows something: uncounted, what it knows
+ * of the part taken kept for a zeroing allocation to skip
+ * (buddy_taken_clean()), the rest handed to the halves, linked at once.
  */
-static __attribute__((noinline)) struct pa_clean take_clean(struct pa_zone *z, struct pa_page *p,
-                                                            unsigned low, unsigned high)
+static __attribute__((noinline)) void take_block_clean(struct pa_zone *z, pa_pfn_t pfn,
+                                                       unsigned low, unsigned high)
 {
+	struct lists l = lists_of(z);
+	struct pa_page *p = &l.map[pfn];
+	unsigned mt = p->mt, flags = page_flags(p) & PF_REPORTED;
 	struct pa_clean c = head_clean(p);
 	zone_clean_add(z, 0 - clean_count(c, 1ull << high));
 	z->taken_clean = clean_slice(c, 1ull << high, 0, 1ull << low);
+	z->taken_known = true;
 	set_page_flags(p, page_flags(p) & ~PF_CLEARED);
-	return c;
+	list_unlink(z, &l, pfn, high, mt);
+	zone_free_add(z, 0 - (1ull << low));
+	superblock_free_hook(z->pool, pfn, low, false);
+	if (high > low)
+		split_clean(z, &l, pfn, low, high, mt, flags, c);
 }
 
 /*
@@ -539,17 +547,21 @@ static inline __attribute__((always_inline)) void take_block(struct pa_zone *z, 
 	split_settle(z);
 	struct lists l = lists_of(z);
 	unsigned raw = page_flags(&l.map[pfn]), mt = l.map[pfn].mt, flags = raw & PF_REPORTED;
-	struct pa_clean clean = PA_CLEAN_NONE;
-	z->taken_clean = PA_CLEAN_NONE;
-	if (unlikely(raw & PF_CLEARED))
-		clean = take_clean(z, &l.map[pfn], low, high);
+	if (unlikely(raw & PF_CLEARED)) {
+		take_block_clean(z, pfn, low, high);
+		return;
+	}
+	z->taken_known = false;
 	list_unlink(z, &l, pfn, high, mt);
 	zone_free_add(z, 0 - (1ull << low));
 	superblock_free_hook(z->pool, pfn, low, false);
-	if (unlikely(clean_any(clean)) && high > low)
-		split_clean(z, &l, pfn, low, high, mt, flags, clean);
-	else if (high > low)
+	if (high > low)
 		split_defer(z, &l, pfn, low, high, mt, flags);
+}
+
+struct pa_clean buddy_taken_clean(const struct pa_zone *z)
+{
+	return z->taken_known ? z->taken_clean : PA_CLEAN_NONE;
 }
 
 void buddy_take_block(struct pa_zone *z, pa_pfn_t pfn, unsigned low, unsigned high)

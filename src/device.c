@@ -165,7 +165,7 @@ static pa_pfn_t take_cleared_mt(struct pa_zone *z, unsigned o, unsigned a, unsig
 			uint64_t top = (1ull << k) - (1ull << a);
 			if (clean_covers(c, 1ull << k, 0, 1ull << o)) {
 				buddy_take_block(z, pfn, a, k);
-				*clean = z->taken_clean;
+				*clean = buddy_taken_clean(z);
 				return pfn;
 			}
 			if (clean_covers(c, 1ull << k, top, 1ull << o)) {
@@ -209,7 +209,7 @@ static pa_pfn_t take_dirty(struct pa_zone *z, unsigned a, unsigned mt, struct pa
 			struct pa_clean c = buddy_head_clean(z, pfn);
 			if (clean_count(clean_slice(c, 1ull << k, 0, 1ull << a), 1ull << a) == 0) {
 				buddy_take_block(z, pfn, a, k);
-				*clean = z->taken_clean;
+				*clean = buddy_taken_clean(z);
 				return pfn;
 			}
 			pfn = pfn_page(pool, pfn)->lru.next;
@@ -242,7 +242,7 @@ static pa_pfn_t take_listed(struct pa_zone *z, const struct dev_ctx *c, unsigned
 					pfn = take_dirty(z, a, c->mt, &taken);
 				if (pfn == PA_NIL) {
 					pfn = pageblock_rmqueue(z, a, c->mt, c->alloc_flags);
-					taken = z->taken_clean;
+					taken = buddy_taken_clean(z);
 				}
 			}
 			if (pfn != PA_NIL) {

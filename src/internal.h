@@ -457,6 +457,7 @@ struct pa_zone {
 	uint64_t
 	        clean_pages; /* free frames on the lists known zero: the sum of their heads' clean */
 	struct pa_clean taken_clean; /* what was known zero of the block taken last (buddy.c) */
+	bool taken_known;            /* taken_clean is of the block taken last */
 	uint64_t stat[PA_NR_ZONE_STATS];
 	uint64_t *alloc_order;         /* [order]: successful allocations per order */
 	_Atomic uint64_t numa_foreign; /* allocations that preferred this zone and went elsewhere */
@@ -1093,6 +1094,8 @@ void buddy_list_add_clean(struct pa_zone *zone, pa_pfn_t pfn, unsigned order, un
                           struct pa_clean clean);
 /* What is known zero of the free block at pfn (nothing if it is not on the lists). */
 struct pa_clean buddy_head_clean(const struct pa_zone *zone, pa_pfn_t pfn);
+/* What was known zero of the part taken by the last take of a block (zone lock held). */
+struct pa_clean buddy_taken_clean(const struct pa_zone *zone);
 /* Take the smallest free block of type mt with order >= order, split to order; PA_NIL if none. */
 pa_pfn_t buddy_take_smallest(struct pa_zone *zone, unsigned order, unsigned mt);
 /* Remove a free block of order `high` and give back its upper halves down to `low`. */
