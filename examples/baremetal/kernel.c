@@ -40,48 +40,6 @@ extern uint64_t pml4[512];
 extern char kernel_start[], kernel_end[];
 
 /* ---------------------------------------------------------------------- */
-/* What the library needs from us: the four mem* functions                */
-/* ---------------------------------------------------------------------- */
-
-void *memcpy(void *dst, const void *src, size_t n);
-void *memmove(void *dst, const void *src, size_t n);
-void *memset(void *dst, int c, size_t n);
-int memcmp(const void *a, const void *b, size_t n);
-
-void *memcpy(void *dst, const void *src, size_t n)
-{
-	void *d = dst;
-	__asm__ volatile("rep movsb" : "+D"(d), "+S"(src), "+c"(n) : : "memory");
-	return dst;
-}
-
-void *memmove(void *dst, const void *src, size_t n)
-{
-	if ((uintptr_t)dst <= (uintptr_t)src || (uintptr_t)dst >= (uintptr_t)src + n)
-		return memcpy(dst, src, n);
-	void *d = (char *)dst + n - 1;
-	const void *s = (const char *)src + n - 1;
-	__asm__ volatile("std\n\trep movsb\n\tcld" : "+D"(d), "+S"(s), "+c"(n) : : "memory");
-	return dst;
-}
-
-void *memset(void *dst, int c, size_t n)
-{
-	void *d = dst;
-	__asm__ volatile("rep stosb" : "+D"(d), "+c"(n) : "a"(c) : "memory");
-	return dst;
-}
-
-int memcmp(const void *a, const void *b, size_t n)
-{
-	const volatile unsigned char *x = a, *y = b;
-	for (size_t i = 0; i < n; i++)
-		if (x[i] != y[i])
-			return x[i] - y[i];
-	return 0;
-}
-
-/* ---------------------------------------------------------------------- */
 /* Ports: the serial line and the exit device                              */
 /* ---------------------------------------------------------------------- */
 
