@@ -696,7 +696,9 @@ struct pa_device_request {
 	 * pool. A range narrower than the pool, or PA_DEVICE_TOPDOWN, is served
 	 * from the buddy directly (as alloc_contig_range takes any free frame
 	 * of an ordinary type, whatever its pageblock's type); otherwise the
-	 * zones' free lists serve it as they serve pa_alloc_pages().
+	 * zones' free lists serve it as they serve pa_alloc_pages() (a request
+	 * never takes from nor frees to the per-CPU lists: its blocks carry
+	 * what is known zero of them, which those lists do not keep).
 	 */
 	pa_pfn_t start_pfn, end_pfn;
 	unsigned min_order;   /* every block has at least 2^min_order frames */
