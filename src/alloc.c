@@ -650,8 +650,7 @@ static void bad_page(struct pa_pool *pool, pa_pfn_t pfn, unsigned order, const c
 	alloc_bad_free(pool, what);
 }
 
-/* Wipe a block's bytes (init_on_free) outside the lock: the head says PS_FREEING meanwhile. */
-static void wipe_block(struct pa_zone *z, pa_pfn_t pfn, unsigned order)
+void alloc_wipe_block(struct pa_zone *z, pa_pfn_t pfn, unsigned order)
 {
 	struct pa_pool *pool = z->pool;
 	set_page_state(pfn_page(pool, pfn), PS_FREEING);
@@ -682,7 +681,7 @@ static __attribute__((noinline)) void free_zone(struct pa_pool *pool, struct pa_
 		return;
 	}
 	if (unlikely(pool->cfg.init_on_free) && pool->base) {
-		wipe_block(z, pfn, order);
+		alloc_wipe_block(z, pfn, order);
 		device_free_block_clean(z, pfn, order, clean_full(1ull << order)); /* wiped: zero */
 	} else {
 		pageblock_free_block(z, pfn, order);

@@ -730,17 +730,6 @@ static void dev_bad_free(struct pa_pool *pool, const struct pa_block *b)
 	alloc_bad_free(pool, what);
 }
 
-/* Zero a checked block outside the lock, its head PS_FREEING meanwhile (as a free's wipe). */
-static void wipe(struct pa_zone *z, pa_pfn_t pfn, unsigned order)
-{
-	struct pa_pool *pool = z->pool;
-	set_page_state(pfn_page(pool, pfn), PS_FREEING);
-	pa_unlock(&z->lock);
-	memset(pool->base + (pfn << pool->cfg.page_shift), 0,
-	       (size_t)1 << (pool->cfg.page_shift + order));
-	pa_lock(&z->lock, SITE_FREE);
-}
-
 int pa_device_free(struct pa_pool *pool, struct pa_block_list *list, unsigned flags)
 {
 	if (!pool || !list || (flags & ~PA_DEVICE_FREE_CLEARED) || (!list->blocks && list->nr))
@@ -760,7 +749,8 @@ int pa_device_free(struct pa_pool *pool, struct pa_block_list *list, unsigned fl
 			continue;
 		}
 		if (pool->cfg.init_on_free && pool->base && !cleared) {
-			wipe(z, b->pfn, b->order); /* init_on_free: zero, so known zero */
+			alloc_wipe_block(z, b->pfn,
+			                 b->order); /* init_on_free: zero, so known zero */
 			cleared = true;
 		}
 		free_locked(z, b->pfn, b->order,

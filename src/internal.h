@@ -1900,6 +1900,11 @@ void cma_destroy(struct pa_pool *pool);
 
 /* A bad free other than pa_free_pages()'s: report "bad page: <what>; refused", count it. */
 void alloc_bad_free(struct pa_pool *pool, const char *what);
+/*
+ * init_on_free's wipe of a checked block, outside the zone lock (held on
+ * entry and on return): the head says PS_FREEING meanwhile.
+ */
+void alloc_wipe_block(struct pa_zone *z, pa_pfn_t pfn, unsigned order);
 
 /*
  * Where cpu_pcp holds a CPU's lists for gfp: by the two type bits, which the
