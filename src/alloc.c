@@ -68,6 +68,12 @@ static unsigned alloc_nofragment(const struct alloc_ctx *ac)
 {
 	if (ac->pool->cfg.linux_defrag_mode)
 		return ALLOC_NOFRAGMENT;
+	/* Only a node with memory in Normal, DMA32 below it and a request that may use Normal. */
+	const struct pa_zone *normal = ac->node->zones[PA_ZONE_NORMAL];
+	if (ac->highest < PA_ZONE_NORMAL || !normal ||
+	    !atomic_load_explicit(&normal->populated, memory_order_relaxed) ||
+	    !zone_type_in_layout(ac->pool, PA_ZONE_DMA32))
+		return 0;
 	for (unsigned i = 0; i < ac->node->nr_zonelist; i++) {
 		const struct pa_zone *z = ac->node->zonelist[i];
 		if (zone_allowed(ac, z) &&
