@@ -17,11 +17,11 @@
  */
 #include <pagealloc.h>
 
-#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
+#include "arena.h"
 #include "workload.h"
 
 #define COM1           0x3f8
@@ -110,69 +110,8 @@ __attribute__((noreturn)) static void leave(bool passed)
 /* ---------------------------------------------------------------------- */
 
 /* The pool's metadata: an arena inside the kernel image, zero as the loader left the bss. */
-static _Alignas(4096) unsigned char arena[ARENA_BYTES];
-static size_t arena_used;
-
-static void *arena_take(size_t bytes, size_t align)
-{
-	size_t at = (arena_used + align - 1) & ~(align - 1);
-	if (at > ARENA_BYTES || bytes > ARENA_BYTES - at)
-		return NULL;
-	arena_used = at + bytes;
-	return arena + at;
-}
-
-static void *k_reserve(void *ctx, size_t bytes)
-{
-	(void)ctx;
-	return arena_take(bytes, PAGE_SIZE);
-}
-
-static int k_commit(void *ctx, void *addr, size_t bytes)
-{
-	(void)ctx;
-	(void)addr;
-	(void)bytes;
-	return 0;
-}
-
-static void k_release(void *ctx, void *addr, size_t bytes)
-{
-	(void)ctx;
-	(void)addr;
-	(void)bytes;
-}
-
-/* Small allocations: a free list per size asked, over the arena. */
-#define NR_SIZES 16
-static struct {
-	size_t bytes;
-	void *head;
-} free_lists[NR_SIZES];
-
-static void *k_alloc(void *ctx, size_t bytes)
-{
-	(void)ctx;
-	for (unsigned i = 0; i < NR_SIZES; i++)
-		if (free_lists[i].bytes == bytes && free_lists[i].head) {
-			void *p = free_lists[i].head;
-			free_lists[i].head = *(void **)p;
-			return p;
-		}
-	return arena_take(bytes, 16);
-}
-
-static void k_free(void *ctx, void *p, size_t bytes)
-{
-	(void)ctx;
-	for (unsigned i = 0; i < NR_SIZES; i++)
-		if (free_lists[i].bytes == bytes || free_lists[i].bytes == 0) {
-			free_lists[i].bytes = bytes;
-			*(void **)p = free_lists[i].head;
-			free_lists[i].head = p;
-			return;
-		}
-}
+static _Alignas(4096) unsigned char arena_mem[ARENA_BYTES];
+static struct arena arena = ARENA_OVER(arena_mem);
 
 /* Frame N's bytes are physical page N, seen through the direct map. */
 static void *k_frames(void *ctx, uint64_t bytes)
@@ -358,13 +297,14 @@ void kmain(uint32_t magic, uint32_t info);
 void kmain(uint32_t magic, uint32_t info)
 {
 	static const struct pa_platform plat = {
+		.ctx = &arena,
 		.now_ns = k_now_ns,
-		.reserve = k_reserve,
-		.commit = k_commit,
-		.release = k_release,
+		.reserve = arena_reserve,
+		.commit = arena_commit,
+		.release = arena_release,
 		.report = k_report,
-		.alloc = k_alloc,
-		.free = k_free,
+		.alloc = arena_alloc,
+		.free = arena_free,
 		.frames = k_frames,
 	};
 	static char line[2048], err[256];

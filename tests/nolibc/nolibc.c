@@ -11,11 +11,11 @@
  */
 #include <pagealloc.h>
 
-#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
+#include "arena.h"
 #include "workload.h"
 
 #define POOL_BYTES  (16u << 20)
@@ -50,97 +50,12 @@ __attribute__((noreturn)) static void sys_exit(int status)
 }
 
 /* ---------------------------------------------------------------------- */
-/* The platform: a spin lock, a bump allocator, static memory              */
+/* The platform: static memory, the metadata through arena.c           */
 /* ---------------------------------------------------------------------- */
 
 static _Alignas(4096) unsigned char frames[POOL_BYTES];
-static _Alignas(4096) unsigned char arena[ARENA_BYTES];
-static size_t arena_used;
-static atomic_flag arena_lock = ATOMIC_FLAG_INIT;
-
-static void spin_lock(atomic_flag *l)
-{
-	while (atomic_flag_test_and_set_explicit(l, memory_order_acquire))
-		__builtin_ia32_pause();
-}
-
-static void spin_unlock(atomic_flag *l)
-{
-	atomic_flag_clear_explicit(l, memory_order_release);
-}
-
-/* Bytes from the arena, aligned to align; zero as the static array starts, or NULL when full. */
-static void *arena_take(size_t bytes, size_t align)
-{
-	spin_lock(&arena_lock);
-	size_t at = (arena_used + align - 1) & ~(align - 1);
-	void *p = NULL;
-	if (at <= ARENA_BYTES && bytes <= ARENA_BYTES - at) {
-		p = arena + at;
-		arena_used = at + bytes;
-	}
-	spin_unlock(&arena_lock);
-	return p;
-}
-
-/* The frame map's address space: the arena's zeroed bytes are "reserved" and "committed" at once. */
-static void *np_reserve(void *ctx, size_t bytes)
-{
-	(void)ctx;
-	return arena_take(bytes, 4096);
-}
-
-static int np_commit(void *ctx, void *addr, size_t bytes)
-{
-	(void)ctx;
-	(void)addr;
-	(void)bytes;
-	return 0;
-}
-
-static void np_release(void *ctx, void *addr, size_t bytes)
-{
-	(void)ctx;
-	(void)addr;
-	(void)bytes;
-}
-
-/* Small allocations: zeroed on the way back, so that the arena's bytes can be used again. */
-#define NR_FREE_SIZES 8
-static struct {
-	size_t bytes;
-	void *head;
-} free_lists[NR_FREE_SIZES];
-
-static void *np_alloc(void *ctx, size_t bytes)
-{
-	(void)ctx;
-	spin_lock(&arena_lock);
-	for (unsigned i = 0; i < NR_FREE_SIZES; i++)
-		if (free_lists[i].bytes == bytes && free_lists[i].head) {
-			void *p = free_lists[i].head;
-			free_lists[i].head = *(void **)p;
-			spin_unlock(&arena_lock);
-			return p;
-		}
-	spin_unlock(&arena_lock);
-	return arena_take(bytes, 16);
-}
-
-/* A free goes on a list of its size, where one of the few sizes the reports ask again has one. */
-static void np_free(void *ctx, void *p, size_t bytes)
-{
-	(void)ctx;
-	spin_lock(&arena_lock);
-	for (unsigned i = 0; i < NR_FREE_SIZES; i++)
-		if (free_lists[i].bytes == bytes || free_lists[i].bytes == 0) {
-			free_lists[i].bytes = bytes;
-			*(void **)p = free_lists[i].head;
-			free_lists[i].head = p;
-			break;
-		}
-	spin_unlock(&arena_lock);
-}
+static _Alignas(4096) unsigned char arena_mem[ARENA_BYTES];
+static struct arena arena = ARENA_OVER(arena_mem);
 
 static void *np_frames(void *ctx, uint64_t bytes)
 {
@@ -169,13 +84,14 @@ static void np_report(void *ctx, const char *line)
 static int run(void)
 {
 	static const struct pa_platform plat = {
+		.ctx = &arena,
 		.now_ns = np_now_ns,
-		.reserve = np_reserve,
-		.commit = np_commit,
-		.release = np_release,
+		.reserve = arena_reserve,
+		.commit = arena_commit,
+		.release = arena_release,
 		.report = np_report,
-		.alloc = np_alloc,
-		.free = np_free,
+		.alloc = arena_alloc,
+		.free = arena_free,
 		.frames = np_frames,
 	};
 	static char err[256];
