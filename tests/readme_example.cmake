@@ -1,15 +1,25 @@
 # SPDX-License-Identifier: MIT
 # ctest readme_example: the first ```c block of README.md is a complete program;
-# compile it against the just-built static library, strictly, and run it.
+# compile it against the just-built static library, strictly, and run it. With
+# -DPA_README_SECTION="## Heading" (ctest readme_device_example) the first block
+# after that heading, built in a folder named by -DPA_README_NAME.
 #
-#   cmake -DPA_TEST_CONFIG=<build>/pa-test-config-<config>.cmake -P readme_example.cmake
+#   cmake -DPA_TEST_CONFIG=<build>/pa-test-config-<config>.cmake \
+#         [-DPA_README_SECTION=... -DPA_README_NAME=...] -P readme_example.cmake
 include("${PA_TEST_CONFIG}")
 
 include("${CMAKE_CURRENT_LIST_DIR}/script_helpers.cmake")
 
-set(work "${PA_BINARY_DIR}/readme_example")
+if(NOT PA_README_NAME)
+	set(PA_README_NAME readme_example)
+endif()
+set(work "${PA_BINARY_DIR}/${PA_README_NAME}")
 file(MAKE_DIRECTORY "${work}")
-pa_readme_example("${PA_SOURCE_DIR}/README.md" "${work}/example.c")
+if(PA_README_SECTION)
+	pa_readme_example_after("${PA_SOURCE_DIR}/README.md" "${PA_README_SECTION}" "${work}/example.c")
+else()
+	pa_readme_example("${PA_SOURCE_DIR}/README.md" "${work}/example.c")
+endif()
 
 set(pa_includes "")
 foreach(dir IN LISTS PA_INCLUDE_DIRS)
