@@ -301,10 +301,11 @@ struct pa_zone_info {
 	uint64_t present, managed;   /* frames with memory; of those, the buddy's */
 	uint64_t free;               /* frames in the buddy's free lists ("pages free") */
 	uint64_t pcp;                /* frames on its per-CPU lists, all CPUs */
-	uint64_t watermark_min, watermark_low, watermark_high;
+	uint64_t watermark_min, watermark_low, watermark_high; /* with the boost, as Linux's */
 	uint64_t cma, free_cma; /* frames of CMA areas in it; of those, free */
 	/* The zone lock, summed over its call sites (the lockstat report's rows). */
 	uint64_t lock_contended, lock_wait_ns;
+	uint64_t watermark_boost; /* what a fallback added to the watermarks ("boost") */
 };
 
 /*

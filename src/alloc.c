@@ -153,6 +153,18 @@ static inline bool watermark_ok(const struct pa_zone *z, unsigned order, uint64_
 }
 
 /*
+ * Linux lets an order-0 request that may dip below the min watermark ignore
+ * the watermark boost there: the min watermark is where kswapd, not the
+ * boost, is to do the work.
+ */
+static bool boost_exempt(const struct pa_zone *z, unsigned order, uint64_t mark, unsigned flags)
+{
+	return z->watermark_boost && order == 0 && (flags & ALLOC_MIN_RESERVE) &&
+	       (flags & ALLOC_WMARK_MASK) == ALLOC_WMARK_MIN &&
+	       zone_watermark_ok(z, 0, mark - z->watermark_boost, flags);
+}
+
+/*
  * A block from the zone if the watermark allows; while deferred init is not
  * done, a shortfall first initialises more of the zone, a chunk at a time
  * (Linux's deferred_grow_zone). Zone lock held.
@@ -161,7 +173,8 @@ static inline __attribute__((always_inline)) pa_pfn_t
 zone_rmqueue(struct pa_zone *z, const struct alloc_ctx *ac, uint64_t mark, unsigned flags)
 {
 	for (;;) {
-		if (watermark_ok(z, ac->order, mark, flags)) {
+		if (watermark_ok(z, ac->order, mark, flags) ||
+		    unlikely(boost_exempt(z, ac->order, mark, flags))) {
 			pa_pfn_t pfn = pageblock_rmqueue(z, ac->order, ac->mt, flags);
 			if (pfn != PA_NIL)
 				return pfn;
@@ -193,6 +206,7 @@ zonelist_walk(const struct alloc_ctx *ac, unsigned flags)
 				pageblock_reserve_highatomic(z, pfn, ac->order);
 		}
 		pa_unlock(&z->lock);
+		zone_boost_check(z);
 		if (p)
 			return p;
 	}
@@ -441,6 +455,7 @@ static __attribute__((noinline)) struct pa_page *alloc_refill(struct pa_zone *z,
 		return p;
 	}
 	p = pcp_refill_unlock(z, pcp, order, mt, gfp);
+	zone_boost_check(z);
 	return p ? p : alloc_zones(z->pool, gfp, order);
 }
 

@@ -311,6 +311,11 @@ static int key_wsf(struct parse_ctx *p)
 	return get_uint(p, 0, 3000, &p->cfg->watermark_scale_factor);
 }
 
+static int key_wbf(struct parse_ctx *p)
+{
+	return get_uint(p, 0, 1000000, &p->cfg->watermark_boost_factor);
+}
+
 static int key_pcp_rules(struct parse_ctx *p)
 {
 	int r = pcp_rules_parse(p->val);
@@ -517,6 +522,7 @@ static const struct boot_key {
 	{ "page_reporting_max_order", key_reporting_max_order },
 	{ "min_free_kbytes", key_min_free_kbytes },
 	{ "watermark_scale_factor", key_wsf },
+	{ "watermark_boost_factor", key_wbf },
 	{ "compaction_split_folios", key_split_folios },
 	{ "compaction_proactiveness", key_proactiveness },
 	{ "kcompactd", key_kcompactd },
@@ -555,6 +561,7 @@ static void boot_defaults(struct pa_boot_config *c, unsigned online_cpus)
 	c->page_reporting_max_order = -1;
 	c->min_free_kbytes = -1;
 	c->watermark_scale_factor = 10;
+	c->watermark_boost_factor = 15000;
 	c->compaction_proactiveness = 20;
 	c->deferred_init = true;
 	c->pcp_rseq = true;

@@ -140,6 +140,28 @@ static int set_wsf(const struct ctl_call *c, uint64_t v)
 	return 0;
 }
 
+static uint64_t get_wbf(const struct ctl_call *c)
+{
+	return atomic_load(&c->pool->watermark_boost_factor);
+}
+
+static int set_wbf(const struct ctl_call *c, uint64_t v)
+{
+	atomic_store(&c->pool->watermark_boost_factor, (unsigned)v);
+	return 0;
+}
+
+static uint64_t get_kswapd_external(const struct ctl_call *c)
+{
+	return atomic_load(&c->pool->kswapd_external);
+}
+
+static int set_kswapd_external(const struct ctl_call *c, uint64_t v)
+{
+	atomic_store(&c->pool->kswapd_external, v != 0);
+	return 0;
+}
+
 static uint64_t get_min_free_kbytes(const struct ctl_call *c)
 {
 	return (uint64_t)atomic_load(&c->pool->min_free_kbytes);
@@ -277,8 +299,20 @@ static uint64_t get_reclaim_active(const struct ctl_call *c)
 /* As Linux's ZONE_RECLAIM_ACTIVE, which kswapd and direct reclaim set while they run. */
 static int set_reclaim_active(const struct ctl_call *c, uint64_t v)
 {
-	pcp_set_reclaim_active(&c->pool->zones[c->index], v != 0);
+	struct pa_zone *z = &c->pool->zones[c->index];
+	if (atomic_load(&z->reclaim_active) != (v != 0))
+		zone_reclaim_pass(z, v != 0);
+	pcp_set_reclaim_active(z, v != 0);
 	return 0;
+}
+
+static uint64_t get_watermark_boost(const struct ctl_call *c)
+{
+	struct pa_zone *z = &c->pool->zones[c->index];
+	pa_lock(&z->lock, SITE_ADMIN);
+	uint64_t v = z->watermark_boost;
+	pa_unlock(&z->lock);
+	return v;
 }
 
 static int read_linux(const struct ctl_call *c, char *buf, size_t len)
@@ -411,6 +445,12 @@ static int read_report(const struct ctl_call *c, char *buf, size_t len)
 static const struct ctl_entry ctl_table[] = {
 	CTL_NUM_RW("watermark_scale_factor", get_wsf, set_wsf, 0, 3000,
 	           "watermark gap in 1/10000 of a zone's pages (0..3000; 0: only min/4)"),
+	CTL_NUM_RW("watermark_boost_factor", get_wbf, set_wbf, 0, 1000000,
+	           "a fallback that mixes pageblocks raises a zone's watermarks by a pageblock, "
+	           "up to this share of the high mark in 1/10000 (0: no boosting)"),
+	CTL_NUM_RW("kswapd_external", get_kswapd_external, set_kswapd_external, 0, 1,
+	           "1: reclaim runs outside the pool, and a watermark boost lasts until "
+	           "zone/<N>/reclaim_active ends its pass; 0: a boost ends when it wakes kswapd"),
 	CTL_NUM_RW("min_free_kbytes", get_min_free_kbytes, set_min_free_kbytes, 0, 1ull << 40,
 	           "KiB kept free below the min watermarks, shared by zone size"),
 	{ .path = "pcp/orders/<N>/enabled",
@@ -439,6 +479,11 @@ static const struct ctl_entry ctl_table[] = {
 	  .set = set_reclaim_active,
 	  .min = 0,
 	  .max = 1 },
+	{ .path = "zone/<N>/watermark_boost",
+	  .help = "zone N's watermark boost in frames (Linux's zoneinfo \"boost\")",
+	  .read = read_number,
+	  .index_max = zone_max,
+	  .get = get_watermark_boost },
 	{ .path = "linux",
 	  .help = "the Linux version whose allocator rules apply (boot key linux=)",
 	  .read = read_linux },

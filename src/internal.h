@@ -424,7 +424,20 @@ struct pa_zone {
 	pa_pfn_t start_pfn, end_pfn; /* span [start, end) */
 	uint64_t present_pages;      /* frames of the span with memory */
 	uint64_t managed_pages;      /* present frames the buddy manages */
+	/*
+	 * The watermarks in force: wmark_base plus watermark_boost, as Linux's
+	 * wmark_pages(), kept summed so that every check reads one number
+	 * (zone_apply_boost(); zone lock).
+	 */
 	uint64_t wmark[PA_NR_WMARK];
+	uint64_t wmark_base[PA_NR_WMARK]; /* Linux's _watermark[]: from min_free_kbytes */
+	/*
+	 * Linux's watermark_boost: raised a pageblock by a fallback that mixes
+	 * pageblocks, ended by the end of kswapd's reclaim (zone_boost_watermark()).
+	 */
+	uint64_t watermark_boost;
+	uint64_t boost_at_reclaim; /* the boost when the current reclaim began */
+	_Atomic bool boost_wake;   /* Linux's ZONE_BOOSTED_WATERMARK: wake kswapd */
 	/* Linux's lowmem_reserve ("protection"): frames kept from requests that could use zone type [t]. */
 	uint64_t lowmem_reserve[PA_ZONE_COUNT];
 	uint64_t highatomic_max;     /* cap on nr_reserved_highatomic */
@@ -594,6 +607,7 @@ struct pa_boot_config {
 	int page_reporting_order; /* -1: the pageblock order */
 	int64_t min_free_kbytes;  /* -1: Linux's formula */
 	unsigned watermark_scale_factor;
+	unsigned watermark_boost_factor;
 	bool compaction_split_folios;
 	bool kcompactd_manual; /* kcompactd=manual: no threads; pa_kcompactd_run() drives them */
 	unsigned compaction_proactiveness;
@@ -679,6 +693,13 @@ struct pa_pool {
 	_Atomic uint64_t pool_stat[PA_NR_POOL_STATS];
 	_Atomic uint64_t *alloc_fail_order; /* [order] */
 	_Atomic unsigned watermark_scale_factor;
+	_Atomic unsigned watermark_boost_factor; /* Linux's vm.watermark_boost_factor */
+	/*
+	 * Reclaim runs outside the pool (an embedder's kswapd, a replayed
+	 * trace's): a boost lasts until zone/<N>/reclaim_active ends its pass.
+	 * Otherwise the pool is its own kswapd, with nothing to reclaim.
+	 */
+	_Atomic bool kswapd_external;
 	_Atomic int64_t
 	        min_free_kbytes;  /* the value in force: the boot key's, or Linux's formula */
 	struct pa_mutex ctl_lock; /* serializes control writes (a knob and what follows from it) */
@@ -918,6 +939,31 @@ void deferred_init_stop(struct pa_pool *pool);
 void zone_setup_watermarks(struct pa_pool *pool);
 /* Recompute the fast path's marks after the watermarks, reserve or CMA changed. Zone lock held. */
 void zone_set_pcp_mark(struct pa_zone *z);
+/*
+ * Watermark boosting (Linux's boost_watermark()): a fallback that mixes
+ * pageblocks raises the zone's watermarks by a pageblock, up to
+ * watermark_boost_factor of the high mark; true when it did (kswapd is then
+ * woken: zone_boost_wake()). Zone lock held.
+ */
+bool zone_boost_watermark(struct pa_zone *z);
+/* The watermarks from wmark_base and the boost, and the fast path's marks. Zone lock held. */
+void zone_apply_boost(struct pa_zone *z);
+/*
+ * kswapd woken for a boosted zone (after the allocation that boosted it, no
+ * lock held): the pool, with nothing to reclaim, ends the boost at once, as a
+ * boosted pass of Linux's kswapd that reclaims nothing does, and wakes the
+ * background compactor for a pageblock. With kswapd_external the boost stays
+ * until the external reclaim's pass ends (zone_reclaim_pass()).
+ */
+void zone_boost_wake(struct pa_zone *z);
+/* Linux's rmqueue() ends by waking kswapd for a zone its fallback boosted. No lock held. */
+static inline void zone_boost_check(struct pa_zone *z)
+{
+	if (unlikely(atomic_load_explicit(&z->boost_wake, memory_order_relaxed)))
+		zone_boost_wake(z);
+}
+/* An external reclaim pass begins (on) or ends: a boost from before it ends with it. */
+void zone_reclaim_pass(struct pa_zone *z, bool on);
 const char *zone_name(enum pa_zone_type type);
 /* The pfn where zone type t's address range ends; PA_PFN_INVALID for NORMAL and MOVABLE. */
 pa_pfn_t zone_type_end_pfn(const struct pa_pool *pool, enum pa_zone_type t);

@@ -29,7 +29,9 @@ static const struct linux_rule_desc {
 	                         "its watermark check (6.1: every page reserved, free or not)" },
 	[LR_FALLBACK_CLAIM] = { "fallback_claim_or_smallest", LINUX_V(6, 15),
 	                        "a fallback claims a whole pageblock or takes the smallest block "
-	                        "of another type (6.1: steals from the largest block)" },
+	                        "of another type, and boosts the watermarks only where it tries to "
+	                        "claim (6.1: steals from the largest block, boosts on every "
+	                        "fallback below a pageblock)" },
 	[LR_DEFRAG_MODE] = { "defrag_mode", LINUX_V(6, 15),
 	                     "vm.defrag_mode (boot key linux_defrag_mode=1): no fallback below a "
 	                     "pageblock until compaction has run" },

@@ -146,6 +146,8 @@ static pa_pfn_t try_claim(struct pa_zone *z, pa_pfn_t pfn, unsigned cur, unsigne
 		z->stat[PA_ZS_FALLBACK_CLAIM]++;
 		return buddy_take_smallest(z, order, start_mt);
 	}
+	/* Linux boosts the watermarks before it knows whether the claim succeeds. */
+	zone_boost_watermark(z);
 	struct pb_census c = pageblock_walk(z, pfn, -1);
 	uint64_t alike = start_mt == PA_MT_MOVABLE ? c.movable :
 	                 block_mt == PA_MT_MOVABLE ? (1ull << pb) - c.free - c.movable :
@@ -339,6 +341,8 @@ static pa_pfn_t steal_61(struct pa_zone *z, pa_pfn_t pfn, unsigned cur, unsigned
 		z->stat[PA_ZS_FALLBACK_CLAIM]++;
 		return buddy_take_smallest(z, order, start_mt);
 	}
+	/* 6.1 boosts on every fallback below a pageblock, claimed or stolen. */
+	zone_boost_watermark(z);
 	if (may_claim) {
 		struct pb_census c = pageblock_walk(z, pfn, -1);
 		uint64_t alike = start_mt == PA_MT_MOVABLE ? c.movable :

@@ -614,7 +614,8 @@ bool pcp_spill_unlock(struct pa_zone *z, struct pa_pcp *pcp, unsigned list)
 		pcp_free_61(z, pcp, list);
 	} else {
 		pcp_spill(z, pcp, spill_frames(pcp), UINT64_MAX, list, SITE_PCP_SPILL);
-		if (below_high(z) && zone_nr_free(z) > z->wmark[PA_WMARK_HIGH])
+		if (below_high(z) &&
+		    zone_nr_free(z) > __atomic_load_n(&z->wmark[PA_WMARK_HIGH], __ATOMIC_RELAXED))
 			atomic_store_explicit(&z->below_high, false, memory_order_relaxed);
 	}
 	pa_spin_unlock(&pcp->lock);

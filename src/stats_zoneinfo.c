@@ -14,7 +14,7 @@
  *     per-node stats                       (first populated zone of the node)
  *         nr_isolated_anon 0               (frames compaction holds isolated)
  *     pages free     250873
- *           boost    0                     (no watermark boosting: always 0)
+ *           boost    0                     (the watermark boost; min, low, high include it)
  *           min      ...                   (low, high, spanned, present, managed)
  *           cma      0                     (frames in CMA pageblocks)
  *           protection: (0, 0, 0)          (lowmem reserve by zone type)
@@ -149,6 +149,7 @@ static void snap_zoneinfo(struct pa_pool *pool, struct pa_zone *zone, struct zi_
 	zi->min = zone->wmark[PA_WMARK_MIN];
 	zi->low = zone->wmark[PA_WMARK_LOW];
 	zi->high = zone->wmark[PA_WMARK_HIGH];
+	zi->boost = zone->watermark_boost;
 	zi->present = zone->present_pages;
 	zi->managed = zone->managed_pages;
 	zi->cma = zone->cma_pages;
@@ -185,6 +186,7 @@ int pa_zone_info(struct pa_pool *pool, unsigned index, struct pa_zone_info *out)
 		                      .watermark_min = zi.min,
 		                      .watermark_low = zi.low,
 		                      .watermark_high = zi.high,
+		                      .watermark_boost = zi.boost,
 		                      .cma = zi.cma,
 		                      .free_cma = zi.free_cma };
 	for (unsigned cpu = 0; cpu < pool->cfg.nr_cpus; cpu++) {

@@ -580,6 +580,7 @@ int zone_init_all(struct pa_pool *pool, char *err, size_t errlen)
 	if (zone_init_cpu_zones(pool))
 		goto nomem;
 	atomic_store(&pool->watermark_scale_factor, c->watermark_scale_factor);
+	atomic_store(&pool->watermark_boost_factor, c->watermark_boost_factor);
 	atomic_store(&pool->pcp_orders, c->pcp_orders);
 	pcp_gates_update(pool);
 	atomic_store(&pool->pcp_rules, c->pcp_rules);
@@ -706,10 +707,11 @@ void zone_setup_watermarks(struct pa_pool *pool)
 		uint64_t delta = z->managed_pages * wsf / 10000;
 		if (delta < min / 4)
 			delta = min / 4;
-		z->wmark[PA_WMARK_MIN] = min;
-		z->wmark[PA_WMARK_LOW] = min + delta;
-		z->wmark[PA_WMARK_HIGH] = min + 2 * delta;
-		zone_set_pcp_mark(z);
+		z->wmark_base[PA_WMARK_MIN] = min;
+		z->wmark_base[PA_WMARK_LOW] = min + delta;
+		z->wmark_base[PA_WMARK_HIGH] = min + 2 * delta;
+		z->watermark_boost = 0; /* as Linux: new watermarks start unboosted */
+		zone_apply_boost(z);
 	}
 	for (unsigned i = 0; i < pool->nr_nodes; i++)
 		zone_setup_lowmem_reserve(&pool->nodes[i]);
@@ -732,6 +734,70 @@ void zone_set_pcp_mark(struct pa_zone *z)
 		atomic_store_explicit(&z->pcp_mark[bits],
 		                      bits & PA_GFP_MOVABLE ? mark : mark + z->cma_pages,
 		                      memory_order_relaxed);
+}
+
+void zone_apply_boost(struct pa_zone *z)
+{
+	/* Stored atomically: the per-CPU free path reads the high mark without the lock. */
+	for (unsigned w = 0; w < PA_NR_WMARK; w++)
+		__atomic_store_n(&z->wmark[w], z->wmark_base[w] + z->watermark_boost,
+		                 __ATOMIC_RELAXED);
+	zone_set_pcp_mark(z);
+}
+
+bool zone_boost_watermark(struct pa_zone *z)
+{
+	uint64_t factor =
+	        atomic_load_explicit(&z->pool->watermark_boost_factor, memory_order_relaxed);
+	uint64_t pb = 1ull << z->pool->cfg.pageblock_order;
+	/* A small zone would run out of memory on the boost alone (Linux's reason). */
+	if (!factor || pb * 4 > z->managed_pages)
+		return false;
+	/* No high mark yet (min_free_kbytes=0): reclaim could not give it back. */
+	uint64_t max = z->wmark_base[PA_WMARK_HIGH] * factor / 10000;
+	if (!max)
+		return false;
+	if (max < pb)
+		max = pb;
+	z->watermark_boost = z->watermark_boost + pb < max ? z->watermark_boost + pb : max;
+	zone_apply_boost(z);
+	atomic_store_explicit(&z->boost_wake, true, memory_order_relaxed);
+	return true;
+}
+
+/* Lower the boost by at most by; a boost that ended wakes the compactor. Takes the zone lock. */
+static void boost_end(struct pa_zone *z, uint64_t by)
+{
+	pa_lock(&z->lock, SITE_ADMIN);
+	bool was = z->watermark_boost != 0;
+	z->watermark_boost -= by < z->watermark_boost ? by : z->watermark_boost;
+	zone_apply_boost(z);
+	pa_unlock(&z->lock);
+	/* Linux's kswapd: "there is now likely space", defragment pageblocks. */
+	if (was && by)
+		compaction_wake(z->pool, z->node, z->pool->cfg.pageblock_order);
+}
+
+void zone_boost_wake(struct pa_zone *z)
+{
+	atomic_store_explicit(&z->boost_wake, false, memory_order_relaxed);
+	if (!atomic_load_explicit(&z->pool->kswapd_external, memory_order_relaxed))
+		boost_end(z, UINT64_MAX);
+}
+
+void zone_reclaim_pass(struct pa_zone *z, bool on)
+{
+	if (on) {
+		pa_lock(&z->lock, SITE_ADMIN);
+		z->boost_at_reclaim = z->watermark_boost;
+		pa_unlock(&z->lock);
+		return;
+	}
+	pa_lock(&z->lock, SITE_ADMIN);
+	uint64_t by = z->boost_at_reclaim;
+	z->boost_at_reclaim = 0;
+	pa_unlock(&z->lock);
+	boost_end(z, by);
 }
 
 static uint64_t free_of_type(const struct pa_zone *z, unsigned mt)

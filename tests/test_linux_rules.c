@@ -391,3 +391,162 @@ TEST(linux_67_per_cpu_high_falls_to_high_min_under_the_high_watermark)
 	VALIDATE(pool);
 	pa_shutdown(pool);
 }
+
+/* ---------------------------------------------------------------------- */
+/* Watermark boosting                                                      */
+/* ---------------------------------------------------------------------- */
+
+/*
+ * Every pageblock unmovable and its free memory in order-3 blocks, no two
+ * buddies (half of it free), then Linux's watermarks (1 MiB min): a movable
+ * request must fall back to a block too small for 6.15 to try a claim.
+ */
+static struct pa_pool *boost_pool(const char *version, const char *extra)
+{
+	char line[192];
+	snprintf(line, sizeof line, SMALL "linux=%s %s", version, extra);
+	struct pa_pool *pool = test_boot(line);
+	enum { N = 2048 };
+	static pa_pfn_t blocks[N];
+	unsigned n = 0;
+	struct pa_page *p;
+	while (n < N && (p = pa_alloc_pages(pool, PA_GFP_KERNEL | PA_GFP_NOWARN, 3)))
+		blocks[n++] = pa_page_to_pfn(pool, p);
+	REQUIRE(n > 1000);
+	for (unsigned i = 0; i < n; i++)
+		if (!(blocks[i] & 8))
+			free_pfn(pool, blocks[i], 3);
+	REQUIRE(pa_ctl_write(pool, "min_free_kbytes", "1024") == 0);
+	VALIDATE(pool);
+	return pool;
+}
+
+static struct pa_zone *the_zone(struct pa_pool *pool)
+{
+	struct pa_zone *z = zone_of_type(pool, PA_ZONE_DMA32);
+	REQUIRE(z != NULL);
+	return z;
+}
+
+static uint64_t zone_boost(struct pa_pool *pool, struct pa_zone *z)
+{
+	struct pa_zone_info zi;
+	REQUIRE(pa_zone_info(pool, z->index, &zi) == 0);
+	CHECK_EQ_U64(zi.watermark_min, z->wmark_base[PA_WMARK_MIN] + zi.watermark_boost);
+	CHECK_EQ_U64(zi.watermark_high, z->wmark_base[PA_WMARK_HIGH] + zi.watermark_boost);
+	return zi.watermark_boost;
+}
+
+/*
+ * 6.1 boosts a zone's watermarks on every fallback below a pageblock; 6.15
+ * only where it tries to claim the pageblock, which a movable request for
+ * an order-3 block does not. Boosts add a pageblock, up to 1.5 times the
+ * high watermark (watermark_boost_factor=15000), or a pageblock if more.
+ */
+TEST(linux_61_boosts_on_a_steal_615_only_on_a_claim)
+{
+	struct pa_pool *pool = boost_pool("6.1", "");
+	struct pa_zone *z = the_zone(pool);
+	REQUIRE(pa_ctl_write(pool, "kswapd_external", "1") == 0);
+	CHECK_EQ_U64(zone_boost(pool, z), 0);
+	uint64_t steals = zone_stat(pool, PA_ZS_FALLBACK_STEAL);
+	must_alloc(pool, PA_GFP_MOVABLE, 0);
+	CHECK_EQ_U64(zone_stat(pool, PA_ZS_FALLBACK_STEAL), steals + 1);
+	uint64_t high = z->wmark_base[PA_WMARK_HIGH], max = high * 3 / 2 > PB ? high * 3 / 2 : PB;
+	CHECK_EQ_U64(zone_boost(pool, z), PB < max ? PB : max);
+	/* With 6.1's rules the rest of the stolen block went to the movable lists: steal again. */
+	for (unsigned i = 0; i < 16; i++)
+		must_alloc(pool, PA_GFP_MOVABLE, 3);
+	CHECK_EQ_U64(zone_boost(pool, z), max);
+	VALIDATE(pool);
+	pa_shutdown(pool);
+
+	pool = boost_pool("7.2", "");
+	z = the_zone(pool);
+	REQUIRE(pa_ctl_write(pool, "kswapd_external", "1") == 0);
+	steals = zone_stat(pool, PA_ZS_FALLBACK_STEAL);
+	must_alloc(pool, PA_GFP_MOVABLE, 0);
+	CHECK_EQ_U64(zone_stat(pool, PA_ZS_FALLBACK_STEAL), steals + 1);
+	CHECK_EQ_U64(zone_boost(pool, z), 0);
+	VALIDATE(pool);
+	pa_shutdown(pool);
+}
+
+/*
+ * A boost lasts until the end of the reclaim pass that began after it
+ * (kswapd_external=1): a boost raised during the pass outlives it by what
+ * it added. Without an external kswapd, waking kswapd ends the boost at
+ * once (the pool has nothing to reclaim). watermark_boost_factor=0: none.
+ */
+TEST(linux_watermark_boost_ends_with_the_reclaim_pass)
+{
+	struct pa_pool *pool = boost_pool("6.1", "");
+	struct pa_zone *z = the_zone(pool);
+	REQUIRE(pa_ctl_write(pool, "kswapd_external", "1") == 0);
+	must_alloc(pool, PA_GFP_MOVABLE, 0);
+	uint64_t first = zone_boost(pool, z);
+	CHECK_EQ_U64(first, PB);
+	char path[48];
+	snprintf(path, sizeof path, "zone/%u/reclaim_active", z->index);
+	REQUIRE(pa_ctl_write(pool, path, "1") == 0);
+	for (unsigned i = 0; i < 16; i++)
+		must_alloc(pool, PA_GFP_MOVABLE, 3);
+	uint64_t during = zone_boost(pool, z);
+	CHECK(during > first);
+	uint64_t v = 0;
+	snprintf(path, sizeof path, "zone/%u/watermark_boost", z->index);
+	REQUIRE(pa_ctl_read_u64(pool, path, &v) == 0);
+	CHECK_EQ_U64(v, during);
+	snprintf(path, sizeof path, "zone/%u/reclaim_active", z->index);
+	REQUIRE(pa_ctl_write(pool, path, "0") == 0);
+	CHECK_EQ_U64(zone_boost(pool, z), during - first);
+	VALIDATE(pool);
+	pa_shutdown(pool);
+
+	pool = boost_pool("6.1", "");
+	z = the_zone(pool);
+	uint64_t steals = zone_stat(pool, PA_ZS_FALLBACK_STEAL);
+	must_alloc(pool, PA_GFP_MOVABLE, 0);
+	CHECK_EQ_U64(zone_stat(pool, PA_ZS_FALLBACK_STEAL), steals + 1);
+	CHECK_EQ_U64(zone_boost(pool, z), 0);
+	CHECK(!atomic_load(&z->boost_wake));
+	pa_shutdown(pool);
+
+	pool = boost_pool("6.1", "watermark_boost_factor=0");
+	z = the_zone(pool);
+	REQUIRE(pa_ctl_write(pool, "kswapd_external", "1") == 0);
+	must_alloc(pool, PA_GFP_MOVABLE, 0);
+	CHECK_EQ_U64(zone_boost(pool, z), 0);
+	pa_shutdown(pool);
+}
+
+/*
+ * The boost raises the min watermark too, but an order-0 request that may
+ * dip below it (PA_GFP_HIGH) is checked there against the unboosted mark:
+ * it goes on where an ordinary request stopped, under the boosted mark.
+ */
+TEST(linux_boost_spares_high_order_0_requests_at_the_min_watermark)
+{
+	struct pa_pool *pool = boost_pool("6.1", "");
+	struct pa_zone *z = the_zone(pool);
+	REQUIRE(pa_ctl_write(pool, "kswapd_external", "1") == 0);
+	pa_gfp_t gfp = PA_GFP_MOVABLE | PA_GFP_NOWARN | PA_GFP_NOCOMPACT;
+	while (pa_alloc_pages(pool, gfp, 0))
+		; /* each fallback on the way boosts again */
+	uint64_t boost = zone_boost(pool, z);
+	REQUIRE(boost > 0);
+	uint64_t min = z->wmark_base[PA_WMARK_MIN];
+	CHECK(zone_nr_free(z) > min / 2);
+	CHECK_EQ_U64(pa_alloc_pages(pool, PA_GFP_MOVABLE | PA_GFP_NOWARN | PA_GFP_NOCOMPACT, 1),
+	             NULL); /* order 1: no exemption */
+	unsigned high = 0;
+	while (pa_alloc_pages(pool, gfp | PA_GFP_HIGH, 0))
+		high++;
+	CHECK(high > 0);
+	/* PA_GFP_HIGH uses half of the min mark, and one that may not reclaim a quarter more. */
+	CHECK_MSG(zone_nr_free(z) < (min + boost) * 3 / 8 && zone_nr_free(z) >= min * 3 / 8 - 1,
+	          "free %llu, min %llu, boost %llu", (unsigned long long)zone_nr_free(z),
+	          (unsigned long long)min, (unsigned long long)boost);
+	VALIDATE(pool);
+	pa_shutdown(pool);
+}

@@ -215,6 +215,8 @@ void rp_state_parse_zoneinfo(const char *text, struct rp_state *st)
 			z->managed = v;
 		else if (strncmp(s, "min ", 4) == 0)
 			z->min_wmark = v;
+		else if (strncmp(s, "boost ", 6) == 0)
+			z->boost = v;
 		else if (strncmp(s, "cpu:", 4) == 0)
 			cpu = (unsigned)v;
 		else if (strncmp(s, "count:", 6) == 0) {
@@ -282,6 +284,8 @@ static void load_sysctl(struct rp_machine *m)
 		m->min_free_kbytes = strtoll(p + 17, NULL, 10);
 	if (s && (p = strstr(s, "watermark_scale_factor =")))
 		m->watermark_scale_factor = (unsigned)strtoul(p + 24, NULL, 10);
+	if (s && (p = strstr(s, "watermark_boost_factor =")))
+		m->watermark_boost_factor = (long)strtoul(p + 24, NULL, 10);
 	free(s);
 }
 
@@ -344,6 +348,7 @@ int rp_machine_load(const char *path, struct rp_machine *m)
 	struct stat sb;
 	memset(m, 0, sizeof *m);
 	m->min_free_kbytes = -1;
+	m->watermark_boost_factor = -1;
 	if (strcmp(path, "-") == 0 || (stat(path, &sb) == 0 && !S_ISDIR(sb.st_mode))) {
 		snprintf(m->trace_path, sizeof m->trace_path, "%s", path);
 		return 0;
@@ -442,6 +447,9 @@ void rp_machine_boot_line(const struct rp_machine *m, const struct rp_trace *t, 
 	if (m->watermark_scale_factor && n < len)
 		n += (size_t)snprintf(buf + n, len - n, " watermark_scale_factor=%u",
 		                      m->watermark_scale_factor);
+	if (m->watermark_boost_factor >= 0 && n < len)
+		n += (size_t)snprintf(buf + n, len - n, " watermark_boost_factor=%ld",
+		                      m->watermark_boost_factor);
 	if (m->linux_ver[0] && n < len)
 		snprintf(buf + n, len - n, " linux=%s", m->linux_ver);
 }

@@ -525,12 +525,7 @@ static int note_drain(struct rp_trace *t, int id, const struct line_head *h)
 	return 0;
 }
 
-/*
- * Linux sets ZONE_RECLAIM_ACTIVE on a node's zones for the length of
- * kswapd's balance_pgdat(): from mm_vmscan_balance_pgdat_begin to _end
- * (7.x prints them), or, in a trace without them, from kswapd's wake to its
- * sleep. Direct reclaim does not set it.
- */
+/* kswapd's passes (run.c's on_reclaim() reads them). */
 static int parse_reclaim(struct rp_trace *t, int id, const struct line_head *h)
 {
 	uint64_t nid = 0;
@@ -540,7 +535,10 @@ static int parse_reclaim(struct rp_trace *t, int id, const struct line_head *h)
 		return -1;
 	e->type = RP_RECLAIM;
 	e->pfn = (uint32_t)nid;
-	e->arg = id == RPN_VMSCAN_KSWAPD_WAKE || id == RPN_VMSCAN_BALANCE_BEGIN;
+	e->arg = id == RPN_VMSCAN_BALANCE_BEGIN ? RP_RECLAIM_BEGIN :
+	         id == RPN_VMSCAN_BALANCE_END   ? RP_RECLAIM_END :
+	         id == RPN_VMSCAN_KSWAPD_WAKE   ? RP_RECLAIM_WAKE :
+	                                          RP_RECLAIM_SLEEP;
 	return 0;
 }
 

@@ -32,8 +32,16 @@ enum rp_type {
 	RP_COMPACT_MEMORY, /* a full compaction of every zone (/proc/sys/vm/compact_memory) */
 	RP_ISOLATE_FREE,   /* mm_compaction_isolate_freepages that took pages (pfn, arg: end) */
 	RP_DRAIN,          /* the kernel drained per-CPU lists (arg: enum rp_drain) */
-	RP_RECLAIM,        /* kswapd's reclaim began (arg 1) or ended (arg 0) on node pfn */
+	RP_RECLAIM,        /* kswapd on node pfn: arg an enum rp_reclaim */
 	RP_NR_ACTIONS
+};
+
+/* What an RP_RECLAIM event saw of kswapd. */
+enum rp_reclaim {
+	RP_RECLAIM_END,   /* mm_vmscan_balance_pgdat_end */
+	RP_RECLAIM_BEGIN, /* mm_vmscan_balance_pgdat_begin */
+	RP_RECLAIM_WAKE,  /* mm_vmscan_kswapd_wake: before each balance_pgdat() */
+	RP_RECLAIM_SLEEP, /* mm_vmscan_kswapd_sleep */
 };
 
 /*
@@ -185,7 +193,8 @@ struct rp_zone_state {
 	uint64_t pageblocks[RP_NR_MT];             /* pageblocks per type */
 	uint64_t pcp;                              /* frames on per-CPU lists */
 	uint64_t pcp_cpu[RP_MAX_CPUS];             /* the same per CPU (kernel zoneinfo) */
-	uint64_t present, managed, min_wmark;
+	uint64_t present, managed, min_wmark; /* min_wmark with the boost, as zoneinfo prints it */
+	uint64_t boost;                       /* the watermark boost (zoneinfo's "boost") */
 };
 
 struct rp_state {
@@ -218,9 +227,10 @@ struct rp_machine {
 	struct rp_snapshot snap[16];
 	int64_t min_free_kbytes; /* -1 if unknown */
 	unsigned watermark_scale_factor;
-	unsigned max_order; /* from buddyinfo's columns */
-	char release[64];   /* the kernel's release (uname.txt), "" if unknown */
-	char linux_ver[16]; /* linux= for the pool: the release's X.Y, or "" if unknown */
+	long watermark_boost_factor; /* -1: not recorded (the pool's default, Linux's) */
+	unsigned max_order;          /* from buddyinfo's columns */
+	char release[64];            /* the kernel's release (uname.txt), "" if unknown */
+	char linux_ver[16];          /* linux= for the pool: the release's X.Y, or "" if unknown */
 };
 
 /* A whole stream as a NUL-terminated string (NULL when out of memory). */
@@ -232,7 +242,7 @@ struct rp_zone_state *rp_state_zone(struct rp_state *st, const char *name);
 /* Read the kernel's /proc buddyinfo and pagetypeinfo text into st. */
 int rp_state_parse_buddyinfo(const char *text, struct rp_state *st);
 int rp_state_parse_pagetypeinfo(const char *text, struct rp_state *st);
-/* The kernel's zoneinfo: spans, present, managed, min watermark, per-CPU counts (zones with memory only). */
+/* The kernel's zoneinfo: spans, present, managed, min watermark, boost, per-CPU counts (zones with memory only). */
 void rp_state_parse_zoneinfo(const char *text, struct rp_state *st);
 /* The boot line of a pool shaped like the machine (or like the trace alone). */
 void rp_machine_boot_line(const struct rp_machine *m, const struct rp_trace *t, char *buf,

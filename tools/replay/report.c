@@ -102,6 +102,14 @@ static uint64_t state_pcp(const struct rp_state *st)
 	return n;
 }
 
+static uint64_t state_boost(const struct rp_state *st)
+{
+	uint64_t n = 0;
+	for (unsigned z = 0; z < st->nr_zones; z++)
+		n += st->zone[z].boost;
+	return n;
+}
+
 static uint64_t state_pageblocks(const struct rp_state *st, unsigned mt)
 {
 	uint64_t n = 0;
@@ -179,6 +187,7 @@ static void print_snapshot(FILE *f, const struct rp_snapshot *s)
 	fprintf(f, "  %-30s %14s %14s\n", "", "kernel", "pagealloc");
 	row_u(f, "free pages", rp_state_free(k), rp_state_free(p));
 	row_u(f, "per-CPU pages", state_pcp(k), state_pcp(p));
+	row_u(f, "watermark boost", state_boost(k), state_boost(p));
 	row_d(f, "unusable index, order 3", rp_state_unusable(k, 3), rp_state_unusable(p, 3));
 	row_d(f, "unusable index, order 9", rp_state_unusable(k, 9), rp_state_unusable(p, 9));
 	row_d(f, "extfrag index, order 3", rp_state_extfrag(k, 3), rp_state_extfrag(p, 3));
@@ -200,6 +209,7 @@ static void print_legend(FILE *f)
 	static const char *const lines[] = {
 		"free pages: frames on the buddy free lists (per-CPU pages not included)",
 		"per-CPU pages: frames the CPUs' lists hold, free but not the zone's",
+		"watermark boost: what fallbacks added to the zones' watermarks, not yet reclaimed",
 		"unusable index, order N: share of free memory in blocks smaller than N "
 		"(0 all usable, 1 none)",
 		"extfrag index, order N: near 1 a failure at N is fragmentation, near 0 "
@@ -295,11 +305,11 @@ static void json_side(FILE *f, const struct rp_state *st, const struct rp_state 
 {
 	unsigned orders = orders_of(st, NULL);
 	fprintf(f,
-	        "{\"free\": %llu, \"pcp\": %llu, \"unusable\": {\"3\": %.4f, \"9\": %.4f}, "
-	        "\"extfrag\": {\"3\": %.4f, \"9\": %.4f}, \"pageblocks\": {",
+	        "{\"free\": %llu, \"pcp\": %llu, \"boost\": %llu, \"unusable\": {\"3\": %.4f, "
+	        "\"9\": %.4f}, \"extfrag\": {\"3\": %.4f, \"9\": %.4f}, \"pageblocks\": {",
 	        (unsigned long long)rp_state_free(st), (unsigned long long)state_pcp(st),
-	        rp_state_unusable(st, 3), rp_state_unusable(st, 9), rp_state_extfrag(st, 3),
-	        rp_state_extfrag(st, 9));
+	        (unsigned long long)state_boost(st), rp_state_unusable(st, 3),
+	        rp_state_unusable(st, 9), rp_state_extfrag(st, 3), rp_state_extfrag(st, 9));
 	for (unsigned mt = 0; mt < RP_NR_MT; mt++)
 		fprintf(f, "%s\"%s\": %llu", mt ? ", " : "", mt_short[mt],
 		        (unsigned long long)state_pageblocks(st, mt));

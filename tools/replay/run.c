@@ -350,11 +350,13 @@ static double now_s(void)
 }
 
 /*
- * kswapd's reclaim: ZONE_RECLAIM_ACTIVE on (zone/<N>/reclaim_active).
- * Every zone of the pool: the pool has the traced machine's one node.
+ * kswapd's reclaim: ZONE_RECLAIM_ACTIVE on (zone/<N>/reclaim_active), and
+ * the end of a pass ends the watermark boosts from before it. Every zone of
+ * the pool: the pool has the traced machine's one node.
  */
 static void set_reclaim(struct rp_ctx *c, bool on)
 {
+	c->reclaim_on = on;
 	c->res->reclaim_changes++;
 	for (unsigned z = 0; z < 4 * PA_ZONE_COUNT; z++) {
 		char path[48];
@@ -362,6 +364,25 @@ static void set_reclaim(struct rp_ctx *c, bool on)
 		if (pa_ctl_write(c->pool, path, on ? "1" : "0") != 0)
 			break;
 	}
+}
+
+/*
+ * Linux keeps ZONE_RECLAIM_ACTIVE set for one balance_pgdat(): from
+ * mm_vmscan_balance_pgdat_begin to _end where the trace has them (7.x).
+ * Without them, kswapd's wake, which it prints before each balance_pgdat(),
+ * ends the pass before and begins the next one; its sleep ends the last.
+ */
+static void on_reclaim(struct rp_ctx *c, enum rp_reclaim what)
+{
+	if (what == RP_RECLAIM_BEGIN || what == RP_RECLAIM_END)
+		c->seen_balance = true;
+	else if (c->seen_balance)
+		return;
+	if (what == RP_RECLAIM_WAKE && c->reclaim_on)
+		set_reclaim(c, false);
+	bool on = what == RP_RECLAIM_BEGIN || what == RP_RECLAIM_WAKE;
+	if (on != c->reclaim_on)
+		set_reclaim(c, on);
 }
 
 static void do_event(struct rp_ctx *c, const struct rp_event *ev)
@@ -400,7 +421,7 @@ static void do_event(struct rp_ctx *c, const struct rp_event *ev)
 		do_isolate_free(c, ev);
 		break;
 	case RP_RECLAIM:
-		set_reclaim(c, ev->arg != 0);
+		on_reclaim(c, (enum rp_reclaim)ev->arg);
 		break;
 	case RP_DRAIN:
 		c->res->drains++;
@@ -576,6 +597,8 @@ static int boot(struct rp_ctx *c)
 	}
 	/* Compaction where the kernel's ran: the trace says where (alloc_as_kernel). */
 	pa_ctl_write(c->pool, "compaction/direct", "0");
+	/* The trace's kswapd ends the watermark boosts (set_reclaim()). */
+	pa_ctl_write(c->pool, "kswapd_external", "1");
 	pa_ctl_read(c->pool, "linux", c->res->linux_ver, sizeof c->res->linux_ver);
 	pa_ctl_read(c->pool, "pcp/rules", c->res->pcp_rules, sizeof c->res->pcp_rules);
 	c->res->linux_ver[strcspn(c->res->linux_ver, "\n")] = 0;

@@ -370,11 +370,14 @@ int rp_start_state(struct rp_ctx *c)
 	if (!c->m->nr_snapshots)
 		return 0; /* a lone trace: start from an empty pool */
 	const struct rp_state *st = &c->m->snap[0].kernel;
-	uint64_t mfk = 0;
+	uint64_t mfk = 0, boost = 0;
 	pa_ctl_read_u64(c->pool, "min_free_kbytes", &mfk);
+	pa_ctl_read_u64(c->pool, "watermark_boost_factor", &boost);
 	uint64_t saved = 0;
 	pcp_switch(c, true, &saved);
+	/* Building the state is no workload: no watermark, no boost from its fallbacks. */
 	ctl_num(c, "min_free_kbytes", 0);
+	ctl_num(c, "watermark_boost_factor", 0);
 	uint8_t *pbtype = calloc((c->nr_frames >> PB_ORDER) + 1, 1);
 	if (!pbtype)
 		return -1;
@@ -385,6 +388,7 @@ int rp_start_state(struct rp_ctx *c)
 	for (unsigned z = 0; z < st->nr_zones; z++)
 		place_all(c, &st->zone[z], pbtype);
 	free(pbtype);
+	ctl_num(c, "watermark_boost_factor", boost);
 	ctl_num(c, "min_free_kbytes", mfk);
 	pcp_switch(c, false, &saved);
 	for (unsigned z = 0; z < st->nr_zones; z++)
@@ -407,6 +411,7 @@ static void model_zone_add(struct pa_pool *pool, unsigned index, const struct pa
 	z->present += zi->present;
 	z->managed += zi->managed;
 	z->min_wmark += zi->watermark_min;
+	z->boost += zi->watermark_boost;
 	z->pcp += zi->pcp;
 	for (unsigned cpu = 0; cpu < RP_MAX_CPUS; cpu++) {
 		struct pa_pcp_info info;
