@@ -535,6 +535,18 @@ static int parse_reclaim(struct rp_trace *t, int id, const struct line_head *h)
 		return -1;
 	e->type = RP_RECLAIM;
 	e->pfn = (uint32_t)nid;
+	bool balance = id == RPN_VMSCAN_BALANCE_BEGIN || id == RPN_VMSCAN_BALANCE_END;
+	t->balance_seen |= balance;
+	if (!t->balance_seen) {
+		/* The pass before ended after kswapd's last line; this wake begins the next. */
+		if (t->pass_open) {
+			t->idle_pending = true;
+			t->idle_at = t->kswapd_last;
+		}
+		t->pass_open = id == RPN_VMSCAN_KSWAPD_WAKE;
+		if (t->pass_open)
+			t->kswapd_pid = h->pid;
+	}
 	e->arg = id == RPN_VMSCAN_BALANCE_BEGIN ? RP_RECLAIM_BEGIN :
 	         id == RPN_VMSCAN_BALANCE_END   ? RP_RECLAIM_END :
 	         id == RPN_VMSCAN_KSWAPD_WAKE   ? RP_RECLAIM_WAKE :
@@ -600,6 +612,22 @@ static void parse_header_line(struct rp_trace *t, const char *line, const char *
 		t->nr_cpus = (unsigned)strtoul(p + 3, NULL, 10);
 }
 
+/* The end of kswapd's last pass, moved in after its last line (RP_RECLAIM_IDLE). */
+static int insert_idle(struct rp_trace *t)
+{
+	t->idle_pending = false;
+	size_t at = t->idle_at < t->nr ? t->idle_at : t->nr;
+	if (!push(t))
+		return -1;
+	memmove(&t->ev[at + 1], &t->ev[at], (t->nr - 1 - at) * sizeof *t->ev);
+	const struct rp_event *before = at ? &t->ev[at - 1] : &t->ev[at + 1];
+	t->ev[at] = (struct rp_event){ .type = RP_RECLAIM,
+		                       .arg = RP_RECLAIM_IDLE,
+		                       .ts_ns = before->ts_ns,
+		                       .cpu = before->cpu };
+	return 0;
+}
+
 int rp_parse_line(struct rp_trace *t, const char *line, size_t len)
 {
 	const char *end = line + len;
@@ -624,6 +652,10 @@ int rp_parse_line(struct rp_trace *t, const char *line, size_t len)
 		t->ev[i].ts_ns = h.ts_ns;
 		t->ev[i].cpu = (uint8_t)(h.cpu < 255 ? h.cpu : 255);
 	}
+	if (t->idle_pending && insert_idle(t))
+		return -1;
+	if (t->kswapd_pid && h.pid == t->kswapd_pid && !h.irq)
+		t->kswapd_last = t->nr;
 	if (h.cpu >= t->cpus_seen)
 		t->cpus_seen = h.cpu + 1;
 	return 0;

@@ -42,6 +42,11 @@ enum rp_reclaim {
 	RP_RECLAIM_BEGIN, /* mm_vmscan_balance_pgdat_begin */
 	RP_RECLAIM_WAKE,  /* mm_vmscan_kswapd_wake: before each balance_pgdat() */
 	RP_RECLAIM_SLEEP, /* mm_vmscan_kswapd_sleep */
+	/*
+	 * Without balance_pgdat events (6.1): after kswapd's last event before
+	 * its next wake or sleep, where its pass ended (the parser puts it there).
+	 */
+	RP_RECLAIM_IDLE,
 };
 
 /*
@@ -155,6 +160,11 @@ struct rp_trace {
 	} run[RP_MAX_RUNS];
 	unsigned nr_runs;
 	uint64_t sweep_start;
+	/* kswapd's passes in a trace without balance_pgdat events (parse_reclaim()). */
+	uint32_t kswapd_pid;
+	size_t kswapd_last; /* events before the end of kswapd's last line */
+	size_t idle_at;     /* where an RP_RECLAIM_IDLE goes in, after the line */
+	bool balance_seen, pass_open, idle_pending;
 	char err[256]; /* the first line that could not be parsed, and why */
 	void *map;     /* ev lies in this mapping of a cache file (cache.c), else NULL */
 	size_t map_len;
@@ -302,6 +312,8 @@ struct rp_result {
 	uint64_t bad_page, validate_failures, validations;
 	uint64_t free_class[RPF_COUNT];
 	uint64_t kernel_failed_attempts; /* allocations the kernel failed, tried again */
+	/* Frames held for untraced allocations: taken, given back, most held at once. */
+	uint64_t untraced_taken, untraced_given, untraced_max;
 	/* THPs (movable allocations of the pageblock order): tried, served by the kernel, here. */
 	uint64_t thp_tried, thp_kernel, thp_served;
 	uint64_t fallbacks,

@@ -263,6 +263,11 @@ void rp_print_table(FILE *f, const struct rp_machine *m, const struct rp_result 
 	        (unsigned long long)r->kernel_failed_served,
 	        (unsigned long long)r->kernel_failed_attempts);
 	fprintf(f,
+	        "held for allocations without an event (order-0 failures of the kernel the pool "
+	        "served): %llu frames taken, %llu given back by their frees, at most %llu at once\n",
+	        (unsigned long long)r->untraced_taken, (unsigned long long)r->untraced_given,
+	        (unsigned long long)r->untraced_max);
+	fprintf(f,
 	        "fallbacks %llu; THPs served by the kernel %llu, by pagealloc %llu, of %llu; zone "
 	        "lock taken %llu times; kswapd reclaim began or ended %llu times; allocations retried "
 	        "with a compaction the kernel did not run %llu\n",
@@ -361,7 +366,8 @@ void rp_print_json(FILE *f, const struct rp_machine *m, const struct rp_result *
 	        "%llu, \"kernel_failed\": %llu, \"kernel_failed_served\": %llu, \"bad_page\": %llu, "
 	        "\"validate_failures\": %llu, \"events_per_sec\": %.0f, \"events_per_cpu_sec\": %.0f, "
 	        "\"fallbacks\": %llu, \"thp_tried\": %llu, \"thp_kernel\": %llu, \"thp_served\": "
-	        "%llu, \"zone_lock\": %llu, \"extra_compactions\": %llu, \"free_classes\": {",
+	        "%llu, \"zone_lock\": %llu, \"extra_compactions\": %llu, \"untraced_taken\": %llu, "
+	        "\"untraced_given\": %llu, \"untraced_max\": %llu, \"free_classes\": {",
 	        (unsigned long long)r->events, (unsigned long long)r->allocs,
 	        (unsigned long long)r->frees, (unsigned long long)r->failed_kernel_served,
 	        (unsigned long long)r->kernel_failed_attempts,
@@ -369,7 +375,9 @@ void rp_print_json(FILE *f, const struct rp_machine *m, const struct rp_result *
 	        (unsigned long long)r->validate_failures, r->events_per_sec, r->events_per_cpu_sec,
 	        (unsigned long long)r->fallbacks, (unsigned long long)r->thp_tried,
 	        (unsigned long long)r->thp_kernel, (unsigned long long)r->thp_served,
-	        (unsigned long long)r->zone_lock, (unsigned long long)r->extra_compactions);
+	        (unsigned long long)r->zone_lock, (unsigned long long)r->extra_compactions,
+	        (unsigned long long)r->untraced_taken, (unsigned long long)r->untraced_given,
+	        (unsigned long long)r->untraced_max);
 	for (unsigned i = 0; i < RPF_COUNT; i++)
 		fprintf(f, "%s\"%s\": %llu", i ? ", " : "", rp_free_class_names[i],
 		        (unsigned long long)r->free_class[i]);

@@ -123,6 +123,51 @@ static struct pa_page *alloc_as_kernel(struct rp_ctx *c, const struct rp_event *
 	return p;
 }
 
+static bool hold(struct rp_ctx *c, struct pa_page *p)
+{
+	if (c->nr_held == c->cap_held) {
+		size_t cap = c->cap_held ? 2 * c->cap_held : 1024;
+		uint32_t *h = realloc(c->held, cap * sizeof *h);
+		if (!h)
+			return false;
+		c->held = h, c->cap_held = cap;
+	}
+	c->held[c->nr_held++] = (uint32_t)pa_page_to_pfn(c->pool, p);
+	if (c->nr_held > c->max_held)
+		c->max_held = c->nr_held;
+	c->res->untraced_taken++;
+	return true;
+}
+
+/*
+ * An order-0 request fails only at a watermark: when the kernel failed
+ * one that the pool served in the same context, the kernel had fewer free
+ * pages than the pool. The difference is memory the kernel took without a
+ * trace event (alloc_pages_bulk(), compaction's targets): the pool takes as
+ * much, in the request's context, until the request fails here too. A
+ * safety bound keeps a failure the pool cannot explain (a cpuset, say) from
+ * taking more than 1/32 of the memory.
+ */
+static void held_untraced(struct rp_ctx *c, pa_gfp_t gfp)
+{
+	size_t bound = c->nr_frames / 32;
+	struct pa_page *p;
+	while (c->nr_held < bound && (p = pa_alloc_pages(c->pool, gfp, 0)))
+		if (!hold(c, p)) {
+			pa_free_pages(c->pool, p, 0);
+			return;
+		}
+}
+
+/* A free of memory the kernel took without an event: give back as much of what was held. */
+static void give_held(struct rp_ctx *c, unsigned order)
+{
+	for (uint64_t n = 1ull << order; n && c->nr_held; n--) {
+		pa_free_pages(c->pool, pa_pfn_to_page(c->pool, c->held[--c->nr_held]), 0);
+		c->res->untraced_given++;
+	}
+}
+
 static void do_alloc(struct rp_ctx *c, const struct rp_event *ev)
 {
 	struct rp_result *r = c->res;
@@ -150,6 +195,22 @@ static void do_alloc(struct rp_ctx *c, const struct rp_event *ev)
 		if (p && ev->order == c->pb_order && (gfp & PA_GFP_MOVABLE))
 			r->thp_served++;
 	}
+	/*
+	 * The kernel had the memory: what was held for untraced allocations
+	 * comes back first. Given back, it lands on this CPU's lists, outside
+	 * the zone's free count the watermarks read, where the kernel had it:
+	 * the lists go back to the zone once it is all given back.
+	 */
+	bool gave = false;
+	while (!p && c->nr_held) {
+		give_held(c, ev->order);
+		gave = true;
+		p = pa_alloc_pages(c->pool, gfp, ev->order);
+	}
+	if (!p && gave) {
+		pa_drain_local(c->pool);
+		p = pa_alloc_pages(c->pool, gfp, ev->order);
+	}
 	if (!p) {
 		r->failed_kernel_served++;
 		c->kmap[k] = (struct rp_kmap){ 0, ev->order, KM_FAILED, 0 };
@@ -172,6 +233,8 @@ static void do_alloc_failed(struct rp_ctx *c, const struct rp_event *ev)
 	if (p) {
 		c->res->kernel_failed_served++;
 		pa_free_pages(c->pool, p, ev->order);
+		if (ev->order == 0)
+			held_untraced(c, gfp);
 	}
 }
 
@@ -307,6 +370,7 @@ static void do_free(struct rp_ctx *c, const struct rp_event *ev)
 			 */
 			c->freed[k >> 3] &= (uint8_t) ~(1u << (k & 7));
 			cls = RPF_UNTRACED;
+			give_held(c, ev->order);
 		} else if (cls == RPF_COUNT)
 			cls = !rp_free_pre(c, k, ev->order) ? RPF_UNMATCHED :
 			      moved_to                      ? RPF_COMPACTION :
@@ -369,8 +433,9 @@ static void set_reclaim(struct rp_ctx *c, bool on)
 /*
  * Linux keeps ZONE_RECLAIM_ACTIVE set for one balance_pgdat(): from
  * mm_vmscan_balance_pgdat_begin to _end where the trace has them (7.x).
- * Without them, kswapd's wake, which it prints before each balance_pgdat(),
- * ends the pass before and begins the next one; its sleep ends the last.
+ * Without them, from kswapd's wake, which it prints before each
+ * balance_pgdat(), to just after its last line before its next wake or its
+ * sleep (RP_RECLAIM_IDLE, which the parser puts there).
  */
 static void on_reclaim(struct rp_ctx *c, enum rp_reclaim what)
 {
@@ -378,8 +443,6 @@ static void on_reclaim(struct rp_ctx *c, enum rp_reclaim what)
 		c->seen_balance = true;
 	else if (c->seen_balance)
 		return;
-	if (what == RP_RECLAIM_WAKE && c->reclaim_on)
-		set_reclaim(c, false);
 	bool on = what == RP_RECLAIM_BEGIN || what == RP_RECLAIM_WAKE;
 	if (on != c->reclaim_on)
 		set_reclaim(c, on);
@@ -660,12 +723,14 @@ int rp_replay(const struct rp_trace *t, struct rp_machine *m, const struct rp_op
 		res->map_errors = c->map_errors;
 		res->realloc_live = c->realloc_live;
 		res->moved = c->moved;
+		res->untraced_max = c->max_held;
 		if (opt->map_path && cli_map(c->pool, opt->map_path, NULL))
 			rc = -1;
 	}
 	if (c->pool)
 		pa_shutdown(c->pool);
 	free(c->kmap), free(c->pre), free(c->ctarget), free(c->pre_kernel), free(c->freed);
+	free(c->held);
 	free(c);
 	return rc;
 }

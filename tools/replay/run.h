@@ -39,6 +39,12 @@ struct rp_ctx {
 	uint8_t *pre_kernel;  /* bit per pageblock: the start state allocated it unmovable */
 	uint64_t pre_cursor;  /* where the search for any pre-trace block resumes */
 	uint64_t map_errors, realloc_live, moved;
+	/*
+	 * Frames held for allocations the trace does not show (held_untraced()):
+	 * order-0 frames, the last taken first given back.
+	 */
+	uint32_t *held;
+	size_t nr_held, cap_held, max_held;
 	bool reclaim_on;   /* a kswapd pass is under way */
 	bool seen_balance; /* the trace prints balance_pgdat's begin and end */
 	char first_report[256];
