@@ -48,6 +48,7 @@ static unsigned info_fields(struct pa_pool *pool, struct info_field *f, char *bb
 		                      .str = backing_name(c, bbuf, blen) };
 	U("min_free_kbytes", atomic_load(&pool->min_free_kbytes));
 	U("watermark_scale_factor", atomic_load(&pool->watermark_scale_factor));
+	U("watermark_boost_factor", atomic_load(&pool->watermark_boost_factor));
 #undef U
 	return n;
 }
