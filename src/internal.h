@@ -1417,6 +1417,9 @@ struct pa_pcp {
 	 * as of frees_seen: the fast path only counts frees (pcp.c catches up). */
 	uint32_t alloc_factor;
 	uint64_t frees_seen;
+	/* Frees of orders outside 1..PA_COSTLY_ORDER at the last one inside (Linux's
+	 * PCPF_PREV_FREE_HIGH_ORDER while unchanged; pcp_free_costly_unlock()). */
+	uint64_t frees_at_costly;
 	uint32_t spill_next; /* the list a spill starts from */
 	uint64_t last_decay_ns;
 	/* pcp_rules=6.1: Linux 6.1's free_factor, and the allocations it was last halved up to. */
@@ -1501,6 +1504,8 @@ struct pa_page *pcp_refill_unlock(struct pa_zone *zone, struct pa_pcp *pcp, unsi
 bool pcp_spill_unlock(struct pa_zone *zone, struct pa_pcp *pcp, unsigned list);
 /* The same from the list whose top is pfn (the free that overflowed): the fast path keeps no type. */
 bool pcp_spill_top_unlock(struct pa_pcp *pcp, unsigned order, pa_pfn_t pfn);
+/* A free of order 1..PA_COSTLY_ORDER just linked (full: the lists reach high): Linux's free_high. */
+bool pcp_free_costly_unlock(struct pa_pcp *pcp, unsigned order, pa_pfn_t pfn, bool full);
 bool pcp_free_wipe_unlock(struct pa_zone *zone, struct pa_pcp *pcp, pa_pfn_t pfn, unsigned order);
 
 /* The top block of a list taken off it, still PS_PCP; NULL if the list is empty. */
@@ -1740,6 +1745,8 @@ static inline bool pcp_free_commit(struct pa_pcp *pcp, struct pa_page *p, pa_pfn
 	bool full = pcp_link_page(pcp, p, pfn, order, type); /* the CAS made it PS_PCP */
 	pcp->orders[order].frees++;
 	pcp->free_count += 1u << order;
+	if (order != 0 && order <= PA_COSTLY_ORDER) /* folds away in order 0's inline path */
+		return pcp_free_costly_unlock(pcp, order, pfn, full);
 	if (unlikely(full))
 		return pcp_spill_top_unlock(pcp, order, pfn);
 	pa_spin_unlock(&pcp->lock);

@@ -622,12 +622,69 @@ bool pcp_spill_unlock(struct pa_zone *z, struct pa_pcp *pcp, unsigned list)
 	return true;
 }
 
-bool pcp_spill_top_unlock(struct pa_pcp *pcp, unsigned order, pa_pfn_t pfn)
+/* The list a free just linked pfn onto: the one it heads. */
+static unsigned list_headed_by(const struct pa_pcp *pcp, unsigned order, pa_pfn_t pfn)
 {
 	unsigned type = 0;
 	while (type + 1 < PA_NR_PCP_TYPES && pcp_head(pcp, order, type) != pfn)
 		type++;
-	return pcp_spill_unlock(pcp->zone, pcp, pcp_index(order, type));
+	return pcp_index(order, type);
+}
+
+bool pcp_spill_top_unlock(struct pa_pcp *pcp, unsigned order, pa_pfn_t pfn)
+{
+	return pcp_spill_unlock(pcp->zone, pcp, list_headed_by(pcp, order, pfn));
+}
+
+/* Frees from the lists' orders outside 1..PA_COSTLY_ORDER. */
+static uint64_t frees_not_costly(const struct pa_pool *pool, const struct pa_pcp *pcp)
+{
+	uint64_t n = ops_total(pool, pcp, true);
+	for (unsigned o = 1; o <= PA_COSTLY_ORDER && o <= pool->max_order_boot; o++)
+		n -= pcp->orders[o].frees;
+	return n;
+}
+
+/*
+ * Linux 6.7's free_frozen_page_commit(): high-order pages on the lists
+ * fragment the zone, so a run of frees of orders 1..3 with none of another
+ * order between (PCPF_PREV_FREE_HIGH_ORDER) that passes a batch and half of
+ * high_min gives back up to batch << 5 frames at once and lowers high as
+ * much. Linux keeps a batch on the lists first where the CPU's cache slice
+ * holds three batches (PCPF_FREE_HIGH_BATCH): taken as so, as on every
+ * machine with a megabyte of cache a CPU. 6.1's rules look at such frees in
+ * pcp_free_61().
+ */
+bool pcp_free_costly_unlock(struct pa_pcp *pcp, unsigned order, pa_pfn_t pfn, bool full)
+{
+	struct pa_zone *z = pcp->zone;
+	struct pa_pool *pool = z->pool;
+	if (rules_61(pool)) {
+		if (full)
+			return pcp_spill_top_unlock(pcp, order, pfn);
+		pa_spin_unlock(&pcp->lock);
+		return true;
+	}
+	uint64_t others = frees_not_costly(pool, pcp);
+	bool prev_costly = others == pcp->frees_at_costly;
+	pcp->frees_at_costly = others;
+	uint64_t cap = (uint64_t)pcp->batch << PCP_BATCH_SCALE_MAX;
+	uint64_t before = pcp->free_count - (1u << order); /* Linux counts this free after */
+	before = before < cap ? before : cap;
+	bool free_high = prev_costly && before >= pcp->batch + pcp->high_min / 2 &&
+	                 pcp_count(pcp) >= pcp->batch;
+	if (!free_high) {
+		if (full)
+			return pcp_spill_top_unlock(pcp, order, pfn);
+		pa_spin_unlock(&pcp->lock);
+		return true;
+	}
+	uint64_t n = pcp_count(pcp) < cap ? pcp_count(pcp) : cap;
+	pcp_spill(z, pcp, n, UINT64_MAX, list_headed_by(pcp, order, pfn), SITE_PCP_SPILL);
+	uint32_t high = pcp->high > cap + pcp->high_min ? pcp->high - (uint32_t)cap : pcp->high_min;
+	pcp_set_high(pcp, high);
+	pa_spin_unlock(&pcp->lock);
+	return true;
 }
 
 /* init_on_free: wipe the bytes first; the block is ours while the list lock is held. */

@@ -550,3 +550,48 @@ TEST(linux_boost_spares_high_order_0_requests_at_the_min_watermark)
 	VALIDATE(pool);
 	pa_shutdown(pool);
 }
+
+/*
+ * Linux 6.7's high-order free rule: a run of order-1 frees with no other
+ * order between gives the lists back once it passes a batch and half of
+ * high_min, so they stay short; with an order-0 free after each, the run
+ * is broken every time and the lists grow toward high.
+ */
+static uint64_t most_on_lists_freeing_order_1(bool with_order_0)
+{
+	struct pa_pool *pool = test_boot("mem=256M nr_cpus=1 linux=7.2");
+	enum { N = 3000 };
+	static struct pa_page *pairs[N], *singles[N];
+	for (unsigned i = 0; i < N; i++) {
+		REQUIRE((pairs[i] = pa_alloc_pages(pool, PA_GFP_MOVABLE, 1)) != NULL);
+		REQUIRE((singles[i] = pa_alloc_pages(pool, PA_GFP_MOVABLE, 0)) != NULL);
+	}
+	pa_drain_all(pool);
+	uint64_t most = 0;
+	for (unsigned i = 0; i < N; i++) {
+		pa_free_pages(pool, pairs[i], 1);
+		if (with_order_0)
+			pa_free_pages(pool, singles[i], 0);
+		struct pa_pcp_info pi = dma32_pcp(pool);
+		most = pi.count > most ? pi.count : most;
+	}
+	if (!with_order_0)
+		for (unsigned i = 0; i < N; i++)
+			pa_free_pages(pool, singles[i], 0);
+	VALIDATE(pool);
+	pa_shutdown(pool);
+	return most;
+}
+
+TEST(linux_67_a_run_of_high_order_frees_empties_the_lists)
+{
+	uint64_t run = most_on_lists_freeing_order_1(false);
+	uint64_t broken = most_on_lists_freeing_order_1(true);
+	struct pa_pool *pool = test_boot("mem=256M nr_cpus=1 linux=7.2");
+	struct pa_pcp_info pi = dma32_pcp(pool);
+	pa_shutdown(pool);
+	CHECK_MSG(run <= pi.batch + pi.high_min / 2 + pi.batch + 2, "run: %llu on the lists",
+	          (unsigned long long)run);
+	CHECK_MSG(broken > 2 * run, "broken run: %llu on the lists, run %llu",
+	          (unsigned long long)broken, (unsigned long long)run);
+}
