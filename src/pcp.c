@@ -316,9 +316,30 @@ static void refill_cut(struct pa_pool *pool, struct pa_pcp *pcp, struct pcp_bloc
  * the lock for a few list operations each. A refill raises high by a batch
  * while the zone is above its high watermark (Linux 6.7).
  */
+/*
+ * Linux 6.7's nr_pcp_alloc(): before it counts what to take, a refill
+ * raises high by what it would take (a batch, scaled by alloc_factor for
+ * order 0), up to high_max, unless the zone is under its high watermark
+ * (ZONE_BELOW_HIGH). Not while reclaim caps the lists, where high is the cap.
+ */
+static void raise_high(struct pa_zone *z, struct pa_pcp *pcp, unsigned order)
+{
+	struct pa_pool *pool = z->pool;
+	if (rules_61(pool) || below_high(z) || reclaim_active(z) || pcp->high >= pcp->high_max)
+		return;
+	uint64_t step = pcp->batch;
+	if (!order) {
+		factor_catch_up(&pcp->alloc_factor, &pcp->frees_seen, ops_total(pool, pcp, true));
+		step <<= pcp->alloc_factor;
+	}
+	uint64_t h = pcp->high + step;
+	pcp_set_high(pcp, h > pcp->high_max ? pcp->high_max : (uint32_t)h);
+}
+
 static void pcp_refill(struct pa_zone *z, struct pa_pcp *pcp, unsigned order, unsigned mt)
 {
 	struct pa_pool *pool = z->pool;
+	raise_high(z, pcp, order);
 	unsigned n = refill_count(pool, pcp, order);
 	unsigned flags = ALLOC_WMARK_LOW | (mt == PA_MT_MOVABLE ? ALLOC_CMA : 0);
 	flags |= superblock_alloc_flags(pool, mt, 0); /* the zone path decides with the gfp */
@@ -366,10 +387,6 @@ static void pcp_refill(struct pa_zone *z, struct pa_pcp *pcp, unsigned order, un
 		atomic_store_explicit(&z->below_high, true, memory_order_relaxed);
 	if (below_high(z) && pcp->high > pcp->high_min)
 		pcp_set_high(pcp, reclaim_cap(z, pcp, pcp->high_min));
-	if (roomy && pcp->high < pcp->high_max && !reclaim_active(z)) {
-		uint32_t h = pcp->high + pcp->batch;
-		pcp_set_high(pcp, h > pcp->high_max ? pcp->high_max : h);
-	}
 	pcp_decay(z, pcp);
 }
 
@@ -614,6 +631,7 @@ bool pcp_spill_unlock(struct pa_zone *z, struct pa_pcp *pcp, unsigned list)
 		pcp_free_61(z, pcp, list);
 	} else {
 		pcp_spill(z, pcp, spill_frames(pcp), UINT64_MAX, list, SITE_PCP_SPILL);
+		pcp_decay(z, pcp);
 		if (below_high(z) &&
 		    zone_nr_free(z) > __atomic_load_n(&z->wmark[PA_WMARK_HIGH], __ATOMIC_RELAXED))
 			atomic_store_explicit(&z->below_high, false, memory_order_relaxed);

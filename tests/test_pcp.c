@@ -1511,6 +1511,34 @@ TEST(pcp_high_stays_within_its_bounds_through_long_runs)
 }
 
 /*
+ * Linux 6.7's nr_pcp_alloc(): each refill first raises high by the batch it
+ * is about to take, which doubles (alloc_factor) for each refill in a row
+ * with no free between: batch, then 2 batches.
+ */
+TEST(pcp_refills_raise_high_by_the_scaled_batch)
+{
+	struct pa_pool *pool = boot_with("mem=256M max_order=10 nr_cpus=2", true);
+	pose(0);
+	struct pa_pcp_info info;
+	/* The first refill's decay (a second since boot) sets where high starts. */
+	REQUIRE(pa_alloc_pages(pool, PA_GFP_MOVABLE, 0));
+	REQUIRE(pa_pcp_info(pool, 0, PA_ZONE_DMA32, 0, &info, NULL) == 0);
+	uint64_t batch = info.batch, high = info.high;
+	REQUIRE(info.count == batch - 1);
+	for (unsigned r = 1; r <= 3; r++) {
+		uint64_t take = batch << r;
+		for (uint64_t i = 0; i <= info.count; i++) /* the list's last, then a refill */
+			REQUIRE(pa_alloc_pages(pool, PA_GFP_MOVABLE, 0));
+		REQUIRE(pa_pcp_info(pool, 0, PA_ZONE_DMA32, 0, &info, NULL) == 0);
+		CHECK_MSG(info.high == high + take, "refill %u: high %llu, expected %llu", r,
+		          (unsigned long long)info.high, (unsigned long long)(high + take));
+		CHECK_EQ_U64(info.count, take - 1);
+		high = info.high;
+	}
+	pa_shutdown(pool);
+}
+
+/*
  * Linux's decay_pcp_high(): when the periodic decay lowers high below what
  * the lists hold, the excess goes back to the buddy (count - high frames).
  * Here: high raised by refills, the lists filled to just under it by frees,
@@ -1521,9 +1549,9 @@ TEST(pcp_decay_gives_back_what_is_above_the_lowered_high)
 	struct pa_pool *pool = boot_with("mem=256M max_order=10 nr_cpus=2", true);
 	char fresh[BI_LEN];
 	buddyinfo(pool, fresh, sizeof fresh);
-	/* CPU 0's refills raise its high by a batch each; CPU 1 allocates the rest to free on CPU 0. */
+	/* CPU 0's refills raise its high by what each takes; CPU 1 allocates the rest to free on CPU 0. */
 	enum {
-		NR0 = 4000,
+		NR0 = 1000,
 		NR = 6000
 	}; /* enough refills on CPU 0 even as the alloc factor grows them */
 	struct pa_page **blk = malloc(NR * sizeof *blk);
