@@ -38,18 +38,26 @@ static const struct pa_node *local_node(struct pa_pool *pool)
 
 static unsigned alloc_nofragment(const struct alloc_ctx *ac);
 
-static inline void alloc_ctx_init(struct alloc_ctx *ac, struct pa_pool *pool, pa_gfp_t gfp,
-                                  unsigned order)
+/*
+ * A request's first flags depend on its movable bit and, for
+ * ALLOC_NOFRAGMENT, on which zones have memory and on its zone modifiers and
+ * node limit: the node keeps them for a request without a modifier or limit
+ * (alloc_update_node_flags()), so that the common case reads one word.
+ */
+static inline __attribute__((always_inline)) void
+alloc_ctx_init(struct alloc_ctx *ac, struct pa_pool *pool, pa_gfp_t gfp, unsigned order)
 {
 	ac->pool = pool;
 	ac->gfp = gfp;
 	ac->order = order;
 	ac->mt = gfp_migratetype(gfp);
 	ac->highest = gfp_highest_zone(gfp);
-	ac->flags = ALLOC_WMARK_LOW | ((gfp & PA_GFP_MOVABLE) ? ALLOC_CMA : 0);
-	ac->flags |= superblock_alloc_flags(pool, ac->mt, gfp);
 	ac->node = local_node(pool);
-	ac->flags |= alloc_nofragment(ac);
+	ac->flags = __atomic_load_n(&ac->node->alloc_flags[(gfp & PA_GFP_MOVABLE) != 0],
+	                            __ATOMIC_RELAXED);
+	if (unlikely(gfp & (PA_GFP_DMA | PA_GFP_DMA32 | PA_GFP_THISNODE)))
+		ac->flags = (ac->flags & ~ALLOC_NOFRAGMENT) | alloc_nofragment(ac);
+	ac->flags |= superblock_alloc_flags(pool, ac->mt, gfp);
 }
 
 static inline bool zone_allowed(const struct alloc_ctx *ac, const struct pa_zone *z)
@@ -84,6 +92,21 @@ static unsigned alloc_nofragment(const struct alloc_ctx *ac)
 			               0;
 	}
 	return 0;
+}
+
+/* At boot and whenever a zone gains its first or loses its last frame (zone_update_cpu_zones()). */
+void alloc_update_node_flags(struct pa_pool *pool)
+{
+	for (unsigned i = 0; i < pool->nr_nodes; i++) {
+		for (unsigned m = 0; m < 2; m++) {
+			struct alloc_ctx ac = { .pool = pool, .gfp = m ? PA_GFP_MOVABLE : 0 };
+			ac.highest = gfp_highest_zone(ac.gfp);
+			ac.node = &pool->nodes[i];
+			unsigned flags =
+			        ALLOC_WMARK_LOW | (m ? ALLOC_CMA : 0) | alloc_nofragment(&ac);
+			__atomic_store_n(&pool->nodes[i].alloc_flags[m], flags, __ATOMIC_RELAXED);
+		}
+	}
 }
 
 /*
