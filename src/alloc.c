@@ -38,18 +38,26 @@ static const struct pa_node *local_node(struct pa_pool *pool)
 
 static unsigned alloc_nofragment(const struct alloc_ctx *ac);
 
-static inline void alloc_ctx_init(struct alloc_ctx *ac, struct pa_pool *pool, pa_gfp_t gfp,
-                                  unsigned order)
+/*
+ * A request's first flags depend on its movable bit and, for
+ * ALLOC_NOFRAGMENT, on which zones have memory and on its zone modifiers and
+ * node limit: the node keeps them for a request without a modifier or limit
+ * (alloc_update_node_flags()), so that the common case reads one word.
+ */
+static inline __attribute__((always_inline)) void
+alloc_ctx_init(struct alloc_ctx *ac, struct pa_pool *pool, pa_gfp_t gfp, unsigned order)
 {
 	ac->pool = pool;
 	ac->gfp = gfp;
 	ac->order = order;
 	ac->mt = gfp_migratetype(gfp);
 	ac->highest = gfp_highest_zone(gfp);
-	ac->flags = ALLOC_WMARK_LOW | ((gfp & PA_GFP_MOVABLE) ? ALLOC_CMA : 0);
-	ac->flags |= superblock_alloc_flags(pool, ac->mt, gfp);
 	ac->node = local_node(pool);
-	ac->flags |= alloc_nofragment(ac);
+	ac->flags = __atomic_load_n(&ac->node->alloc_flags[(gfp & PA_GFP_MOVABLE) != 0],
+	                            __ATOMIC_RELAXED);
+	if (unlikely(gfp & (PA_GFP_DMA | PA_GFP_DMA32 | PA_GFP_THISNODE)))
+		ac->flags = (ac->flags & ~ALLOC_NOFRAGMENT) | alloc_nofragment(ac);
+	ac->flags |= superblock_alloc_flags(pool, ac->mt, gfp);
 }
 
 static inline bool zone_allowed(const struct alloc_ctx *ac, const struct pa_zone *z)
@@ -84,6 +92,21 @@ static unsigned alloc_nofragment(const struct alloc_ctx *ac)
 			               0;
 	}
 	return 0;
+}
+
+/* At boot and whenever a zone gains its first or loses its last frame (zone_update_cpu_zones()). */
+void alloc_update_node_flags(struct pa_pool *pool)
+{
+	for (unsigned i = 0; i < pool->nr_nodes; i++) {
+		for (unsigned m = 0; m < 2; m++) {
+			struct alloc_ctx ac = { .pool = pool, .gfp = m ? PA_GFP_MOVABLE : 0 };
+			ac.highest = gfp_highest_zone(ac.gfp);
+			ac.node = &pool->nodes[i];
+			unsigned flags =
+			        ALLOC_WMARK_LOW | (m ? ALLOC_CMA : 0) | alloc_nofragment(&ac);
+			__atomic_store_n(&pool->nodes[i].alloc_flags[m], flags, __ATOMIC_RELAXED);
+		}
+	}
 }
 
 /*
@@ -184,9 +207,12 @@ zone_rmqueue(struct pa_zone *z, const struct alloc_ctx *ac, uint64_t mark, unsig
 	}
 }
 
-/* Try each allowed zone of the preferred node's zonelist at the given watermark. */
+/*
+ * Try each allowed zone of the preferred node's zonelist at the given
+ * watermark. zero: the request has PA_GFP_ZERO (a constant where it can be).
+ */
 static inline __attribute__((always_inline)) struct pa_page *
-zonelist_walk(const struct alloc_ctx *ac, unsigned flags)
+zonelist_walk(const struct alloc_ctx *ac, unsigned flags, bool zero)
 {
 	const struct pa_node *n = ac->node;
 	for (unsigned i = 0; i < n->nr_zonelist; i++) {
@@ -199,7 +225,7 @@ zonelist_walk(const struct alloc_ctx *ac, unsigned flags)
 		pa_pfn_t pfn = zone_rmqueue(z, ac, mark, flags);
 		if (pfn != PA_NIL) {
 			p = prep_block(z, pfn, ac);
-			if (unlikely(ac->gfp & PA_GFP_ZERO))
+			if (zero)
 				p->private =
 				        clean_stash(buddy_taken_clean(z)); /* for zero_block() */
 			if ((flags & ALLOC_HIGHATOMIC) && ac->order > 0)
@@ -216,7 +242,7 @@ zonelist_walk(const struct alloc_ctx *ac, unsigned flags)
 static __attribute__((noinline)) struct pa_page *get_page_from_freelist(const struct alloc_ctx *ac,
                                                                         unsigned flags)
 {
-	return zonelist_walk(ac, flags);
+	return zonelist_walk(ac, flags, ac->gfp & PA_GFP_ZERO);
 }
 
 /* Give back HIGHATOMIC reserves in the allowed zones before failing (no reclaim here). */
@@ -385,12 +411,14 @@ static __attribute__((noinline, cold)) struct pa_page *alloc_refused(struct pa_p
 	return NULL;
 }
 
-/* Everything but a per-CPU list hit: the zonelist walk, the slow path, failure. */
-static __attribute__((noinline)) struct pa_page *alloc_zones(struct pa_pool *pool, pa_gfp_t gfp,
-                                                             unsigned order)
+/*
+ * Everything but a per-CPU list hit: the zonelist walk, the slow path,
+ * failure. zero: gfp has PA_GFP_ZERO (a constant, so that a request without
+ * it tests for it once, in alloc_zones()).
+ */
+static inline __attribute__((always_inline)) struct pa_page *
+alloc_zones_body(struct pa_pool *pool, pa_gfp_t gfp, unsigned order, bool zero)
 {
-	if (unlikely(gfp & ~PA_GFP_ALL_FLAGS))
-		return alloc_refused(pool, gfp, "pa_alloc_pages");
 	struct alloc_ctx ac;
 	alloc_ctx_init(&ac, pool, gfp, order);
 	if (unlikely(order > pool_max_order(pool))) {
@@ -399,27 +427,44 @@ static __attribute__((noinline)) struct pa_page *alloc_zones(struct pa_pool *poo
 	}
 	struct pa_page *p = NULL;
 	/* Memory known zero first: it need not be written again. */
-	if (unlikely(gfp & PA_GFP_ZERO) && device_pool_has_clean(pool) &&
-	    (p = device_alloc_zeroed(pool, gfp, order)))
+	if (zero && device_pool_has_clean(pool) && (p = device_alloc_zeroed(pool, gfp, order)))
 		return p;
 	/* Skipped by the fast path only to be zeroed, or for an order it leaves out. */
-	if ((gfp & PA_GFP_ZERO || order >= pool->cfg.pageblock_order) &&
-	    pcp_order_enabled(pool, order) && !(gfp & GFP_SLOW))
+	if ((zero || order >= pool->cfg.pageblock_order) && pcp_order_enabled(pool, order) &&
+	    !(gfp & GFP_SLOW))
 		p = pcp_alloc_local(pool, gfp, order);
 	if (!p)
-		p = zonelist_walk(&ac, ac.flags); /* inline: the first try is the common case */
+		p = zonelist_walk(&ac, ac.flags,
+		                  zero); /* inline: the first try is the common case */
 	/* Linux's get_page_from_freelist(): no zone served without a fallback; now with one. */
 	if (unlikely(!p) && (ac.flags & ALLOC_NOFRAGMENT) && !pool->cfg.linux_defrag_mode) {
 		ac.flags &= ~ALLOC_NOFRAGMENT;
-		p = zonelist_walk(&ac, ac.flags);
+		p = zonelist_walk(&ac, ac.flags, zero);
 	}
 	if (unlikely(!p) && (ac.flags & ALLOC_NO_POLLUTE))
 		p = alloc_defrag(&ac);
 	if (unlikely(!p))
 		p = alloc_slowpath(&ac);
-	if (p && (gfp & PA_GFP_ZERO))
+	if (zero && p)
 		zero_block(&ac, p);
 	return p;
+}
+
+/* A zeroing request, or one with unknown gfp bits (refused). */
+static __attribute__((noinline)) struct pa_page *alloc_zones_zero(struct pa_pool *pool,
+                                                                  pa_gfp_t gfp, unsigned order)
+{
+	if (unlikely(gfp & ~PA_GFP_ALL_FLAGS))
+		return alloc_refused(pool, gfp, "pa_alloc_pages");
+	return alloc_zones_body(pool, gfp, order, true);
+}
+
+static __attribute__((noinline)) struct pa_page *alloc_zones(struct pa_pool *pool, pa_gfp_t gfp,
+                                                             unsigned order)
+{
+	if (unlikely(gfp & (PA_GFP_ZERO | ~PA_GFP_ALL_FLAGS)))
+		return alloc_zones_zero(pool, gfp, order);
+	return alloc_zones_body(pool, gfp, order, false);
 }
 
 /* The owner's list lock was busy (a drain, or a thread sharing the id): the zone path. */

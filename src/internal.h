@@ -552,6 +552,7 @@ struct pa_node {
 	/* Fallback order: own zones from the highest type down, then other nodes by distance. */
 	unsigned nr_zonelist;
 	struct pa_zone **zonelist;
+	unsigned alloc_flags[2]; /* a request's first alloc flags, [movable] (alloc.c) */
 };
 
 /* ---------------------------------------------------------------------- */
@@ -1958,6 +1959,8 @@ void alloc_bad_free(struct pa_pool *pool, const char *what);
  * entry and on return): the head says PS_FREEING meanwhile.
  */
 void alloc_wipe_block(struct pa_zone *z, pa_pfn_t pfn, unsigned order);
+/* Each node's alloc_flags[] again: at boot and when a zone gains or loses all its memory. */
+void alloc_update_node_flags(struct pa_pool *pool);
 
 /*
  * Where cpu_pcp holds a CPU's lists for gfp: by the two type bits, which the

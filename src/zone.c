@@ -481,6 +481,7 @@ static int node_build_zonelist(struct pa_pool *pool, struct pa_node *n)
  * Hotplug calls it again when a zone gains or loses all its memory; a fast
  * path that read the old zone meanwhile still allocates correctly there (a
  * zone is never freed before the pool), or falls to the zonelist walk.
+ * Which zone a request prefers, and so its ALLOC_NOFRAGMENT, changes then too.
  */
 void zone_update_cpu_zones(struct pa_pool *pool)
 {
@@ -504,6 +505,7 @@ void zone_update_cpu_zones(struct pa_pool *pool)
 					        pick->pcp[c], __ATOMIC_RELAXED);
 		}
 	}
+	alloc_update_node_flags(pool);
 }
 
 static int zone_init_cpu_zones(struct pa_pool *pool)
