@@ -178,9 +178,11 @@ static inline bool watermark_ok(const struct pa_zone *z, unsigned order, uint64_
 /*
  * Linux lets an order-0 request that may dip below the min watermark ignore
  * the watermark boost there: the min watermark is where kswapd, not the
- * boost, is to do the work.
+ * boost, is to do the work. Out of line, so that a request the watermark
+ * passes pays nothing for it.
  */
-static bool boost_exempt(const struct pa_zone *z, unsigned order, uint64_t mark, unsigned flags)
+static __attribute__((noinline)) bool boost_exempt(const struct pa_zone *z, unsigned order,
+                                                   uint64_t mark, unsigned flags)
 {
 	return z->watermark_boost && order == 0 && (flags & ALLOC_MIN_RESERVE) &&
 	       (flags & ALLOC_WMARK_MASK) == ALLOC_WMARK_MIN &&
@@ -231,8 +233,8 @@ zonelist_walk(const struct alloc_ctx *ac, unsigned flags, bool zero)
 			if ((flags & ALLOC_HIGHATOMIC) && ac->order > 0)
 				pageblock_reserve_highatomic(z, pfn, ac->order);
 		}
-		pa_unlock(&z->lock);
-		zone_boost_check(z);
+		if (unlikely(pa_unlock_slow(&z->lock)))
+			zone_boost_check(z);
 		if (p)
 			return p;
 	}

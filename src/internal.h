@@ -793,12 +793,30 @@ static inline void pa_lock(struct pa_lock *lock, enum pa_lock_site site)
 	pa_lock_min_spins(lock, site, 0);
 }
 
-static inline void pa_unlock(struct pa_lock *lock)
+/*
+ * Unlock; true when the unlock took its slow path: a waiter was woken, or
+ * the holder called pa_lock_defer() to leave work for after the unlock,
+ * which then costs the common path nothing.
+ */
+static inline bool pa_unlock_slow(struct pa_lock *lock)
 {
 	if (unlikely(lock->pool->cfg.debug))
 		atomic_store_explicit(&lock->owner, 0, memory_order_relaxed);
-	if (unlikely(atomic_exchange_explicit(&lock->v, 0, memory_order_release) == 2))
-		platform_lock_wake(lock);
+	if (likely(atomic_exchange_explicit(&lock->v, 0, memory_order_release) != 2))
+		return false;
+	platform_lock_wake(lock); /* none may wait: a wake-up too many is harmless */
+	return true;
+}
+
+static inline void pa_unlock(struct pa_lock *lock)
+{
+	pa_unlock_slow(lock);
+}
+
+/* Send the coming unlock down its slow path (pa_unlock_slow()). Lock held. */
+static inline void pa_lock_defer(struct pa_lock *lock)
+{
+	atomic_store_explicit(&lock->v, 2, memory_order_relaxed);
 }
 
 /* Lock precondition, checked when debug >= 1. */
@@ -957,7 +975,11 @@ void zone_apply_boost(struct pa_zone *z);
  * until the external reclaim's pass ends (zone_reclaim_pass()).
  */
 void zone_boost_wake(struct pa_zone *z);
-/* Linux's rmqueue() ends by waking kswapd for a zone its fallback boosted. No lock held. */
+/*
+ * Linux's rmqueue() ends by waking kswapd for a zone its fallback boosted.
+ * No lock held. The zone path asks only when its unlock took the slow path,
+ * where zone_boost_watermark() sends it (pa_lock_defer()).
+ */
 static inline void zone_boost_check(struct pa_zone *z)
 {
 	if (unlikely(atomic_load_explicit(&z->boost_wake, memory_order_relaxed)))

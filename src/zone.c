@@ -764,6 +764,7 @@ bool zone_boost_watermark(struct pa_zone *z)
 	z->watermark_boost = z->watermark_boost + pb < max ? z->watermark_boost + pb : max;
 	zone_apply_boost(z);
 	atomic_store_explicit(&z->boost_wake, true, memory_order_relaxed);
+	pa_lock_defer(&z->lock);
 	return true;
 }
 
