@@ -6,7 +6,6 @@
 #define PA_PAGEBLOCK_H
 
 #include "buddy.h"
-#include "zone.h"
 
 #define PB_MT_MASK 0x07u
 #define PB_ISOLATE 0x08u
