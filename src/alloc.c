@@ -14,8 +14,18 @@
  * free: check the head under the zone lock (a bad free is reported, counted
  * and refused, nothing changes), then merge into the buddy lists.
  */
-#include "internal.h"
+#include "alloc.h"
+
+#include "platform/platform.h"
+#include "buddy.h"
+#include "compaction.h"
 #include "device.h"
+#include "memmap.h"
+#include "migrate.h"
+#include "pageblock.h"
+#include "pcp.h"
+#include "superblock.h"
+#include "zone.h"
 
 /* One allocation request, decoded once from the gfp flags. */
 struct alloc_ctx {

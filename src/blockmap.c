@@ -7,7 +7,11 @@
  * free block above the pageblock order) is found through its head.
  * Untouched chunks (deferred init, no descriptors written yet) are free.
  */
-#include "internal.h"
+#include "platform/platform.h"
+#include "buddy.h"
+#include "memmap.h"
+#include "pageblock.h"
+#include "zone.h"
 
 uint64_t pa_pageblock_count(const struct pa_pool *pool)
 {

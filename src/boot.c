@@ -5,8 +5,21 @@
  * up layer by layer. Every error names the key and the value and says what
  * would be valid; nothing is left allocated after a failed boot.
  */
-#include "internal.h"
+#include "boot.h"
+
+#include "platform/platform.h"
+#include "compaction.h"
+#include "deferred.h"
 #include "device.h"
+#include "hotplug.h"
+#include "isolation.h"
+#include "linux.h"
+#include "memmap.h"
+#include "pcp.h"
+#include "reporting.h"
+#include "shuffle.h"
+#include "superblock.h"
+#include "zone.h"
 
 #include <stdarg.h>
 

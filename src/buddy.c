@@ -9,7 +9,14 @@
  * smallest fit is one count-trailing-zeros. Every function here runs with the
  * zone lock held (or during boot, before the zone is visible).
  */
-#include "internal.h"
+#include "buddy.h"
+
+#include "memmap.h"
+#include "pageblock.h"
+#include "reporting.h"
+#include "shuffle.h"
+#include "superblock.h"
+#include "zone.h"
 
 static inline uint32_t *list_head(struct pa_zone *z, unsigned order, unsigned mt)
 {

@@ -10,7 +10,13 @@
  * so a smaller pageblock order (the ceiling of seed 004) means smaller,
  * less wasteful reservations.
  */
-#include "internal.h"
+#include "isolation.h"
+
+#include "platform/platform.h"
+#include "buddy.h"
+#include "memmap.h"
+#include "pageblock.h"
+#include "zone.h"
 
 struct pa_cma_area {
 	struct pa_cma_info info;

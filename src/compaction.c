@@ -26,7 +26,15 @@
  * Deferral, cached scanner positions and skip hints follow Linux. The zone
  * lock is held for one pageblock at a time and never while data is copied.
  */
-#include "internal.h"
+#include "compaction.h"
+
+#include "platform/platform.h"
+#include "buddy.h"
+#include "isolation.h"
+#include "memmap.h"
+#include "migrate.h"
+#include "pageblock.h"
+#include "zone.h"
 
 #define COMPACT_CLUSTER_MAX     32 /* folios isolated per round, as Linux's */
 #define COMPACT_MAX_DEFER_SHIFT 6

@@ -7,7 +7,16 @@
  * largest aligned ones that fit, so pa_free_contig_range() (or pa_free_pages
  * on each block) gives it back. Any failure leaves the pool as it was.
  */
-#include "internal.h"
+#include "isolation.h"
+
+#include "platform/platform.h"
+#include "alloc.h"
+#include "buddy.h"
+#include "compaction.h"
+#include "memmap.h"
+#include "migrate.h"
+#include "pageblock.h"
+#include "zone.h"
 
 /* The largest aligned block at pfn that fits below end, no larger than max_order. */
 static unsigned fit_order(const struct pa_pool *pool, pa_pfn_t pfn, pa_pfn_t end)

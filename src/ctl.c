@@ -16,7 +16,12 @@
  * compactors are threads (not kcompactd=manual), -EOPNOTSUPP. Nothing
  * changes when a write fails: every check comes before the first change.
  */
-#include "internal.h"
+#include "platform/platform.h"
+#include "hotplug.h"
+#include "linux.h"
+#include "max_order.h"
+#include "pcp.h"
+#include "zone.h"
 
 struct ctl_entry;
 

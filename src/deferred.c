@@ -11,7 +11,10 @@
  * sizes are computed again from the full managed size, so the pool ends
  * exactly as one booted with deferred_init=0.
  */
-#include "internal.h"
+#include "deferred.h"
+
+#include "platform/platform.h"
+#include "zone.h"
 
 struct deferred_arg {
 	struct pa_deferred *d;

@@ -24,6 +24,14 @@
  */
 #include "device.h"
 
+#include "platform/platform.h"
+#include "alloc.h"
+#include "buddy.h"
+#include "memmap.h"
+#include "pageblock.h"
+#include "pcp.h"
+#include "zone.h"
+
 /* One request, decoded once. */
 struct dev_ctx {
 	struct pa_pool *pool;

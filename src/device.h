@@ -6,7 +6,7 @@
 #ifndef PA_DEVICE_H
 #define PA_DEVICE_H
 
-#include "internal.h"
+#include "pool.h"
 
 /*
  * A PA_GFP_ZERO allocation of order served from memory known zero when a

@@ -40,7 +40,18 @@
  * only once deferred init is done: its walk takes a span's frames for the
  * zone's.
  */
-#include "internal.h"
+#include "hotplug.h"
+
+#include "platform/platform.h"
+#include "boot.h"
+#include "buddy.h"
+#include "deferred.h"
+#include "isolation.h"
+#include "memmap.h"
+#include "migrate.h"
+#include "pageblock.h"
+#include "shuffle.h"
+#include "zone.h"
 
 static uint64_t block_frames(const struct pa_pool *pool)
 {

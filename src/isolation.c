@@ -10,7 +10,13 @@
  * the range is first cut into pageblocks, so that only the range is taken.
  * Undoing re-frees every free block of the range, so it merges again.
  */
-#include "internal.h"
+#include "isolation.h"
+
+#include "platform/platform.h"
+#include "buddy.h"
+#include "memmap.h"
+#include "pageblock.h"
+#include "zone.h"
 
 static pa_pfn_t pb_floor(const struct pa_pool *pool, pa_pfn_t pfn)
 {

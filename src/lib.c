@@ -7,7 +7,7 @@
  * The formatter knows the conversions the core writes (d i u x c s f %, with
  * flags, width and precision), byte for byte as the C library writes them.
  */
-#include "platform.h"
+#include "platform/platform.h"
 
 /* ---------------------------------------------------------------------- */
 /* Formatter                                                               */

@@ -6,7 +6,9 @@
  * holds every change up to that version as a bit of pool->linux_rules; the
  * layers that differ ask linux_rule(). The default is the newest version.
  */
-#include "internal.h"
+#include "linux.h"
+
+#include "platform/platform.h"
 
 /* The table: one row per change, oldest first. */
 static const struct linux_rule_desc {

@@ -22,7 +22,14 @@
  * under the zone lock and fails, a free above it is split, and arrays by
  * order are sized by the booted order.
  */
-#include "internal.h"
+#include "max_order.h"
+
+#include "platform/platform.h"
+#include "buddy.h"
+#include "deferred.h"
+#include "memmap.h"
+#include "pcp.h"
+#include "zone.h"
 
 static void lock_zones(struct pa_pool *pool)
 {

@@ -6,7 +6,9 @@
  * so a buddy in an absent section simply never looks free. Also the pageblock
  * bitmap beside it and the optional backing memory of the frames.
  */
-#include "internal.h"
+#include "memmap.h"
+
+#include "platform/platform.h"
 
 static int memmap_map_backing(struct pa_pool *pool, char *err, size_t errlen);
 

@@ -14,7 +14,12 @@
  * arrives meanwhile only marks the block (PF_FREE_PENDING): the move is
  * undone and the block freed when the mover lets go of it.
  */
-#include "internal.h"
+#include "migrate.h"
+
+#include "platform/platform.h"
+#include "memmap.h"
+#include "pageblock.h"
+#include "zone.h"
 
 int pa_owner_register(struct pa_pool *pool, const struct pa_owner_ops *ops)
 {

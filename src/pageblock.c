@@ -15,7 +15,13 @@
  * puts what it took, and its remainder, on the requester's lists.
  * Every function runs with the zone lock held.
  */
-#include "internal.h"
+#include "pageblock.h"
+
+#include "buddy.h"
+#include "linux.h"
+#include "memmap.h"
+#include "superblock.h"
+#include "zone.h"
 
 const char *const pa_migratetype_names[PA_MT_COUNT] = {
 	"Unmovable", "Movable", "Reclaimable", "HighAtomic", "CMA", "Isolate",

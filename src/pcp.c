@@ -16,7 +16,14 @@
  * they are busy (a drain from another CPU, or a thread that moved CPUs and
  * shares the id). The zone lock nests inside the list lock.
  */
-#include "internal.h"
+#include "pcp.h"
+
+#include "platform/platform.h"
+#include "buddy.h"
+#include "memmap.h"
+#include "pageblock.h"
+#include "superblock.h"
+#include "zone.h"
 
 #define PCP_BATCH_SCALE_MAX   5 /* Linux's: runs of refills or frees scale a batch to batch << 5 */
 /*

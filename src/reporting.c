@@ -30,8 +30,13 @@
  * written when the first of its blocks is handed out or walked, and its
  * blocks go on the free lists from then on, never back to untouched.
  */
-#include "internal.h"
+#include "reporting.h"
+
+#include "platform/platform.h"
+#include "buddy.h"
 #include "device.h"
+#include "memmap.h"
+#include "zone.h"
 
 struct pa_reporting {
 	struct pa_pool *pool;

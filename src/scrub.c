@@ -18,6 +18,10 @@
  */
 #include "device.h"
 
+#include "platform/platform.h"
+#include "buddy.h"
+#include "memmap.h"
+
 #define SCRUB_PIECE_BYTES (256u << 10) /* zeroed between two looks at the zone */
 #define SCRUB_LOOK        64           /* blocks looked at per list and pass */
 

@@ -14,7 +14,12 @@
  * calls shuffle_zone() after online_pages()).
  * Nothing else changes: the same blocks, the same counts, only their order.
  */
-#include "internal.h"
+#include "shuffle.h"
+
+#include "platform/platform.h"
+#include "buddy.h"
+#include "memmap.h"
+#include "zone.h"
 
 /* splitmix64: a fast generator with a 64-bit state; quality is ample for an order. */
 static uint64_t rng_next(uint64_t *state)

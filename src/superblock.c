@@ -25,7 +25,15 @@
  * With superblock_order=0 nothing is allocated and every hook is one
  * predictable branch on pool->sb.
  */
-#include "internal.h"
+#include "superblock.h"
+
+#include "platform/platform.h"
+#include "buddy.h"
+#include "compaction.h"
+#include "isolation.h"
+#include "memmap.h"
+#include "pageblock.h"
+#include "zone.h"
 
 /* Does a pageblock of this type keep its region from being handed out whole for good? */
 static const bool mt_pollutes[PA_MT_COUNT] = {

@@ -5,7 +5,16 @@
  * of every zone, so a counter that drifted or a descriptor that lies is found
  * whatever code path caused it.
  */
-#include "internal.h"
+#include "validate.h"
+
+#include "platform/platform.h"
+#include "buddy.h"
+#include "linux.h"
+#include "memmap.h"
+#include "pageblock.h"
+#include "pcp.h"
+#include "superblock.h"
+#include "zone.h"
 
 #include <stdarg.h>
 

@@ -15,7 +15,18 @@
  * once at boot, never change under running allocations. Node boundaries are section and pageblock
  * aligned, zone boundaries pageblock aligned, so a pageblock belongs to one zone.
  */
-#include "internal.h"
+#include "zone.h"
+
+#include "platform/platform.h"
+#include "alloc.h"
+#include "boot.h"
+#include "buddy.h"
+#include "compaction.h"
+#include "linux.h"
+#include "memmap.h"
+#include "pageblock.h"
+#include "pcp.h"
+#include "shuffle.h"
 
 static const char *const zone_names[PA_ZONE_COUNT] = { "DMA", "DMA32", "Normal", "Movable" };
 

@@ -1,10 +1,14 @@
 # SPDX-License-Identifier: MIT
-# The core includes no OS or C library header: every file of src/ (not
-# src/platform/, the one place the OS lives) includes only our own headers
-# and the freestanding ones. Run as cmake -DPA_SOURCE_DIR=... -P.
+# The core includes no OS or C library header: every file of src/ and
+# src/stats/, and the platform layer the core sees (src/platform/platform.c
+# and .h; not the hooks' defaults beside them, the one place the OS lives),
+# includes only our own headers and the freestanding ones. Run as
+# cmake -DPA_SOURCE_DIR=... -P.
 cmake_minimum_required(VERSION 3.14)
 set(allowed stddef.h stdint.h stdbool.h stdatomic.h limits.h stdarg.h)
-file(GLOB core_files "${PA_SOURCE_DIR}/src/*.c" "${PA_SOURCE_DIR}/src/*.h")
+file(GLOB core_files "${PA_SOURCE_DIR}/src/*.c" "${PA_SOURCE_DIR}/src/*.h"
+     "${PA_SOURCE_DIR}/src/stats/*.c" "${PA_SOURCE_DIR}/src/stats/*.h"
+     "${PA_SOURCE_DIR}/src/platform/platform.c" "${PA_SOURCE_DIR}/src/platform/platform.h")
 if(NOT core_files)
 	message(FATAL_ERROR "no core files under ${PA_SOURCE_DIR}/src")
 endif()

@@ -2,7 +2,7 @@
 /* The shared main() of the test executables: see test.h. */
 #include "test.h"
 
-#include "internal.h"
+#include "zone.h"
 
 #include <setjmp.h>
 #include <stdarg.h>

@@ -3,6 +3,7 @@
 #include "helpers.h"
 
 #include "minijson.h"
+#include "memmap.h"
 
 struct pa_usage usage(struct pa_pool *pool)
 {

@@ -14,7 +14,7 @@
 #include <errno.h>
 #include <pthread.h>
 
-#include "internal.h"
+#include "pool.h"
 
 /* Frame accounting; CHECKs that managed = free + allocated + reserved. */
 struct pa_usage usage(struct pa_pool *pool);

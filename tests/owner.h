@@ -21,7 +21,8 @@
 #include "helpers.h"
 #include "test.h"
 
-#include "internal.h"
+#include "platform/platform.h"
+#include "pool.h"
 
 #include <pthread.h>
 #include <sched.h>

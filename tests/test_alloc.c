@@ -12,7 +12,8 @@
 #include "test.h"
 #include "helpers.h"
 
-#include "internal.h"
+#include "platform/platform.h"
+#include "pool.h"
 
 #include <unistd.h>
 

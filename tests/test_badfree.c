@@ -9,7 +9,8 @@
  */
 #include "test.h"
 
-#include "internal.h"
+#include "platform/platform.h"
+#include "memmap.h"
 
 #include <errno.h>
 #include <signal.h>

@@ -18,7 +18,10 @@
 #include "test.h"
 #include "helpers.h"
 
-#include "internal.h"
+#include "platform/platform.h"
+#include "buddy.h"
+#include "memmap.h"
+#include "pageblock.h"
 
 #include <time.h>
 

@@ -21,7 +21,10 @@
 #endif
 #include "test.h"
 
-#include "internal.h"
+#include "platform/platform.h"
+#include "isolation.h"
+#include "pageblock.h"
+#include "zone.h"
 #include "owner.h"
 #include "helpers.h"
 

@@ -22,7 +22,8 @@
 #endif
 #include "test.h"
 
-#include "internal.h"
+#include "platform/platform.h"
+#include "pageblock.h"
 #include "minijson.h"
 #include "owner.h"
 #include "helpers.h"

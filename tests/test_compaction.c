@@ -19,7 +19,9 @@
 #endif
 #include "test.h"
 
-#include "internal.h"
+#include "platform/platform.h"
+#include "compaction.h"
+#include "pageblock.h"
 #include "owner.h"
 #include "helpers.h"
 

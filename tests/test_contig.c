@@ -24,7 +24,11 @@
 #endif
 #include "test.h"
 
-#include "internal.h"
+#include "platform/platform.h"
+#include "isolation.h"
+#include "pageblock.h"
+#include "pcp.h"
+#include "zone.h"
 #include "owner.h"
 #include "helpers.h"
 

@@ -9,7 +9,7 @@
  */
 #include "test.h"
 
-#include "internal.h"
+#include "memmap.h"
 
 #include <pthread.h>
 

@@ -20,7 +20,8 @@
 #include "test.h"
 
 #include "helpers.h"
-#include "internal.h"
+#include "platform/platform.h"
+#include "pool.h"
 
 #include <pthread.h>
 #include <stdlib.h>

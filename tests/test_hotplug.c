@@ -8,6 +8,10 @@
  * allocate (run under TSan too).
  */
 #include "owner.h"
+#include "buddy.h"
+#include "memmap.h"
+#include "pcp.h"
+#include "zone.h"
 
 #include <errno.h>
 #include <time.h>

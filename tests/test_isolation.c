@@ -16,7 +16,10 @@
 #include "test.h"
 #include "helpers.h"
 
-#include "internal.h"
+#include "platform/platform.h"
+#include "isolation.h"
+#include "memmap.h"
+#include "pageblock.h"
 #include "minijson.h"
 
 #define QUIET "kcompactd=manual pcp_orders=none min_free_kbytes=0 "

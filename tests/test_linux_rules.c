@@ -11,7 +11,9 @@
 #include "test.h"
 #include "helpers.h"
 
-#include "internal.h"
+#include "linux.h"
+#include "memmap.h"
+#include "pageblock.h"
 #include "owner.h"
 
 #define SMALL "min_free_kbytes=0 pcp_orders=none mem=64M max_order=9 "

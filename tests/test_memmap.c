@@ -8,7 +8,8 @@
  */
 #include "helpers.h"
 
-#include "internal.h"
+#include "platform/platform.h"
+#include "memmap.h"
 
 #include <errno.h>
 #include <time.h>

@@ -18,7 +18,8 @@
 #endif
 #include "test.h"
 
-#include "internal.h"
+#include "platform/platform.h"
+#include "pool.h"
 #include "owner.h"
 #include "helpers.h"
 

@@ -12,7 +12,11 @@
 #include "test.h"
 #include "helpers.h"
 
-#include "internal.h"
+#include "platform/platform.h"
+#include "buddy.h"
+#include "memmap.h"
+#include "pageblock.h"
+#include "zone.h"
 
 #define EXACT "min_free_kbytes=0 pcp_orders=none "
 #define SMALL EXACT "mem=64M max_order=9"

@@ -8,7 +8,7 @@
  * value), so that "CPU 0" and "CPU 1" are whatever the test says, whichever
  * core the thread runs on. White-box where it must be: the list lock, the
  * per-order operation counters (allocs, frees) and the frame states come from
- * internal.h.
+ * pcp.h and page.h.
  *
  * What is proven:
  * - an enabled order is served from and freed to the calling CPU's list (the
@@ -35,7 +35,11 @@
 #include "test.h"
 #include "helpers.h"
 
-#include "internal.h"
+#include "platform/platform.h"
+#include "memmap.h"
+#include "pageblock.h"
+#include "pcp.h"
+#include "zone.h"
 
 #include <errno.h>
 #include <pthread.h>

@@ -27,7 +27,8 @@
 #include "test.h"
 #include "helpers.h"
 
-#include "internal.h"
+#include "platform/platform.h"
+#include "pcp.h"
 
 #include <inttypes.h>
 #include <pthread.h>

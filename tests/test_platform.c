@@ -10,7 +10,8 @@
  */
 #include "helpers.h"
 
-#include "internal.h"
+#include "platform/platform.h"
+#include "pool.h"
 
 #include <errno.h>
 #include <stdarg.h>

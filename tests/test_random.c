@@ -27,7 +27,8 @@
 #include "test.h"
 #include "helpers.h"
 
-#include "internal.h"
+#include "platform/platform.h"
+#include "memmap.h"
 
 #define EXACT          "min_free_kbytes=0 pcp_orders=none "
 #define VALIDATE_EVERY 4096

@@ -8,7 +8,9 @@
  */
 #include "test.h"
 
-#include "internal.h"
+#include "platform/platform.h"
+#include "buddy.h"
+#include "memmap.h"
 
 #define ORDER  10 /* max order of the 1 GiB pools below */
 #define BLOCKS 256

@@ -8,7 +8,9 @@
 #include "test.h"
 #include "helpers.h"
 
-#include "internal.h"
+#include "platform/platform.h"
+#include "memmap.h"
+#include "pageblock.h"
 #include "minijson.h"
 
 #include <ctype.h>

@@ -10,7 +10,10 @@
 #include "helpers.h"
 #include "owner.h"
 
-#include "internal.h"
+#include "platform/platform.h"
+#include "memmap.h"
+#include "pageblock.h"
+#include "superblock.h"
 
 #define SB4G "mem=4G superblock_order=15 "
 

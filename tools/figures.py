@@ -795,8 +795,8 @@ def speed(fig):
     out.append(fig.table(["path", "ns per pair", "goal"], rows))
     if annotated:
         out.append(f"\nWhere the hot pair's instructions go (`callgrind_annotate` of the run "
-                   f"of {2 * ops:,} pairs, self instructions per pair; `internal.h:f` is what "
-                   "was inlined into f):\n\n")
+                   f"of {2 * ops:,} pairs, self instructions per pair; `file.h:f` is what a "
+                   "header of src/ inlined into f):\n\n")
         out.append(fig.table(["function", "per pair"], annotated))
     if buddy_annotated:
         out.append("\nThe buddy path's pair takes an order-0 block from a max-order one and "

@@ -9,7 +9,9 @@
  * work: the manual modes), reports dropped, no limit on memory, a fixed
  * seed. No thread pointer is read: the CPU id always comes from the hook.
  */
-#include "../internal.h"
+#include "platform.h"
+
+#include "../pool.h"
 
 static unsigned fs_cpu_id(void *ctx)
 {

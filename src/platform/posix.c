@@ -23,7 +23,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "../internal.h"
+#include "platform.h"
+
+#include "../pool.h"
 
 _Static_assert(PA_RSEQ_SIG == RSEQ_SIG, "the rseq signature of pcp_rseq_trylock()");
 

@@ -2,10 +2,13 @@
 /*
  * /proc/buddyinfo, and the writer of every report with a row per zone and a
  * cell per order (buddyinfo here, unusable and extfrag index in
- * stats_extfrag.c): a report of that shape is a struct order_report, data
+ * extfrag.c): a report of that shape is a struct order_report, data
  * that says how a cell is computed and printed.
  */
 #include "stats.h"
+
+#include "../platform/platform.h"
+#include "../zone.h"
 
 /* Copy the free block counts per order of a zone, under its lock. */
 static void snap_nr_free(struct pa_zone *zone, uint64_t *out)

@@ -2,6 +2,11 @@
 /* The derived configuration: page size, orders, zones, watermarks, CMA areas. */
 #include "stats.h"
 
+#include "../platform/platform.h"
+#include "../linux.h"
+#include "../pcp.h"
+#include "../zone.h"
+
 /* One "key: value" of the configuration; the same list gives text and JSON. */
 struct info_field {
 	const char *key;

@@ -2,13 +2,13 @@
 /*
  * What the files of the statistics layer share: the string builder and JSON
  * writer (stats.c), the zone walks every report makes as /proc does, and one
- * writer per report (stats_<report>.c), which pa_report() dispatches to.
- * The counters themselves, and their names, are one list in internal.h.
+ * writer per report (stats/<report>.c), which pa_report() dispatches to.
+ * The counters themselves are one list in pool.h; their names are stats.c's.
  */
 #ifndef PA_STATS_H
 #define PA_STATS_H
 
-#include "internal.h"
+#include "../zone.h"
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -17,6 +17,9 @@
 /* ---------------------------------------------------------------------- */
 /* "stats.c"                                                               */
 /* ---------------------------------------------------------------------- */
+
+extern const char *const pa_zone_stat_names[PA_NR_ZONE_STATS];
+extern const char *const pa_pool_stat_names[PA_NR_POOL_STATS];
 
 /* A report being written: bounded, but counting on past the end (as snprintf). */
 struct sbuf {
@@ -65,14 +68,14 @@ static inline unsigned stats_nr_orders(const struct pa_pool *pool)
 /* Frames of the node that compaction holds isolated, by a walk over block heads. */
 uint64_t stats_node_isolated(const struct pa_pool *pool, unsigned nid);
 
-/* The zone lock's contended acquisitions and wait, summed over its call sites (stats_lockstat.c). */
+/* The zone lock's contended acquisitions and wait, summed over its call sites (lockstat.c). */
 void stats_zone_lock_totals(struct pa_zone *zone, uint64_t *contended, uint64_t *wait_ns);
 
 /* ---------------------------------------------------------------------- */
 /* One writer per report; each returns 0 or -ENOMEM                        */
 /* ---------------------------------------------------------------------- */
 
-/* "stats_buddyinfo.c": the reports with a row per zone and a cell per order, as data. */
+/* "buddyinfo.c": the reports with a row per zone and a cell per order, as data. */
 struct order_report {
 	const char *json_key; /* the per-zone array in JSON */
 	int64_t (*cell)(const uint64_t *nr_free, unsigned orders, unsigned order);
@@ -82,26 +85,26 @@ struct order_report {
 int stats_order_report(struct pa_pool *pool, struct sbuf *sb, const struct order_report *r);
 int stats_buddyinfo(struct pa_pool *pool, struct sbuf *sb);
 
-/* "stats_extfrag.c" */
+/* "extfrag.c" */
 int stats_unusable(struct pa_pool *pool, struct sbuf *sb);
 int stats_extfrag(struct pa_pool *pool, struct sbuf *sb);
 
-/* "stats_pagetypeinfo.c" */
+/* "pagetypeinfo.c" */
 int stats_pagetypeinfo(struct pa_pool *pool, struct sbuf *sb);
 
-/* "stats_vmstat.c" (pa_vmstat_read() too) */
+/* "vmstat.c" (pa_vmstat_read() too) */
 int stats_vmstat(struct pa_pool *pool, struct sbuf *sb);
 
-/* "stats_zoneinfo.c" */
+/* "zoneinfo.c" */
 int stats_zoneinfo(struct pa_pool *pool, struct sbuf *sb);
 
-/* "stats_lockstat.c" */
+/* "lockstat.c" */
 int stats_lockstat(struct pa_pool *pool, struct sbuf *sb);
 
-/* "stats_superblockinfo.c": per-region pageblocks and free frames */
+/* "superblockinfo.c": per-region pageblocks and free frames */
 int stats_superblockinfo(struct pa_pool *pool, struct sbuf *sb);
 
-/* "stats_info.c": the derived configuration */
+/* "info.c": the derived configuration */
 int stats_info(struct pa_pool *pool, struct sbuf *sb);
 
 #endif /* PA_STATS_H */

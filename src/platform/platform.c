@@ -9,7 +9,9 @@
  * the hooks are one file per platform (platform/posix.c,
  * platform/freestanding.c).
  */
-#include "internal.h"
+#include "platform.h"
+
+#include "../pool.h"
 
 const char *platform_check(const struct pa_platform *plat)
 {

@@ -2,7 +2,7 @@
 /*
  * debugfs extfrag/unusable_index and extfrag/extfrag_index: Linux's
  * fragmentation indexes per zone and order, written through the per-order
- * report writer of stats_buddyinfo.c.
+ * report writer of buddyinfo.c.
  */
 #include "stats.h"
 

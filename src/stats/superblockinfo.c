@@ -7,6 +7,10 @@
  */
 #include "stats.h"
 
+#include "../platform/platform.h"
+#include "../pageblock.h"
+#include "../zone.h"
+
 struct sb_column {
 	const char *name; /* text header and JSON key */
 	int width;

@@ -2,6 +2,10 @@
 /* /proc/zoneinfo. */
 #include "stats.h"
 
+#include "../platform/platform.h"
+#include "../pcp.h"
+#include "../zone.h"
+
 #include <stddef.h>
 
 /*

@@ -6,6 +6,10 @@
  */
 #include "stats.h"
 
+#include "../platform/platform.h"
+#include "../pcp.h"
+#include "../zone.h"
+
 /* Counters folded over the zones, each zone's read under its lock. */
 struct vm_snap {
 	uint64_t free_pages, free_cma, isolated, numa_foreign;

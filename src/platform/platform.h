@@ -8,7 +8,7 @@
  * platform/freestanding.c: none of them, for PA_FREESTANDING=ON), and the C
  * library's few functions the core uses are its own (lib.c). The locks,
  * mutexes and condition variables built on the wait and wake hooks, and
- * the metadata allocations through the alloc hook, are in platform.c.
+ * the metadata allocations through the alloc hook, are in platform/platform.c.
  */
 #ifndef PA_PLATFORM_H
 #define PA_PLATFORM_H

@@ -2,9 +2,9 @@
 /*
  * Statistics: the counter names, the string builder and JSON writer every
  * report writes through, the zone walks the reports share, and pa_report(),
- * which dispatches to one file per report: stats_info.c, stats_buddyinfo.c,
- * stats_extfrag.c, stats_pagetypeinfo.c, stats_vmstat.c, stats_zoneinfo.c,
- * stats_lockstat.c.
+ * which dispatches to one file per report beside this one: info.c, buddyinfo.c,
+ * extfrag.c, pagetypeinfo.c, vmstat.c, zoneinfo.c, lockstat.c,
+ * superblockinfo.c.
  *
  * How a report is made: the figures of each zone are copied under its lock
  * (a snapshot), then formatted with no lock held, through one bounded string
@@ -15,10 +15,13 @@
  */
 #include "stats.h"
 
+#include "../platform/platform.h"
+#include "../memmap.h"
+
 #include <limits.h>
 #include <stdarg.h>
 
-/* Used by ctl.c too; belongs in internal.h (see the note there). */
+/* The counters' names, from the lists that make their fields (pool.h). */
 
 const char *const pa_zone_stat_names[PA_NR_ZONE_STATS] = {
 #define X(id, name) [PA_ZS_##id] = name,

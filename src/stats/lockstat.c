@@ -2,6 +2,10 @@
 /* Lock contention, as perf lock contention prints it. */
 #include "stats.h"
 
+#include "../platform/platform.h"
+#include "../pcp.h"
+#include "../zone.h"
+
 /*
  * One row per (lock, call site) that was ever contended, most contended
  * first, in the layout of `perf lock contention`:

@@ -5,6 +5,11 @@
  */
 #include "stats.h"
 
+#include "../platform/platform.h"
+#include "../memmap.h"
+#include "../pageblock.h"
+#include "../zone.h"
+
 /* /proc stops counting a free list at this many blocks and prints ">100000". */
 #define PAGETYPE_COUNT_CAP 100000
 /* Pageblocks looked at per hold of the zone lock, so allocations are not held up. */

@@ -1,0 +1,15 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Deferred init (deferred.c): background init threads, one per node.
+ */
+#ifndef PA_DEFERRED_H
+#define PA_DEFERRED_H
+
+#include "pool.h"
+
+/* Has deferred init finished (or never run)? */
+bool deferred_init_done(struct pa_pool *pool);
+int deferred_init_start(struct pa_pool *pool, char *err, size_t errlen);
+void deferred_init_stop(struct pa_pool *pool);
+
+#endif /* PA_DEFERRED_H */
