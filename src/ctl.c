@@ -156,6 +156,17 @@ static int set_wbf(const struct ctl_call *c, uint64_t v)
 	return 0;
 }
 
+static uint64_t get_huge_direct(const struct ctl_call *c)
+{
+	return atomic_load(&c->pool->pcp_huge_direct);
+}
+
+static int set_huge_direct(const struct ctl_call *c, uint64_t v)
+{
+	atomic_store(&c->pool->pcp_huge_direct, v != 0);
+	return 0;
+}
+
 static uint64_t get_kswapd_external(const struct ctl_call *c)
 {
 	return atomic_load(&c->pool->kswapd_external);
@@ -469,6 +480,9 @@ static const struct ctl_entry ctl_table[] = {
 	  .max = 1 },
 	CTL_NUM_RW("pcp/high_fraction", get_high_fraction, set_high_fraction, 0, UINT32_MAX,
 	           "per-CPU high = managed / N / CPUs (0: auto-tuned; else at least 8)"),
+	CTL_NUM_RW("pcp/huge_direct", get_huge_direct, set_huge_direct, 0, 1,
+	           "1: a free of a pageblock or more goes to the buddy unless its list is empty "
+	           "and high has room (bulk frees skip the lists); 0: on the lists, as Linux"),
 	{ .path = "pcp/rules",
 	  .help = "6.7: high auto-tuned and decayed (default); 6.1: Linux 6.1's fixed high, "
 	          "refills of a batch, a run of frees reaching order 1..3 empties the lists",

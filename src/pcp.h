@@ -385,11 +385,12 @@ static inline bool pcp_free_commit(struct pa_pcp *pcp, struct pa_page *p, pa_pfn
 }
 
 /* May a free of this order skip the lists? Linux 6.1's rules look at every free
- * (pcp_spill_unlock()). */
+ * (pcp_spill_unlock()); Linux keeps every one (pcp/huge_direct=0). */
 static inline bool pcp_free_may_go_direct(const struct pa_pool *pool, unsigned order)
 {
 	return order >= pool->cfg.pageblock_order &&
-	       atomic_load_explicit(&pool->pcp_rules, memory_order_relaxed) != PCP_RULES_61;
+	       atomic_load_explicit(&pool->pcp_rules, memory_order_relaxed) != PCP_RULES_61 &&
+	       atomic_load_explicit(&pool->pcp_huge_direct, memory_order_relaxed);
 }
 
 /*

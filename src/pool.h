@@ -389,7 +389,9 @@ struct pa_pool {
 	struct pa_pcp **cpu_pcp;
 	_Atomic unsigned pcp_high_fraction; /* 0: high auto-tuned; N: managed / N / CPUs */
 	_Atomic unsigned pcp_rules;         /* enum pcp_rules: whose high and batch rules */
-	struct pa_mutex pcp_order_mutex;    /* serializes switching orders */
+	/* A free of a pageblock or more skips lists that hold one (pcp_free_direct()); 0: Linux's. */
+	_Atomic bool pcp_huge_direct;
+	struct pa_mutex pcp_order_mutex; /* serializes switching orders */
 
 	/* Movable owners ("migrate.c"): id -> ops; registered once, read without a lock. */
 	struct pa_owner_ops owners[256];

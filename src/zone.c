@@ -597,6 +597,7 @@ int zone_init_all(struct pa_pool *pool, char *err, size_t errlen)
 	atomic_store(&pool->pcp_orders, c->pcp_orders);
 	pcp_gates_update(pool);
 	atomic_store(&pool->pcp_rules, c->pcp_rules);
+	atomic_store(&pool->pcp_huge_direct, true);
 	atomic_store(&pool->min_free_kbytes, c->min_free_kbytes < 0 ?
 	                                             (int64_t)default_min_free_kbytes(pool) :
 	                                             c->min_free_kbytes);

@@ -1515,6 +1515,36 @@ TEST(pcp_high_stays_within_its_bounds_through_long_runs)
 }
 
 /*
+ * A free of a pageblock goes to the buddy while its list already holds one
+ * (bulk frees skip the lists); pcp/huge_direct=0 keeps it on the list, as
+ * Linux does while high has room.
+ */
+static uint64_t listed_after_three_huge_frees(const char *huge_direct)
+{
+	struct pa_pool *pool = boot_with("mem=4G nr_cpus=1 pcp_orders=0-3,9", true);
+	pose(0);
+	REQUIRE(pa_ctl_write(pool, "pcp/huge_direct", huge_direct) == 0);
+	struct pa_page *p[3];
+	for (unsigned i = 0; i < 3; i++)
+		REQUIRE((p[i] = pa_alloc_pages(pool, PA_GFP_MOVABLE, 9)) != NULL);
+	pa_drain_all(pool);
+	for (unsigned i = 0; i < 3; i++)
+		pa_free_pages(pool, p[i], 9);
+	struct pa_pcp_info info;
+	REQUIRE(pa_pcp_info(pool, 0, PA_ZONE_DMA32, 0, &info, NULL) == 0);
+	REQUIRE(info.high >= 3 * 512 + info.batch);
+	VALIDATE(pool);
+	pa_shutdown(pool);
+	return info.count;
+}
+
+TEST(pcp_huge_direct_0_keeps_freed_pageblocks_on_the_list)
+{
+	CHECK_EQ_U64(listed_after_three_huge_frees("1"), 512);
+	CHECK_EQ_U64(listed_after_three_huge_frees("0"), 3 * 512);
+}
+
+/*
  * Linux 6.7's nr_pcp_alloc(): each refill first raises high by the batch it
  * is about to take, which doubles (alloc_factor) for each refill in a row
  * with no free between: batch, then 2 batches.

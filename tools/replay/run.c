@@ -662,6 +662,8 @@ static int boot(struct rp_ctx *c)
 	pa_ctl_write(c->pool, "compaction/direct", "0");
 	/* The trace's kswapd ends the watermark boosts (set_reclaim()). */
 	pa_ctl_write(c->pool, "kswapd_external", "1");
+	/* Freed THPs wait on the per-CPU lists, as the kernel's do. */
+	pa_ctl_write(c->pool, "pcp/huge_direct", "0");
 	pa_ctl_read(c->pool, "linux", c->res->linux_ver, sizeof c->res->linux_ver);
 	pa_ctl_read(c->pool, "pcp/rules", c->res->pcp_rules, sizeof c->res->pcp_rules);
 	c->res->linux_ver[strcspn(c->res->linux_ver, "\n")] = 0;
