@@ -658,6 +658,12 @@ static int boot(struct rp_ctx *c)
 		fprintf(stderr, "pagealloc replay: boot \"%s\": %s\n", line, err);
 		return -1;
 	}
+	/*
+	 * The kernel's deferred init was over long before tracing began; left
+	 * running, the pool's threads would race the replay (their end resets
+	 * the watermarks), and two replays of one trace could differ.
+	 */
+	pa_deferred_init_wait(c->pool);
 	/* Compaction where the kernel's ran: the trace says where (alloc_as_kernel). */
 	pa_ctl_write(c->pool, "compaction/direct", "0");
 	/* The trace's kswapd ends the watermark boosts (set_reclaim()). */
