@@ -464,9 +464,10 @@ static const struct ctl_entry ctl_table[] = {
 	CTL_NUM_RW("watermark_boost_factor", get_wbf, set_wbf, 0, 1000000,
 	           "a fallback that mixes pageblocks raises a zone's watermarks by a pageblock, "
 	           "up to this share of the high mark in 1/10000 (0: no boosting)"),
-	CTL_NUM_RW("kswapd_external", get_kswapd_external, set_kswapd_external, 0, 1,
-	           "1: reclaim runs outside the pool, and a watermark boost lasts until "
-	           "zone/<N>/reclaim_active ends its pass; 0: a boost ends when it wakes kswapd"),
+	CTL_NUM_RW(
+	        "kswapd_external", get_kswapd_external, set_kswapd_external, 0, 1,
+	        "1: reclaim runs outside the pool, and a watermark boost lasts until "
+	        "zone/<N>/reclaim_active ends its pass; 0: no boost is kept (nothing to reclaim)"),
 	CTL_NUM_RW("min_free_kbytes", get_min_free_kbytes, set_min_free_kbytes, 0, 1ull << 40,
 	           "KiB kept free below the min watermarks, shared by zone size"),
 	{ .path = "pcp/orders/<N>/enabled",

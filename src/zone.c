@@ -773,15 +773,25 @@ bool zone_boost_watermark(struct pa_zone *z)
 		return false;
 	if (max < pb)
 		max = pb;
-	z->watermark_boost = z->watermark_boost + pb < max ? z->watermark_boost + pb : max;
-	zone_apply_boost(z);
+	/*
+	 * Without an external kswapd the pool is its own, which has nothing to
+	 * reclaim and would end the boost at once (zone_boost_wake()): it is
+	 * never raised, and no path that boosts can leave it behind.
+	 */
+	if (atomic_load_explicit(&z->pool->kswapd_external, memory_order_relaxed)) {
+		z->watermark_boost = z->watermark_boost + pb < max ? z->watermark_boost + pb : max;
+		zone_apply_boost(z);
+	}
 	atomic_store_explicit(&z->boost_wake, true, memory_order_relaxed);
 	pa_lock_defer(&z->lock);
 	return true;
 }
 
-/* Lower the boost by at most by; a boost that ended wakes the compactor. Takes the zone lock. */
-static void boost_end(struct pa_zone *z, uint64_t by)
+/*
+ * Lower the boost by at most by; a boost that ended (or wake: a boosted pass)
+ * wakes the compactor. Takes the zone lock.
+ */
+static void boost_end(struct pa_zone *z, uint64_t by, bool wake)
 {
 	pa_lock(&z->lock, SITE_ADMIN);
 	bool was = z->watermark_boost != 0;
@@ -789,15 +799,16 @@ static void boost_end(struct pa_zone *z, uint64_t by)
 	zone_apply_boost(z);
 	pa_unlock(&z->lock);
 	/* Linux's kswapd: "there is now likely space", defragment pageblocks. */
-	if (was && by)
+	if ((was && by) || wake)
 		compaction_wake(z->pool, z->node, z->pool->cfg.pageblock_order);
 }
 
 void zone_boost_wake(struct pa_zone *z)
 {
 	atomic_store_explicit(&z->boost_wake, false, memory_order_relaxed);
+	/* What an external kswapd left when it was switched off ends too. */
 	if (!atomic_load_explicit(&z->pool->kswapd_external, memory_order_relaxed))
-		boost_end(z, UINT64_MAX);
+		boost_end(z, UINT64_MAX, true);
 }
 
 void zone_reclaim_pass(struct pa_zone *z, bool on)
@@ -812,7 +823,7 @@ void zone_reclaim_pass(struct pa_zone *z, bool on)
 	uint64_t by = z->boost_at_reclaim;
 	z->boost_at_reclaim = 0;
 	pa_unlock(&z->lock);
-	boost_end(z, by);
+	boost_end(z, by, false);
 }
 
 static uint64_t free_of_type(const struct pa_zone *z, unsigned mt)

@@ -40,18 +40,19 @@ void zone_set_pcp_mark(struct pa_zone *z);
 /*
  * Watermark boosting (Linux's boost_watermark()): a fallback that mixes
  * pageblocks raises the zone's watermarks by a pageblock, up to
- * watermark_boost_factor of the high mark; true when it did (kswapd is then
- * woken: zone_boost_wake()). Zone lock held.
+ * watermark_boost_factor of the high mark (only with kswapd_external: the
+ * pool's own kswapd would end it at once); true when Linux's would (kswapd
+ * is then woken: zone_boost_wake()). Zone lock held.
  */
 bool zone_boost_watermark(struct pa_zone *z);
 /* The watermarks from wmark_base and the boost, and the fast path's marks. Zone lock held. */
 void zone_apply_boost(struct pa_zone *z);
 /*
  * kswapd woken for a boosted zone (after the allocation that boosted it, no
- * lock held): the pool, with nothing to reclaim, ends the boost at once, as a
- * boosted pass of Linux's kswapd that reclaims nothing does, and wakes the
- * background compactor for a pageblock. With kswapd_external the boost stays
- * until the external reclaim's pass ends (zone_reclaim_pass()).
+ * lock held): the pool, with nothing to reclaim, ends any boost, as a boosted
+ * pass of Linux's kswapd that reclaims nothing does, and wakes the background
+ * compactor for a pageblock. With kswapd_external the boost stays until the
+ * external reclaim's pass ends (zone_reclaim_pass()).
  */
 void zone_boost_wake(struct pa_zone *z);
 /*
