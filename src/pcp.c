@@ -586,14 +586,18 @@ static void free_factor_catch_up(const struct pa_pool *pool, struct pa_pcp *pcp)
 	factor_catch_up(&pcp->free_factor, &pcp->allocs_seen, ops_total(pool, pcp, false));
 }
 
-/* Linux 6.1's nr_pcp_free(): leave a batch, double what goes for each spill in a row. */
+/*
+ * Linux 6.1's nr_pcp_free(): leave a batch, double what goes for each spill
+ * in a row, up to batch << 5 (6.1.y's stable backport of
+ * CONFIG_PCP_BATCH_SCALE_MAX, in the 6.1.192 source).
+ */
 static uint64_t spill_frames_61(struct pa_pcp *pcp, uint32_t high)
 {
 	if (high < pcp->batch)
 		return 1;
 	uint64_t lo = pcp->batch, hi = high - pcp->batch;
-	uint64_t n = pcp->free_factor < 32 ? (uint64_t)pcp->batch << pcp->free_factor : hi;
-	if (n < hi)
+	uint64_t n = (uint64_t)pcp->batch << pcp->free_factor;
+	if (n < hi && pcp->free_factor < PCP_BATCH_SCALE_MAX)
 		pcp->free_factor++;
 	return n < lo ? lo : n > hi ? hi : n;
 }
