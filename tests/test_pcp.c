@@ -1336,6 +1336,42 @@ TEST(pcp_rules_6_1_fix_high_at_the_low_watermarks_share)
 }
 
 /*
+ * 6.1.y's nr_pcp_free() doubles a run's spills only up to batch << 5
+ * (CONFIG_PCP_BATCH_SCALE_MAX, backported): with high far above that, the
+ * spills of a long run of frees go batch, 2, 4, 8, 16, 32 batches, then stay.
+ */
+TEST(pcp_rules_6_1_spills_stop_doubling_at_32_batches)
+{
+	struct pa_pool *pool = pcp_boot("mem=4G max_order=10 nr_cpus=1 pcp_rules=6.1");
+	struct pa_zone *z = cpu_zone(pool, 0, PA_GFP_MOVABLE);
+	struct snap s;
+	snap_of(pool, z, 0, &s);
+	uint64_t high = s.info.high, batch = s.info.batch, nr = 6 * high;
+	REQUIRE(high > 40 * batch);
+	struct pa_page **blk = malloc(nr * sizeof *blk);
+	REQUIRE(blk);
+	pose(0);
+	for (uint64_t i = 0; i < nr; i++)
+		REQUIRE((blk[i] = pa_alloc_pages(pool, PA_GFP_MOVABLE, 0)));
+	pa_drain_all(pool);
+	uint64_t prev = 0, drops[12], nr_drops = 0;
+	for (uint64_t i = 0; i < nr; i++) {
+		pa_free_pages(pool, blk[i], 0);
+		snap_of(pool, z, 0, &s);
+		if (s.info.count < prev + 1 && nr_drops < 12)
+			drops[nr_drops++] = prev + 1 - s.info.count;
+		prev = s.info.count;
+	}
+	REQUIRE(nr_drops >= 8);
+	for (unsigned d = 0; d < 8; d++)
+		CHECK_MSG(drops[d] == batch << (d < 5 ? d : 5), "spill %u: %" PRIu64 " frames", d,
+		          drops[d]);
+	free(blk);
+	VALIDATE(pool);
+	pa_shutdown(pool);
+}
+
+/*
  * Linux 6.1's free_unref_page_commit(): frees past high spill a batch, then
  * twice that for each spill in a row (free_factor); while frees run on, an
  * order-1..3 free empties the lists; allocations halve free_factor and end it.
