@@ -136,34 +136,54 @@ static int find_fallback(const struct pa_zone *z, unsigned order, unsigned start
 	return -1;
 }
 
-/*
- * Claim the pageblock of a fallback block for start_mt: a block of pageblock
- * order or more is retyped whole; a smaller one only when its pageblock's free
- * and compatible frames make at least half of it (Linux's try_to_claim_block).
- */
-static pa_pfn_t try_claim(struct pa_zone *z, pa_pfn_t pfn, unsigned cur, unsigned order,
-                          unsigned start_mt, unsigned block_mt)
+/* A fallback block of a pageblock or more, retyped whole for start_mt; order taken from it. */
+static pa_pfn_t claim_whole(struct pa_zone *z, pa_pfn_t pfn, unsigned cur, unsigned order,
+                            unsigned start_mt)
 {
-	struct pa_pool *pool = z->pool;
-	unsigned pb = pool->cfg.pageblock_order;
-	if (cur >= pb) {
-		pageblock_set_mt_range(pool, pfn, cur, start_mt);
-		buddy_list_move(z, pfn, start_mt);
-		z->stat[PA_ZS_FALLBACK_CLAIM]++;
-		return buddy_take_smallest(z, order, start_mt);
-	}
-	/* Linux boosts the watermarks before it knows whether the claim succeeds. */
-	zone_boost_watermark(z);
+	pageblock_set_mt_range(z->pool, pfn, cur, start_mt);
+	buddy_list_move(z, pfn, start_mt);
+	z->stat[PA_ZS_FALLBACK_CLAIM]++;
+	return buddy_take_smallest(z, order, start_mt);
+}
+
+/*
+ * Linux's rule for claiming the pageblock of a smaller fallback block (of a
+ * block_mt pageblock): its free and compatible frames make at least half of it.
+ */
+static bool claim_pays(struct pa_zone *z, pa_pfn_t pfn, unsigned start_mt, unsigned block_mt)
+{
+	unsigned pb = z->pool->cfg.pageblock_order;
 	struct pb_census c = pageblock_walk(z, pfn, -1);
 	uint64_t alike = start_mt == PA_MT_MOVABLE ? c.movable :
 	                 block_mt == PA_MT_MOVABLE ? (1ull << pb) - c.free - c.movable :
 	                                             0;
-	if (c.free + alike < (1ull << pb) / 2)
-		return PA_NIL;
-	pageblock_move_free(z, pfn, start_mt);
-	pageblock_set_mt(pool, pfn, start_mt);
+	return c.free + alike >= (1ull << pb) / 2;
+}
+
+/* The pageblock at pfn, its free blocks already moved, becomes start_mt's; order taken. */
+static pa_pfn_t claim_retype(struct pa_zone *z, pa_pfn_t pfn, unsigned order, unsigned start_mt)
+{
+	pageblock_set_mt(z->pool, pfn, start_mt);
 	z->stat[PA_ZS_FALLBACK_CLAIM]++;
 	return buddy_take_smallest(z, order, start_mt);
+}
+
+/*
+ * Claim the pageblock of a fallback block for start_mt: a block of pageblock
+ * order or more is retyped whole; a smaller one only when claim_pays()
+ * (Linux's try_to_claim_block).
+ */
+static pa_pfn_t try_claim(struct pa_zone *z, pa_pfn_t pfn, unsigned cur, unsigned order,
+                          unsigned start_mt, unsigned block_mt)
+{
+	if (cur >= z->pool->cfg.pageblock_order)
+		return claim_whole(z, pfn, cur, order, start_mt);
+	/* Linux boosts the watermarks before it knows whether the claim succeeds. */
+	zone_boost_watermark(z);
+	if (!claim_pays(z, pfn, start_mt, block_mt))
+		return PA_NIL;
+	pageblock_move_free(z, pfn, start_mt);
+	return claim_retype(z, pfn, order, start_mt);
 }
 
 /*
@@ -339,29 +359,17 @@ static pa_pfn_t steal_61(struct pa_zone *z, pa_pfn_t pfn, unsigned cur, unsigned
                          unsigned start_mt, unsigned fb, bool may_claim)
 {
 	struct pa_pool *pool = z->pool;
-	unsigned pb = pool->cfg.pageblock_order;
 	bool hygiene = linux_rule(pool, LR_FREELIST_HYGIENE);
-	if (cur >= pb) {
-		pageblock_set_mt_range(pool, pfn, cur, start_mt);
-		buddy_list_move(z, pfn, start_mt);
-		z->stat[PA_ZS_FALLBACK_CLAIM]++;
-		return buddy_take_smallest(z, order, start_mt);
-	}
+	if (cur >= pool->cfg.pageblock_order)
+		return claim_whole(z, pfn, cur, order, start_mt);
 	/* 6.1 boosts on every fallback below a pageblock, claimed or stolen. */
 	zone_boost_watermark(z);
 	if (may_claim) {
-		struct pb_census c = pageblock_walk(z, pfn, -1);
-		uint64_t alike = start_mt == PA_MT_MOVABLE ? c.movable :
-		                 fb == PA_MT_MOVABLE       ? (1ull << pb) - c.free - c.movable :
-		                                             0;
-		bool claim = c.free + alike >= (1ull << pb) / 2;
+		bool claim = claim_pays(z, pfn, start_mt, fb);
 		if (claim || !hygiene) /* 6.1 moves the free blocks before it counts */
 			pageblock_move_free(z, pfn, start_mt);
-		if (claim) {
-			pageblock_set_mt(pool, pfn, start_mt);
-			z->stat[PA_ZS_FALLBACK_CLAIM]++;
-			return buddy_take_smallest(z, order, start_mt);
-		}
+		if (claim)
+			return claim_retype(z, pfn, order, start_mt);
 	}
 	z->stat[PA_ZS_FALLBACK_STEAL]++;
 	if (!hygiene) {

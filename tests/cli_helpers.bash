@@ -2,8 +2,8 @@
 # Helpers of the shell tests of the `pagealloc` program (tests/test_*.sh):
 #   source "$(dirname "${BASH_SOURCE[0]}")/cli_helpers.bash" "$@"
 # sets $PA (the program, from $1 or $PAGEALLOC) and $TMP (removed at exit), and
-# gives run, rc_of, expect_ok, expect_refused, json_check, text_check, pass,
-# fail and finish.
+# gives run, rc_of, expect_ok, expect_refused, json_check, text_check, check,
+# pass, fail and finish.
 # (Not a test itself: ctest runs tests/*.sh only.)
 PA="${1:-${PAGEALLOC:-}}"
 if [ -z "$PA" ] || [ ! -x "$PA" ]; then
@@ -73,6 +73,18 @@ expect_refused() {
 		pass "$desc"
 	else
 		fail "$desc" "pagealloc $* exited $(rc_of "$name")" "stderr: $(head -c 300 "$TMP/$name.err")"
+	fi
+}
+
+# check DESC COMMAND...: passes when COMMAND exits 0; a failure shows its stderr.
+check() {
+	local desc="$1"; shift
+	if "$@" 2>"$TMP/check.err"; then
+		pass "$desc"
+	else
+		local lines
+		mapfile -t lines < <(head -n 8 "$TMP/check.err")
+		fail "$desc" "${lines[@]}"
 	fi
 }
 

@@ -13,25 +13,12 @@
 # Usage: bash tests/test_record.sh PATH-TO-pagealloc   (or $PAGEALLOC)
 set -u
 
-PA="${1:-${PAGEALLOC:-}}"
-if [ -z "$PA" ] || [ ! -x "$PA" ]; then
-	echo "usage: $0 PATH-TO-pagealloc" >&2
-	exit 2
-fi
-command -v python3 >/dev/null || { echo "python3 is needed" >&2; exit 2; }
+source "$(dirname "${BASH_SOURCE[0]}")/cli_helpers.bash" "$@"
 PA="$(cd "$(dirname "$PA")" && pwd)/$(basename "$PA")"
 
 skip() { echo "SKIPPED: $1"; exit 77; }
 [ "$(id -u)" = 0 ] || skip "pagealloc record needs root to use tracefs; run as root to test it"
 [ -d /sys/kernel/tracing ] || skip "no /sys/kernel/tracing: this kernel has no tracefs"
-
-TMP="$(mktemp -d)"
-trap 'rm -rf "$TMP"' EXIT
-passed=0
-failed=0
-pass() { passed=$((passed + 1)); echo "[  OK  ] $1"; }
-fail() { failed=$((failed + 1)); echo "[ FAIL ] $1"; sed 's/^/    /' "$TMP/err" | head -8; }
-check() { local desc="$1"; shift; if "$@" 2>"$TMP/err"; then pass "$desc"; else fail "$desc"; fi; }
 
 # What "the machine's tracing state" means here: mounts, instances, the
 # top-level buffer, clock, overwrite option and enabled events.
@@ -67,8 +54,7 @@ if [ $rc != 0 ] && grep -qE 'cannot mount tracefs|has no tracefs|no instances/|n
 	cat "$TMP/rec.err"
 	skip "tracefs cannot be used here"
 fi
-cp "$TMP/rec.err" "$TMP/err"
-if [ $rc = 0 ]; then pass "record exits 0 and calls the recording complete"; else fail "record exits 0 (rc $rc)"; fi
+if [ $rc = 0 ]; then pass "record exits 0 and calls the recording complete"; else fail "record exits 0 (rc $rc)" "$(head -n 8 "$TMP/rec.err")"; fi
 cat "$TMP/out"
 
 check "the folder has the layout the replay reads" \
@@ -95,7 +81,6 @@ check "the machine's tracing state is as it was" diff "$TMP/state.before" "$TMP/
 
 "$PA" replay "$TMP/rec" > "$TMP/table" 2> "$TMP/replay.err"
 "$PA" replay "$TMP/rec" --json > "$TMP/r.json" 2>> "$TMP/replay.err"
-cp "$TMP/replay.err" "$TMP/err"
 check "the replay of the recording: no bad page, nothing failed that the kernel served" \
 	bash -c "python3 - '$TMP/r.json' <<'PY'
 import json, sys
@@ -119,7 +104,6 @@ sleep 3
 kill -INT $pid
 wait $pid
 rc=$?
-cp "$TMP/err2" "$TMP/err"
 check "Ctrl-C ends the recording early and keeps it" \
 	bash -c "[ $rc = 0 ] && [ -s '$TMP/rec2/trace.txt.xz' ] && [ -s '$TMP/rec2/after/buddyinfo' ]"
 tracing_state > "$TMP/state.after2"
@@ -137,5 +121,4 @@ check "a folder that is not empty is refused" \
 check "--snapshot outside a recording is refused" \
 	bash -c "env -u PAGEALLOC_RECORD_DIR '$PA' record --snapshot x 2> '$TMP/e3'; [ \$? = 2 ] && grep -q 'inside a' '$TMP/e3'"
 
-echo "$passed passed, $failed failed"
-[ "$failed" = 0 ]
+finish

@@ -8,21 +8,8 @@
 # Usage: bash tests/test_replay_cli.sh PATH-TO-pagealloc   (or $PAGEALLOC)
 set -u
 
-PA="${1:-${PAGEALLOC:-}}"
-if [ -z "$PA" ] || [ ! -x "$PA" ]; then
-	echo "usage: $0 PATH-TO-pagealloc" >&2
-	exit 2
-fi
-command -v python3 >/dev/null || { echo "python3 is needed" >&2; exit 2; }
+source "$(dirname "${BASH_SOURCE[0]}")/cli_helpers.bash" "$@"
 DATA="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/data/replay"
-
-TMP="$(mktemp -d)"
-trap 'rm -rf "$TMP"' EXIT
-passed=0
-failed=0
-pass() { passed=$((passed + 1)); echo "[  OK  ] $1"; }
-fail() { failed=$((failed + 1)); echo "[ FAIL ] $1"; sed 's/^/    /' "$TMP/err" | head -5; }
-check() { local desc="$1"; shift; if "$@" 2>"$TMP/err"; then pass "$desc"; else fail "$desc"; fi; }
 
 check "replay prints the side-by-side table" \
 	bash -c "'$PA' replay '$DATA/start' > '$TMP/table' && grep -q 'free blocks per order, Normal' '$TMP/table' && grep -q 'bad pages 0; pa_validate' '$TMP/table'"
@@ -107,5 +94,4 @@ check "a bad boot key is refused with its name" \
 check "compare refuses a file that is not a replay's JSON" \
 	bash -c "echo 'not json' > '$TMP/x.json'; ! '$PA' compare '$TMP/x.json' 2>/dev/null"
 
-echo "$passed passed, $failed failed"
-[ "$failed" = 0 ]
+finish
