@@ -51,12 +51,13 @@ typedef uint32_t pa_gfp_t;
 #define PA_GFP_DMA32       (1u << 8)  /* only zones below 4 GiB: ZONE_DMA32 (and ZONE_DMA) */
 #define PA_GFP_NOCOMPACT   (1u << 9)  /* never compact nor drain other CPUs (no direct reclaim) */
 #define PA_GFP_DMA         (1u << 10) /* only zones below 16 MiB: ZONE_DMA (zone_dma=1) */
+#define PA_GFP_NOMEMALLOC  (1u << 11) /* no reserve below min for not reclaiming (NOCOMPACT) */
 
 /* Every flag above; a request with any other bit set is refused. */
 #define PA_GFP_ALL_FLAGS                                                                           \
 	(PA_GFP_MOVABLE | PA_GFP_RECLAIMABLE | PA_GFP_ZERO | PA_GFP_COMP | PA_GFP_NORETRY |        \
 	 PA_GFP_NOWARN | PA_GFP_HIGH | PA_GFP_THISNODE | PA_GFP_DMA32 | PA_GFP_NOCOMPACT |         \
-	 PA_GFP_DMA)
+	 PA_GFP_DMA | PA_GFP_NOMEMALLOC)
 
 /* Unmovable kernel data; may compact. */
 #define PA_GFP_KERNEL       ((pa_gfp_t)0)
@@ -270,6 +271,17 @@ int pa_split_folio_at(struct pa_pool *pool, struct pa_page *folio, unsigned orde
  */
 void pa_drain_local(struct pa_pool *pool);
 void pa_drain_all(struct pa_pool *pool);
+
+/*
+ * Linux's vmstat worker (decay_pcp_high()), for an embedder that runs it:
+ * lower CPU cpu's per-CPU high in every zone by an eighth, toward high_min,
+ * and give back what its lists hold above the new high. Call it about once
+ * a second for each CPU, with pa_ctl "pcp/decay_external" set to 1 (else the
+ * pool decays a CPU's lists itself at its refills and spills, once a second
+ * at most). Nothing under Linux 6.1's per-CPU rules (high is fixed) nor while
+ * reclaim is active. Returns 0, or -EINVAL for a NULL pool or no such CPU.
+ */
+int pa_pcp_decay(struct pa_pool *pool, unsigned cpu);
 
 /* One CPU's per-CPU lists in one zone, as /proc/zoneinfo's pagesets show them. */
 struct pa_pcp_info {

@@ -307,8 +307,8 @@ static struct pa_page *alloc_compact(const struct alloc_ctx *ac, unsigned flags,
 /*
  * Linux's gfp_to_alloc_flags(): the min watermark; PA_GFP_HIGH may use half
  * of it, and a request that may not reclaim (PA_GFP_NOCOMPACT) a quarter
- * more; a high-order request with both may use, and reserve, the high-atomic
- * pageblocks. ALLOC_NOFRAGMENT stays only under Linux's defrag_mode.
+ * more unless it says PA_GFP_NOMEMALLOC; a high-order request with both may
+ * use, and reserve, the high-atomic pageblocks. ALLOC_NOFRAGMENT stays only under Linux's defrag_mode.
  */
 static unsigned slowpath_flags(const struct alloc_ctx *ac)
 {
@@ -317,7 +317,7 @@ static unsigned slowpath_flags(const struct alloc_ctx *ac)
 		flags |= ALLOC_NOFRAGMENT;
 	if (ac->gfp & PA_GFP_HIGH)
 		flags |= ALLOC_MIN_RESERVE;
-	if (ac->gfp & PA_GFP_NOCOMPACT) {
+	if ((ac->gfp & (PA_GFP_NOCOMPACT | PA_GFP_NOMEMALLOC)) == PA_GFP_NOCOMPACT) {
 		flags |= ALLOC_NON_BLOCK;
 		if (ac->order > 0 && (flags & ALLOC_MIN_RESERVE))
 			flags |= ALLOC_HIGHATOMIC;

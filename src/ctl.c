@@ -167,6 +167,17 @@ static int set_huge_direct(const struct ctl_call *c, uint64_t v)
 	return 0;
 }
 
+static uint64_t get_decay_external(const struct ctl_call *c)
+{
+	return atomic_load(&c->pool->pcp_decay_external);
+}
+
+static int set_decay_external(const struct ctl_call *c, uint64_t v)
+{
+	atomic_store(&c->pool->pcp_decay_external, v != 0);
+	return 0;
+}
+
 static uint64_t get_kswapd_external(const struct ctl_call *c)
 {
 	return atomic_load(&c->pool->kswapd_external);
@@ -484,6 +495,9 @@ static const struct ctl_entry ctl_table[] = {
 	CTL_NUM_RW("pcp/huge_direct", get_huge_direct, set_huge_direct, 0, 1,
 	           "1: a free of a pageblock or more goes to the buddy unless its list is empty "
 	           "and high has room (bulk frees skip the lists); 0: on the lists, as Linux"),
+	CTL_NUM_RW("pcp/decay_external", get_decay_external, set_decay_external, 0, 1,
+	           "1: the embedder decays each CPU's high once a second (pa_pcp_decay(), "
+	           "Linux's vmstat worker); 0: a CPU's refills and spills do, a second apart"),
 	{ .path = "pcp/rules",
 	  .help = "6.7: high auto-tuned and decayed (default); 6.1: Linux 6.1's fixed high, "
 	          "refills of a batch, a run of frees reaching order 1..3 empties the lists",

@@ -246,17 +246,15 @@ static unsigned pcp_min_spins(const struct pa_pcp *pcp, uint64_t frames)
 }
 
 /*
- * Once a second at most (Linux's decay_pcp_high): let high fall back toward
- * what the CPU uses, never outside [high_min, high_max], and give back what
- * the lists hold above it. List lock held.
+ * Linux's decay_pcp_high(): let high fall back toward what the CPU uses,
+ * never outside [high_min, high_max], and give back what the lists hold
+ * above it. Not while reclaim runs: high stays at reclaim's cap meanwhile.
+ * List lock held.
  */
-static void pcp_decay(struct pa_zone *z, struct pa_pcp *pcp)
+static void pcp_decay_now(struct pa_zone *z, struct pa_pcp *pcp)
 {
-	struct pa_pool *pool = z->pool;
-	uint64_t now = pool->plat.now_ns(pool->plat.ctx);
-	if (now - pcp->last_decay_ns < PCP_DECAY_INTERVAL_NS || reclaim_active(z))
-		return; /* high stays at reclaim's cap meanwhile */
-	pcp->last_decay_ns = now;
+	if (reclaim_active(z))
+		return;
 	int64_t a = (int64_t)pcp_count(pcp) - ((int64_t)pcp->batch << PCP_BATCH_SCALE_MAX);
 	int64_t b = (int64_t)pcp->high - pcp->high / 8;
 	int64_t h = a > b ? a : b;
@@ -265,6 +263,38 @@ static void pcp_decay(struct pa_zone *z, struct pa_pcp *pcp)
 	if (pcp_count(pcp) > pcp->high)
 		pcp_spill(z, pcp, pcp_count(pcp) - pcp->high, UINT64_MAX, pcp->spill_next,
 		          SITE_PCP_SPILL);
+}
+
+/*
+ * At a refill or a spill, once a second at most: the decay that Linux's
+ * vmstat worker runs, unless the embedder runs it (pcp/decay_external).
+ */
+static void pcp_decay(struct pa_zone *z, struct pa_pcp *pcp)
+{
+	struct pa_pool *pool = z->pool;
+	if (atomic_load_explicit(&pool->pcp_decay_external, memory_order_relaxed))
+		return;
+	uint64_t now = pool->plat.now_ns(pool->plat.ctx);
+	if (now - pcp->last_decay_ns < PCP_DECAY_INTERVAL_NS || reclaim_active(z))
+		return;
+	pcp->last_decay_ns = now;
+	pcp_decay_now(z, pcp);
+}
+
+int pa_pcp_decay(struct pa_pool *pool, unsigned cpu)
+{
+	if (!pool || cpu >= pool->cfg.nr_cpus)
+		return -EINVAL;
+	if (rules_61(pool))
+		return 0; /* high is fixed */
+	for (unsigned i = 0; i < pool->nr_zones; i++) {
+		struct pa_zone *z = &pool->zones[i];
+		struct pa_pcp *pcp = z->pcp[cpu];
+		platform_spin_lock(pool, &pcp->lock, SITE_DRAIN);
+		pcp_decay_now(z, pcp);
+		pa_spin_unlock(&pcp->lock);
+	}
+	return 0;
 }
 
 /* A whole block a refill takes or a spill gives back. */

@@ -376,6 +376,11 @@ struct pa_pool {
 	 * Otherwise the pool is its own kswapd, with nothing to reclaim.
 	 */
 	_Atomic bool kswapd_external;
+	/*
+	 * The embedder runs Linux's vmstat worker (pa_pcp_decay() once a second
+	 * a CPU): the lists' high is not decayed at refills and spills.
+	 */
+	_Atomic bool pcp_decay_external;
 	_Atomic int64_t
 	        min_free_kbytes;  /* the value in force: the boot key's, or Linux's formula */
 	struct pa_mutex ctl_lock; /* serializes control writes (a knob and what follows from it) */

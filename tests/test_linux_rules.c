@@ -227,10 +227,11 @@ TEST(linux_fallback_61_splits_the_largest_block_615_takes_the_smallest)
 
 /*
  * Fill the pool with order-1 blocks until the min watermark stops them,
- * give one back, and make a GFP_ATOMIC order-1 request: below the low
- * watermark it takes the slow path, which may reserve its pageblock.
+ * give one back, and make a GFP_ATOMIC order-1 request (with `extra`):
+ * below the low watermark it takes the slow path, which may reserve its
+ * pageblock.
  */
-static uint64_t atomic_reserve_after_pressure(const char *version)
+static uint64_t atomic_reserve_after_pressure(const char *version, pa_gfp_t extra)
 {
 	char line[160];
 	snprintf(line, sizeof line,
@@ -242,7 +243,8 @@ static uint64_t atomic_reserve_after_pressure(const char *version)
 		last = p, n++;
 	REQUIRE(last != NULL);
 	pa_free_pages(pool, last, 1);
-	REQUIRE(pa_alloc_pages(pool, PA_GFP_HIGH | PA_GFP_NOCOMPACT | PA_GFP_NOWARN, 1) != NULL);
+	REQUIRE(pa_alloc_pages(pool, PA_GFP_HIGH | PA_GFP_NOCOMPACT | PA_GFP_NOWARN | extra, 1) !=
+	        NULL);
 	uint64_t reserved = 0;
 	for (unsigned i = 0; i < pool->nr_zones; i++)
 		reserved += pool->zones[i].nr_reserved_highatomic;
@@ -254,8 +256,20 @@ static uint64_t atomic_reserve_after_pressure(const char *version)
 TEST(linux_highatomic_reserve_none_in_a_small_zone_from_610)
 {
 	/* 16,384 frames: 1% is 163, under a pageblock. */
-	CHECK_EQ_U64(atomic_reserve_after_pressure("6.1"), PB);
-	CHECK_EQ_U64(atomic_reserve_after_pressure("6.10"), 0);
+	CHECK_EQ_U64(atomic_reserve_after_pressure("6.1", 0), PB);
+	CHECK_EQ_U64(atomic_reserve_after_pressure("6.10", 0), 0);
+}
+
+/*
+ * __GFP_NOMEMALLOC (in every version): a request that may not reclaim gets
+ * no more of the reserves for it (gfp_to_alloc_flags() sets neither
+ * ALLOC_NON_BLOCK nor ALLOC_HIGHATOMIC), so an atomic high-order request
+ * with it reserves no pageblock. Slab's high-order GFP_ATOMIC attempts carry it.
+ */
+TEST(linux_nomemalloc_reserves_no_highatomic_pageblock)
+{
+	/* 6.1: where the small zone still has a reserve to take (see above). */
+	CHECK_EQ_U64(atomic_reserve_after_pressure("6.1", PA_GFP_NOMEMALLOC), 0);
 }
 
 /* ---------------------------------------------------------------------- */

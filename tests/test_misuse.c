@@ -206,7 +206,7 @@ TEST(alloc_refuses_null_pool_unknown_gfp_and_orders)
 	REFUSED_NULL(pa_alloc_pages(NULL, PA_GFP_MOVABLE, 3));
 	REFUSED_NULL(pa_alloc_pages(f.pool, 1u << 31, 0));
 	CHECK(strstr(f.cap.last, "gfp") != NULL);
-	REFUSED_NULL(pa_alloc_pages(f.pool, PA_GFP_MOVABLE | (1u << 11), 0));
+	REFUSED_NULL(pa_alloc_pages(f.pool, PA_GFP_MOVABLE | (1u << 12), 0));
 	REFUSED_NULL(pa_alloc_pages(f.pool, ~PA_GFP_ALL_FLAGS, 0));
 	REFUSED_NULL(pa_alloc_pages(f.pool, UINT32_MAX, 2));
 	unsigned orders[] = { f.cfg.max_order + 1, 31, 32, 63, 64, UINT_MAX };
@@ -505,7 +505,7 @@ TEST(contig_refuses_null_empty_reversed_and_out_of_range)
 	REFUSED_NULL(pa_alloc_contig_pages(f.pool, 16, PA_GFP_MOVABLE, -2));
 	REFUSED_NULL(pa_alloc_contig_pages(f.pool, 16, PA_GFP_MOVABLE, INT_MIN));
 	REFUSED_NULL(pa_alloc_contig_pages(f.pool, 16, PA_GFP_MOVABLE, 2));
-	REFUSED_NULL(pa_alloc_contig_pages(f.pool, 16, PA_GFP_MOVABLE | (1u << 12), -1));
+	REFUSED_NULL(pa_alloc_contig_pages(f.pool, 16, PA_GFP_MOVABLE | (1u << 13), -1));
 
 	IGNORED(pa_free_contig_range(NULL, 0, 16));
 	IGNORED(pa_free_contig_range(f.pool, 0, 0));

@@ -1609,6 +1609,62 @@ TEST(pcp_refills_raise_high_by_the_scaled_batch)
 }
 
 /*
+ * A decay test's pool: CPU 0's lists with high raised by refills and filled
+ * by frees to 2 frames under it, what a decay has to work on. blk[k..NR)
+ * are still allocated.
+ */
+enum {
+	DECAY_NR0 = 1000, /* enough refills on CPU 0 even as the alloc factor grows them */
+	DECAY_NR = 6000
+};
+
+struct decay_case {
+	struct pa_pool *pool;
+	char fresh[BI_LEN];
+	struct pa_page **blk;
+	uint64_t k, high0;
+};
+
+static void decay_case_start(struct decay_case *d, const char *ctl)
+{
+	d->pool = boot_with("mem=256M max_order=10 nr_cpus=2", true);
+	buddyinfo(d->pool, d->fresh, sizeof d->fresh);
+	if (ctl)
+		REQUIRE(pa_ctl_write(d->pool, ctl, "1") == 0);
+	/* CPU 0's refills raise its high by what each takes; CPU 1 allocates the rest to free on CPU 0. */
+	d->blk = malloc(DECAY_NR * sizeof *d->blk);
+	REQUIRE(d->blk);
+	for (unsigned i = 0; i < DECAY_NR; i++) {
+		pose(i < DECAY_NR0 ? 0 : 1);
+		d->blk[i] = pa_alloc_pages(d->pool, PA_GFP_MOVABLE, 0);
+		REQUIRE(d->blk[i]);
+	}
+	pose(0);
+	struct pa_pcp_info info;
+	REQUIRE(pa_pcp_info(d->pool, 0, PA_ZONE_DMA32, 0, &info, NULL) == 0);
+	REQUIRE(info.high > info.high_min + 8 * info.batch && info.high < info.high_max);
+	REQUIRE(info.count + DECAY_NR > info.high);
+	d->k = info.high - info.count - 2;
+	d->high0 = info.high;
+	for (uint64_t i = 0; i < d->k; i++)
+		pa_free_pages(d->pool, d->blk[i], 0);
+	REQUIRE(pa_pcp_info(d->pool, 0, PA_ZONE_DMA32, 0, &info, NULL) == 0);
+	REQUIRE(info.count == d->high0 - 2 && info.high == d->high0);
+}
+
+/* Give back p (order 1) and the blocks: the pool is whole again. */
+static void decay_case_end(struct decay_case *d, struct pa_page *p)
+{
+	VALIDATE(d->pool);
+	pa_free_pages(d->pool, p, 1);
+	for (uint64_t i = d->k; i < DECAY_NR; i++)
+		pa_free_pages(d->pool, d->blk[i], 0);
+	free(d->blk);
+	expect_whole(d->pool, d->fresh);
+	pa_shutdown(d->pool);
+}
+
+/*
  * Linux's decay_pcp_high(): when the periodic decay lowers high below what
  * the lists hold, the excess goes back to the buddy (count - high frames).
  * Here: high raised by refills, the lists filled to just under it by frees,
@@ -1616,49 +1672,67 @@ TEST(pcp_refills_raise_high_by_the_scaled_batch)
  */
 TEST(pcp_decay_gives_back_what_is_above_the_lowered_high)
 {
-	struct pa_pool *pool = boot_with("mem=256M max_order=10 nr_cpus=2", true);
-	char fresh[BI_LEN];
-	buddyinfo(pool, fresh, sizeof fresh);
-	/* CPU 0's refills raise its high by what each takes; CPU 1 allocates the rest to free on CPU 0. */
-	enum {
-		NR0 = 1000,
-		NR = 6000
-	}; /* enough refills on CPU 0 even as the alloc factor grows them */
-	struct pa_page **blk = malloc(NR * sizeof *blk);
-	REQUIRE(blk);
-	for (unsigned i = 0; i < NR; i++) {
-		pose(i < NR0 ? 0 : 1);
-		blk[i] = pa_alloc_pages(pool, PA_GFP_MOVABLE, 0);
-		REQUIRE(blk[i]);
-	}
-	pose(0);
-	struct pa_pcp_info info;
-	REQUIRE(pa_pcp_info(pool, 0, PA_ZONE_DMA32, 0, &info, NULL) == 0);
-	REQUIRE(info.high > info.high_min + 8 * info.batch && info.high < info.high_max);
-	REQUIRE(info.count + NR > info.high);
-	uint64_t k = info.high - info.count - 2, high0 = info.high;
-	for (uint64_t i = 0; i < k; i++)
-		pa_free_pages(pool, blk[i], 0);
-	REQUIRE(pa_pcp_info(pool, 0, PA_ZONE_DMA32, 0, &info, NULL) == 0);
-	REQUIRE(info.count == high0 - 2 && info.high == high0);
+	struct decay_case d;
+	decay_case_start(&d, NULL);
 	atomic_fetch_add(&fake_ns, 1000000000ull);
 	struct pa_page *p =
-	        pa_alloc_pages(pool, PA_GFP_MOVABLE, 1); /* an empty list: a refill, then decay */
+	        pa_alloc_pages(d.pool, PA_GFP_MOVABLE, 1); /* an empty list: a refill, then decay */
 	REQUIRE(p);
-	REQUIRE(pa_pcp_info(pool, 0, PA_ZONE_DMA32, 0, &info, NULL) == 0);
-	CHECK_MSG(info.high < high0, "high %" PRIu64 " did not decay from %" PRIu64, info.high,
-	          high0);
+	struct pa_pcp_info info;
+	REQUIRE(pa_pcp_info(d.pool, 0, PA_ZONE_DMA32, 0, &info, NULL) == 0);
+	CHECK_MSG(info.high < d.high0, "high %" PRIu64 " did not decay from %" PRIu64, info.high,
+	          d.high0);
 	CHECK_MSG(info.count <= info.high,
 	          "high decayed to %" PRIu64 " but the lists still hold %" PRIu64 " frames",
 	          info.high, info.count);
 	CHECK(info.high >= info.high_min && info.high <= info.high_max);
-	VALIDATE(pool);
-	pa_free_pages(pool, p, 1);
-	for (uint64_t i = k; i < NR; i++)
-		pa_free_pages(pool, blk[i], 0);
-	free(blk);
-	expect_whole(pool, fresh);
-	pa_shutdown(pool);
+	decay_case_end(&d, p);
+}
+
+/*
+ * pcp/decay_external=1: the embedder runs Linux's vmstat worker. A refill a
+ * second later decays nothing; pa_pcp_decay() lowers high by an eighth
+ * (decay_pcp_high(): max(count - (batch << 5), high - high / 8, high_min))
+ * and gives back what the lists hold above it. Under 6.1's rules high is
+ * fixed and it does nothing; a NULL pool or a CPU out of range is refused.
+ */
+TEST(pcp_decay_external_leaves_the_decay_to_pa_pcp_decay)
+{
+	struct decay_case d;
+	decay_case_start(&d, "pcp/decay_external");
+	struct pa_pool *pool = d.pool;
+	atomic_fetch_add(&fake_ns, 1000000000ull);
+	struct pa_page *p = pa_alloc_pages(pool, PA_GFP_MOVABLE, 1); /* a refill: no decay */
+	REQUIRE(p);
+	struct pa_pcp_info info;
+	REQUIRE(pa_pcp_info(pool, 0, PA_ZONE_DMA32, 0, &info, NULL) == 0);
+	CHECK_MSG(info.high >= d.high0, "high %" PRIu64 " decayed from %" PRIu64, info.high,
+	          d.high0);
+	uint64_t count0 = info.count, want = info.high - info.high / 8;
+	if (count0 > (info.batch << 5) && count0 - (info.batch << 5) > want)
+		want = count0 - (info.batch << 5);
+	want = want < info.high_min ? info.high_min : want;
+	CHECK_EQ_U64(pa_pcp_decay(pool, 0), 0);
+	REQUIRE(pa_pcp_info(pool, 0, PA_ZONE_DMA32, 0, &info, NULL) == 0);
+	CHECK_EQ_U64(info.high, want);
+	CHECK_MSG(info.count <= info.high && info.count + info.batch > info.high - 2,
+	          "count %" PRIu64 " after a decay to %" PRIu64 " (from %" PRIu64 ")", info.count,
+	          info.high, count0);
+	/* The other CPU's lists are its own. */
+	struct pa_pcp_info other;
+	REQUIRE(pa_pcp_info(pool, 0, PA_ZONE_DMA32, 1, &other, NULL) == 0);
+	uint64_t other_high = other.high;
+	CHECK_EQ_U64(pa_pcp_decay(NULL, 0), (uint64_t)-EINVAL);
+	CHECK_EQ_U64(pa_pcp_decay(pool, 2), (uint64_t)-EINVAL);
+	REQUIRE(pa_pcp_info(pool, 0, PA_ZONE_DMA32, 1, &other, NULL) == 0);
+	CHECK_EQ_U64(other.high, other_high);
+	REQUIRE(pa_ctl_write(pool, "pcp/rules", "6.1") == 0);
+	REQUIRE(pa_pcp_info(pool, 0, PA_ZONE_DMA32, 0, &info, NULL) == 0);
+	uint64_t fixed = info.high;
+	CHECK_EQ_U64(pa_pcp_decay(pool, 0), 0);
+	REQUIRE(pa_pcp_info(pool, 0, PA_ZONE_DMA32, 0, &info, NULL) == 0);
+	CHECK_EQ_U64(info.high, fixed);
+	decay_case_end(&d, p);
 }
 
 /*

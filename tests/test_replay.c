@@ -172,6 +172,85 @@ TEST(parser_drains_after_reclaim_and_compaction)
 	rp_trace_free(&t);
 }
 
+/*
+ * A run of mm_page_pcpu_drain lines of a per-CPU kworker that starts its
+ * CPU's lines afresh is the vmstat worker's decay (RP_DECAY, on that CPU);
+ * a run after the kworker's own free is a spill, and an unbound kworker's
+ * ("kworker/u4:1") is not the vmstat worker.
+ */
+TEST(parser_tells_the_vmstat_workers_decay_from_spills)
+{
+	struct rp_trace t = { 0 };
+	static const char *const lines[] = {
+		"  kworker/1:1-46 [001] d..2.  20.776131: mm_page_pcpu_drain: page=0 pfn=0x16374 "
+		"order=0 migratetype=0",
+		"  kworker/1:1-46 [001] d..2.  20.776142: mm_page_pcpu_drain: page=0 pfn=0x16373 "
+		"order=0 migratetype=0",
+		"  kworker/0:0-9  [000] .....  20.8: mm_page_free: page=0 pfn=0x72b4 order=0",
+		"  kworker/0:0-9  [000] d..2.  20.8: mm_page_pcpu_drain: page=0 pfn=0x72b5 order=0 "
+		"migratetype=1",
+		"  kworker/u4:1-45 [000] d..3. 21.0: mm_page_pcpu_drain: page=0 pfn=0x12 order=0 "
+		"migratetype=0",
+		"  sh-550         [001] .....  21.5: mm_page_alloc: page=0 pfn=0x60f6 order=0 "
+		"migratetype=0 gfp_flags=GFP_KERNEL",
+		"  kworker/1:1-46 [001] d..2.  21.767537: mm_page_pcpu_drain: page=0 pfn=0x16375 "
+		"order=0 migratetype=0",
+	};
+	parse_all(&t, lines, sizeof lines / sizeof lines[0]);
+	REQUIRE(t.nr == 4);
+	CHECK_EQ_U64(t.ev[0].type, RP_DECAY);
+	CHECK_EQ_U64(t.ev[0].cpu, 1);
+	CHECK_EQ_U64(t.ev[1].type, RP_FREE);
+	CHECK_EQ_U64(t.ev[2].type, RP_ALLOC);
+	CHECK_EQ_U64(t.ev[3].type, RP_DECAY);
+	CHECK_EQ_U64(t.ev[3].ts_ns, 21767537000ull);
+	rp_trace_free(&t);
+}
+
+/*
+ * The replay runs the vmstat worker once a second on each CPU, at the CPU's
+ * first event after it is due; a decay the trace shows runs at once if the
+ * last was half a second ago or more, and sets the phase either way.
+ */
+TEST(replay_decays_each_cpus_high_once_a_second)
+{
+	struct rp_trace t = { 0 };
+	static const char *const lines[] = {
+		/* CPU 0: due at its first event, then a second later. */
+		"  a-1 [000] .....  10.0: mm_page_alloc: page=0 pfn=0x100 order=0 migratetype=0 "
+		"gfp_flags=GFP_KERNEL",
+		"  a-1 [000] .....  10.5: mm_page_free: page=0 pfn=0x100 order=0",
+		"  a-1 [000] .....  11.0: mm_page_alloc: page=0 pfn=0x101 order=0 migratetype=0 "
+		"gfp_flags=GFP_KERNEL",
+		/* 0.9 s after the last: the kernel's worker ran, so here too, from now on. */
+		"  kworker/0:1-9 [000] d..2. 11.9: mm_page_pcpu_drain: page=0 pfn=0x102 order=0 "
+		"migratetype=0",
+		"  a-1 [000] .....  12.5: mm_page_free: page=0 pfn=0x101 order=0",
+		"  a-1 [000] .....  12.95: mm_page_alloc: page=0 pfn=0x103 order=0 migratetype=0 "
+		"gfp_flags=GFP_KERNEL",
+		/* 0.1 s after: the same pass, not another. */
+		"  kworker/0:1-9 [000] d..2. 13.05: mm_page_pcpu_drain: page=0 pfn=0x104 order=0 "
+		"migratetype=0",
+		/* CPU 1: its first event only. */
+		"  b-2 [001] .....  10.2: mm_page_alloc: page=0 pfn=0x200 order=0 migratetype=0 "
+		"gfp_flags=GFP_KERNEL",
+		"  b-2 [001] .....  10.4: mm_page_free: page=0 pfn=0x200 order=0",
+	};
+	parse_all(&t, lines, sizeof lines / sizeof lines[0]);
+	REQUIRE(t.nr == 9);
+	struct rp_machine *m = calloc(1, sizeof *m);
+	REQUIRE(m);
+	m->min_free_kbytes = -1;
+	struct rp_options opt = { .boot = "mem=64M max_order=9 nr_cpus=2 kcompactd=manual" };
+	struct rp_result r;
+	REQUIRE(rp_replay(&t, m, &opt, &r) == 0);
+	CHECK_EQ_U64(r.decays, 5); /* CPU 0 at 10.0, 11.0, 11.9, 12.95; CPU 1 at 10.2 */
+	CHECK_EQ_U64(r.bad_page, 0);
+	free(r.series);
+	rp_trace_free(&t);
+	free(m);
+}
+
 /* A compaction run of kcompactd, as Linux 6.1 traces it, then a task freeing what was moved. */
 static const char *const compaction_run[] = {
 	"  init-5       [000] .....  83.0: mm_page_alloc: page=0 pfn=0x1000 order=0 "
@@ -401,7 +480,7 @@ TEST(gfp_every_flag_name_of_linux_6_1)
 		  PA_GFP_MOVABLE | PA_GFP_COMP | PA_GFP_NOWARN | PA_GFP_NOCOMPACT },
 		{ "__GFP_IO|__GFP_NOWARN|__GFP_NORETRY|__GFP_COMP|__GFP_NOMEMALLOC|__GFP_RECLAIMABLE",
 		  PA_GFP_NOWARN | PA_GFP_NORETRY | PA_GFP_COMP | PA_GFP_RECLAIMABLE |
-		          PA_GFP_NOCOMPACT },
+		          PA_GFP_NOCOMPACT | PA_GFP_NOMEMALLOC },
 		{ "GFP_DMA32|__GFP_DIRECT_RECLAIM", PA_GFP_DMA32 },
 		{ "none", PA_GFP_NOCOMPACT },
 	};

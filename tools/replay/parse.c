@@ -85,7 +85,7 @@ static const struct gfp_name gfp_names[] = {
 	{ "__GFP_NORETRY", PA_GFP_NORETRY, 0 },
 	{ "__GFP_COMP", PA_GFP_COMP, 0 },
 	{ "__GFP_ZERO", PA_GFP_ZERO, 0 },
-	{ "__GFP_NOMEMALLOC", 0, 0 },
+	{ "__GFP_NOMEMALLOC", PA_GFP_NOMEMALLOC, 0 },
 	{ "__GFP_MEMALLOC", 0, 0 },
 	{ "__GFP_HARDWALL", 0, 0 },
 	{ "__GFP_THISNODE", PA_GFP_THISNODE, 0 },
@@ -502,8 +502,24 @@ static int parse_isolate_free(struct rp_trace *t, const struct line_head *h)
 /*
  * A drain shows as a run of mm_page_pcpu_drain lines of the task that
  * drains, right after what made it drain; a run after a free is a spill,
- * which pagealloc's lists do by their own rules.
+ * which pagealloc's lists do by their own rules. A run of a per-CPU
+ * kworker ("kworker/1:1") that starts the CPU's lines afresh (not after its
+ * own free) is the vmstat worker's decay of that CPU's high (Linux 6.7's
+ * decay_pcp_high()): it shows when the worker ran there.
  */
+static bool decay_run(const struct rp_trace *t, int id, const struct line_head *h)
+{
+	static const char kworker[] = "kworker/"; /* then the CPU ("kworker/u4:1" is unbound) */
+	size_t n = sizeof kworker - 1;
+	if (id != RPN_MM_PAGE_PCPU_DRAIN || h->cpu >= RP_MAX_CPUS || h->task_len <= n ||
+	    memcmp(h->task, kworker, n) || h->task[n] < '0' || h->task[n] > '9')
+		return false;
+	int last = t->last_id[h->cpu];
+	return t->last_pid[h->cpu] != h->pid ||
+	       (last != RPN_MM_PAGE_PCPU_DRAIN && last != RPN_MM_PAGE_FREE &&
+	        last != RPN_MM_PAGE_FREE_BATCHED);
+}
+
 static int note_drain(struct rp_trace *t, int id, const struct line_head *h)
 {
 	bool after_drain_cause = t->drain_pending && h->pid == t->drain_pid;
@@ -515,13 +531,18 @@ static int note_drain(struct rp_trace *t, int id, const struct line_head *h)
 		t->drain_pid = h->pid;
 		t->drain_kind = id == RPN_VMSCAN_DIRECT_END ? RP_DRAIN_ALL : RP_DRAIN_LOCAL;
 	}
-	if (!after_drain_cause || id != RPN_MM_PAGE_PCPU_DRAIN)
+	bool decay = !after_drain_cause && decay_run(t, id, h);
+	if (h->cpu < RP_MAX_CPUS) {
+		t->last_pid[h->cpu] = h->pid;
+		t->last_id[h->cpu] = (uint8_t)id;
+	}
+	if (!decay && (!after_drain_cause || id != RPN_MM_PAGE_PCPU_DRAIN))
 		return 0;
 	struct rp_event *e = push(t);
 	if (!e)
 		return -1;
-	e->type = RP_DRAIN;
-	e->arg = t->drain_kind;
+	e->type = decay ? RP_DECAY : RP_DRAIN;
+	e->arg = decay ? 0 : t->drain_kind;
 	return 0;
 }
 

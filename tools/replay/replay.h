@@ -33,6 +33,7 @@ enum rp_type {
 	RP_ISOLATE_FREE,   /* mm_compaction_isolate_freepages that took pages (pfn, arg: end) */
 	RP_DRAIN,          /* the kernel drained per-CPU lists (arg: enum rp_drain) */
 	RP_RECLAIM,        /* kswapd on node pfn: arg an enum rp_reclaim */
+	RP_DECAY,          /* the CPU's vmstat worker gave frames back (decay_pcp_high()) */
 	RP_NR_ACTIONS
 };
 
@@ -136,6 +137,8 @@ enum rp_name {
 };
 extern const char *const rp_event_names[RPN_COUNT];
 
+#define RP_MAX_CPUS 64 /* per-CPU state kept: the parser's, the starting state's */
+
 /* A parsed trace. */
 struct rp_trace {
 	struct rp_event *ev;
@@ -153,6 +156,9 @@ struct rp_trace {
 	uint32_t drain_pid; /* a task whose next mm_page_pcpu_drain is a drain of drain_kind */
 	uint8_t drain_kind;
 	bool drain_pending; /* drain_pid is set (pid 0 is the idle task's) */
+	/* Each CPU's last line: its task and event (a drain run's start is told by them). */
+	uint32_t last_pid[RP_MAX_CPUS];
+	uint8_t last_id[RP_MAX_CPUS];
 	/* Compaction runs in progress (mm_compaction_begin .. _end): the task, and whether it migrates. */
 	struct {
 		uint32_t pid;
@@ -191,8 +197,7 @@ int rp_parse_gfp(const char *s, size_t len, pa_gfp_t *out, char *bad, size_t bad
 
 #define RP_MAX_ZONES  8
 #define RP_MAX_ORDERS 41
-#define RP_NR_MT      6  /* Unmovable Movable Reclaimable HighAtomic CMA Isolate */
-#define RP_MAX_CPUS   64 /* per-CPU counts kept for the starting state */
+#define RP_NR_MT      6 /* Unmovable Movable Reclaimable HighAtomic CMA Isolate */
 
 /* What one side (kernel or pagealloc) looked like at one moment. */
 struct rp_zone_state {
@@ -323,6 +328,7 @@ struct rp_result {
 	uint64_t extra_compactions;
 	uint64_t marks, compact_memory, kcompactd_wakes;
 	uint64_t drains;                          /* per-CPU list drains replayed (RP_DRAIN) */
+	uint64_t decays;                          /* vmstat worker passes run (vmstat_worker()) */
 	uint64_t map_errors, realloc_live, moved; /* map upkeep: see run.c */
 	uint64_t start_shortfall;                 /* free blocks the start could not place */
 	double seconds, events_per_sec;           /* the loop's wall-clock time */

@@ -282,10 +282,10 @@ void rp_print_table(FILE *f, const struct rp_machine *m, const struct rp_result 
 	        r->first_validate_error);
 	fprintf(f,
 	        "phase markers %llu, compact_memory %llu, kcompactd wakeups %llu, per-CPU list "
-	        "drains %llu, blocks moved by pagealloc %llu\n",
+	        "drains %llu, per-CPU decays %llu, blocks moved by pagealloc %llu\n",
 	        (unsigned long long)r->marks, (unsigned long long)r->compact_memory,
 	        (unsigned long long)r->kcompactd_wakes, (unsigned long long)r->drains,
-	        (unsigned long long)r->moved);
+	        (unsigned long long)r->decays, (unsigned long long)r->moved);
 	if (r->start_shortfall || r->map_errors || r->realloc_live)
 		fprintf(f,
 		        "starting state short by %llu free blocks; map errors %llu; pfns "
@@ -368,7 +368,8 @@ void rp_print_json(FILE *f, const struct rp_machine *m, const struct rp_result *
 	        "\"validate_failures\": %llu, \"events_per_sec\": %.0f, \"events_per_cpu_sec\": %.0f, "
 	        "\"fallbacks\": %llu, \"thp_tried\": %llu, \"thp_kernel\": %llu, \"thp_served\": "
 	        "%llu, \"zone_lock\": %llu, \"extra_compactions\": %llu, \"untraced_taken\": %llu, "
-	        "\"untraced_given\": %llu, \"untraced_max\": %llu, \"free_classes\": {",
+	        "\"untraced_given\": %llu, \"untraced_max\": %llu, \"drains\": %llu, \"decays\": "
+	        "%llu, \"free_classes\": {",
 	        (unsigned long long)r->events, (unsigned long long)r->allocs,
 	        (unsigned long long)r->frees, (unsigned long long)r->failed_kernel_served,
 	        (unsigned long long)r->kernel_failed_attempts,
@@ -378,7 +379,8 @@ void rp_print_json(FILE *f, const struct rp_machine *m, const struct rp_result *
 	        (unsigned long long)r->thp_kernel, (unsigned long long)r->thp_served,
 	        (unsigned long long)r->zone_lock, (unsigned long long)r->extra_compactions,
 	        (unsigned long long)r->untraced_taken, (unsigned long long)r->untraced_given,
-	        (unsigned long long)r->untraced_max);
+	        (unsigned long long)r->untraced_max, (unsigned long long)r->drains,
+	        (unsigned long long)r->decays);
 	for (unsigned i = 0; i < RPF_COUNT; i++)
 		fprintf(f, "%s\"%s\": %llu", i ? ", " : "", rp_free_class_names[i],
 		        (unsigned long long)r->free_class[i]);

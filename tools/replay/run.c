@@ -448,10 +448,32 @@ static void on_reclaim(struct rp_ctx *c, enum rp_reclaim what)
 		set_reclaim(c, on);
 }
 
+/*
+ * Linux 6.7's vmstat worker decays each CPU's per-CPU high once a second
+ * (decay_pcp_high()). Its timer is deferrable: on an idle CPU it runs at the
+ * CPU's next event after it is due. The trace shows a run where it gave
+ * pages back (RP_DECAY), which sets that CPU's phase; one within half a
+ * second of the last is that pass going on, or a pass already made here.
+ */
+static void vmstat_worker(struct rp_ctx *c, unsigned cpu, bool seen)
+{
+	if (cpu >= RP_MAX_CPUS)
+		return;
+	uint64_t since = c->now_ns - c->decay_last[cpu];
+	bool run = since >= (seen ? VMSTAT_INTERVAL_NS / 2 : VMSTAT_INTERVAL_NS);
+	if (seen || run)
+		c->decay_last[cpu] = c->now_ns;
+	if (run) {
+		pa_pcp_decay(c->pool, cpu);
+		c->res->decays++;
+	}
+}
+
 static void do_event(struct rp_ctx *c, const struct rp_event *ev)
 {
 	c->cpu = ev->cpu;
 	c->now_ns = ev->ts_ns;
+	vmstat_worker(c, ev->cpu, ev->type == RP_DECAY);
 	switch (ev->type) {
 	case RP_ALLOC:
 		do_alloc(c, ev);
@@ -670,6 +692,8 @@ static int boot(struct rp_ctx *c)
 	pa_ctl_write(c->pool, "kswapd_external", "1");
 	/* Freed THPs wait on the per-CPU lists, as the kernel's do. */
 	pa_ctl_write(c->pool, "pcp/huge_direct", "0");
+	/* Each CPU's high decays on the trace's clock (vmstat_worker()). */
+	pa_ctl_write(c->pool, "pcp/decay_external", "1");
 	pa_ctl_read(c->pool, "linux", c->res->linux_ver, sizeof c->res->linux_ver);
 	pa_ctl_read(c->pool, "pcp/rules", c->res->pcp_rules, sizeof c->res->pcp_rules);
 	c->res->linux_ver[strcspn(c->res->linux_ver, "\n")] = 0;

@@ -20,6 +20,9 @@ struct rp_kmap {
 	uint8_t kernel; /* an unmovable or reclaimable allocation (it taints its region) */
 };
 
+/* Linux's sysctl_stat_interval (HZ): how often the vmstat worker runs on a CPU. */
+#define VMSTAT_INTERVAL_NS 1000000000ull
+
 struct rp_ctx {
 	const struct rp_trace *trace;
 	struct rp_machine *m;
@@ -45,8 +48,9 @@ struct rp_ctx {
 	 */
 	uint32_t *held;
 	size_t nr_held, cap_held, max_held;
-	bool reclaim_on;   /* a kswapd pass is under way */
-	bool seen_balance; /* the trace prints balance_pgdat's begin and end */
+	uint64_t decay_last[RP_MAX_CPUS]; /* when each CPU's vmstat worker last ran */
+	bool reclaim_on;                  /* a kswapd pass is under way */
+	bool seen_balance;                /* the trace prints balance_pgdat's begin and end */
 	char first_report[256];
 };
 
