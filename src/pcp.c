@@ -427,7 +427,29 @@ static void pcp_refill(struct pa_zone *z, struct pa_pcp *pcp, unsigned order, un
 	pcp_decay(z, pcp);
 }
 
-/* Pop blocks off the lists from *idx on until `frames` frames or `max` blocks; adds to *freed. */
+/* The oldest block of a list taken off it (pcp_link_page()); PA_NIL if the list is empty. */
+static pa_pfn_t pcp_pop_oldest(struct pa_pool *pool, struct pa_pcp *pcp, unsigned order,
+                               unsigned type)
+{
+	uint32_t head = pcp_head(pcp, order, type), pfn = pcp_tail(pcp, order, type);
+	if (head == PA_NIL)
+		return PA_NIL;
+	if (pfn == head) {
+		__atomic_store_n(&pcp_head(pcp, order, type), PA_NIL,
+		                 __ATOMIC_RELAXED); /* pcp_free_direct_guess() */
+	} else {
+		uint32_t prev = pfn_page(pool, pfn)->lru.prev;
+		pfn_page(pool, prev)->lru.next = PA_NIL;
+		pcp_tail(pcp, order, type) = prev;
+	}
+	pcp->room += 1 << order;
+	return pfn;
+}
+
+/*
+ * Pop blocks off the lists from *idx on, the oldest of each first, until
+ * `frames` frames or `max` blocks; adds to *freed.
+ */
 static unsigned spill_take(struct pa_pool *pool, struct pa_pcp *pcp, uint64_t frames,
                            uint64_t order_mask, unsigned *idx, unsigned *seen, uint64_t *freed,
                            struct pcp_block *out, unsigned max)
@@ -438,7 +460,7 @@ static unsigned spill_take(struct pa_pool *pool, struct pa_pcp *pcp, uint64_t fr
 		if (!((order_mask >> order) & 1))
 			continue;
 		for (pa_pfn_t pfn; *freed < frames && n < max &&
-		                   (pfn = pcp_pop(pool, pcp, order, type)) != PA_NIL;) {
+		                   (pfn = pcp_pop_oldest(pool, pcp, order, type)) != PA_NIL;) {
 			out[n++] = (struct pcp_block){ (uint32_t)pfn, order };
 			*freed += 1ull << order;
 		}
@@ -480,8 +502,9 @@ static void blocks_merge(struct pcp_block *a, unsigned na, unsigned nb, struct p
 }
 
 /*
- * By pfn, as a natural merge sort: a list is a stack, so what a spill takes
- * is a few runs of blocks freed in rising order, each come off falling.
+ * By pfn, as a natural merge sort: a spill takes blocks in the order they
+ * were freed (the oldest first), so what it takes is a few runs of blocks
+ * freed in rising or falling order.
  */
 static void spill_sort(struct pcp_block *b, unsigned n)
 {

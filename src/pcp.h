@@ -21,16 +21,18 @@
 enum pcp_rules { PCP_RULES_67, PCP_RULES_61, PCP_NR_RULES };
 
 /*
- * One order's lists of one CPU: a stack per PCP type, and what went through
+ * One order's lists of one CPU: a list per PCP type, and what went through
  * them. head[PA_NR_PCP_TYPES] stays empty (PA_NIL): an allocation indexes
  * head by its gfp type bits, and both bits set find it empty and go to the
- * refill, which takes the movable list (gfp_migratetype()).
+ * refill, which takes the movable list (gfp_migratetype()). A list's tail
+ * means something only while its head is not PA_NIL.
  */
 struct pcp_order {
 	/* Blocks allocated from and freed to the lists; the zone's pgalloc,
 	 * pgfree and per-order counts are folded from these on read. */
 	uint64_t allocs, frees;
 	uint32_t head[PA_NR_PCP_TYPES + 1];
+	uint32_t tail[PA_NR_PCP_TYPES];
 };
 
 /*
@@ -101,6 +103,7 @@ static inline void pcp_set_high(struct pa_pcp *pcp, uint32_t high)
 #define pcp_index(order, type)     ((order)*PA_NR_PCP_TYPES + (type))
 /* The head of the (order, type) list, and of list number i. */
 #define pcp_head(pcp, order, type) ((pcp)->orders[order].head[type])
+#define pcp_tail(pcp, order, type) ((pcp)->orders[order].tail[type])
 #define pcp_list_head(pcp, i)      pcp_head(pcp, (i) / PA_NR_PCP_TYPES, (i) % PA_NR_PCP_TYPES)
 
 int pcp_init_zone(struct pa_zone *zone);
@@ -153,23 +156,24 @@ static inline struct pa_page *pcp_unlink(struct pa_pool *pool, struct pa_pcp *pc
 	return p;
 }
 
-static inline pa_pfn_t pcp_pop(struct pa_pool *pool, struct pa_pcp *pcp, unsigned order,
-                               unsigned type)
-{
-	struct pa_page *p = pcp_unlink(pool, pcp, order, type);
-	return p ? page_pfn(pool, p) : PA_NIL;
-}
-
 /*
- * A list is a stack through lru.next: the most recently freed block is the
- * cache-hottest. Returns whether the lists reach high now (struct pa_pcp),
- * from the room before, so that the room is updated in place.
+ * A list is a stack for allocations and frees, through lru.next: the most
+ * recently freed block is the cache-hottest. Spills take the oldest, from
+ * the tail back through lru.prev, as Linux's free_pcppages_bulk() takes
+ * list_last_entry(): what stays on the lists is what was freed last. The
+ * head's prev is not kept. Returns whether the lists reach high now
+ * (struct pa_pcp), from the room before, so that the room is updated in place.
  */
 static inline bool pcp_link_page(struct pa_pcp *pcp, struct pa_page *p, pa_pfn_t pfn,
                                  unsigned order, size_t type)
 {
 	bool full = pcp->room <= 1 << order;
-	p->lru.next = pcp_head(pcp, order, type);
+	uint32_t old = pcp_head(pcp, order, type);
+	p->lru.next = old;
+	if (likely(old != PA_NIL))
+		p[(int64_t)old - (int64_t)pfn].lru.prev = (uint32_t)pfn; /* the map is one array */
+	else
+		pcp_tail(pcp, order, type) = (uint32_t)pfn;
 	__atomic_store_n(&pcp_head(pcp, order, type), (uint32_t)pfn,
 	                 __ATOMIC_RELAXED); /* pcp_free_direct_guess() */
 	pcp->room -= 1 << order;

@@ -263,7 +263,10 @@ static int check_frames(struct vctx *v, struct pa_zone *z, struct frame_census *
 	return 0;
 }
 
-/* Walk one CPU's lists: every block is a PS_PCP head of this zone with the list's order. */
+/*
+ * Walk one CPU's lists: every block is a PS_PCP head of this zone with the
+ * list's order, linked back to the one before it, and the last is the tail.
+ */
 static int check_pcp_cpu(struct vctx *v, struct pa_zone *z, unsigned cpu, uint64_t *frames,
                          uint64_t *blocks)
 {
@@ -273,16 +276,23 @@ static int check_pcp_cpu(struct vctx *v, struct pa_zone *z, unsigned cpu, uint64
 	for (unsigned o = 0; o <= pool->cfg.max_order; o++) {
 		for (unsigned t = 0; t < PA_NR_PCP_TYPES; t++) {
 			uint64_t n = 0, limit = (z->end_pfn - z->start_pfn) >> o;
+			uint32_t last = PA_NIL;
 			for (uint32_t pfn = pcp_head(pcp, o, t); pfn != PA_NIL; n++) {
 				const struct pa_page *p = pfn_page(pool, pfn);
 				if (n >= limit || zone_of_pfn(pool, pfn) != z ||
-				    page_state(p) != PS_PCP || p->order != o)
+				    page_state(p) != PS_PCP || p->order != o ||
+				    (last != PA_NIL && p->lru.prev != last))
 					return vfail(
 					        v, z,
 					        "cpu %u list (order %u, %s): bad block at pfn %u",
 					        cpu, o, pa_migratetype_names[t], pfn);
+				last = pfn;
 				pfn = p->lru.next;
 			}
+			if (last != PA_NIL && pcp_tail(pcp, o, t) != last)
+				return vfail(
+				        v, z, "cpu %u list (order %u, %s): tail %u, last block %u",
+				        cpu, o, pa_migratetype_names[t], pcp_tail(pcp, o, t), last);
 			cpu_frames += n << o;
 			*blocks += n;
 		}

@@ -1736,6 +1736,58 @@ TEST(pcp_decay_external_leaves_the_decay_to_pa_pcp_decay)
 }
 
 /*
+ * Spills take the oldest blocks first (Linux's free_pcppages_bulk() takes
+ * list_last_entry()): after a run of frees past high, what is still on the
+ * list is the most recently freed, a suffix of the run, and the blocks
+ * before it went back to the buddy; allocations then take the newest first.
+ */
+TEST(pcp_spills_give_back_the_oldest_blocks_first)
+{
+	struct pa_pool *pool = pcp_boot("mem=256M max_order=10 nr_cpus=2");
+	char fresh[BI_LEN];
+	buddyinfo(pool, fresh, sizeof fresh);
+	struct pa_zone *z = cpu_zone(pool, 0, PA_GFP_MOVABLE);
+	struct snap s;
+	snap_of(pool, z, 0, &s);
+	uint64_t nr = 3 * s.info.high + 64;
+	pa_pfn_t *pfn = malloc(nr * sizeof *pfn);
+	REQUIRE(pfn);
+	/* CPU 1 allocates; CPU 0, whose lists start empty, frees them all. */
+	pose(1);
+	for (uint64_t i = 0; i < nr; i++) {
+		struct pa_page *p = pa_alloc_pages(pool, PA_GFP_MOVABLE, 0);
+		REQUIRE(p);
+		pfn[i] = pa_page_to_pfn(pool, p);
+	}
+	pose(0);
+	for (uint64_t i = 0; i < nr; i++)
+		pa_free_pages(pool, pa_pfn_to_page(pool, pfn[i]), 0);
+	snap_of(pool, z, 0, &s);
+	REQUIRE(s.info.count > 0 && s.info.count < nr);
+	uint64_t kept = 0, first_kept = nr;
+	for (uint64_t i = 0; i < nr; i++)
+		if (page_state(pfn_page(pool, pfn[i])) == PS_PCP) {
+			kept++;
+			first_kept = first_kept < i ? first_kept : i;
+		}
+	CHECK_EQ_U64(kept, s.info.count);
+	CHECK_MSG(first_kept == nr - kept,
+	          "%" PRIu64 " of %" PRIu64 " frees still listed, the oldest of them freed %" PRIu64
+	          "th: not the last ones",
+	          kept, nr, first_kept);
+	/* The newest comes back first. */
+	struct pa_page *p = pa_alloc_pages(pool, PA_GFP_MOVABLE, 0);
+	REQUIRE(p);
+	CHECK_EQ_U64(pa_page_to_pfn(pool, p), pfn[nr - 1]);
+	pa_free_pages(pool, p, 0);
+	VALIDATE(pool);
+	free(pfn);
+	pa_drain_all(pool);
+	expect_whole(pool, fresh);
+	pa_shutdown(pool);
+}
+
+/*
  * A refill of a high order puts many frames on the list at once; the decay
  * that follows (max(count - (batch << 5), high - high / 8, high_min)) must
  * still leave high within [high_min, high_max] (Linux clamps it to them in
