@@ -42,16 +42,15 @@ static inline bool untouched_list(const struct pa_zone *z, unsigned order, unsig
  */
 struct lists {
 	struct pa_page *map;
-	uint32_t *head;
+	uint32_t *head, *tail;
 	uint64_t *nr_free_mt, *nonempty;
-	uint32_t *max_tail; /* [mt]: the last block of each max-order list */
 	unsigned max_order;
 };
 
 static inline struct lists lists_of(struct pa_zone *z)
 {
-	return (struct lists){ z->pool->map, z->list_head, z->nr_free_mt,
-		               z->nonempty,  z->max_tail,  z->pool->cfg.max_order };
+	return (struct lists){ z->pool->map,  z->list_head, z->list_tail,
+		               z->nr_free_mt, z->nonempty,  z->pool->cfg.max_order };
 }
 
 /* A descriptor becomes the head of a free block of this order and type, with these flags. */
@@ -134,8 +133,9 @@ static inline __attribute__((always_inline)) void list_insert(const struct lists
 	p->lru.next = next;
 	if (next != PA_NIL)
 		l->map[next].lru.prev = (uint32_t)pfn;
-	else if (order == l->max_order)
-		l->max_tail[mt] = (uint32_t)pfn; /* the first block is the last too */
+	else
+		l->tail[order * PA_MT_COUNT + mt] =
+		        (uint32_t)pfn; /* the first block is the last too */
 	*head = (uint32_t)pfn;
 }
 
@@ -233,13 +233,14 @@ static inline unsigned split_merge(struct pa_zone *z, const struct lists *l, pa_
 }
 
 /*
- * Link a max-order block at the tail of its list (page shuffling): the zone
- * keeps the tail of each max-order list for this.
+ * Link a block at the tail of its list, where allocations come last: a
+ * block whose merge is likely (buddy_merge_likely()), one moved to another
+ * type's list, a shuffled max-order block.
  */
 static void list_link_tail(const struct lists *l, pa_pfn_t pfn, unsigned order, unsigned mt)
 {
 	unsigned i = order * PA_MT_COUNT + mt;
-	uint32_t tail = l->max_tail[mt];
+	uint32_t tail = l->tail[i];
 	if (l->head[i] == PA_NIL) {
 		list_link(l, pfn, order, mt);
 		return;
@@ -249,7 +250,7 @@ static void list_link_tail(const struct lists *l, pa_pfn_t pfn, unsigned order, 
 	p->lru.prev = tail;
 	p->lru.next = PA_NIL;
 	l->map[tail].lru.next = (uint32_t)pfn;
-	l->max_tail[mt] = (uint32_t)pfn;
+	l->tail[i] = (uint32_t)pfn;
 	l->nr_free_mt[i]++;
 }
 
@@ -263,29 +264,28 @@ void buddy_relink_max(struct pa_zone *z, unsigned mt, const uint32_t *pfns, uint
 		p->lru.next = i + 1 < n ? pfns[i + 1] : PA_NIL;
 	}
 	*list_head(z, pool->cfg.max_order, mt) = n ? pfns[0] : PA_NIL;
-	z->max_tail[mt] = n ? pfns[n - 1] : PA_NIL;
+	z->list_tail[pool->cfg.max_order * PA_MT_COUNT + mt] = n ? pfns[n - 1] : PA_NIL;
 }
 
-void buddy_reset_max_tails(struct pa_zone *z)
+void buddy_reset_tails(struct pa_zone *z)
 {
-	unsigned mo = z->pool->cfg.max_order;
 	split_settle(z);
-	for (unsigned mt = 0; mt < PA_MT_COUNT; mt++) {
+	for (unsigned i = 0; i < (z->pool->cfg.max_order + 1) * PA_MT_COUNT; i++) {
 		uint32_t tail = PA_NIL;
-		for (uint32_t p = *list_head(z, mo, mt); p != PA_NIL;
-		     p = pfn_page(z->pool, p)->lru.next)
+		for (uint32_t p = z->list_head[i]; p != PA_NIL; p = pfn_page(z->pool, p)->lru.next)
 			tail = p;
-		z->max_tail[mt] = tail;
+		z->list_tail[i] = tail;
 	}
 }
 
-/* The max-order tail left the list: prev is the tail now, or the list is empty. */
-static inline void list_unlink_max_tail(struct pa_zone *z, const struct lists *l, uint32_t prev,
-                                        unsigned mt)
+/* The last block left a list: was it the only one? Untouched chunks stand behind one list. */
+static inline void list_unlink_last(struct pa_zone *z, const struct lists *l, uint32_t prev,
+                                    unsigned order, unsigned mt)
 {
-	l->max_tail[mt] = prev;
-	if (prev == PA_NIL && !(unlikely(z->nr_untouched) && untouched_list(z, l->max_order, mt)))
-		l->nonempty[mt] &= ~(1ull << l->max_order);
+	l->tail[order * PA_MT_COUNT + mt] = prev;
+	if (prev == PA_NIL &&
+	    !(order == l->max_order && unlikely(z->nr_untouched) && untouched_list(z, order, mt)))
+		l->nonempty[mt] &= ~(1ull << order);
 }
 
 /* Unlink a free block of that order and type; its descriptor keeps them. */
@@ -301,10 +301,8 @@ list_unlink(struct pa_zone *z, const struct lists *l, pa_pfn_t pfn, unsigned ord
 		l->head[i] = next;
 	if (next != PA_NIL)
 		l->map[next].lru.prev = prev;
-	else if (order == l->max_order)
-		list_unlink_max_tail(z, l, prev, mt);
-	else if (prev == PA_NIL)
-		l->nonempty[mt] &= ~(1ull << order); /* it was alone on the list */
+	else
+		list_unlink_last(z, l, prev, order, mt);
 	l->nr_free_mt[i]--;
 }
 
@@ -343,13 +341,25 @@ void buddy_list_add_clean(struct pa_zone *z, pa_pfn_t pfn, unsigned order, unsig
 	}
 }
 
-/* A block changes list, not content: it keeps what is known zero. */
+/*
+ * A block changes list, not content: it keeps what is known zero, and goes
+ * to the tail of its new list, as Linux's move_to_free_list() puts it.
+ */
 void buddy_list_move(struct pa_zone *z, pa_pfn_t pfn, unsigned new_mt)
 {
-	unsigned order = pfn_page(z->pool, pfn)->order;
-	struct pa_clean clean = head_clean(pfn_page(z->pool, pfn));
+	struct pa_page *p = pfn_page(z->pool, pfn);
+	unsigned order = p->order;
+	struct pa_clean clean = head_clean(p);
 	buddy_list_del(z, pfn);
-	buddy_list_add_clean(z, pfn, order, new_mt, clean);
+	struct lists l = lists_of(z);
+	list_link_tail(&l, pfn, order, new_mt);
+	l.nonempty[new_mt] |= 1ull << order;
+	zone_free_add(z, 1ull << order);
+	superblock_free_hook(z->pool, pfn, order, true);
+	if (clean_any(clean)) {
+		zone_clean_add(z, clean_count(clean, 1ull << order));
+		store_clean(z, p, order, clean);
+	}
 }
 
 /* CMA, ISOLATE and HIGHATOMIC pageblocks never merge with another type. */
@@ -366,12 +376,18 @@ static __attribute__((noinline)) void link_tail(struct pa_zone *z, pa_pfn_t pfn,
 	list_link_tail(&l, pfn, order, mt);
 }
 
-/* Link a block merged as far as it goes, and wake free page reporting if it is large enough. */
-static inline __attribute__((always_inline)) void
-link_merged(struct pa_zone *z, const struct lists *l, pa_pfn_t pfn, unsigned order, unsigned mt)
+/*
+ * Link a block merged as far as it goes (at the tail when `tail`, or when
+ * shuffling picks it), and wake free page reporting if it is large enough.
+ */
+static inline __attribute__((always_inline)) void link_merged(struct pa_zone *z,
+                                                              const struct lists *l, pa_pfn_t pfn,
+                                                              unsigned order, unsigned mt,
+                                                              bool tail)
 {
 	struct pa_pool *pool = z->pool;
-	if (unlikely(order == l->max_order) && unlikely(pool->cfg.shuffle) && shuffle_pick_tail(z))
+	if (unlikely(tail) || (unlikely(order == l->max_order) && unlikely(pool->cfg.shuffle) &&
+	                       shuffle_pick_tail(z)))
 		link_tail(z, pfn, order, mt);
 	else
 		list_link(l, pfn, order, mt);
@@ -395,6 +411,25 @@ static __attribute__((noinline)) struct pa_clean merge_clean(struct pa_zone *z,
 	zone_clean_add(z, clean_count(m, 2 * half) - clean_count(mine, half) -
 	                          clean_count(theirs, half));
 	return m;
+}
+
+/*
+ * Linux's buddy_merge_likely(): a block whose buddy is not free while the
+ * buddy of the pair they make is free may well merge two levels up soon, so
+ * it goes to the tail of its list, where allocations come last. Not within
+ * two orders of the top (Linux: MAX_PAGE_ORDER - 1 and up).
+ */
+static inline bool merge_likely(const struct pa_zone *z, const struct lists *l, pa_pfn_t pfn,
+                                unsigned order)
+{
+	if (order + 2 > l->max_order)
+		return false;
+	pa_pfn_t higher = (pfn & ~(1ull << order)) ^ (2ull << order);
+	if (higher - z->start_pfn >= z->end_pfn - z->start_pfn)
+		return false;
+	const struct pa_page *hp = &l->map[higher];
+	return page_state_relaxed(hp) == PS_FREE && page_order(hp) == order + 1 &&
+	       (order + 1 < z->pool->cfg.pageblock_order || pfn_in_zone(z, higher));
 }
 
 /*
@@ -434,7 +469,7 @@ merge_and_link(struct pa_zone *z, pa_pfn_t pfn, unsigned order, unsigned mt, str
 		set_page_state(&l.map[pfn | bit], PS_BODY); /* the upper half's head */
 		pfn &= ~bit;
 	}
-	link_merged(z, &l, pfn, order, mt);
+	link_merged(z, &l, pfn, order, mt, merge_likely(z, &l, pfn, order));
 	if (unlikely(clean_any(clean)))
 		store_clean(z, &l.map[pfn], order, clean);
 }
@@ -479,7 +514,7 @@ free_block(struct pa_zone *z, pa_pfn_t pfn, unsigned order, unsigned mt, struct 
 		if (unlikely(clean_any(clean)))
 			clean = clean_up(z, clean, low, order);
 		if (likely(order == l.max_order)) { /* no buddy left to look at */
-			link_merged(z, &l, pfn, order, mt);
+			link_merged(z, &l, pfn, order, mt, false);
 			if (unlikely(clean_any(clean)))
 				store_clean(z, &l.map[pfn], order, clean);
 			return;

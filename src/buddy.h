@@ -36,8 +36,8 @@ pa_pfn_t buddy_take_first(struct pa_zone *zone, unsigned low, unsigned high, uns
  * (max order, MOVABLE) list takes its next block from an untouched chunk.
  */
 pa_pfn_t buddy_list_first(struct pa_zone *zone, unsigned order, unsigned mt);
-/* The tail of each max-order list found again, after max_order changed. Zone lock held. */
-void buddy_reset_max_tails(struct pa_zone *zone);
+/* The tail of each list found again, after max_order changed. Zone lock held. */
+void buddy_reset_tails(struct pa_zone *zone);
 /* The first block of the list, for readers that walk it without taking blocks. */
 pa_pfn_t buddy_list_peek(struct pa_zone *zone, unsigned order, unsigned mt);
 /* Count an untouched chunk as free blocks of the max order (init); no descriptor is written. */

@@ -109,7 +109,7 @@ int max_order_set(struct pa_pool *pool, unsigned m)
 			split_above(z, m, old);
 		else if (merge_from(z, old))
 			rc = -ENOMEM; /* left at the old order: valid, merely not merged */
-		buddy_reset_max_tails(z);
+		buddy_reset_tails(z);
 	}
 	unlock_zones(pool);
 	return rc;

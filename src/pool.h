@@ -123,9 +123,9 @@ struct pa_zone {
 	_Atomic bool reclaim_active; /* Linux's ZONE_RECLAIM_ACTIVE: per-CPU lists capped */
 	_Atomic bool below_high;     /* Linux 6.7's ZONE_BELOW_HIGH: per-CPU high at high_min */
 
-	struct pa_lock lock;            /* guards everything below and the zone's pageblock bits */
-	uint32_t *list_head;            /* [order * PA_MT_COUNT + mt], PA_NIL when empty */
-	uint32_t max_tail[PA_MT_COUNT]; /* last block of each max-order list (shuffle's tail) */
+	struct pa_lock lock; /* guards everything below and the zone's pageblock bits */
+	uint32_t *list_head; /* [order * PA_MT_COUNT + mt], PA_NIL when empty */
+	uint32_t *list_tail; /* [order * PA_MT_COUNT + mt], meaningful while its head is not */
 	/*
 	 * The upper halves of the last split (buddy.c), orders [low, high) above
 	 * the block at pfn: free and written, but on no list yet and counted only

@@ -116,9 +116,10 @@ static int check_list(struct vctx *v, struct pa_zone *z, unsigned order, unsigne
 		prev = pfn;
 		pfn = p->lru.next;
 	}
-	if (order == pool->cfg.max_order && z->max_tail[mt] != prev)
+	uint32_t tail = z->list_tail[order * PA_MT_COUNT + mt];
+	if (prev != PA_NIL && tail != prev)
 		return vfail(v, z, "list (order %u, %s) ends at pfn %u, its tail says %u", order,
-		             pa_migratetype_names[mt], prev, z->max_tail[mt]);
+		             pa_migratetype_names[mt], prev, tail);
 	*count = n;
 	return 0;
 }

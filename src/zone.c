@@ -270,15 +270,15 @@ static int zone_alloc_arrays(struct pa_zone *z, unsigned max_order)
 {
 	size_t orders = max_order + 1;
 	z->list_head = pa_malloc(&z->pool->plat, orders * PA_MT_COUNT * sizeof *z->list_head);
+	z->list_tail = pa_malloc(&z->pool->plat, orders * PA_MT_COUNT * sizeof *z->list_tail);
 	z->nr_free_mt = pa_calloc(&z->pool->plat, orders * PA_MT_COUNT, sizeof *z->nr_free_mt);
 	z->alloc_order = pa_calloc(&z->pool->plat, orders, sizeof *z->alloc_order);
 	z->folios_migrated = pa_calloc(&z->pool->plat, orders, sizeof *z->folios_migrated);
-	if (!z->list_head || !z->nr_free_mt || !z->alloc_order || !z->folios_migrated)
+	if (!z->list_head || !z->list_tail || !z->nr_free_mt || !z->alloc_order ||
+	    !z->folios_migrated)
 		return -ENOMEM;
 	for (size_t i = 0; i < orders * PA_MT_COUNT; i++)
-		z->list_head[i] = PA_NIL;
-	for (unsigned mt = 0; mt < PA_MT_COUNT; mt++)
-		z->max_tail[mt] = PA_NIL;
+		z->list_head[i] = z->list_tail[i] = PA_NIL;
 	z->split.pfn = PA_NIL;
 	return 0;
 }
@@ -615,6 +615,7 @@ void zone_destroy_all(struct pa_pool *pool)
 		platform_lock_destroy(&z->lock);
 		pcp_destroy_zone(z);
 		pa_free(&pool->plat, z->list_head);
+		pa_free(&pool->plat, z->list_tail);
 		pa_free(&pool->plat, z->nr_free_mt);
 		pa_free(&pool->plat, z->alloc_order);
 		pa_free(&pool->plat, z->folios_migrated);

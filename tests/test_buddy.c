@@ -433,6 +433,75 @@ TEST(buddy_free_after_the_buddy_was_taken_stops_at_the_buddy)
 	pa_shutdown(pool);
 }
 
+/*
+ * Linux's buddy_merge_likely(): a freed block whose buddy is taken, while
+ * the pair's buddy one order up is free, goes to the tail of its list (it
+ * may merge two levels up soon); any other to the head. Sixteen order-1
+ * blocks from one split, [p, p + 32): freeing p+20 and p+22 makes an order-2
+ * block whose order-3 neighbour p+24 is taken (head); freeing p+8..p+14
+ * makes a free order-3 block at p+8, and then p+4 and p+6 an order-2 block
+ * next to it (tail). The order-2 allocation after takes the head, p+20.
+ */
+TEST(buddy_a_block_likely_to_merge_goes_to_the_tail_of_its_list)
+{
+	struct pa_pool *pool = test_boot(EXACT "mem=64M max_order=10");
+	struct pa_zone *zone = &pool->zones[0];
+	pa_pfn_t p = must_alloc(pool, PA_GFP_MOVABLE, 1);
+	REQUIRE((p & 31) == 0);
+	for (unsigned i = 1; i < 16; i++)
+		REQUIRE(must_alloc(pool, PA_GFP_MOVABLE, 1) == p + 2 * i);
+	free_pfn(pool, p + 20, 1);
+	free_pfn(pool, p + 22, 1);
+	for (unsigned i = 8; i < 16; i += 2)
+		free_pfn(pool, p + i, 1);
+	CHECK_EQ_U64(buddy_list_peek(zone, 3, PA_MT_MOVABLE), p + 8);
+	free_pfn(pool, p + 4, 1);
+	free_pfn(pool, p + 6, 1);
+	CHECK_EQ_U64(zone_free_blocks(zone, 2), 2);
+	CHECK_EQ_U64(buddy_list_peek(zone, 2, PA_MT_MOVABLE), p + 20);
+	CHECK_EQ_U64(zone->list_tail[2 * PA_MT_COUNT + PA_MT_MOVABLE], p + 4);
+	VALIDATE(pool);
+	CHECK_EQ_U64(must_alloc(pool, PA_GFP_MOVABLE, 2), p + 20);
+	free_pfn(pool, p + 20, 2);
+	for (unsigned i = 0; i < 4; i += 2)
+		free_pfn(pool, p + i, 1);
+	for (unsigned i = 16; i < 20; i += 2)
+		free_pfn(pool, p + i, 1);
+	for (unsigned i = 24; i < 32; i += 2)
+		free_pfn(pool, p + i, 1);
+	check_full_merge(pool);
+	pa_shutdown(pool);
+}
+
+/*
+ * A free block moved to another type's list goes to its tail, as Linux's
+ * move_to_free_list() puts it (list_move_tail()): moved in the order p+4, p,
+ * the list reads p+4, p.
+ */
+TEST(buddy_a_block_moved_to_another_list_goes_to_its_tail)
+{
+	struct pa_pool *pool = test_boot(EXACT "mem=64M max_order=10");
+	struct pa_zone *zone = &pool->zones[0];
+	pa_pfn_t p = must_alloc(pool, PA_GFP_MOVABLE, 1);
+	REQUIRE((p & 7) == 0);
+	for (unsigned i = 1; i < 4; i++)
+		REQUIRE(must_alloc(pool, PA_GFP_MOVABLE, 1) == p + 2 * i);
+	free_pfn(pool, p, 1);
+	free_pfn(pool, p + 4, 1);
+	CHECK_EQ_U64(buddy_list_peek(zone, 1, PA_MT_MOVABLE), p + 4);
+	buddy_list_move(zone, p + 4, PA_MT_UNMOVABLE);
+	buddy_list_move(zone, p, PA_MT_UNMOVABLE);
+	CHECK_EQ_U64(buddy_list_peek(zone, 1, PA_MT_UNMOVABLE), p + 4);
+	CHECK_EQ_U64(zone->list_tail[1 * PA_MT_COUNT + PA_MT_UNMOVABLE], p);
+	buddy_list_move(zone, p, PA_MT_MOVABLE);
+	buddy_list_move(zone, p + 4, PA_MT_MOVABLE);
+	VALIDATE(pool);
+	free_pfn(pool, p + 2, 1);
+	free_pfn(pool, p + 6, 1);
+	check_full_merge(pool);
+	pa_shutdown(pool);
+}
+
 TEST(buddy_allocations_of_every_order_are_naturally_aligned)
 {
 	struct pa_pool *pool = test_boot(EXACT "mem=64M max_order=10");
