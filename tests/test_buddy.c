@@ -433,6 +433,16 @@ TEST(buddy_free_after_the_buddy_was_taken_stops_at_the_buddy)
 	pa_shutdown(pool);
 }
 
+/* n order-1 blocks from one split of a fresh pool: p, p + 2, ... (p aligned to 2n). */
+static pa_pfn_t order1_run(struct pa_pool *pool, unsigned n)
+{
+	pa_pfn_t p = must_alloc(pool, PA_GFP_MOVABLE, 1);
+	REQUIRE((p & (2 * n - 1)) == 0);
+	for (unsigned i = 1; i < n; i++)
+		REQUIRE(must_alloc(pool, PA_GFP_MOVABLE, 1) == p + 2 * i);
+	return p;
+}
+
 /*
  * Linux's buddy_merge_likely(): a freed block whose buddy is taken, while
  * the pair's buddy one order up is free, goes to the tail of its list (it
@@ -446,10 +456,7 @@ TEST(buddy_a_block_likely_to_merge_goes_to_the_tail_of_its_list)
 {
 	struct pa_pool *pool = test_boot(EXACT "mem=64M max_order=10");
 	struct pa_zone *zone = &pool->zones[0];
-	pa_pfn_t p = must_alloc(pool, PA_GFP_MOVABLE, 1);
-	REQUIRE((p & 31) == 0);
-	for (unsigned i = 1; i < 16; i++)
-		REQUIRE(must_alloc(pool, PA_GFP_MOVABLE, 1) == p + 2 * i);
+	pa_pfn_t p = order1_run(pool, 16);
 	free_pfn(pool, p + 20, 1);
 	free_pfn(pool, p + 22, 1);
 	for (unsigned i = 8; i < 16; i += 2)
@@ -482,10 +489,7 @@ TEST(buddy_a_block_moved_to_another_list_goes_to_its_tail)
 {
 	struct pa_pool *pool = test_boot(EXACT "mem=64M max_order=10");
 	struct pa_zone *zone = &pool->zones[0];
-	pa_pfn_t p = must_alloc(pool, PA_GFP_MOVABLE, 1);
-	REQUIRE((p & 7) == 0);
-	for (unsigned i = 1; i < 4; i++)
-		REQUIRE(must_alloc(pool, PA_GFP_MOVABLE, 1) == p + 2 * i);
+	pa_pfn_t p = order1_run(pool, 4);
 	free_pfn(pool, p, 1);
 	free_pfn(pool, p + 4, 1);
 	CHECK_EQ_U64(buddy_list_peek(zone, 1, PA_MT_MOVABLE), p + 4);
