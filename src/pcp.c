@@ -25,7 +25,6 @@
 #include "superblock.h"
 #include "zone.h"
 
-#define PCP_BATCH_SCALE_MAX   5 /* Linux's: runs of refills or frees scale a batch to batch << 5 */
 /*
  * Past Linux: a CPU that keeps refilling its unmovable and reclaimable
  * lists takes up to batch << 8 (63 MiB of 4 KiB frames at the largest batch,
@@ -617,17 +616,32 @@ struct pa_page *pcp_refill_unlock(struct pa_zone *z, struct pa_pcp *pcp, unsigne
 }
 
 /*
- * Linux's nr_pcp_free(): leave a batch, and free more the longer frees run
- * in a row, up to batch << 5.
+ * Linux 6.7's nr_pcp_free(): as many frames as were freed in a row, at
+ * least a batch, and leaving a batch under the high the free met.
  */
-static uint64_t spill_frames(const struct pa_pcp *pcp)
+static uint64_t spill_frames(const struct pa_pcp *pcp, uint32_t high)
 {
-	if (pcp->high < pcp->batch)
+	if (high < pcp->batch)
 		return 1;
-	uint64_t lo = pcp->batch, hi = pcp->high - pcp->batch, n = pcp->free_count;
-	uint64_t cap = (uint64_t)pcp->batch << PCP_BATCH_SCALE_MAX; /* as Linux; see the top */
-	n = n < cap ? n : cap;
+	uint64_t lo = pcp->batch, hi = high - pcp->batch, n = pcp->free_count;
 	return n < lo ? lo : n > hi ? hi : n;
+}
+
+/*
+ * Linux 6.7's nr_pcp_high() at a free that filled the lists: unless the
+ * zone is under its high watermark or reclaim runs, high rises to hold a
+ * batch more than was freed in a row (within [high_min, high_max]) for the
+ * frees to come; this one still spills at the high it met.
+ */
+static void raise_high_for_frees(struct pa_zone *z, struct pa_pcp *pcp)
+{
+	if (below_high(z) || reclaim_active(z))
+		return;
+	uint64_t need = (uint64_t)pcp->free_count + pcp->batch;
+	if (pcp->high < need)
+		pcp_set_high(pcp, need < pcp->high_min ? pcp->high_min :
+		                  need > pcp->high_max ? pcp->high_max :
+		                                         (uint32_t)need);
 }
 
 /*
@@ -694,7 +708,9 @@ bool pcp_spill_unlock(struct pa_zone *z, struct pa_pcp *pcp, unsigned list)
 	if (rules_61(z->pool)) {
 		pcp_free_61(z, pcp, list);
 	} else {
-		pcp_spill(z, pcp, spill_frames(pcp), UINT64_MAX, list, SITE_PCP_SPILL);
+		uint32_t high = pcp->high;
+		raise_high_for_frees(z, pcp);
+		pcp_spill(z, pcp, spill_frames(pcp, high), UINT64_MAX, list, SITE_PCP_SPILL);
 		pcp_decay(z, pcp);
 		if (below_high(z) &&
 		    zone_nr_free(z) > __atomic_load_n(&z->wmark[PA_WMARK_HIGH], __ATOMIC_RELAXED))
@@ -741,6 +757,8 @@ bool pcp_free_costly_unlock(struct pa_pcp *pcp, unsigned order, pa_pfn_t pfn, bo
 {
 	struct pa_zone *z = pcp->zone;
 	struct pa_pool *pool = z->pool;
+	uint64_t before = pcp->free_count; /* Linux tests what came before this free */
+	pcp_count_free(pcp, order);
 	if (rules_61(pool)) {
 		if (full)
 			return pcp_spill_top_unlock(pcp, order, pfn);
@@ -751,8 +769,6 @@ bool pcp_free_costly_unlock(struct pa_pcp *pcp, unsigned order, pa_pfn_t pfn, bo
 	bool prev_costly = others == pcp->frees_at_costly;
 	pcp->frees_at_costly = others;
 	uint64_t cap = (uint64_t)pcp->batch << PCP_BATCH_SCALE_MAX;
-	uint64_t before = pcp->free_count - (1u << order); /* Linux counts this free after */
-	before = before < cap ? before : cap;
 	bool free_high = prev_costly && before >= pcp->batch + pcp->high_min / 2 &&
 	                 pcp_count(pcp) >= pcp->batch;
 	if (!free_high) {

@@ -20,6 +20,9 @@
  */
 enum pcp_rules { PCP_RULES_67, PCP_RULES_61, PCP_NR_RULES };
 
+/* Linux's CONFIG_PCP_BATCH_SCALE_MAX: runs of refills or frees scale a batch to batch << 5. */
+#define PCP_BATCH_SCALE_MAX 5
+
 /*
  * One order's lists of one CPU: a list per PCP type, and what went through
  * them. head[PA_NR_PCP_TYPES] stays empty (PA_NIL): an allocation indexes
@@ -66,7 +69,7 @@ struct pa_pcp {
 	int64_t order0_type_max;
 	uint32_t high_min, high_max;
 	uint32_t batch;      /* blocks per refill or spill, in order-0 frames */
-	uint32_t free_count; /* frames freed in a row, capped where read: scales the spill */
+	uint32_t free_count; /* frames freed in a row, no longer counted from batch << 5 on */
 	/* Refills in a row without a free: scales the refill (order 0). Halved by each free
 	 * as of frees_seen: the fast path only counts frees (pcp.c catches up). */
 	uint32_t alloc_factor;
@@ -370,18 +373,27 @@ static inline bool pcp_free_claim(struct pa_page *p, unsigned order)
 }
 
 /*
+ * Frees in a row (pcp_prep() halves them), counted as Linux counts them:
+ * not from batch << 5 on, so that a halving starts from at most that.
+ */
+static inline void pcp_count_free(struct pa_pcp *pcp, unsigned order)
+{
+	if (pcp->free_count < pcp->batch << PCP_BATCH_SCALE_MAX)
+		pcp->free_count += 1u << order;
+}
+
+/*
  * A claimed block onto the type's list, spilling when the lists pass high.
- * Frees in a row are counted uncapped (pcp_prep halves them): the spill
- * caps them where it reads them. Leaves the list lock released.
+ * Leaves the list lock released.
  */
 static inline bool pcp_free_commit(struct pa_pcp *pcp, struct pa_page *p, pa_pfn_t pfn,
                                    unsigned order, size_t type)
 {
 	bool full = pcp_link_page(pcp, p, pfn, order, type); /* the CAS made it PS_PCP */
 	pcp->orders[order].frees++;
-	pcp->free_count += 1u << order;
 	if (order != 0 && order <= PA_COSTLY_ORDER) /* folds away in order 0's inline path */
 		return pcp_free_costly_unlock(pcp, order, pfn, full);
+	pcp_count_free(pcp, order);
 	if (unlikely(full))
 		return pcp_spill_top_unlock(pcp, order, pfn);
 	pa_spin_unlock(&pcp->lock);

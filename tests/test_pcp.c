@@ -1736,6 +1736,86 @@ TEST(pcp_decay_external_leaves_the_decay_to_pa_pcp_decay)
 }
 
 /*
+ * Linux 6.7's free side (nr_pcp_high(), nr_pcp_free()): frees in a row are
+ * counted up to batch << 5; a free that fills the lists spills
+ * clamp(frees in a row, batch, high - batch) at the high it met and raises
+ * high to a batch more than the frees in a row (up to high_max); an
+ * allocation halves the count, so the next run's first spill starts from
+ * batch << 4, not from a count that went on past the cap.
+ */
+TEST(pcp_a_run_of_frees_raises_high_and_scales_the_spills)
+{
+	struct pa_pool *pool = boot_with("mem=256M max_order=10 nr_cpus=2", true);
+	REQUIRE(pa_ctl_write(pool, "pcp/decay_external", "1") == 0); /* no decay in between */
+	char fresh[BI_LEN];
+	buddyinfo(pool, fresh, sizeof fresh);
+	struct pa_zone *z = cpu_zone(pool, 0, PA_GFP_MOVABLE);
+	struct snap s;
+	snap_of(pool, z, 0, &s);
+	uint64_t batch = s.info.batch, cap = batch << 5, nr = 4 * s.info.high_max;
+	struct pa_page **blk = malloc(nr * sizeof *blk);
+	REQUIRE(blk);
+	pose(1);
+	for (uint64_t i = 0; i < nr; i++)
+		REQUIRE((blk[i] = pa_alloc_pages(pool, PA_GFP_MOVABLE, 0)));
+	pose(0);
+	snap_of(pool, z, 0, &s);
+	REQUIRE(s.info.count == 0);
+	uint64_t run = 0, spills = 0, i = 0;
+	for (; i < nr - 8 * cap; i++) {
+		uint64_t count = s.info.count, high = s.info.high;
+		pa_free_pages(pool, blk[i], 0);
+		run++;
+		snap_of(pool, z, 0, &s);
+		if (s.info.count > count)
+			continue;
+		uint64_t fc = run < cap ? run : cap, want = fc + batch,
+		         spill = count + 1 - s.info.count;
+		want = want < high ? high : want > s.info.high_max ? s.info.high_max : want;
+		uint64_t lo = batch, hi = high - batch,
+		         want_spill = fc < lo ? lo :
+		                      fc > hi ? hi :
+		                                fc;
+		CHECK_MSG(s.info.high == want && spill >= want_spill && spill < want_spill + batch,
+		          "spill %" PRIu64 " after %" PRIu64 " frees in a row at high %" PRIu64
+		          ": high now %" PRIu64 " (expected %" PRIu64 "), %" PRIu64
+		          " frames spilled (expected %" PRIu64 ")",
+		          spills, run, high, s.info.high, want, spill, want_spill);
+		spills++;
+	}
+	CHECK(spills > 2 && s.info.high > s.info.high_min);
+	/* One allocation halves the count: the next spill starts from batch << 4. */
+	struct pa_page *p = pa_alloc_pages(pool, PA_GFP_MOVABLE, 0);
+	REQUIRE(p);
+	snap_of(pool, z, 0, &s);
+	uint64_t after = 0;
+	for (; i < nr; i++) {
+		uint64_t count = s.info.count;
+		pa_free_pages(pool, blk[i], 0);
+		after++;
+		snap_of(pool, z, 0, &s);
+		if (s.info.count > count)
+			continue;
+		uint64_t spill = count + 1 - s.info.count;
+		uint64_t fc = (cap >> 1) + after < cap ? (cap >> 1) + after : cap;
+		CHECK_MSG(spill < fc + batch,
+		          "%" PRIu64 " frames spilled %" PRIu64
+		          " frees after the allocation (expected about %" PRIu64 ")",
+		          spill, after, fc);
+		break;
+	}
+	CHECK(i < nr);
+	for (i++; i < nr; i++)
+		pa_free_pages(pool, blk[i], 0);
+	pa_free_pages(pool, p, 0);
+	VALIDATE(pool);
+	free(blk);
+	pa_drain_all(pool);
+	expect_whole(pool, fresh);
+	pa_shutdown(pool);
+}
+
+/*
  * Spills take the oldest blocks first (Linux's free_pcppages_bulk() takes
  * list_last_entry()): after a run of frees past high, what is still on the
  * list is the most recently freed, a suffix of the run, and the blocks
