@@ -20,8 +20,9 @@ import json, sys
 d = json.load(open(sys.argv[1]))
 for k in ['events', 'allocs', 'frees', 'failed_kernel_served', 'kernel_failed', 'kernel_failed_served',
           'bad_page', 'validate_failures', 'events_per_sec', 'free_classes', 'snapshots', 'linux',
-          'pcp_rules', 'fallbacks', 'thp_served', 'zone_lock']:
+          'pcp_rules', 'kernel_fallbacks', 'fallbacks', 'thp_served', 'zone_lock', 'decays']:
     assert k in d, k
+assert d['kernel_fallbacks'] == 1, d  # the sample's one mm_page_alloc_extfrag line
 assert d['kernel_failed'] >= d['kernel_failed_served'] and d['zone_lock'] > 0, d
 assert d['events'] == 3000 and d['allocs'] == 1488 and d['frees'] == 197, d
 assert d['free_classes']['traced'] == 173 and d['free_classes']['pre_trace'] == 24

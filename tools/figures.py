@@ -555,7 +555,8 @@ def replay_versions(fig):
         j, cmd = fig.bench("replay", rec, "--compare", a, b)
         cfgs = j["configs"]
         rows = []
-        for name, key in (("fallbacks", "fallbacks"), ("zone lock taken", "zone_lock"),
+        fb = f"fallbacks (the kernel's: {num(cfgs[0]['kernel_fallbacks'])})"
+        for name, key in ((fb, "fallbacks"), ("zone lock taken", "zone_lock"),
                           ("THPs served (of the kernel's)", "thp_served"),
                           ("failed, served by the kernel", "failed_kernel_served"),
                           ("served, failed by the kernel", "kernel_failed_served")):

@@ -269,9 +269,10 @@ void rp_print_table(FILE *f, const struct rp_machine *m, const struct rp_result 
 	        (unsigned long long)r->untraced_taken, (unsigned long long)r->untraced_given,
 	        (unsigned long long)r->untraced_max);
 	fprintf(f,
-	        "fallbacks %llu; THPs served by the kernel %llu, by pagealloc %llu, of %llu; zone "
-	        "lock taken %llu times; kswapd reclaim began or ended %llu times; allocations retried "
-	        "with a compaction the kernel did not run %llu\n",
+	        "fallbacks: kernel %llu, pagealloc %llu; THPs served by the kernel %llu, by "
+	        "pagealloc %llu, of %llu; zone lock taken %llu times; kswapd reclaim began or ended "
+	        "%llu times; allocations retried with a compaction the kernel did not run %llu\n",
+	        (unsigned long long)t->per_name[RPN_MM_PAGE_ALLOC_EXTFRAG],
 	        (unsigned long long)r->fallbacks, (unsigned long long)r->thp_kernel,
 	        (unsigned long long)r->thp_served, (unsigned long long)r->thp_tried,
 	        (unsigned long long)r->zone_lock, (unsigned long long)r->reclaim_changes,
@@ -366,7 +367,7 @@ void rp_print_json(FILE *f, const struct rp_machine *m, const struct rp_result *
 	        ", \"events\": %llu, \"allocs\": %llu, \"frees\": %llu, \"failed_kernel_served\": "
 	        "%llu, \"kernel_failed\": %llu, \"kernel_failed_served\": %llu, \"bad_page\": %llu, "
 	        "\"validate_failures\": %llu, \"events_per_sec\": %.0f, \"events_per_cpu_sec\": %.0f, "
-	        "\"fallbacks\": %llu, \"thp_tried\": %llu, \"thp_kernel\": %llu, \"thp_served\": "
+	        "\"kernel_fallbacks\": %llu, \"fallbacks\": %llu, \"thp_tried\": %llu, \"thp_kernel\": %llu, \"thp_served\": "
 	        "%llu, \"zone_lock\": %llu, \"extra_compactions\": %llu, \"untraced_taken\": %llu, "
 	        "\"untraced_given\": %llu, \"untraced_max\": %llu, \"drains\": %llu, \"decays\": "
 	        "%llu, \"free_classes\": {",
@@ -375,6 +376,7 @@ void rp_print_json(FILE *f, const struct rp_machine *m, const struct rp_result *
 	        (unsigned long long)r->kernel_failed_attempts,
 	        (unsigned long long)r->kernel_failed_served, (unsigned long long)r->bad_page,
 	        (unsigned long long)r->validate_failures, r->events_per_sec, r->events_per_cpu_sec,
+	        (unsigned long long)t->per_name[RPN_MM_PAGE_ALLOC_EXTFRAG],
 	        (unsigned long long)r->fallbacks, (unsigned long long)r->thp_tried,
 	        (unsigned long long)r->thp_kernel, (unsigned long long)r->thp_served,
 	        (unsigned long long)r->zone_lock, (unsigned long long)r->extra_compactions,

@@ -553,6 +553,17 @@ static void take_snapshots(struct rp_ctx *c, size_t i)
 	}
 }
 
+/* Fallbacks (claims and steals) and zone-lock acquisitions so far. */
+static void read_counts(struct rp_ctx *c, uint64_t *fallbacks, uint64_t *lock)
+{
+	uint64_t claim = 0, steal = 0;
+	*lock = 0;
+	pa_vmstat_read(c->pool, "pgalloc_fallback_claim", &claim);
+	pa_vmstat_read(c->pool, "pgalloc_fallback_steal", &steal);
+	pa_vmstat_read(c->pool, "zone_lock_acquired", lock);
+	*fallbacks = claim + steal;
+}
+
 static void run_events(struct rp_ctx *c)
 {
 	const struct rp_trace *t = c->trace;
@@ -586,12 +597,10 @@ static void run_events(struct rp_ctx *c)
 			c->opt->progress("replaying", (double)i / (double)t->nr);
 	}
 	take_snapshots(c, t->nr);
-	uint64_t claim = 0, steal = 0, lock = 0;
-	pa_vmstat_read(c->pool, "pgalloc_fallback_claim", &claim);
-	pa_vmstat_read(c->pool, "pgalloc_fallback_steal", &steal);
-	pa_vmstat_read(c->pool, "zone_lock_acquired", &lock);
-	c->res->fallbacks = claim + steal;
-	c->res->zone_lock = lock;
+	uint64_t fallbacks, lock;
+	read_counts(c, &fallbacks, &lock);
+	c->res->fallbacks = fallbacks - c->start_fallbacks;
+	c->res->zone_lock = lock - c->start_zone_lock;
 	/* Every trace event counts: those the loop does not act on were handled when parsed. */
 	uint64_t events = 0;
 	for (unsigned n = 0; n < RPN_COUNT; n++)
@@ -747,6 +756,8 @@ int rp_replay(const struct rp_trace *t, struct rp_machine *m, const struct rp_op
 		rc = rp_start_state(c);
 	if (rc == 0) {
 		place_snapshots(c);
+		/* What the trace did, not what building its starting state took. */
+		read_counts(c, &c->start_fallbacks, &c->start_zone_lock);
 		run_events(c);
 		validate(c);
 		uint64_t bad = 0;

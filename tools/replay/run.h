@@ -48,9 +48,10 @@ struct rp_ctx {
 	 */
 	uint32_t *held;
 	size_t nr_held, cap_held, max_held;
-	uint64_t decay_last[RP_MAX_CPUS]; /* when each CPU's vmstat worker last ran */
-	bool reclaim_on;                  /* a kswapd pass is under way */
-	bool seen_balance;                /* the trace prints balance_pgdat's begin and end */
+	uint64_t decay_last[RP_MAX_CPUS];          /* when each CPU's vmstat worker last ran */
+	uint64_t start_fallbacks, start_zone_lock; /* counts once the starting state was built */
+	bool reclaim_on;                           /* a kswapd pass is under way */
+	bool seen_balance; /* the trace prints balance_pgdat's begin and end */
 	char first_report[256];
 };
 
