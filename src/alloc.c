@@ -402,14 +402,21 @@ static inline bool pcp_watermark_fast(const struct pa_zone *z, unsigned order, p
 	return zone_nr_free(z) > mark + ((1ull << order) - 1);
 }
 
-/* From the calling CPU's lists in its preferred zone, while the zone is above its watermark. */
-static inline struct pa_page *pcp_alloc_local(struct pa_pool *pool, pa_gfp_t gfp, unsigned order)
+/*
+ * From the calling CPU's lists in its preferred zone, while the zone is
+ * above its watermark; with PA_GFP_THISNODE only if that zone is the
+ * request's node's.
+ */
+static inline struct pa_page *pcp_alloc_local(const struct alloc_ctx *ac)
 {
-	unsigned cpu = pool_cpu(pool);
+	struct pa_pool *pool = ac->pool;
+	pa_gfp_t gfp = ac->gfp;
+	unsigned cpu = pool_cpu(pool), order = ac->order;
 	struct pa_pcp *pcp =
 	        __atomic_load_n(&pool->cpu_pcp[cpu_pcp_slot(cpu, gfp)], __ATOMIC_RELAXED);
 	struct pa_zone *z = pcp->zone;
-	if (unlikely(!pcp_watermark_fast(z, order, gfp)))
+	if (unlikely(!pcp_watermark_fast(z, order, gfp)) ||
+	    ((gfp & PA_GFP_THISNODE) && z->node != ac->node->id))
 		return NULL;
 	return pcp_alloc(z, cpu, order, gfp_migratetype(gfp), gfp);
 }
@@ -441,10 +448,14 @@ alloc_zones_body(struct pa_pool *pool, pa_gfp_t gfp, unsigned order, bool zero)
 	/* Memory known zero first: it need not be written again. */
 	if (zero && device_pool_has_clean(pool) && (p = device_alloc_zeroed(pool, gfp, order)))
 		return p;
-	/* Skipped by the fast path only to be zeroed, or for an order it leaves out. */
-	if ((zero || order >= pool->cfg.pageblock_order) && pcp_order_enabled(pool, order) &&
-	    !(gfp & GFP_SLOW))
-		p = pcp_alloc_local(pool, gfp, order);
+	/*
+	 * Skipped by the fast path only to be zeroed, for an order it leaves
+	 * out, or for PA_GFP_THISNODE, which Linux's lists serve too (a CPU's
+	 * lists hold its node's memory): a THP fault's.
+	 */
+	if ((zero || order >= pool->cfg.pageblock_order || (gfp & PA_GFP_THISNODE)) &&
+	    pcp_order_enabled(pool, order) && !(gfp & (GFP_SLOW & ~PA_GFP_THISNODE)))
+		p = pcp_alloc_local(&ac);
 	if (!p)
 		p = zonelist_walk(&ac, ac.flags,
 		                  zero); /* inline: the first try is the common case */

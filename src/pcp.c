@@ -385,6 +385,7 @@ static void pcp_refill(struct pa_zone *z, struct pa_pcp *pcp, unsigned order, un
 	struct pcp_block whole[PCP_REFILL_BLOCKS];
 	pa_lock_min_spins(&z->lock, SITE_PCP_REFILL, pcp_min_spins(pcp, (uint64_t)n << order));
 	unsigned nb = 0;
+	uint64_t taken = 0;
 	while (n) {
 		unsigned got = n > 1 && nb < PCP_REFILL_BLOCKS ?
 		                       refill_take_whole(z, order, mt, flags, n, &whole[nb]) :
@@ -392,6 +393,7 @@ static void pcp_refill(struct pa_zone *z, struct pa_pcp *pcp, unsigned order, un
 		if (got) {
 			nb++;
 			n -= got;
+			taken += got;
 			continue;
 		}
 		if (n <= whole_only || !zone_watermark_ok(z, order, z->wmark[PA_WMARK_LOW], flags))
@@ -405,7 +407,9 @@ static void pcp_refill(struct pa_zone *z, struct pa_pcp *pcp, unsigned order, un
 		set_page_order(pfn_page(pool, pfn), order);
 		pcp_push(pool, pcp, pfn, order, mt);
 		n--;
+		taken++;
 	}
+	z->stat[PA_ZS_PCP_REFILL] += taken << order;
 	bool roomy = zone_nr_free(z) > z->wmark[PA_WMARK_HIGH];
 	pa_unlock(&z->lock);
 	while (nb--)
@@ -566,8 +570,10 @@ static void spill_give(struct pa_zone *z, const struct pcp_block *b, unsigned n,
                        enum pa_lock_site site, unsigned min_spins)
 {
 	pa_lock_min_spins(&z->lock, site, min_spins);
-	for (unsigned i = 0; i < n; i++)
+	for (unsigned i = 0; i < n; i++) {
 		pageblock_free_block(z, b[i].pfn, b[i].order);
+		z->stat[PA_ZS_PCP_SPILL] += 1ull << b[i].order;
+	}
 	pa_unlock(&z->lock);
 }
 

@@ -40,7 +40,9 @@
 	X(PGMIGRATE_SUCCESS, "pgmigrate_success")                                                  \
 	X(PGMIGRATE_FAIL, "pgmigrate_fail")                                                        \
 	X(COMPACT_FOLIOS_SPLIT, "compact_folios_split")                                            \
-	X(NUMA_MISS, "numa_miss") /* allocations here that preferred another node */               \
+	X(NUMA_MISS, "numa_miss")   /* allocations here that preferred another node */             \
+	X(PCP_REFILL, "pcp_refill") /* frames the per-CPU lists took from the buddy */             \
+	X(PCP_SPILL, "pcp_spill")   /* frames they gave back (spills, drains, decay) */            \
 	X(SB_FALLBACK_CLEAN, "superblock_fallback_clean") /* a fallback polluted a clean region */ \
 	X(SB_STEER_POLLUTED, "superblock_steer_polluted") /* a fallback kept in a polluted one */  \
 	X(SB_STEER_MOVABLE,                                                                        \

@@ -1581,6 +1581,35 @@ TEST(pcp_huge_direct_0_keeps_freed_pageblocks_on_the_list)
 }
 
 /*
+ * A PA_GFP_THISNODE request is served by the CPU's lists as any other (a
+ * THP fault's, in Linux): the pageblock freed onto them comes back, where
+ * the buddy path would have passed it by.
+ */
+TEST(pcp_thisnode_requests_take_from_the_cpus_lists)
+{
+	struct pa_pool *pool = boot_with("mem=4G nr_cpus=1 pcp_orders=0-3,9", true);
+	pose(0);
+	REQUIRE(pa_ctl_write(pool, "pcp/huge_direct", "0") == 0);
+	const pa_gfp_t thp = PA_GFP_MOVABLE | PA_GFP_COMP | PA_GFP_THISNODE;
+	struct pa_page *p = pa_alloc_pages(pool, thp, 9);
+	REQUIRE(p);
+	pa_pfn_t pfn = pa_page_to_pfn(pool, p);
+	pa_free_pages(pool, p, 9);
+	struct pa_pcp_info info;
+	REQUIRE(pa_pcp_info(pool, 0, PA_ZONE_DMA32, 0, &info, NULL) == 0);
+	uint64_t listed = info.count;
+	REQUIRE(listed >= 512);
+	p = pa_alloc_pages(pool, thp, 9);
+	REQUIRE(p);
+	CHECK_EQ_U64(pa_page_to_pfn(pool, p), pfn);
+	REQUIRE(pa_pcp_info(pool, 0, PA_ZONE_DMA32, 0, &info, NULL) == 0);
+	CHECK_EQ_U64(info.count, listed - 512);
+	pa_free_pages(pool, p, 9);
+	VALIDATE(pool);
+	pa_shutdown(pool);
+}
+
+/*
  * Linux 6.7's nr_pcp_alloc(): each refill first raises high by the batch it
  * is about to take, which doubles (alloc_factor) for each refill in a row
  * with no free between: batch, then 2 batches.
