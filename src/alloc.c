@@ -450,11 +450,13 @@ alloc_zones_body(struct pa_pool *pool, pa_gfp_t gfp, unsigned order, bool zero)
 		return p;
 	/*
 	 * Skipped by the fast path only to be zeroed, for an order it leaves
-	 * out, or for PA_GFP_THISNODE, which Linux's lists serve too (a CPU's
-	 * lists hold its node's memory): a THP fault's.
+	 * out, or for a flag that Linux's lists serve too: PA_GFP_THISNODE (a
+	 * CPU's lists hold its node's memory; a THP fault's) and PA_GFP_HIGH
+	 * (its first try is at the low watermark, as any request's).
 	 */
-	if ((zero || order >= pool->cfg.pageblock_order || (gfp & PA_GFP_THISNODE)) &&
-	    pcp_order_enabled(pool, order) && !(gfp & (GFP_SLOW & ~PA_GFP_THISNODE)))
+	if ((zero || order >= pool->cfg.pageblock_order ||
+	     (gfp & (PA_GFP_THISNODE | PA_GFP_HIGH))) &&
+	    pcp_order_enabled(pool, order) && !(gfp & (PA_GFP_DMA32 | PA_GFP_DMA)))
 		p = pcp_alloc_local(&ac);
 	if (!p)
 		p = zonelist_walk(&ac, ac.flags,

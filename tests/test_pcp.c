@@ -1581,32 +1581,41 @@ TEST(pcp_huge_direct_0_keeps_freed_pageblocks_on_the_list)
 }
 
 /*
- * A PA_GFP_THISNODE request is served by the CPU's lists as any other (a
- * THP fault's, in Linux): the pageblock freed onto them comes back, where
- * the buddy path would have passed it by.
+ * PA_GFP_THISNODE and PA_GFP_HIGH requests are served by the CPU's lists as
+ * any other, as Linux's are (a THP fault's; GFP_ATOMIC's first try is at the
+ * low watermark like any request's): the block freed onto them comes back,
+ * where the buddy path would have passed it by.
  */
-TEST(pcp_thisnode_requests_take_from_the_cpus_lists)
+static void freed_block_comes_back(pa_gfp_t gfp, unsigned order)
 {
 	struct pa_pool *pool = boot_with("mem=4G nr_cpus=1 pcp_orders=0-3,9", true);
 	pose(0);
 	REQUIRE(pa_ctl_write(pool, "pcp/huge_direct", "0") == 0);
-	const pa_gfp_t thp = PA_GFP_MOVABLE | PA_GFP_COMP | PA_GFP_THISNODE;
-	struct pa_page *p = pa_alloc_pages(pool, thp, 9);
+	struct pa_page *p = pa_alloc_pages(pool, gfp, order);
 	REQUIRE(p);
 	pa_pfn_t pfn = pa_page_to_pfn(pool, p);
-	pa_free_pages(pool, p, 9);
+	pa_free_pages(pool, p, order);
 	struct pa_pcp_info info;
 	REQUIRE(pa_pcp_info(pool, 0, PA_ZONE_DMA32, 0, &info, NULL) == 0);
 	uint64_t listed = info.count;
-	REQUIRE(listed >= 512);
-	p = pa_alloc_pages(pool, thp, 9);
+	REQUIRE(listed >= 1ull << order);
+	p = pa_alloc_pages(pool, gfp, order);
 	REQUIRE(p);
-	CHECK_EQ_U64(pa_page_to_pfn(pool, p), pfn);
+	CHECK_MSG(pa_page_to_pfn(pool, p) == pfn, "gfp %#x order %u: pfn %llu, the freed %llu", gfp,
+	          order, (unsigned long long)pa_page_to_pfn(pool, p), (unsigned long long)pfn);
 	REQUIRE(pa_pcp_info(pool, 0, PA_ZONE_DMA32, 0, &info, NULL) == 0);
-	CHECK_EQ_U64(info.count, listed - 512);
-	pa_free_pages(pool, p, 9);
+	CHECK_EQ_U64(info.count, listed - (1ull << order));
+	pa_free_pages(pool, p, order);
 	VALIDATE(pool);
 	pa_shutdown(pool);
+}
+
+TEST(pcp_thisnode_and_high_requests_take_from_the_cpus_lists)
+{
+	freed_block_comes_back(PA_GFP_MOVABLE | PA_GFP_COMP | PA_GFP_THISNODE, 9);
+	freed_block_comes_back(PA_GFP_THISNODE, 0);
+	freed_block_comes_back(PA_GFP_HIGH | PA_GFP_NOCOMPACT, 0);
+	freed_block_comes_back(PA_GFP_HIGH | PA_GFP_NOCOMPACT, 2);
 }
 
 /*
