@@ -1889,6 +1889,14 @@ TEST(pcp_spills_give_back_the_oldest_blocks_first)
 			first_kept = first_kept < i ? first_kept : i;
 		}
 	CHECK_EQ_U64(kept, s.info.count);
+	/* The counters of what went between the lists and the buddy agree. */
+	struct snap s1;
+	snap_of(pool, z, 1, &s1);
+	uint64_t refilled = 0, spilled = 0;
+	REQUIRE(pa_vmstat_read(pool, "pcp_refill", &refilled) == 0);
+	REQUIRE(pa_vmstat_read(pool, "pcp_spill", &spilled) == 0);
+	CHECK_EQ_U64(refilled, nr + s1.info.count);
+	CHECK_EQ_U64(spilled, nr - kept);
 	CHECK_MSG(first_kept == nr - kept,
 	          "%" PRIu64 " of %" PRIu64 " frees still listed, the oldest of them freed %" PRIu64
 	          "th: not the last ones",
