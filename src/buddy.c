@@ -306,14 +306,28 @@ list_unlink(struct pa_zone *z, const struct lists *l, pa_pfn_t pfn, unsigned ord
 	l->nr_free_mt[i]--;
 }
 
-void buddy_list_add(struct pa_zone *z, pa_pfn_t pfn, unsigned order, unsigned mt)
+/* Link a free block at the head of its list, or at its tail, with what is known zero of it. */
+static void list_add_block(struct pa_zone *z, pa_pfn_t pfn, unsigned order, unsigned mt, bool tail,
+                           struct pa_clean clean)
 {
 	pa_assert(z->pool, (pfn & ((1ull << order) - 1)) == 0 && order <= z->pool->cfg.max_order);
 	split_settle(z);
 	struct lists l = lists_of(z);
-	list_link(&l, pfn, order, mt);
+	if (tail)
+		list_link_tail(&l, pfn, order, mt);
+	else
+		list_link(&l, pfn, order, mt);
 	zone_free_add(z, 1ull << order);
 	superblock_free_hook(z->pool, pfn, order, true);
+	if (clean_any(clean)) {
+		zone_clean_add(z, clean_count(clean, 1ull << order));
+		store_clean(z, pfn_page(z->pool, pfn), order, clean);
+	}
+}
+
+void buddy_list_add(struct pa_zone *z, pa_pfn_t pfn, unsigned order, unsigned mt)
+{
+	list_add_block(z, pfn, order, mt, false, PA_CLEAN_NONE);
 }
 
 void buddy_list_del(struct pa_zone *z, pa_pfn_t pfn)
@@ -334,11 +348,7 @@ void buddy_list_del(struct pa_zone *z, pa_pfn_t pfn)
 void buddy_list_add_clean(struct pa_zone *z, pa_pfn_t pfn, unsigned order, unsigned mt,
                           struct pa_clean clean)
 {
-	buddy_list_add(z, pfn, order, mt);
-	if (clean_any(clean)) {
-		zone_clean_add(z, clean_count(clean, 1ull << order));
-		store_clean(z, pfn_page(z->pool, pfn), order, clean);
-	}
+	list_add_block(z, pfn, order, mt, false, clean);
 }
 
 /*
@@ -347,19 +357,10 @@ void buddy_list_add_clean(struct pa_zone *z, pa_pfn_t pfn, unsigned order, unsig
  */
 void buddy_list_move(struct pa_zone *z, pa_pfn_t pfn, unsigned new_mt)
 {
-	struct pa_page *p = pfn_page(z->pool, pfn);
-	unsigned order = p->order;
-	struct pa_clean clean = head_clean(p);
+	unsigned order = pfn_page(z->pool, pfn)->order;
+	struct pa_clean clean = head_clean(pfn_page(z->pool, pfn));
 	buddy_list_del(z, pfn);
-	struct lists l = lists_of(z);
-	list_link_tail(&l, pfn, order, new_mt);
-	l.nonempty[new_mt] |= 1ull << order;
-	zone_free_add(z, 1ull << order);
-	superblock_free_hook(z->pool, pfn, order, true);
-	if (clean_any(clean)) {
-		zone_clean_add(z, clean_count(clean, 1ull << order));
-		store_clean(z, p, order, clean);
-	}
+	list_add_block(z, pfn, order, new_mt, true, clean);
 }
 
 /* CMA, ISOLATE and HIGHATOMIC pageblocks never merge with another type. */

@@ -141,6 +141,21 @@ static void snap_of(struct pa_pool *pool, const struct pa_zone *z, unsigned cpu,
 	REQUIRE(pa_pcp_info(pool, z->node, z->type, cpu, &s->info, s->blocks) == 0);
 }
 
+/*
+ * nr movable blocks of order allocated on CPU 1, to be freed on CPU 0, whose
+ * lists they do not touch; the caller frees the array. Returns posing as CPU 0.
+ */
+static struct pa_page **blocks_from_cpu1(struct pa_pool *pool, uint64_t nr, unsigned order)
+{
+	struct pa_page **blk = malloc(nr * sizeof *blk);
+	REQUIRE(blk);
+	pose(1);
+	for (uint64_t i = 0; i < nr; i++)
+		REQUIRE((blk[i] = pa_alloc_pages(pool, PA_GFP_MOVABLE, order)));
+	pose(0);
+	return blk;
+}
+
 static bool snap_equal(const struct pa_pool *pool, const struct snap *a, const struct snap *b)
 {
 	return !memcmp(&a->info, &b->info, sizeof a->info) &&
@@ -1791,12 +1806,7 @@ TEST(pcp_a_run_of_frees_raises_high_and_scales_the_spills)
 	struct snap s;
 	snap_of(pool, z, 0, &s);
 	uint64_t batch = s.info.batch, cap = batch << 5, nr = 4 * s.info.high_max;
-	struct pa_page **blk = malloc(nr * sizeof *blk);
-	REQUIRE(blk);
-	pose(1);
-	for (uint64_t i = 0; i < nr; i++)
-		REQUIRE((blk[i] = pa_alloc_pages(pool, PA_GFP_MOVABLE, 0)));
-	pose(0);
+	struct pa_page **blk = blocks_from_cpu1(pool, nr, 0);
 	snap_of(pool, z, 0, &s);
 	REQUIRE(s.info.count == 0);
 	uint64_t run = 0, spills = 0, i = 0;
@@ -1868,18 +1878,15 @@ TEST(pcp_spills_give_back_the_oldest_blocks_first)
 	struct snap s;
 	snap_of(pool, z, 0, &s);
 	uint64_t nr = 3 * s.info.high + 64;
+	/* CPU 1 allocates; CPU 0, whose lists start empty, frees them all. */
+	struct pa_page **blk = blocks_from_cpu1(pool, nr, 0);
 	pa_pfn_t *pfn = malloc(nr * sizeof *pfn);
 	REQUIRE(pfn);
-	/* CPU 1 allocates; CPU 0, whose lists start empty, frees them all. */
-	pose(1);
 	for (uint64_t i = 0; i < nr; i++) {
-		struct pa_page *p = pa_alloc_pages(pool, PA_GFP_MOVABLE, 0);
-		REQUIRE(p);
-		pfn[i] = pa_page_to_pfn(pool, p);
+		pfn[i] = pa_page_to_pfn(pool, blk[i]);
+		pa_free_pages(pool, blk[i], 0);
 	}
-	pose(0);
-	for (uint64_t i = 0; i < nr; i++)
-		pa_free_pages(pool, pa_pfn_to_page(pool, pfn[i]), 0);
+	free(blk);
 	snap_of(pool, z, 0, &s);
 	REQUIRE(s.info.count > 0 && s.info.count < nr);
 	uint64_t kept = 0, first_kept = nr;
@@ -1956,15 +1963,8 @@ TEST(pcp_free_above_high_spills_back_to_the_buddy)
 		struct snap s;
 		snap_of(pool, z, 0, &s);
 		uint64_t nr = (3 * s.info.high >> o) + 64;
-		struct pa_page **blk = malloc(nr * sizeof *blk);
-		REQUIRE(blk);
 		/* CPU 1 allocates; CPU 0, whose lists start empty, frees them all. */
-		pose(1);
-		for (uint64_t i = 0; i < nr; i++) {
-			blk[i] = pa_alloc_pages(pool, PA_GFP_MOVABLE, o);
-			REQUIRE(blk[i]);
-		}
-		pose(0);
+		struct pa_page **blk = blocks_from_cpu1(pool, nr, o);
 		uint64_t prev = s.info.count, spills = 0, max_drop = 0;
 		for (uint64_t i = 0; i < nr; i++) {
 			pa_free_pages(pool, blk[i], o);
