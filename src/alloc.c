@@ -391,15 +391,17 @@ static struct pa_page *alloc_defrag(struct alloc_ctx *ac)
  * Linux's zone_watermark_fast() before the lists: frames on a CPU's lists are
  * not free memory of the zone, so the lists serve only while the zone's free
  * count, once the request is taken, stays above the low watermark and what
- * the request may not use (zone_set_pcp_mark()). One read of the free count;
- * below the mark the zone path checks exactly under the lock.
+ * the request may not use (zone_set_pcp_mark()), and a request above order 0
+ * only while the buddy has a block it could take. One read of the free count
+ * at order 0; below the mark the zone path checks exactly under the lock.
  */
 static inline bool pcp_watermark_fast(const struct pa_zone *z, unsigned order, pa_gfp_t gfp)
 {
 	uint64_t mark = atomic_load_explicit(
 	        &z->pcp_mark[gfp & (PA_GFP_MOVABLE | PA_GFP_RECLAIMABLE)], memory_order_relaxed);
 	/* free - mark >= 2^order without a subtraction that could wrap: one compare at order 0. */
-	return zone_nr_free(z) > mark + ((1ull << order) - 1);
+	return zone_nr_free(z) > mark + ((1ull << order) - 1) &&
+	       (order == 0 || zone_has_free_block(z, order, gfp));
 }
 
 /*

@@ -53,6 +53,15 @@ static inline struct lists lists_of(struct pa_zone *z)
 		               z->nr_free_mt, z->nonempty,  z->pool->cfg.max_order };
 }
 
+/*
+ * A list's nonempty bits change under the zone lock, but the per-CPU lists
+ * read them without it (zone_has_free_block()): stored whole.
+ */
+static inline void nonempty_store(uint64_t *w, uint64_t bits)
+{
+	__atomic_store_n(w, bits, __ATOMIC_RELAXED);
+}
+
 /* A descriptor becomes the head of a free block of this order and type, with these flags. */
 static inline __attribute__((always_inline)) void mark_free_flags(struct pa_page *p, unsigned order,
                                                                   unsigned mt, unsigned flags)
@@ -145,7 +154,7 @@ static inline __attribute__((always_inline)) void list_link(const struct lists *
 {
 	mark_free(&l->map[pfn], order, mt);
 	list_insert(l, pfn, order, mt);
-	l->nonempty[mt] |= 1ull << order;
+	nonempty_store(&l->nonempty[mt], l->nonempty[mt] | 1ull << order);
 	l->nr_free_mt[order * PA_MT_COUNT + mt]++;
 }
 
@@ -208,7 +217,7 @@ static inline void split_defer(struct pa_zone *z, const struct lists *l, pa_pfn_
 	for (; head != end; head += step, half_next(&w))
 		__atomic_store_n(&w.half->head, head, __ATOMIC_RELEASE);
 	z->split.listed = l->nonempty[mt] & halves;
-	l->nonempty[mt] |= halves;
+	nonempty_store(&l->nonempty[mt], l->nonempty[mt] | halves);
 	z->split.pfn = (uint32_t)pfn;
 	z->split.low = (uint8_t)low;
 	z->split.high = (uint8_t)high;
@@ -227,7 +236,8 @@ static inline unsigned split_merge(struct pa_zone *z, const struct lists *l, pa_
 	const struct pa_page *end = &l->map[pfn + (1ull << high)];
 	for (struct half_walk w = half_walk(l, pfn, low); w.half != end; half_next(&w))
 		set_page_state(w.half, PS_BODY);
-	l->nonempty[mt] &= ~((1ull << high) - (1ull << low)) | z->split.listed;
+	nonempty_store(&l->nonempty[mt],
+	               l->nonempty[mt] & (~((1ull << high) - (1ull << low)) | z->split.listed));
 	z->split.pfn = PA_NIL;
 	return high;
 }
@@ -285,7 +295,7 @@ static inline void list_unlink_last(struct pa_zone *z, const struct lists *l, ui
 	l->tail[order * PA_MT_COUNT + mt] = prev;
 	if (prev == PA_NIL &&
 	    !(order == l->max_order && unlikely(z->nr_untouched) && untouched_list(z, order, mt)))
-		l->nonempty[mt] &= ~(1ull << order);
+		nonempty_store(&l->nonempty[mt], l->nonempty[mt] & ~(1ull << order));
 }
 
 /* Unlink a free block of that order and type; its descriptor keeps them. */
@@ -668,7 +678,7 @@ void buddy_add_untouched(struct pa_zone *z, pa_pfn_t chunk)
 		z->untouched_hint = i / 64;
 	z->nr_untouched++;
 	count_add(z, mo, PA_MT_MOVABLE, chunk_blocks(z));
-	z->nonempty[PA_MT_MOVABLE] |= 1ull << mo;
+	nonempty_store(&z->nonempty[PA_MT_MOVABLE], z->nonempty[PA_MT_MOVABLE] | 1ull << mo);
 	zone_free_add(z, 1ull << z->pool->cfg.chunk_order);
 	superblock_free_hook(z->pool, chunk, z->pool->cfg.chunk_order, true);
 }

@@ -99,6 +99,23 @@ uint64_t zone_free_cma(const struct pa_zone *z);
 bool zone_watermark_ok(const struct pa_zone *z, unsigned order, uint64_t mark, unsigned flags);
 
 /*
+ * The second half of zone_watermark_ok() for a request of the first
+ * try (no reserve): a free block of the order or larger on a list it may
+ * take from. Linux asks it before a high-order request takes a block from
+ * a CPU's lists too, so that blocks held there do not hide that the zone
+ * has none left. Without the lock: read once, as the lists' free count is.
+ */
+static inline bool zone_has_free_block(const struct pa_zone *z, unsigned order, pa_gfp_t gfp)
+{
+	uint64_t usable = __atomic_load_n(&z->nonempty[PA_MT_UNMOVABLE], __ATOMIC_RELAXED) |
+	                  __atomic_load_n(&z->nonempty[PA_MT_MOVABLE], __ATOMIC_RELAXED) |
+	                  __atomic_load_n(&z->nonempty[PA_MT_RECLAIMABLE], __ATOMIC_RELAXED);
+	if (gfp & PA_GFP_MOVABLE)
+		usable |= __atomic_load_n(&z->nonempty[PA_MT_CMA], __ATOMIC_RELAXED);
+	return (usable >> order) != 0;
+}
+
+/*
  * Has the zone any memory? Every node has a ZONE_MOVABLE from boot, empty
  * until movablecore= or online_movable gives it some, so that zonelists
  * never change; walks skip an empty zone as Linux leaves it out of them.

@@ -1634,6 +1634,54 @@ TEST(pcp_thisnode_and_high_requests_take_from_the_cpus_lists)
 }
 
 /*
+ * Linux's zone_watermark_fast() asks a high-order request for a free block
+ * of its order or larger in the buddy before any list serves it: a block
+ * on a CPU's list does not count. With memory free only in single frames,
+ * the block freed onto the list stays there (the request fails, as it
+ * may not compact) until a drain gives it back to the buddy.
+ */
+static void listed_block_waits_for_the_buddy(unsigned order)
+{
+	struct pa_pool *pool =
+	        boot_with("mem=1G nr_cpus=1 pcp_orders=0-3,9 min_free_kbytes=0", true);
+	pose(0);
+	REQUIRE(pa_ctl_write(pool, "pcp/huge_direct", "0") == 0);
+	pa_gfp_t gfp = PA_GFP_MOVABLE | PA_GFP_COMP | PA_GFP_NOCOMPACT;
+	struct pa_page *p = pa_alloc_pages(pool, gfp, order);
+	REQUIRE(p);
+	pa_pfn_t pfn = pa_page_to_pfn(pool, p);
+	uint64_t n = 0; /* no watermark (min_free_kbytes=0): every other frame is taken */
+	struct pa_page **pages = alloc_order0_all(pool, PA_GFP_MOVABLE, 1u << 18, &n);
+	REQUIRE(n > 1000);
+	for (uint64_t i = 0; i < n; i += 2) /* every other frame: free, but no pair */
+		pa_free_pages(pool, pages[i], 0);
+	pa_drain_local(pool);
+	pa_free_pages(pool, p, order);
+	struct pa_pcp_info info;
+	REQUIRE(pa_pcp_info(pool, 0, PA_ZONE_DMA32, 0, &info, NULL) == 0);
+	CHECK_EQ_U64(info.count, 1ull << order);
+	CHECK_EQ_U64(free_frames_from(pool, 1), 0);
+	CHECK_MSG(!pa_alloc_pages(pool, gfp, order), "order %u: the listed block was served",
+	          order);
+	pa_drain_local(pool);
+	p = pa_alloc_pages(pool, gfp, order);
+	REQUIRE(p);
+	CHECK_EQ_U64(pa_page_to_pfn(pool, p), pfn);
+	pa_free_pages(pool, p, order);
+	for (uint64_t i = 1; i < n; i += 2)
+		pa_free_pages(pool, pages[i], 0);
+	free(pages);
+	VALIDATE(pool);
+	pa_shutdown(pool);
+}
+
+TEST(pcp_a_high_order_block_on_the_lists_needs_one_in_the_buddy)
+{
+	listed_block_waits_for_the_buddy(9);
+	listed_block_waits_for_the_buddy(2);
+}
+
+/*
  * Linux 6.7's nr_pcp_alloc(): each refill first raises high by the batch it
  * is about to take, which doubles (alloc_factor) for each refill in a row
  * with no free between: batch, then 2 batches.
