@@ -362,6 +362,7 @@ static void parse_one(struct rp_trace *t, unsigned *us, const char *fmt, ...)
 }
 
 #define NOWAIT "GFP_NOWAIT|__GFP_NORETRY|__GFP_NOMEMALLOC"
+#define THP    "GFP_TRANSHUGE|__GFP_NORETRY|__GFP_THISNODE"
 
 /*
  * An order-0 failure of the kernel that the pool would serve shows memory
@@ -410,6 +411,48 @@ TEST(replay_holds_for_allocations_the_trace_does_not_show)
 	CHECK_EQ_U64(r.untraced_given, r.untraced_taken);
 	CHECK_EQ_U64(r.failed_kernel_served, 0);
 	CHECK_EQ_U64(r.untraced_max, r.untraced_taken);
+	CHECK_EQ_U64(r.bad_page, 0);
+	CHECK_EQ_U64(r.validate_failures, 0);
+	free(r.series);
+	rp_trace_free(&t);
+	free(m);
+}
+
+/*
+ * A THP the kernel failed to find where the pool has a free pageblock: the
+ * pool breaks the block (one frame held, the rest freed), so the next such
+ * failure fails here too; a THP the kernel then served takes the frame back,
+ * and the block merges whole again.
+ */
+TEST(replay_breaks_a_block_the_kernel_had_not)
+{
+	struct rp_trace t = { 0 };
+	unsigned us = 0;
+	for (unsigned i = 0; i < 31; i++) /* 31 of the pool's 32 pageblocks */
+		parse_one(
+		        &t, &us,
+		        "mm_page_alloc: page=0 pfn=%#x order=9 migratetype=0 gfp_flags=GFP_KERNEL",
+		        0x10000 + i * 512);
+	for (unsigned i = 0; i < 2; i++)
+		parse_one(&t, &us,
+		          "mm_page_alloc: page=0000000000000000 pfn=0x0 order=9 migratetype=1 "
+		          "gfp_flags=" THP);
+	parse_one(&t, &us,
+	          "mm_page_alloc: page=0 pfn=0x20000 order=9 migratetype=1 gfp_flags=" THP);
+	struct rp_machine *m = calloc(1, sizeof *m);
+	REQUIRE(m);
+	m->min_free_kbytes = -1;
+	struct rp_options opt = {
+		.validate_every = 1,
+		.boot = "mem=64M max_order=9 nr_cpus=1 min_free_kbytes=0 kcompactd=manual",
+	};
+	struct rp_result r;
+	REQUIRE(rp_replay(&t, m, &opt, &r) == 0);
+	CHECK_EQ_U64(r.kernel_failed_attempts, 2);
+	CHECK_EQ_U64(r.kernel_failed_served, 1); /* the first; the second fails here */
+	CHECK_EQ_U64(r.untraced_taken, 1);
+	CHECK_EQ_U64(r.untraced_given, 1);
+	CHECK_EQ_U64(r.failed_kernel_served, 0);
 	CHECK_EQ_U64(r.bad_page, 0);
 	CHECK_EQ_U64(r.validate_failures, 0);
 	free(r.series);

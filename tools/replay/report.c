@@ -264,7 +264,7 @@ void rp_print_table(FILE *f, const struct rp_machine *m, const struct rp_result 
 	        (unsigned long long)r->kernel_failed_attempts);
 	fprintf(f,
 	        "held for allocations without an event (order-0 failures of the kernel the pool "
-	        "served): %llu frames taken, %llu given back (their frees, allocations only the kernel "
+	        "served, a frame of each block it broke): %llu frames taken, %llu given back (their frees, allocations only the kernel "
 	        "could serve), at most %llu at once\n",
 	        (unsigned long long)r->untraced_taken, (unsigned long long)r->untraced_given,
 	        (unsigned long long)r->untraced_max);

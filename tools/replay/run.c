@@ -159,6 +159,26 @@ static void held_untraced(struct rp_ctx *c, pa_gfp_t gfp)
 		}
 }
 
+/*
+ * A block of a high order that the kernel failed to find where the pool
+ * served it in the same context: the kernel's free memory there was in
+ * smaller pieces. Break the pool's block the least that makes it so: one
+ * frame held as above (given back with them, when it merges again), the
+ * rest freed in the largest pieces its alignment allows.
+ */
+static void held_fragment(struct rp_ctx *c, struct pa_page *p, unsigned order)
+{
+	uint64_t head = pa_page_to_pfn(c->pool, p);
+	if (pa_split_folio_at(c->pool, p, order, 0, p) != 0) {
+		pa_free_pages(c->pool, p, order);
+		return;
+	}
+	for (unsigned o = 0; o < order; o++)
+		pa_free_pages(c->pool, pa_pfn_to_page(c->pool, head + (1ull << o)), o);
+	if (!hold(c, p))
+		pa_free_pages(c->pool, p, 0);
+}
+
 /* A free of memory the kernel took without an event: give back as much of what was held. */
 static void give_held(struct rp_ctx *c, unsigned order)
 {
@@ -232,9 +252,12 @@ static void do_alloc_failed(struct rp_ctx *c, const struct rp_event *ev)
 	struct pa_page *p = alloc_as_kernel(c, ev, gfp);
 	if (p) {
 		c->res->kernel_failed_served++;
-		pa_free_pages(c->pool, p, ev->order);
-		if (ev->order == 0)
+		if (ev->order == 0) {
+			pa_free_pages(c->pool, p, 0);
 			held_untraced(c, gfp);
+		} else {
+			held_fragment(c, p, ev->order);
+		}
 	}
 }
 
