@@ -460,6 +460,46 @@ TEST(replay_breaks_a_block_the_kernel_had_not)
 	free(m);
 }
 
+/*
+ * What a CPU's lists held when the trace began, per order and type: a
+ * list serves from its stock until the trace shows its first refill, so the
+ * stock is the most its allocations ran ahead of the frees onto it by then.
+ */
+TEST(parser_finds_what_each_cpus_lists_held_at_the_start)
+{
+	struct rp_trace t = { 0 };
+	unsigned us = 0;
+	static const char alloc[] = "mm_page_alloc: page=0 pfn=%#x order=%u migratetype=%u "
+	                            "gfp_flags=GFP_KERNEL";
+	for (unsigned i = 0; i < 3; i++)
+		parse_one(&t, &us, alloc, 0x100 + i, 0, 0);
+	parse_one(&t, &us, "mm_page_free: page=0 pfn=0x100 order=0");
+	parse_one(&t, &us, alloc, 0x103, 0, 0); /* 3 ahead, as before the free */
+	parse_one(&t, &us, alloc, 0x300, 0, 1);
+	size_t refill_at = t.nr;
+	parse_one(&t, &us,
+	          "mm_page_alloc_zone_locked: page=0 pfn=0x200 order=0 migratetype=0 "
+	          "percpu_refill=1");
+	parse_one(&t, &us,
+	          "mm_page_alloc_zone_locked: page=0 pfn=0x600 order=0 migratetype=1 "
+	          "percpu_refill=0");    /* the buddy's own: no refill */
+	for (unsigned i = 0; i < 5; i++) /* refilled: these come from the refill */
+		parse_one(&t, &us, alloc, 0x200 + i, 0, 0);
+	parse_one(&t, &us, alloc, 0x301, 0, 1);
+	parse_one(&t, &us, "mm_page_free: page=0 pfn=0x300 order=0");
+	parse_one(&t, &us, alloc, 0x400, 1, 0);
+	CHECK_EQ_U64(t.first_refill[0][0][0], refill_at + 1);
+	CHECK_EQ_U64(t.first_refill[0][0][1], 0);
+	rp_stock need;
+	rp_pcp_stock(&t, need);
+	CHECK_EQ_U64(need[0][0][0], 3);
+	CHECK_EQ_U64(need[0][0][1], 2); /* never refilled: over the whole trace */
+	CHECK_EQ_U64(need[0][1][0], 2); /* one order-1 block */
+	CHECK_EQ_U64(need[0][0][2], 0);
+	CHECK_EQ_U64(need[1][0][0], 0);
+	rp_trace_free(&t);
+}
+
 TEST(gfp_every_flag_name_of_linux_6_1)
 {
 	static const char *const names[] = {

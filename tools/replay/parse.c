@@ -575,6 +575,18 @@ static int parse_reclaim(struct rp_trace *t, int id, const struct line_head *h)
 	return 0;
 }
 
+/* A per-CPU refill: the first of each list marks where its starting stock ran out. */
+static void note_refill(struct rp_trace *t, const struct line_head *h)
+{
+	uint64_t order, mt, refill;
+	if (h->cpu >= RP_MAX_CPUS || !get_num(h->args, h->end, "order=", &order) ||
+	    order >= RP_PCP_ORDERS || !get_num(h->args, h->end, "migratetype=", &mt) ||
+	    mt >= RP_PCP_TYPES || t->first_refill[h->cpu][order][mt] ||
+	    !get_num(h->args, h->end, "percpu_refill=", &refill) || !refill)
+		return;
+	t->first_refill[h->cpu][order][mt] = (uint32_t)(t->nr + 1);
+}
+
 static int parse_event(struct rp_trace *t, int id, const struct line_head *h, const char *line,
                        size_t len)
 {
@@ -599,6 +611,9 @@ static int parse_event(struct rp_trace *t, int id, const struct line_head *h, co
 		return parse_reclaim(t, id, h);
 	case RPN_MM_PAGE_FREE:
 		return parse_free(t, h, line, len);
+	case RPN_MM_PAGE_ALLOC_ZONE_LOCKED:
+		note_refill(t, h);
+		return 0;
 	case RPN_MARK:
 		return parse_mark(t, h);
 	case RPN_COMPACTION_TRY:

@@ -137,7 +137,9 @@ enum rp_name {
 };
 extern const char *const rp_event_names[RPN_COUNT];
 
-#define RP_MAX_CPUS 64 /* per-CPU state kept: the parser's, the starting state's */
+#define RP_MAX_CPUS   64 /* per-CPU state kept: the parser's, the starting state's */
+#define RP_PCP_ORDERS 4  /* the orders below the pageblock's that every kernel lists */
+#define RP_PCP_TYPES  3  /* unmovable, movable, reclaimable: the lists' types */
 
 /* A parsed trace. */
 struct rp_trace {
@@ -172,12 +174,32 @@ struct rp_trace {
 	size_t idle_at;     /* where an RP_RECLAIM_IDLE goes in, after the line */
 	bool balance_seen, pass_open, idle_pending;
 	char err[256]; /* the first line that could not be parsed, and why */
-	void *map;     /* ev lies in this mapping of a cache file (cache.c), else NULL */
+	/*
+	 * Per CPU, order (0..3) and list type (unmovable, movable,
+	 * reclaimable): 1 + the number of events before the first refill of
+	 * that list (mm_page_alloc_zone_locked with percpu_refill=1), 0 if it
+	 * never had one. Until then the list served from what it held.
+	 */
+	uint32_t first_refill[RP_MAX_CPUS][RP_PCP_ORDERS][RP_PCP_TYPES];
+	void *map; /* ev lies in this mapping of a cache file (cache.c), else NULL */
 	size_t map_len;
 };
 
 /* How far a long step is (0..1), for a progress line; may be NULL. */
 typedef void (*rp_progress_fn)(const char *what, double fraction);
+
+/* Frames of each order and type on each CPU's lists. */
+typedef uint64_t rp_stock[RP_MAX_CPUS][RP_PCP_ORDERS][RP_PCP_TYPES];
+
+/*
+ * What each CPU's lists held of each order and type when the trace began:
+ * a list serves from what it holds until it runs dry and is refilled (the
+ * trace shows the first refill), so it held at least the most its
+ * allocations there ran ahead of the frees onto it. A freed block goes to
+ * its pageblock's type's list, taken as the type of its allocation in the
+ * trace; frees of memory allocated before the trace are left out.
+ */
+void rp_pcp_stock(const struct rp_trace *t, rp_stock need);
 
 /* Read a trace file (plain, .xz, .gz; "-" is stdin). 0, or -1 with a message on stderr. */
 int rp_trace_read(const char *path, struct rp_trace *t, rp_progress_fn progress);

@@ -78,23 +78,34 @@ static int kernel_zone(const struct rp_ctx *c, uint64_t k)
 	return -1;
 }
 
-/* Any pre-trace block of at least order in k's zone, searched round from a cursor. */
-static bool pre_free_anywhere(struct rp_ctx *c, uint64_t k, unsigned order)
+/*
+ * A pre-trace block of at least order in the kernel zone `zone`, in a
+ * pageblock of type mt (pbtype[]) unless mt < 0, searched round from a
+ * cursor: freed, it lands on that type's lists.
+ */
+static bool pre_free_where(struct rp_ctx *c, int zone, unsigned order, int mt,
+                           const uint8_t *pbtype, uint64_t *cursor)
 {
-	int zone = kernel_zone(c, k);
-	uint64_t n = c->nr_frames, p = c->pre_cursor % n;
+	uint64_t n = c->nr_frames, p = *cursor % n;
 	for (uint64_t seen = 0; seen < n;) {
 		unsigned r = c->pre[p] ? c->pre[p] - 1u : 0;
 		uint64_t step = c->pre[p] ? 1ull << r : 1;
-		if (c->pre[p] && r >= order && kernel_zone(c, p) == zone) {
+		if (c->pre[p] && r >= order && kernel_zone(c, p) == zone &&
+		    (mt < 0 || pbtype[p >> PB_ORDER] == mt)) {
 			pre_take(c, p, r, p, order);
-			c->pre_cursor = p;
+			*cursor = p;
 			return true;
 		}
 		seen += step;
 		p = (p + step) % n;
 	}
 	return false;
+}
+
+/* Any pre-trace block of at least order in k's zone. */
+static bool pre_free_anywhere(struct rp_ctx *c, uint64_t k, unsigned order)
+{
+	return pre_free_where(c, kernel_zone(c, k), order, -1, NULL, &c->pre_cursor);
 }
 
 bool rp_free_pre(struct rp_ctx *c, uint64_t k, unsigned order)
@@ -350,19 +361,99 @@ static void place_all(struct rp_ctx *c, const struct rp_zone_state *kz, const ui
 		}
 }
 
-/*
- * The kernel's per-CPU lists held pages too: free as many single frames of
- * the zone's pre-trace memory on each CPU, so that they land on its lists.
- */
-static void fill_pcp(struct rp_ctx *c, const struct rp_zone_state *kz)
+/* A list's stock: the most its allocations ran ahead of its frees before its first refill. */
+void rp_pcp_stock(const struct rp_trace *t, rp_stock need)
 {
+	int64_t bal[RP_MAX_CPUS][RP_PCP_ORDERS][RP_PCP_TYPES];
+	uint8_t *type = calloc(t->max_pfn ? t->max_pfn : 1, 1); /* 1 + a live block's type */
+	memset(bal, 0, sizeof bal);
+	memset(need, 0, sizeof(rp_stock));
+	for (size_t i = 0; type && i < t->nr; i++) {
+		const struct rp_event *ev = &t->ev[i];
+		if (ev->cpu >= RP_MAX_CPUS || ev->order >= RP_PCP_ORDERS || ev->pfn >= t->max_pfn)
+			continue;
+		int64_t n = 1ll << ev->order;
+		unsigned mt;
+		if (ev->type == RP_ALLOC && ev->mt < RP_PCP_TYPES) {
+			mt = ev->mt;
+			type[ev->pfn] = (uint8_t)(mt + 1);
+		} else if (ev->type == RP_FREE && type[ev->pfn]) {
+			mt = type[ev->pfn] - 1u;
+			type[ev->pfn] = 0;
+			n = -n;
+		} else {
+			continue;
+		}
+		uint32_t refill = t->first_refill[ev->cpu][ev->order][mt];
+		int64_t *b = &bal[ev->cpu][ev->order][mt];
+		if (refill && i + 1 >= refill)
+			continue; /* refilled since: what it held is spent */
+		*b += n;
+		if (*b > (int64_t)need[ev->cpu][ev->order][mt])
+			need[ev->cpu][ev->order][mt] = (uint64_t)*b;
+	}
+	free(type);
+}
+
+/*
+ * The type of the order-0 list that CPU's allocations never drew dry (no
+ * refill in the trace) and drew on least; -1 if each ran dry. What the
+ * kernel's lists held beyond what the trace drew on was on such a list.
+ */
+static int idle_type(const struct rp_ctx *c, unsigned cpu, const rp_stock need)
+{
+	int best = -1;
+	for (unsigned mt = 0; mt < RP_PCP_TYPES; mt++)
+		if (!c->trace->first_refill[cpu][0][mt] &&
+		    (best < 0 || need[cpu][0][mt] < need[cpu][0][best]))
+			best = (int)mt;
+	return best;
+}
+
+/*
+ * The kernel's per-CPU lists held pages too: on each CPU, free the zone's
+ * pre-trace memory so that each list holds what the trace drew from it
+ * (pcp_stock()), and the rest of the kernel's count on a list the trace
+ * left alone, in single frames.
+ */
+static void fill_pcp(struct rp_ctx *c, const struct rp_zone_state *kz, rp_stock need,
+                     const uint8_t *pbtype)
+{
+	int zone = kernel_zone(c, kz->start_pfn);
+	uint64_t cursor[RP_PCP_TYPES + 1] = { 0 };
 	for (unsigned cpu = 0; cpu < RP_MAX_CPUS; cpu++) {
 		c->cpu = cpu;
-		for (uint64_t n = kz->pcp_cpu[cpu]; n; n--)
-			if (!pre_free_anywhere(c, kz->start_pfn, 0))
+		uint64_t left = kz->pcp_cpu[cpu];
+		for (unsigned o = 0; o < RP_PCP_ORDERS; o++)
+			for (unsigned mt = 0; mt < RP_PCP_TYPES; mt++)
+				for (uint64_t *n = &need[cpu][o][mt]; *n && left >= 1ull << o;) {
+					if (!pre_free_where(c, zone, o, (int)mt, pbtype,
+					                    &cursor[mt]))
+						break;
+					*n -= *n < 1ull << o ? *n : 1ull << o;
+					left -= 1ull << o;
+				}
+		int rest = idle_type(c, cpu, need);
+		for (; left; left--)
+			if (!pre_free_where(c, zone, 0, rest, pbtype, &cursor[rest + 1]) &&
+			    (rest < 0 ||
+			     !pre_free_where(c, zone, 0, -1, pbtype, &cursor[RP_PCP_TYPES])))
 				break;
 	}
 	c->cpu = 0;
+}
+
+/* Each pageblock's type in the pool, as the starting state left them. */
+static uint8_t *pool_pbtypes(const struct rp_ctx *c)
+{
+	uint64_t n = pa_pageblock_count(c->pool);
+	uint8_t *t = calloc(n ? n : 1, 1);
+	for (uint64_t i = 0; t && i < n; i++) {
+		struct pa_pageblock_info info;
+		if (pa_pageblock_info(c->pool, i, &info) == 0)
+			t[i] = (uint8_t)info.mt;
+	}
+	return t;
 }
 
 int rp_start_state(struct rp_ctx *c)
@@ -391,8 +482,14 @@ int rp_start_state(struct rp_ctx *c)
 	ctl_num(c, "watermark_boost_factor", boost);
 	ctl_num(c, "min_free_kbytes", mfk);
 	pcp_switch(c, false, &saved);
+	rp_stock need;
+	rp_pcp_stock(c->trace, need);
+	uint8_t *types = pool_pbtypes(c);
+	if (!types)
+		return -1;
 	for (unsigned z = 0; z < st->nr_zones; z++)
-		fill_pcp(c, &st->zone[z]);
+		fill_pcp(c, &st->zone[z], need, types);
+	free(types);
 	return 0;
 }
 
