@@ -251,6 +251,46 @@ TEST(replay_decays_each_cpus_high_once_a_second)
 	free(m);
 }
 
+/*
+ * The worker queues itself again a second on, rounded to a whole second of
+ * jiffies (round_jiffies_relative()): a run the trace shows places the
+ * seconds (x.8 here); one that came late for a second the replay already
+ * ran (13.2 for 12.8) is not run again, and, more than a quarter second
+ * late, puts the next two seconds on (14.8, after the trace's end).
+ */
+TEST(replay_queues_the_worker_on_whole_seconds_of_jiffies)
+{
+	struct rp_trace t = { 0 };
+	char line[200];
+	for (unsigned ds = 100; ds <= 145; ds++) { /* an event on CPU 0 every 0.1 s */
+		if (ds == 108 || ds == 132) {
+			snprintf(line, sizeof line,
+			         "  kworker/0:1-9 [000] d..2. %u.%u: mm_page_pcpu_drain: page=0 "
+			         "pfn=0x500 order=0 migratetype=0",
+			         ds / 10, ds % 10);
+			CHECK(rp_parse_line(&t, line, strlen(line)) == 0);
+		}
+		snprintf(
+		        line, sizeof line,
+		        ds % 2 ?
+		                "  a-1 [000] ..... %u.%u: mm_page_free: page=0 pfn=0x100 order=0" :
+		                "  a-1 [000] ..... %u.%u: mm_page_alloc: page=0 pfn=0x100 order=0 migratetype=0 gfp_flags=GFP_KERNEL",
+		        ds / 10, ds % 10);
+		CHECK_MSG(rp_parse_line(&t, line, strlen(line)) == 0, "%s: %s", line, t.err);
+	}
+	struct rp_machine *m = calloc(1, sizeof *m);
+	REQUIRE(m);
+	m->min_free_kbytes = -1;
+	struct rp_options opt = { .boot = "mem=64M max_order=9 nr_cpus=1 kcompactd=manual" };
+	struct rp_result r;
+	REQUIRE(rp_replay(&t, m, &opt, &r) == 0);
+	CHECK_EQ_U64(r.decays, 4); /* 10.0 (the first event), 10.8, 11.8, 12.8 */
+	CHECK_EQ_U64(r.bad_page, 0);
+	free(r.series);
+	rp_trace_free(&t);
+	free(m);
+}
+
 /* A compaction run of kcompactd, as Linux 6.1 traces it, then a task freeing what was moved. */
 static const char *const compaction_run[] = {
 	"  init-5       [000] .....  83.0: mm_page_alloc: page=0 pfn=0x1000 order=0 "

@@ -471,21 +471,71 @@ static void on_reclaim(struct rp_ctx *c, enum rp_reclaim what)
 		set_reclaim(c, on);
 }
 
+/* A run of the vmstat worker the trace shows: one more clue to the jiffies' second. */
+static void learn_tick(struct rp_tick *t, uint64_t now)
+{
+	uint64_t frac = now % VMSTAT_INTERVAL_NS;
+	unsigned bin = (unsigned)(frac / (VMSTAT_INTERVAL_NS / RP_TICK_BINS));
+	if (!t->runs[bin]++ || frac < t->first[bin])
+		t->first[bin] = frac;
+	if (!t->known || t->runs[bin] > t->runs[t->best])
+		t->best = bin;
+	/* Runs on time straddle the second: the bin before may hold the earliest. */
+	unsigned prev = (t->best + RP_TICK_BINS - 1) % RP_TICK_BINS;
+	t->phase = t->runs[prev] ? t->first[prev] : t->first[t->best];
+	t->known = true;
+}
+
 /*
- * Linux 6.7's vmstat worker decays each CPU's per-CPU high once a second
- * (decay_pcp_high()). Its timer is deferrable: on an idle CPU it runs at the
- * CPU's next event after it is due. The trace shows a run where it gave
- * pages back (RP_DECAY), which sets that CPU's phase; one within half a
- * second of the last is that pass going on, or a pass already made here.
+ * When the worker that ran at `now` runs next: Linux queues it again with
+ * round_jiffies_relative(HZ), a second on, rounded to a whole second of
+ * jiffies: down when within a quarter second past one, else up. So a run
+ * late by more than a quarter second is followed by one almost two seconds
+ * on. Without a run in the trace to place the seconds, a second on.
+ */
+static uint64_t vmstat_due(const struct rp_tick *t, uint64_t now)
+{
+	const uint64_t s = VMSTAT_INTERVAL_NS;
+	uint64_t due = now + s;
+	if (!t->known)
+		return due;
+	uint64_t rem = (due + s - t->phase) % s;
+	return rem < s / 4 ? due - rem : due - rem + s;
+}
+
+/*
+ * Did the run at `now` come for the same whole second of jiffies as the one
+ * at `last` (late, as a deferrable timer's may be)? Without the seconds
+ * placed, runs within half a second are taken as one.
+ */
+static bool same_slot(const struct rp_tick *t, uint64_t last, uint64_t now)
+{
+	const uint64_t s = VMSTAT_INTERVAL_NS;
+	if (!t->known)
+		return now - last < s / 2;
+	return (last + s - t->phase) / s == (now + s - t->phase) / s;
+}
+
+/*
+ * Linux 6.7's vmstat worker decays each CPU's per-CPU high about once a
+ * second (decay_pcp_high()). Its timer is deferrable: on an idle CPU it runs
+ * at the CPU's next event after it is due. The trace shows a run where it
+ * gave pages back (RP_DECAY), which places the jiffies' seconds and that
+ * CPU's run; one for the same second as the last is that pass going on, or
+ * a pass already made here (on time, where the kernel's came late).
  */
 static void vmstat_worker(struct rp_ctx *c, unsigned cpu, bool seen)
 {
 	if (cpu >= RP_MAX_CPUS)
 		return;
-	uint64_t since = c->now_ns - c->decay_last[cpu];
-	bool run = since >= (seen ? VMSTAT_INTERVAL_NS / 2 : VMSTAT_INTERVAL_NS);
-	if (seen || run)
+	if (seen)
+		learn_tick(&c->tick, c->now_ns);
+	bool run = seen ? !same_slot(&c->tick, c->decay_last[cpu], c->now_ns) :
+	                  c->now_ns >= c->decay_due[cpu];
+	if (seen || run) {
 		c->decay_last[cpu] = c->now_ns;
+		c->decay_due[cpu] = vmstat_due(&c->tick, c->now_ns);
+	}
 	if (run) {
 		pa_pcp_decay(c->pool, cpu);
 		c->res->decays++;

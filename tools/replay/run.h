@@ -23,6 +23,21 @@ struct rp_kmap {
 /* Linux's sysctl_stat_interval (HZ): how often the vmstat worker runs on a CPU. */
 #define VMSTAT_INTERVAL_NS 1000000000ull
 
+/*
+ * Where the jiffies clock's whole seconds fall on the trace's clock, learnt
+ * from the vmstat worker's runs the trace shows: a run is on time or late,
+ * so the busiest twentieth of a second, from its earliest run (or the
+ * earliest of the twentieth before it), is taken.
+ */
+#define RP_TICK_BINS 20
+struct rp_tick {
+	uint32_t runs[RP_TICK_BINS];
+	uint64_t first[RP_TICK_BINS]; /* the earliest run in the bin, ns past the second */
+	unsigned best;                /* the bin with the most runs (the first to get there) */
+	uint64_t phase;               /* ns past each second of the trace's clock */
+	bool known;
+};
+
 struct rp_ctx {
 	const struct rp_trace *trace;
 	struct rp_machine *m;
@@ -49,6 +64,8 @@ struct rp_ctx {
 	uint32_t *held;
 	size_t nr_held, cap_held, max_held;
 	uint64_t decay_last[RP_MAX_CPUS];          /* when each CPU's vmstat worker last ran */
+	uint64_t decay_due[RP_MAX_CPUS];           /* and when its timer expires next */
+	struct rp_tick tick;                       /* the whole seconds of the kernel's jiffies */
 	uint64_t start_fallbacks, start_zone_lock; /* counts once the starting state was built */
 	bool reclaim_on;                           /* a kswapd pass is under way */
 	bool seen_balance; /* the trace prints balance_pgdat's begin and end */
