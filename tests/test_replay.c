@@ -88,6 +88,23 @@ static void parse_all(struct rp_trace *t, const char *const *lines, size_t n)
 		          t->err);
 }
 
+/*
+ * Replay a trace with no recording around it (a pool from boot, no
+ * snapshots), validating after every event; boot: the whole boot line, or
+ * NULL for the one the trace implies.
+ */
+static void lone_replay(const struct rp_trace *t, const char *boot, struct rp_result *r)
+{
+	struct rp_machine *m = calloc(1, sizeof *m);
+	REQUIRE(m);
+	m->min_free_kbytes = -1;
+	struct rp_options opt = { .boot = boot, .validate_every = 1 };
+	REQUIRE(rp_replay(t, m, &opt, r) == 0);
+	free(r->series);
+	r->series = NULL;
+	free(m);
+}
+
 TEST(parser_action_fields)
 {
 	struct rp_trace t = { 0 };
@@ -238,17 +255,11 @@ TEST(replay_decays_each_cpus_high_once_a_second)
 	};
 	parse_all(&t, lines, sizeof lines / sizeof lines[0]);
 	REQUIRE(t.nr == 9);
-	struct rp_machine *m = calloc(1, sizeof *m);
-	REQUIRE(m);
-	m->min_free_kbytes = -1;
-	struct rp_options opt = { .boot = "mem=64M max_order=9 nr_cpus=2 kcompactd=manual" };
 	struct rp_result r;
-	REQUIRE(rp_replay(&t, m, &opt, &r) == 0);
+	lone_replay(&t, "mem=64M max_order=9 nr_cpus=2 kcompactd=manual", &r);
 	CHECK_EQ_U64(r.decays, 5); /* CPU 0 at 10.0, 11.0, 11.9, 12.95; CPU 1 at 10.2 */
 	CHECK_EQ_U64(r.bad_page, 0);
-	free(r.series);
 	rp_trace_free(&t);
-	free(m);
 }
 
 /*
@@ -278,17 +289,11 @@ TEST(replay_queues_the_worker_on_whole_seconds_of_jiffies)
 		        ds / 10, ds % 10);
 		CHECK_MSG(rp_parse_line(&t, line, strlen(line)) == 0, "%s: %s", line, t.err);
 	}
-	struct rp_machine *m = calloc(1, sizeof *m);
-	REQUIRE(m);
-	m->min_free_kbytes = -1;
-	struct rp_options opt = { .boot = "mem=64M max_order=9 nr_cpus=1 kcompactd=manual" };
 	struct rp_result r;
-	REQUIRE(rp_replay(&t, m, &opt, &r) == 0);
+	lone_replay(&t, "mem=64M max_order=9 nr_cpus=1 kcompactd=manual", &r);
 	CHECK_EQ_U64(r.decays, 4); /* 10.0 (the first event), 10.8, 11.8, 12.8 */
 	CHECK_EQ_U64(r.bad_page, 0);
-	free(r.series);
 	rp_trace_free(&t);
-	free(m);
 }
 
 /* A compaction run of kcompactd, as Linux 6.1 traces it, then a task freeing what was moved. */
@@ -368,12 +373,8 @@ TEST(replay_keeps_what_compaction_moved_until_its_new_page_is_freed)
 {
 	struct rp_trace t = { 0 };
 	parse_all(&t, compaction_run, sizeof compaction_run / sizeof compaction_run[0]);
-	struct rp_machine *m = calloc(1, sizeof *m);
-	REQUIRE(m);
-	m->min_free_kbytes = -1;
-	struct rp_options opt = { .validate_every = 1 };
 	struct rp_result r;
-	REQUIRE(rp_replay(&t, m, &opt, &r) == 0);
+	lone_replay(&t, NULL, &r);
 	CHECK_EQ_U64(r.allocs, 2);
 	CHECK_EQ_U64(r.free_class[RPF_MIGRATED], 2);
 	CHECK_EQ_U64(r.free_class[RPF_UNUSED], 1);
@@ -384,9 +385,7 @@ TEST(replay_keeps_what_compaction_moved_until_its_new_page_is_freed)
 	CHECK_EQ_U64(r.bad_page, 0);
 	CHECK_EQ_U64(r.validate_failures, 0);
 	CHECK_EQ_U64(r.map_errors, 0);
-	free(r.series);
 	rp_trace_free(&t);
-	free(m);
 }
 
 /* One event line of task-1 on CPU 0 at 10 s plus *us microseconds (counted up). */
@@ -432,15 +431,8 @@ TEST(replay_holds_for_allocations_the_trace_does_not_show)
 	parse_one(&t, &us, "mm_page_free: page=0 pfn=0x20000 order=0");
 	parse_one(&t, &us,
 	          "mm_page_alloc: page=0 pfn=0x20001 order=0 migratetype=0 gfp_flags=" NOWAIT);
-	struct rp_machine *m = calloc(1, sizeof *m);
-	REQUIRE(m);
-	m->min_free_kbytes = -1;
-	struct rp_options opt = {
-		.validate_every = 1,
-		.boot = "mem=64M max_order=9 nr_cpus=1 min_free_kbytes=1024 kcompactd=manual",
-	};
 	struct rp_result r;
-	REQUIRE(rp_replay(&t, m, &opt, &r) == 0);
+	lone_replay(&t, "mem=64M max_order=9 nr_cpus=1 min_free_kbytes=1024 kcompactd=manual", &r);
 	CHECK_EQ_U64(r.kernel_failed_attempts, 2);
 	CHECK_EQ_U64(r.kernel_failed_served, 1); /* the first; the second fails here */
 	/* About the last pageblock down to the min watermark (256 frames): not the bound (512). */
@@ -453,9 +445,7 @@ TEST(replay_holds_for_allocations_the_trace_does_not_show)
 	CHECK_EQ_U64(r.untraced_max, r.untraced_taken);
 	CHECK_EQ_U64(r.bad_page, 0);
 	CHECK_EQ_U64(r.validate_failures, 0);
-	free(r.series);
 	rp_trace_free(&t);
-	free(m);
 }
 
 /*
@@ -479,15 +469,8 @@ TEST(replay_breaks_a_block_the_kernel_had_not)
 		          "gfp_flags=" THP);
 	parse_one(&t, &us,
 	          "mm_page_alloc: page=0 pfn=0x20000 order=9 migratetype=1 gfp_flags=" THP);
-	struct rp_machine *m = calloc(1, sizeof *m);
-	REQUIRE(m);
-	m->min_free_kbytes = -1;
-	struct rp_options opt = {
-		.validate_every = 1,
-		.boot = "mem=64M max_order=9 nr_cpus=1 min_free_kbytes=0 kcompactd=manual",
-	};
 	struct rp_result r;
-	REQUIRE(rp_replay(&t, m, &opt, &r) == 0);
+	lone_replay(&t, "mem=64M max_order=9 nr_cpus=1 min_free_kbytes=0 kcompactd=manual", &r);
 	CHECK_EQ_U64(r.kernel_failed_attempts, 2);
 	CHECK_EQ_U64(r.kernel_failed_served, 1); /* the first; the second fails here */
 	CHECK_EQ_U64(r.untraced_taken, 1);
@@ -495,9 +478,7 @@ TEST(replay_breaks_a_block_the_kernel_had_not)
 	CHECK_EQ_U64(r.failed_kernel_served, 0);
 	CHECK_EQ_U64(r.bad_page, 0);
 	CHECK_EQ_U64(r.validate_failures, 0);
-	free(r.series);
 	rp_trace_free(&t);
-	free(m);
 }
 
 /*
