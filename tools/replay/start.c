@@ -487,7 +487,8 @@ int rp_start_state(struct rp_ctx *c)
 	uint8_t *types = pool_pbtypes(c);
 	if (!types)
 		return -1;
-	for (unsigned z = 0; z < st->nr_zones; z++)
+	/* The highest zone first: its lists are the ones a CPU's allocations draw on. */
+	for (unsigned z = st->nr_zones; z-- > 0;)
 		fill_pcp(c, &st->zone[z], need, types);
 	free(types);
 	return 0;
