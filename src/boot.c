@@ -156,17 +156,37 @@ static int key_numa(struct parse_ctx *p)
 
 static int get_range(struct parse_ctx *p, struct pa_range *r, const char *example);
 
-static int key_memhole(struct parse_ctx *p)
+/* A hole, or (reserved) memory the pool leaves out of the buddy: both are holes to it. */
+static int add_hole(struct parse_ctx *p, bool reserved, const char *example)
 {
 	struct pa_boot_config *c = p->cfg;
-	struct pa_range r;
-	int rc = get_range(p, &r, "memhole=1G-2G");
+	struct pa_range r = { 0 };
+	int rc = get_range(p, &r, example);
 	if (rc)
 		return rc;
 	if (c->nr_holes == PA_MAX_HOLES)
-		return fail(p, "too many holes (at most %d)", PA_MAX_HOLES);
+		return fail(p, "too many memhole= and memreserve= ranges (at most %d)",
+		            PA_MAX_HOLES);
+	r.reserved = reserved;
 	c->holes[c->nr_holes++] = r;
 	return 0;
+}
+
+static int key_memhole(struct parse_ctx *p)
+{
+	return add_hole(p, false, "memhole=1G-2G");
+}
+
+/*
+ * Memory that is there but never the buddy's: Linux's boot-time
+ * reservations (the kernel image, the frame descriptors, firmware tables).
+ * It counts in the zone's present frames, not in its managed ones, so the
+ * watermarks and lowmem reserves come out as the kernel's; to every path
+ * of the pool it is a hole.
+ */
+static int key_memreserve(struct parse_ctx *p)
+{
+	return add_hole(p, true, "memreserve=16M-64M");
 }
 
 static int key_movablecore(struct parse_ctx *p)
@@ -515,6 +535,7 @@ static const struct boot_key {
 	{ "mem", key_mem },
 	{ "numa", key_numa },
 	{ "memhole", key_memhole },
+	{ "memreserve", key_memreserve },
 	{ "movablecore", key_movablecore },
 	{ "page_shift", key_page_shift },
 	{ "max_order", key_max_order },
@@ -590,7 +611,8 @@ _Static_assert(NR_BOOT_KEYS <= 64, "the keys seen fit in one mask");
  */
 static const char *given_before(size_t i, uint64_t seen)
 {
-	bool list = boot_keys[i].parse == key_memhole || boot_keys[i].parse == key_cma;
+	bool list = boot_keys[i].parse == key_memhole || boot_keys[i].parse == key_memreserve ||
+	            boot_keys[i].parse == key_cma;
 	for (size_t j = 0; j < NR_BOOT_KEYS && !list; j++)
 		if (((seen >> j) & 1) && boot_keys[j].parse == boot_keys[i].parse)
 			return boot_keys[j].name;
@@ -618,8 +640,8 @@ static int parse_one(struct pa_boot_config *cfg, const char *tok, uint64_t *seen
 		const char *before = given_before(i, *seen);
 		if (before)
 			return fail(&p,
-			            "%s given twice (as %s= before); only memhole= and cma= may "
-			            "be repeated",
+			            "%s given twice (as %s= before); only memhole=, memreserve= and "
+			            "cma= may be repeated",
 			            key, before);
 		*seen |= 1ull << i;
 		return boot_keys[i].parse(&p);
@@ -757,7 +779,8 @@ static int boot_check_layout(const struct pa_boot_config *c, char *err, size_t e
 		                  (unsigned long long)node_align, c->mem_arg);
 	for (unsigned i = 0; i < c->nr_holes; i++)
 		if (c->holes[i].end > c->mem)
-			return boot_error(err, errlen, "memhole=%s: outside mem=%s",
+			return boot_error(err, errlen, "%s=%s: outside mem=%s",
+			                  c->holes[i].reserved ? "memreserve" : "memhole",
 			                  c->holes[i].arg, c->mem_arg);
 	if (c->zone_dma && c->zone_layout == PA_ZONES_FLAT)
 		return boot_error(err, errlen,
@@ -800,6 +823,29 @@ static bool range_overlaps(const struct pa_boot_config *c, const struct pa_range
 			return true;
 	}
 	return false;
+}
+
+/* Is pfn in holes[i] for some i below `below` that is (or is not) reserved? */
+static bool in_hole_kind(const struct pa_boot_config *c, pa_pfn_t pfn, unsigned below, bool reserved)
+{
+	for (unsigned i = 0; i < below; i++)
+		if (c->holes[i].reserved == reserved && range_overlaps(c, &c->holes[i], 1, pfn, pfn + 1))
+			return true;
+	return false;
+}
+
+uint64_t boot_reserved_frames(const struct pa_boot_config *c, pa_pfn_t lo, pa_pfn_t hi)
+{
+	uint64_t n = 0;
+	for (unsigned i = 0; i < c->nr_holes; i++) {
+		if (!c->holes[i].reserved)
+			continue;
+		pa_pfn_t s = c->holes[i].start >> c->page_shift;
+		pa_pfn_t e = (c->holes[i].end + (1ull << c->page_shift) - 1) >> c->page_shift;
+		for (pa_pfn_t p = s < lo ? lo : s; p < e && p < hi; p++)
+			n += !in_hole_kind(c, p, i, true) && !in_hole_kind(c, p, c->nr_holes, false);
+	}
+	return n;
 }
 
 bool boot_pfn_in_hole(const struct pa_boot_config *c, pa_pfn_t pfn)

@@ -12,6 +12,8 @@ int boot_parse(const char *cmdline, unsigned online_cpus, struct pa_boot_config 
                size_t errlen);
 /* Is pfn in a memhole= hole (never memory), as opposed to offline memory? */
 bool boot_pfn_in_hole(const struct pa_boot_config *c, pa_pfn_t pfn);
+/* Frames of [lo, hi) that memreserve= keeps out of the buddy (inside no memhole=). */
+uint64_t boot_reserved_frames(const struct pa_boot_config *c, pa_pfn_t lo, pa_pfn_t hi);
 /* Is any frame of [lo, hi) in a hole or offline at boot? */
 bool boot_range_hidden(const struct pa_boot_config *c, pa_pfn_t lo, pa_pfn_t hi);
 

@@ -297,7 +297,9 @@ int pa_memory_offline(struct pa_pool *pool, pa_pfn_t start_pfn, uint64_t nr_page
 	if (z) {
 		pa_lock(&z->lock, SITE_ADMIN);
 		zone_prepare_range(z, start_pfn, end);
-		bool movable = contig_range_movable(pool, start_pfn, end, false);
+		/* Boot-reserved memory (memreserve=) never leaves, as Linux's PageReserved. */
+		bool movable = !boot_reserved_frames(&pool->cfg, start_pfn, end) &&
+		               contig_range_movable(pool, start_pfn, end, false);
 		pa_unlock(&z->lock);
 		rc = movable ? isolation_start(z, start_pfn, end) : -EBUSY;
 	}

@@ -257,6 +257,7 @@ enum pa_bad_page_mode { PA_BAD_PAGE_REPORT, PA_BAD_PAGE_PANIC };
 struct pa_range {
 	uint64_t start, end; /* bytes, [start, end) */
 	char arg[PA_ARG_MAX];
+	bool reserved; /* in holes[]: memreserve=, memory present but never the buddy's */
 };
 
 struct pa_cma_request {

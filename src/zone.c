@@ -447,7 +447,9 @@ static int zone_init(struct pa_pool *pool, struct pa_zone *z, unsigned node, enu
 	for (uint64_t b = start >> pb; start < end && b < ((end + (1ull << pb) - 1) >> pb); b++)
 		pool->pb_zone[b] = (uint8_t)z->index;
 	pool->zone_pcp[z->index] = z->pcp;
-	z->present_pages = for_each_present_run(z, start, end, NULL);
+	/* memreserve= memory is present, a hole to the buddy: Linux's reserved pages. */
+	z->present_pages = for_each_present_run(z, start, end, NULL) +
+	                   boot_reserved_frames(&pool->cfg, start, end);
 	atomic_store(&z->populated, z->present_pages > 0);
 	/* With deferred init, boot takes the first chunk; the rest waits for the threads. */
 	z->init_pfn = start;
@@ -585,8 +587,10 @@ int zone_init_all(struct pa_pool *pool, char *err, size_t errlen)
 	uint64_t present = 0;
 	for (unsigned i = 0; i < pool->nr_zones; i++)
 		present += pool->zones[i].present_pages;
-	if (!present) {
-		pa_snprintf(err, errlen, "memhole: the holes leave no memory of mem=%s",
+	if (present == boot_reserved_frames(c, 0, pool->nr_frames)) {
+		pa_snprintf(err, errlen,
+		            "memhole/memreserve: the holes and reservations leave no memory of "
+		            "mem=%s to manage",
 		            c->mem_arg);
 		return -EINVAL;
 	}

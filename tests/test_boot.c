@@ -7,6 +7,8 @@
  */
 #include "test.h"
 
+#include "helpers.h"
+
 #include <errno.h>
 #include <stdlib.h>
 #include <unistd.h>
@@ -235,6 +237,56 @@ TEST(boot_rejects_bad_memhole)
 	expect_rejected("mem=1G memhole=256M", "memhole", "256M");
 	expect_rejected("mem=1G memhole=abc-512M", "memhole", "abc-512M");
 	expect_rejected("mem=1G memhole=256M-1Q", "memhole", "256M-1Q");
+}
+
+TEST(boot_rejects_bad_memreserve)
+{
+	expect_rejected("mem=1G memreserve=2G-3G", "memreserve", "2G-3G");
+	expect_rejected("mem=1G memreserve=512M-256M", "memreserve", "512M-256M");
+	expect_rejected("mem=1G memreserve=256M", "memreserve", "256M");
+	expect_rejected("mem=1G memreserve=0-1G", "memreserve", NULL); /* nothing managed */
+}
+
+/*
+ * memreserve= memory is present but never the buddy's, as Linux's boot-time
+ * reservations: the zone counts it in present, not in managed, never hands
+ * a frame of it out, and its watermarks and the lowmem reserve the zone
+ * below keeps from it come from the managed frames, as Linux's do.
+ */
+TEST(boot_memreserve_is_present_but_not_managed)
+{
+	struct pa_pool *pool =
+	        test_boot("mem=8G zone_dma=1 memreserve=5120M-5200M memreserve=5100M-5130M "
+	                  "memhole=5180M-5184M");
+	struct pa_zone_info dma32, normal;
+	REQUIRE(pa_zone_info(pool, 1, &dma32) == 0 && dma32.type == PA_ZONE_DMA32);
+	REQUIRE(pa_zone_info(pool, 2, &normal) == 0 && normal.type == PA_ZONE_NORMAL);
+	uint64_t reserved = ((5200ull - 5100) << 8) - (4 << 8); /* the hole in it is not memory */
+	CHECK_EQ_U64(normal.present, (4ull << 18) - (4 << 8));
+	CHECK_EQ_U64(normal.present - normal.managed, reserved);
+	CHECK_EQ_U64(normal.free, normal.managed);
+	char *zi = report(pool, PA_REPORT_ZONEINFO, 0);
+	char want[64];
+	snprintf(want, sizeof want, "protection: (0, 0, %llu",
+	         (unsigned long long)(normal.managed / 256));
+	CHECK_MSG(strstr(zi, want), "DMA32's lowmem reserve is not from Normal's managed frames");
+	free(zi);
+	uint64_t n = 0;
+	struct pa_page **pages =
+	        alloc_order0_all(pool, PA_GFP_MOVABLE | PA_GFP_HIGH | PA_GFP_NOWARN, 1u << 22, &n);
+	for (uint64_t i = 0; i < n; i++) {
+		pa_pfn_t pfn = pa_page_to_pfn(pool, pages[i]);
+		CHECK_MSG(pfn < (5100ull << 8) || pfn >= (5200ull << 8), "pfn %llu is reserved",
+		          (unsigned long long)pfn);
+	}
+	free_order0_all(pool, pages, n);
+	/* A memory block with reserved frames never goes offline; one beside it does. */
+	uint64_t block = 128ull << 8;
+	CHECK_EQ_U64(pa_memory_offline(pool, 5120ull << 8, block), -EBUSY);
+	CHECK_EQ_U64(pa_memory_offline(pool, 6144ull << 8, block), 0);
+	CHECK_EQ_U64(pa_memory_online(pool, 6144ull << 8, block), 0);
+	VALIDATE(pool);
+	pa_shutdown(pool);
 }
 
 TEST(boot_rejects_memory_entirely_in_holes)
