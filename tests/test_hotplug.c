@@ -185,19 +185,55 @@ TEST(hotplug_offline_at_boot_then_online_is_the_pool_without_it)
 	}
 }
 
+/*
+ * Which block is offline as the racers see it: the block plus one in the
+ * low half (0: none), and in the high half a count of the announcements,
+ * so that a racer can tell whether it read the word before and after the
+ * same one.
+ */
+typedef _Atomic uint64_t offline_word;
+
+static int word_block(uint64_t w)
+{
+	return (int)(uint32_t)w - 1;
+}
+
+/* Announce block b offline (-1: none); only the test's thread writes the word. */
+static void announce_offline(offline_word *word, int b)
+{
+	uint64_t w = atomic_load(word);
+	atomic_store(word, (((w >> 32) + 1) << 32) | (uint32_t)(b + 1));
+}
+
 struct racer {
-	struct towner o;            /* each thread's own movable owner */
-	_Atomic int *offline_block; /* the block offline now, -1 if none */
+	struct towner o;       /* each thread's own movable owner */
+	offline_word *offline; /* the block offline now */
 	unsigned id;
 	uint64_t ops, bad;
 };
+
+/*
+ * Is the folio in slot idx, looked up now, in the block that `seen` (the
+ * word, read after the folio was allocated) says is offline, with no
+ * announcement in between? Without that last check a racer that read the
+ * word and was then preempted looks up a folio that the next offline has
+ * just moved into that block, which came back online meanwhile.
+ */
+static bool in_offline_block(struct racer *r, size_t idx, uint64_t seen)
+{
+	int off = word_block(seen);
+	if (off < 0)
+		return false;
+	pa_pfn_t pfn = to_pfn(&r->o, idx);
+	return pfn != PA_PFN_INVALID && (pfn >> r->o.pool->cfg.block_shift) == (unsigned)off &&
+	       atomic_load(r->offline) == seen;
+}
 
 static void *racer_main(void *arg)
 {
 	struct racer *r = arg;
 	long held[64];
 	uint64_t rng = r->id + 7;
-	unsigned shift = r->o.pool->cfg.block_shift;
 	for (unsigned k = 0; k < 64; k++)
 		held[k] = -1;
 	for (uint64_t i = 0; i < r->ops; i++) {
@@ -206,18 +242,17 @@ static void *racer_main(void *arg)
 			to_free(&r->o, (size_t)held[k]);
 		/* The second racer asks for DMA32, whose zone test reads spans hotplug changes. */
 		held[k] = to_alloc(&r->o, r->id ? PA_GFP_DMA32 : 0, (unsigned)(rng_next(&rng) % 4));
-		int off = atomic_load(r->offline_block);
-		if (held[k] >= 0 && off >= 0 &&
-		    (to_pfn(&r->o, (size_t)held[k]) >> shift) == (unsigned)off)
+		uint64_t seen = atomic_load(r->offline);
+		if (held[k] >= 0 && in_offline_block(r, (size_t)held[k], seen))
 			r->bad++; /* handed a frame of a block that is offline */
 	}
 	to_free_all(&r->o);
 	return NULL;
 }
 
-/* Two racers allocating and freeing in pool; each checks against *offline_block. */
+/* Two racers allocating and freeing in pool; each checks against the offline word. */
 struct racers {
-	_Atomic int offline_block; /* the block offline now, -1 if none */
+	offline_word offline;
 	pthread_t t[2];
 	struct racer r[2];
 };
@@ -225,10 +260,9 @@ struct racers {
 static void racers_start(struct racers *rs, struct pa_pool *pool)
 {
 	uint64_t ops = (uint64_t)(30000 * test_scale()) + 500;
-	atomic_init(&rs->offline_block, -1);
+	atomic_init(&rs->offline, 0);
 	for (unsigned k = 0; k < 2; k++) {
-		rs->r[k] =
-		        (struct racer){ .offline_block = &rs->offline_block, .id = k, .ops = ops };
+		rs->r[k] = (struct racer){ .offline = &rs->offline, .id = k, .ops = ops };
 		to_init(&rs->r[k].o, pool, ops + 64);
 		rs->r[k].o.strict = false;
 		REQUIRE(pthread_create(&rs->t[k], NULL, racer_main, &rs->r[k]) == 0);
@@ -238,9 +272,9 @@ static void racers_start(struct racers *rs, struct pa_pool *pool)
 /* Block b is offline for a moment, as the racers see it. */
 static void racers_see_offline(struct racers *rs, unsigned b, long ns)
 {
-	atomic_store(&rs->offline_block, (int)b);
+	announce_offline(&rs->offline, (int)b);
 	nanosleep(&(struct timespec){ 0, ns }, NULL);
-	atomic_store(&rs->offline_block, -1);
+	announce_offline(&rs->offline, -1);
 }
 
 static void racers_join(struct racers *rs)
@@ -274,8 +308,15 @@ TEST(hotplug_offline_while_other_threads_allocate)
 			ok++;
 			racers_see_offline(&rs, b, 2000000);
 			CHECK_EQ_U64(pa_memory_online(pool, b * n, n), 0);
-		} else
+		} else {
+			/*
+			 * A racer's folio just allocated and not yet given to its owner
+			 * keeps the block busy; a busy try takes well under a millisecond,
+			 * so without a pause the rest could all meet the same one.
+			 */
 			busy++;
+			nanosleep(&(struct timespec){ 0, 1000000 }, NULL);
+		}
 		char err[256];
 		CHECK_MSG(pa_validate(pool, err, sizeof err) == 0, "pa_validate: %s", err);
 	}
@@ -286,6 +327,44 @@ TEST(hotplug_offline_while_other_threads_allocate)
 	expect_as_fresh(pool, line);
 	pa_shutdown(pool);
 	racers_destroy(&rs);
+}
+
+/*
+ * The racers' check, with the interleaving that once made the test above
+ * flaky played in one thread: a folio allocated while block 0 is offline
+ * (so in block 1), the word read; block 0 back online and block 1 offline,
+ * which moves the folio into block 0. Looked up now, the folio is in the
+ * block the word named, but that block came back between the two reads:
+ * not a frame of an offline block. With the word unchanged it would be.
+ */
+TEST(hotplug_racer_check_ignores_a_folio_moved_into_a_block_back_online)
+{
+	const char *line = "mem=256M kcompactd=manual";
+	struct pa_pool *pool = test_boot(line);
+	uint64_t n = 1ull << pool->cfg.block_shift;
+	offline_word word;
+	atomic_init(&word, 0);
+	struct racer r = { .offline = &word };
+	to_init(&r.o, pool, 4);
+	REQUIRE(pa_memory_offline(pool, 0, n) == 0);
+	announce_offline(&word, 0);
+	long idx = to_alloc(&r.o, 0, 0);
+	REQUIRE(idx >= 0);
+	CHECK_EQ_U64(to_pfn(&r.o, (size_t)idx) / n, 1);
+	uint64_t seen = atomic_load(&word); /* the racer is preempted here */
+	announce_offline(&word, -1);
+	REQUIRE(pa_memory_online(pool, 0, n) == 0);
+	REQUIRE(pa_memory_offline(pool, n, n) == 0);
+	announce_offline(&word, 1);
+	CHECK_EQ_U64(to_pfn(&r.o, (size_t)idx) / n, 0); /* moved out of block 1 */
+	CHECK(!in_offline_block(&r, (size_t)idx, seen));
+	/* The same lookup against a word that did not change counts it. */
+	announce_offline(&word, 0); /* as if block 0 were offline */
+	CHECK(in_offline_block(&r, (size_t)idx, atomic_load(&word)));
+	REQUIRE(pa_memory_online(pool, n, n) == 0);
+	VALIDATE(pool);
+	to_expect_clean(&r.o);
+	to_finish_as_fresh(&r.o, line);
 }
 
 /*
