@@ -639,10 +639,11 @@ static int parse_one(struct pa_boot_config *cfg, const char *tok, uint64_t *seen
 			continue;
 		const char *before = given_before(i, *seen);
 		if (before)
-			return fail(&p,
-			            "%s given twice (as %s= before); only memhole=, memreserve= and "
-			            "cma= may be repeated",
-			            key, before);
+			return fail(
+			        &p,
+			        "%s given twice (as %s= before); only memhole=, memreserve= and "
+			        "cma= may be repeated",
+			        key, before);
 		*seen |= 1ull << i;
 		return boot_keys[i].parse(&p);
 	}
@@ -826,10 +827,12 @@ static bool range_overlaps(const struct pa_boot_config *c, const struct pa_range
 }
 
 /* Is pfn in holes[i] for some i below `below` that is (or is not) reserved? */
-static bool in_hole_kind(const struct pa_boot_config *c, pa_pfn_t pfn, unsigned below, bool reserved)
+static bool in_hole_kind(const struct pa_boot_config *c, pa_pfn_t pfn, unsigned below,
+                         bool reserved)
 {
 	for (unsigned i = 0; i < below; i++)
-		if (c->holes[i].reserved == reserved && range_overlaps(c, &c->holes[i], 1, pfn, pfn + 1))
+		if (c->holes[i].reserved == reserved &&
+		    range_overlaps(c, &c->holes[i], 1, pfn, pfn + 1))
 			return true;
 	return false;
 }
@@ -843,7 +846,8 @@ uint64_t boot_reserved_frames(const struct pa_boot_config *c, pa_pfn_t lo, pa_pf
 		pa_pfn_t s = c->holes[i].start >> c->page_shift;
 		pa_pfn_t e = (c->holes[i].end + (1ull << c->page_shift) - 1) >> c->page_shift;
 		for (pa_pfn_t p = s < lo ? lo : s; p < e && p < hi; p++)
-			n += !in_hole_kind(c, p, i, true) && !in_hole_kind(c, p, c->nr_holes, false);
+			n += !in_hole_kind(c, p, i, true) &&
+			     !in_hole_kind(c, p, c->nr_holes, false);
 	}
 	return n;
 }
