@@ -433,12 +433,12 @@ static void fill_pcp(struct rp_ctx *c, const struct rp_zone_state *kz, rp_stock 
 					*n -= *n < 1ull << o ? *n : 1ull << o;
 					left -= 1ull << o;
 				}
+		/* A search that finds nothing has walked all memory: it is not tried again. */
 		int rest = idle_type(c, cpu, need);
-		for (; left; left--)
-			if (!pre_free_where(c, zone, 0, rest, pbtype, &cursor[rest + 1]) &&
-			    (rest < 0 ||
-			     !pre_free_where(c, zone, 0, -1, pbtype, &cursor[RP_PCP_TYPES])))
-				break;
+		while (left && rest >= 0 && pre_free_where(c, zone, 0, rest, pbtype, &cursor[rest]))
+			left--;
+		while (left && pre_free_where(c, zone, 0, -1, pbtype, &cursor[RP_PCP_TYPES]))
+			left--;
 	}
 	c->cpu = 0;
 }
