@@ -413,7 +413,7 @@ static int idle_type(const struct rp_ctx *c, unsigned cpu, const rp_stock need)
 /*
  * The kernel's per-CPU lists held pages too: on each CPU, free the zone's
  * pre-trace memory so that each list holds what the trace drew from it
- * (pcp_stock()), and the rest of the kernel's count on a list the trace
+ * (rp_pcp_stock()), and the rest of the kernel's count on a list the trace
  * left alone, in single frames.
  */
 static void fill_pcp(struct rp_ctx *c, const struct rp_zone_state *kz, rp_stock need,
