@@ -865,11 +865,5 @@ bool zone_watermark_ok(const struct pa_zone *z, unsigned order, uint64_t mark, u
 		return false;
 	if (order == 0)
 		return true;
-	uint64_t usable = z->nonempty[PA_MT_UNMOVABLE] | z->nonempty[PA_MT_MOVABLE] |
-	                  z->nonempty[PA_MT_RECLAIMABLE];
-	if (flags & ALLOC_HIGHATOMIC)
-		usable |= z->nonempty[PA_MT_HIGHATOMIC];
-	if (flags & ALLOC_CMA)
-		usable |= z->nonempty[PA_MT_CMA];
-	return (usable >> order) != 0;
+	return (zone_usable_orders(z, flags & ALLOC_HIGHATOMIC, flags & ALLOC_CMA) >> order) != 0;
 }

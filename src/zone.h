@@ -99,20 +99,31 @@ uint64_t zone_free_cma(const struct pa_zone *z);
 bool zone_watermark_ok(const struct pa_zone *z, unsigned order, uint64_t mark, unsigned flags);
 
 /*
- * The second half of zone_watermark_ok() for a request of the first
- * try (no reserve): a free block of the order or larger on a list it may
- * take from. Linux asks it before a high-order request takes a block from
- * a CPU's lists too, so that blocks held there do not hide that the zone
- * has none left. Without the lock: read once, as the lists' free count is.
+ * The orders whose free lists hold a block a request may take: the three
+ * list types, the high-atomic reserve's and CMA's when it may use them.
+ * Read whole, so that the per-CPU lists may ask without the zone lock.
  */
-static inline bool zone_has_free_block(const struct pa_zone *z, unsigned order, pa_gfp_t gfp)
+static inline uint64_t zone_usable_orders(const struct pa_zone *z, bool highatomic, bool cma)
 {
 	uint64_t usable = __atomic_load_n(&z->nonempty[PA_MT_UNMOVABLE], __ATOMIC_RELAXED) |
 	                  __atomic_load_n(&z->nonempty[PA_MT_MOVABLE], __ATOMIC_RELAXED) |
 	                  __atomic_load_n(&z->nonempty[PA_MT_RECLAIMABLE], __ATOMIC_RELAXED);
-	if (gfp & PA_GFP_MOVABLE)
+	if (highatomic)
+		usable |= __atomic_load_n(&z->nonempty[PA_MT_HIGHATOMIC], __ATOMIC_RELAXED);
+	if (cma)
 		usable |= __atomic_load_n(&z->nonempty[PA_MT_CMA], __ATOMIC_RELAXED);
-	return (usable >> order) != 0;
+	return usable;
+}
+
+/*
+ * The second half of zone_watermark_ok() for a request of the first try
+ * (no reserve): a free block of the order or larger it may take. Linux asks
+ * it before a high-order request takes a block from a CPU's lists too, so
+ * that blocks held there do not hide that the zone has none left.
+ */
+static inline bool zone_has_free_block(const struct pa_zone *z, unsigned order, pa_gfp_t gfp)
+{
+	return (zone_usable_orders(z, false, gfp & PA_GFP_MOVABLE) >> order) != 0;
 }
 
 /*

@@ -400,6 +400,16 @@ static void parse_one(struct rp_trace *t, unsigned *us, const char *fmt, ...)
 	CHECK_MSG(rp_parse_line(t, line, strlen(line)) == 0, "%s: %s", line, t->err);
 }
 
+/* The kernel allocates 31 of a 64 MiB pool's 32 pageblocks, unmovable. */
+static void take_all_but_a_pageblock(struct rp_trace *t, unsigned *us)
+{
+	for (unsigned i = 0; i < 31; i++)
+		parse_one(
+		        t, us,
+		        "mm_page_alloc: page=0 pfn=%#x order=9 migratetype=0 gfp_flags=GFP_KERNEL",
+		        0x10000 + i * 512);
+}
+
 #define NOWAIT "GFP_NOWAIT|__GFP_NORETRY|__GFP_NOMEMALLOC"
 #define THP    "GFP_TRANSHUGE|__GFP_NORETRY|__GFP_THISNODE"
 
@@ -415,12 +425,7 @@ TEST(replay_holds_for_allocations_the_trace_does_not_show)
 {
 	struct rp_trace t = { 0 };
 	unsigned us = 0;
-	/* 31 of the pool's 32 pageblocks, then a page allocated and freed. */
-	for (unsigned i = 0; i < 31; i++)
-		parse_one(
-		        &t, &us,
-		        "mm_page_alloc: page=0 pfn=%#x order=9 migratetype=0 gfp_flags=GFP_KERNEL",
-		        0x10000 + i * 512);
+	take_all_but_a_pageblock(&t, &us); /* then a page allocated and freed */
 	parse_one(&t, &us,
 	          "mm_page_alloc: page=0 pfn=0x20000 order=0 migratetype=0 gfp_flags=GFP_KERNEL");
 	parse_one(&t, &us, "mm_page_free: page=0 pfn=0x20000 order=0");
@@ -458,11 +463,7 @@ TEST(replay_breaks_a_block_the_kernel_had_not)
 {
 	struct rp_trace t = { 0 };
 	unsigned us = 0;
-	for (unsigned i = 0; i < 31; i++) /* 31 of the pool's 32 pageblocks */
-		parse_one(
-		        &t, &us,
-		        "mm_page_alloc: page=0 pfn=%#x order=9 migratetype=0 gfp_flags=GFP_KERNEL",
-		        0x10000 + i * 512);
+	take_all_but_a_pageblock(&t, &us);
 	for (unsigned i = 0; i < 2; i++)
 		parse_one(&t, &us,
 		          "mm_page_alloc: page=0000000000000000 pfn=0x0 order=9 migratetype=1 "
