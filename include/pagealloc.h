@@ -303,6 +303,16 @@ int pa_pcp_info(struct pa_pool *pool, unsigned node, enum pa_zone_type zone, uns
                 struct pa_pcp_info *info, uint64_t *blocks);
 
 /*
+ * Set CPU cpu's high in that zone, as the auto-tuning would have moved it:
+ * to restore a state saved from pa_pcp_info() or read from a kernel's
+ * zoneinfo. What the lists hold above it goes back to the buddy. 0;
+ * -ERANGE outside [high_min, high_max]; -EOPNOTSUPP under pcp_rules=6.1
+ * (high fixed); -ENOENT and -EINVAL as pa_pcp_info().
+ */
+int pa_pcp_set_high(struct pa_pool *pool, unsigned node, enum pa_zone_type zone, unsigned cpu,
+                    uint64_t high);
+
+/*
  * One zone: where it is, its size, its free frames and watermarks, the
  * figures /proc/zoneinfo prints, for programs that need them as numbers.
  */
@@ -631,6 +641,7 @@ struct pa_pageblock_info {
 	uint64_t other;         /* held by the pool: isolated, captured, being freed */
 	uint64_t hole;          /* frames with no memory behind them */
 	uint64_t cleared;       /* of free, frames known zero (cleared memory) */
+	uint64_t reserved;      /* memreserve= memory: present, never the buddy's */
 };
 
 /*

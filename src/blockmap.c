@@ -8,6 +8,7 @@
  * Untouched chunks (deferred init, no descriptors written yet) are free.
  */
 #include "platform/platform.h"
+#include "boot.h"
 #include "buddy.h"
 #include "memmap.h"
 #include "pageblock.h"
@@ -101,5 +102,8 @@ int pa_pageblock_info(const struct pa_pool *pool, uint64_t index, struct pa_page
 		if (st == PS_FREE && head != PA_NIL)
 			out->cleared += cleared_frames(pool, head, pfn, end < stop ? end : stop);
 	}
+	/* To the buddy reserved memory is a hole; to a caller it is memory in use. */
+	out->reserved = boot_reserved_frames(&pool->cfg, start, stop);
+	out->hole -= out->reserved;
 	return 0;
 }

@@ -29,6 +29,10 @@ static const struct linux_rule_desc {
 	[LR_HIGHATOMIC_FREE] = { "highatomic_free", LINUX_V(6, 12),
 	                         "a request without reserves loses the reserve's free pages from "
 	                         "its watermark check (6.1: every page reserved, free or not)" },
+	[LR_RESERVED_MOVABLE] = { "reserved_movable", LINUX_V(6, 13),
+	                          "a pageblock starting with memreserve= memory is Movable where "
+	                          "deferred init sets it up too (6.1: Unmovable there, with the "
+	                          "free frames beside it)" },
 	[LR_FALLBACK_CLAIM] = { "fallback_claim_or_smallest", LINUX_V(6, 15),
 	                        "a fallback claims a whole pageblock or takes the smallest block "
 	                        "of another type, and boosts the watermarks only where it tries to "

@@ -17,9 +17,10 @@ enum linux_rule {
 	LR_FREELIST_HYGIENE,   /* 6.10: free blocks always on their pageblock's list */
 	LR_HIGHATOMIC_ALIGNED, /* 6.10: the reserve's cap in whole pageblocks, none in small zones */
 	LR_HIGHATOMIC_FREE, /* 6.12: watermarks leave out the reserve's free pages, not all of it */
-	LR_FALLBACK_CLAIM,  /* 6.15: claim a whole pageblock or take the smallest block */
-	LR_DEFRAG_MODE,     /* 6.15: vm.defrag_mode exists */
-	LR_ISOLATE_BIT,     /* 6.17: isolation keeps the pageblock's type */
+	LR_RESERVED_MOVABLE, /* 6.13: reserved memory's pageblocks Movable in the deferred part too */
+	LR_FALLBACK_CLAIM,   /* 6.15: claim a whole pageblock or take the smallest block */
+	LR_DEFRAG_MODE,      /* 6.15: vm.defrag_mode exists */
+	LR_ISOLATE_BIT,      /* 6.17: isolation keeps the pageblock's type */
 	LR_NR
 };
 

@@ -129,25 +129,6 @@ static int memmap_check_fits(struct pa_pool *pool, char *err, size_t errlen)
 	return -ENOMEM;
 }
 
-/*
- * A pageblock wholly of memreserve= memory holds what never moves: it is
- * Unmovable, as Linux leaves such pageblocks where it sets up the frame
- * descriptors late (deferred struct page init), type 0.
- */
-static void memmap_type_reserved(struct pa_pool *pool)
-{
-	const struct pa_boot_config *c = &pool->cfg;
-	uint64_t pb = 1ull << c->pageblock_order;
-	for (unsigned i = 0; i < c->nr_holes; i++) {
-		if (!c->holes[i].reserved)
-			continue;
-		pa_pfn_t s = div_up(c->holes[i].start >> c->page_shift, pb);
-		pa_pfn_t e = (c->holes[i].end >> c->page_shift) / pb;
-		for (pa_pfn_t b = s; b < e && b < pool->nr_pageblocks; b++)
-			pool->pb_bits[b] = PA_MT_UNMOVABLE;
-	}
-}
-
 int memmap_init(struct pa_pool *pool, char *err, size_t errlen)
 {
 	const struct pa_boot_config *c = &pool->cfg;
@@ -168,7 +149,6 @@ int memmap_init(struct pa_pool *pool, char *err, size_t errlen)
 	}
 	/* As Linux, every pageblock starts MOVABLE; claims retype them as needed. */
 	memset(pool->pb_bits, PA_MT_MOVABLE, pool->nr_pageblocks);
-	memmap_type_reserved(pool);
 	int rc = memmap_back_sections(pool, err, errlen);
 	return rc ? rc : memmap_map_backing(pool, err, errlen);
 }

@@ -244,6 +244,15 @@ static unsigned pcp_min_spins(const struct pa_pcp *pcp, uint64_t frames)
 	return frames >= (uint64_t)pcp->batch << PCP_BATCH_SCALE_MAX ? PA_LOCK_SPINS_BATCH : 0;
 }
 
+/* A new high, and what the lists hold above it back to the buddy. List lock held. */
+static void pcp_set_high_trim(struct pa_zone *z, struct pa_pcp *pcp, uint32_t high)
+{
+	pcp_set_high(pcp, high);
+	if (pcp_count(pcp) > pcp->high)
+		pcp_spill(z, pcp, pcp_count(pcp) - pcp->high, UINT64_MAX, pcp->spill_next,
+		          SITE_PCP_SPILL);
+}
+
 /*
  * Linux's decay_pcp_high(): let high fall back toward what the CPU uses,
  * never outside [high_min, high_max], and give back what the lists hold
@@ -258,10 +267,7 @@ static void pcp_decay_now(struct pa_zone *z, struct pa_pcp *pcp)
 	int64_t b = (int64_t)pcp->high - pcp->high / 8;
 	int64_t h = a > b ? a : b;
 	h = h < pcp->high_min ? pcp->high_min : h > pcp->high_max ? pcp->high_max : h;
-	pcp_set_high(pcp, (uint32_t)h);
-	if (pcp_count(pcp) > pcp->high)
-		pcp_spill(z, pcp, pcp_count(pcp) - pcp->high, UINT64_MAX, pcp->spill_next,
-		          SITE_PCP_SPILL);
+	pcp_set_high_trim(z, pcp, (uint32_t)h);
 }
 
 /*
@@ -990,4 +996,24 @@ int pa_pcp_info(struct pa_pool *pool, unsigned node, enum pa_zone_type type, uns
 	}
 	pa_spin_unlock(&pcp->lock);
 	return 0;
+}
+
+int pa_pcp_set_high(struct pa_pool *pool, unsigned node, enum pa_zone_type type, unsigned cpu,
+                    uint64_t high)
+{
+	if (!pool)
+		return -EINVAL;
+	if (node >= pool->nr_nodes || type >= PA_ZONE_COUNT || cpu >= pool->cfg.nr_cpus ||
+	    !pool->nodes[node].zones[type])
+		return -ENOENT;
+	if (rules_61(pool))
+		return -EOPNOTSUPP;
+	struct pa_zone *z = pool->nodes[node].zones[type];
+	struct pa_pcp *pcp = z->pcp[cpu];
+	platform_spin_lock(pool, &pcp->lock, SITE_ADMIN);
+	int rc = high < pcp->high_min || high > pcp->high_max ? -ERANGE : 0;
+	if (rc == 0)
+		pcp_set_high_trim(z, pcp, (uint32_t)high);
+	pa_spin_unlock(&pcp->lock);
+	return rc;
 }

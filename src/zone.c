@@ -422,8 +422,47 @@ static int zone_alloc_untouched(struct pa_zone *z)
 	return z->untouched ? 0 : -ENOMEM;
 }
 
+/*
+ * Where Linux sets the frame descriptors up late (deferred struct page init,
+ * defer_init()): only in the zone that ends its node, from the first section
+ * boundary after a section's worth of the zone's memory (holes not counted,
+ * reserved memory counted: it is memory to memblock).
+ */
+static pa_pfn_t deferred_from(const struct pa_pool *pool, pa_pfn_t start, pa_pfn_t end)
+{
+	const struct pa_boot_config *c = &pool->cfg;
+	uint64_t section = 1ull << c->section_shift, seen = 0;
+	for (pa_pfn_t p = start; p < end; p++) {
+		if (boot_pfn_in_hole(c, p) && !boot_reserved_frames(c, p, p + 1))
+			continue;
+		if (++seen > section && p % section == 0)
+			return p;
+	}
+	return end;
+}
+
+/*
+ * The type of a pageblock whose first frame is memreserve= memory. Linux
+ * sets every pageblock it initialises early to Movable, reserved or not;
+ * before 6.13 the reserved frames of the deferred part were initialised
+ * apart (init_reserved_page()), without a type, and their pageblocks kept
+ * type 0, Unmovable, with whatever free frames share them. 6.13 gives them
+ * Movable too.
+ */
+static void zone_type_reserved(struct pa_pool *pool, pa_pfn_t start, pa_pfn_t end, bool ends_node)
+{
+	const struct pa_boot_config *c = &pool->cfg;
+	if (!c->deferred_init || !ends_node || linux_rule(pool, LR_RESERVED_MOVABLE))
+		return;
+	uint64_t pb = 1ull << c->pageblock_order;
+	for (pa_pfn_t p = align_down(deferred_from(pool, start, end) + pb - 1, pb); p < end;
+	     p += pb)
+		if (boot_reserved_frames(c, p, p + 1))
+			pool->pb_bits[p >> c->pageblock_order] = PA_MT_UNMOVABLE;
+}
+
 static int zone_init(struct pa_pool *pool, struct pa_zone *z, unsigned node, enum pa_zone_type type,
-                     pa_pfn_t start, pa_pfn_t end)
+                     pa_pfn_t start, pa_pfn_t end, bool ends_node)
 {
 	static const char *const lock_names[PA_ZONE_COUNT] = { "zone->lock (DMA)",
 		                                               "zone->lock (DMA32)",
@@ -451,6 +490,7 @@ static int zone_init(struct pa_pool *pool, struct pa_zone *z, unsigned node, enu
 	z->present_pages = for_each_present_run(z, start, end, NULL) +
 	                   boot_reserved_frames(&pool->cfg, start, end);
 	atomic_store(&z->populated, z->present_pages > 0);
+	zone_type_reserved(pool, start, end, ends_node);
 	/* With deferred init, boot takes the first chunk; the rest waits for the threads. */
 	z->init_pfn = start;
 	while (zone_init_next_chunk(z) && !pool->cfg.deferred_init)
@@ -577,7 +617,7 @@ int zone_init_all(struct pa_pool *pool, char *err, size_t errlen)
 			if (span[t][1] <= span[t][0] && t != PA_ZONE_MOVABLE)
 				continue; /* ZONE_MOVABLE always, empty at the node's top without movablecore= */
 			if (zone_init(pool, &pool->zones[pool->nr_zones++], i, t, span[t][0],
-			              span[t][1]))
+			              span[t][1], span[t][1] == bounds[i][1]))
 				goto nomem;
 		}
 	}

@@ -21,7 +21,8 @@ static void sum_pageblocks(struct pa_pool *pool, struct totals *t)
 	for (uint64_t i = 0; i < n; i++) {
 		struct pa_pageblock_info b;
 		REQUIRE(pa_pageblock_info(pool, i, &b) == 0);
-		CHECK_EQ_U64(b.free + b.pcp + b.allocated + b.other + b.hole, b.nr_frames);
+		CHECK_EQ_U64(b.free + b.pcp + b.allocated + b.other + b.hole + b.reserved,
+		             b.nr_frames);
 		t->free += b.free;
 		t->pcp += b.pcp;
 		t->allocated += b.allocated;

@@ -280,10 +280,11 @@ TEST(boot_memreserve_is_present_but_not_managed)
 		          (unsigned long long)pfn);
 	}
 	free_order0_all(pool, pages, n);
-	struct pa_pageblock_info pb; /* a pageblock of reserved memory holds what never moves */
+	struct pa_pageblock_info pb; /* reserved memory's pageblock: Movable (Linux 6.13 on) */
 	REQUIRE(pa_pageblock_info(pool, (5120ull << 8) >> 9, &pb) == 0);
-	CHECK_EQ_U64(pb.mt, PA_MT_UNMOVABLE);
-	CHECK_EQ_U64(pb.free + pb.allocated, 0);
+	CHECK_EQ_U64(pb.mt, PA_MT_MOVABLE);
+	CHECK_EQ_U64(pb.free + pb.allocated + pb.hole, 0);
+	CHECK_EQ_U64(pb.reserved, pb.nr_frames);
 	/* A memory block with reserved frames never goes offline; one beside it does. */
 	uint64_t block = 128ull << 8;
 	CHECK_EQ_U64(pa_memory_offline(pool, 5120ull << 8, block), -EBUSY);

@@ -201,6 +201,49 @@ static struct fallback_outcome unmovable_fallback(const char *version, pa_pfn_t 
  * list, so the next request falls back again. 6.15 takes the smallest: the
  * single free frame.
  */
+/*
+ * Reserved memory's pageblocks: Linux sets every pageblock it initialises
+ * early to Movable; before 6.13 the reserved frames of the deferred part
+ * (the zone that ends the node, past its first section) kept type 0,
+ * Unmovable, and so did the free frames that share their pageblock.
+ */
+TEST(linux_61_leaves_reserved_pageblocks_unmovable_where_init_is_deferred)
+{
+	/* Normal is 4-8G and ends the node; DMA32 is set up early. */
+	static const char *const reserve = "mem=8G deferred_init=1 memreserve=3000M-3002M "
+	                                   "memreserve=4100M-4102M memreserve=6000M-6001M ";
+	static const struct {
+		const char *version;
+		unsigned dma32, first_section, deferred;
+	} cases[] = { { "linux=6.1", PA_MT_MOVABLE, PA_MT_MOVABLE, PA_MT_UNMOVABLE },
+		      { "linux=6.12", PA_MT_MOVABLE, PA_MT_MOVABLE, PA_MT_UNMOVABLE },
+		      { "linux=6.13", PA_MT_MOVABLE, PA_MT_MOVABLE, PA_MT_MOVABLE } };
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		char line[192];
+		snprintf(line, sizeof line, "%s%s", reserve, cases[i].version);
+		struct pa_pool *pool = test_boot(line);
+		pa_deferred_init_wait(pool);
+		struct pa_pageblock_info pb;
+		REQUIRE(pa_pageblock_info(pool, (3000ull << 8) >> 9, &pb) == 0);
+		CHECK_MSG(pb.mt == cases[i].dma32, "%s: DMA32 type %u", line, pb.mt);
+		REQUIRE(pa_pageblock_info(pool, (4100ull << 8) >> 9, &pb) == 0);
+		CHECK_MSG(pb.mt == cases[i].first_section, "%s: first section type %u", line,
+		          pb.mt);
+		REQUIRE(pa_pageblock_info(pool, (6000ull << 8) >> 9, &pb) == 0);
+		CHECK_MSG(pb.mt == cases[i].deferred, "%s: deferred type %u", line, pb.mt);
+		/* The free half of the pageblock is on the lists of its type. */
+		CHECK_EQ_U64(pb.free, PB / 2);
+		VALIDATE(pool);
+		pa_shutdown(pool);
+	}
+	/* Without deferred init every pageblock is set up early. */
+	struct pa_pool *pool = test_boot("mem=8G deferred_init=0 memreserve=6000M-6001M linux=6.1");
+	struct pa_pageblock_info pb;
+	REQUIRE(pa_pageblock_info(pool, (6000ull << 8) >> 9, &pb) == 0);
+	CHECK_EQ_U64(pb.mt, PA_MT_MOVABLE);
+	pa_shutdown(pool);
+}
+
 TEST(linux_fallback_61_splits_the_largest_block_615_takes_the_smallest)
 {
 	pa_pfn_t big, small;

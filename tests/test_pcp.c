@@ -1791,6 +1791,50 @@ TEST(pcp_decay_gives_back_what_is_above_the_lowered_high)
 }
 
 /*
+ * pa_pcp_set_high(): a CPU's high set within [high_min, high_max] holds
+ * what its lists hold below it and gives back what is above; outside the
+ * range, under 6.1's fixed high, or for a zone or CPU not there, it is
+ * refused and nothing changes.
+ */
+TEST(pcp_set_high_restores_a_cpus_high_within_its_range)
+{
+	struct pa_pool *pool = test_boot("mem=256M nr_cpus=2 pcp_orders=0");
+	struct pa_pcp_info info;
+	REQUIRE(pa_pcp_info(pool, 0, PA_ZONE_DMA32, 0, &info, NULL) == 0);
+	uint64_t high = info.high_min + (info.high_max - info.high_min) / 2;
+	CHECK_EQ_U64(pa_pcp_set_high(pool, 0, PA_ZONE_DMA32, 0, high), 0);
+	REQUIRE(pa_pcp_info(pool, 0, PA_ZONE_DMA32, 0, &info, NULL) == 0);
+	CHECK_EQ_U64(info.high, high);
+	uint64_t n = high - 1; /* freed one by one, all of them stay on the lists */
+	struct pa_page **pages = calloc(n, sizeof *pages);
+	REQUIRE(pages);
+	for (uint64_t i = 0; i < n; i++)
+		REQUIRE((pages[i] = pa_alloc_pages(pool, PA_GFP_MOVABLE, 0)));
+	pa_drain_local(pool);
+	for (uint64_t i = 0; i < n; i++)
+		pa_free_pages(pool, pages[i], 0);
+	REQUIRE(pa_pcp_info(pool, 0, PA_ZONE_DMA32, 0, &info, NULL) == 0);
+	CHECK_EQ_U64(info.count, n); /* the frees only raise high */
+	/* Lowered, the lists give back what is above it at once. */
+	CHECK_EQ_U64(pa_pcp_set_high(pool, 0, PA_ZONE_DMA32, 0, info.high_min), 0);
+	REQUIRE(pa_pcp_info(pool, 0, PA_ZONE_DMA32, 0, &info, NULL) == 0);
+	CHECK(info.count <= info.high_min);
+	CHECK_EQ_U64(pa_pcp_set_high(pool, 0, PA_ZONE_DMA32, 0, info.high_max + 1), -ERANGE);
+	CHECK_EQ_U64(pa_pcp_set_high(pool, 0, PA_ZONE_DMA32, 0, info.high_min - 1), -ERANGE);
+	CHECK_EQ_U64(pa_pcp_set_high(pool, 0, PA_ZONE_DMA32, 2, high), -ENOENT);
+	CHECK_EQ_U64(pa_pcp_set_high(pool, 0, PA_ZONE_NORMAL, 0, high), -ENOENT);
+	CHECK_EQ_U64(pa_pcp_set_high(NULL, 0, PA_ZONE_DMA32, 0, high), -EINVAL);
+	REQUIRE(pa_pcp_info(pool, 0, PA_ZONE_DMA32, 0, &info, NULL) == 0);
+	CHECK_EQ_U64(info.high, info.high_min);
+	VALIDATE(pool);
+	free(pages);
+	pa_shutdown(pool);
+	pool = test_boot("mem=256M nr_cpus=2 pcp_rules=6.1");
+	CHECK_EQ_U64(pa_pcp_set_high(pool, 0, PA_ZONE_DMA32, 0, 100), -EOPNOTSUPP);
+	pa_shutdown(pool);
+}
+
+/*
  * pcp/decay_external=1: the embedder runs Linux's vmstat worker. A refill a
  * second later decays nothing; pa_pcp_decay() lowers high by an eighth
  * (decay_pcp_high(): max(count - (batch << 5), high - high / 8, high_min))

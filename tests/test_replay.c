@@ -616,6 +616,77 @@ TEST(parser_plain_xz_and_gzip_give_the_same_events)
 	CHECK(rp_trace_read(DATA "/no-such-file", &missing, NULL) == -1);
 }
 
+/* The zone of a snapshot named name; NULL if it has none. */
+static struct rp_zone_state *snap_zone(struct rp_state *st, const char *name)
+{
+	for (unsigned z = 0; z < st->nr_zones; z++)
+		if (strcmp(st->zone[z].name, name) == 0)
+			return &st->zone[z];
+	return NULL;
+}
+
+/*
+ * The boot line gives the pool what the kernel managed: the kernel's
+ * reservations (present, not managed) go in as memreserve=, the image where
+ * iomem shows it, so watermarks and the per-CPU sizes come out as the
+ * kernel's zoneinfo has them.
+ */
+TEST(replay_pool_manages_what_the_kernel_managed)
+{
+	struct rp_machine *m = calloc(1, sizeof *m);
+	REQUIRE(m && rp_machine_load(DATA "/start", m) == 0);
+	struct rp_trace t = read_trace(m->trace_path);
+	char line[4096];
+	rp_machine_boot_line(m, &t, line, sizeof line);
+	strcat(line, " zone_dma=1"); /* as the replay adds for a kernel with a DMA zone */
+	CHECK_MSG(strstr(line, "memreserve=16384K-30724K") != NULL, "no kernel code in %s", line);
+	struct pa_pool *pool = NULL;
+	char err[256];
+	REQUIRE(pa_boot(line, NULL, &pool, err, sizeof err) == 0);
+	pa_deferred_init_wait(pool);
+	static const char *const names[] = { "DMA", "DMA32", "Normal", "Movable" };
+	struct pa_zone_info zi;
+	for (unsigned i = 0; pa_zone_info(pool, i, &zi) == 0; i++) {
+		const struct rp_zone_state *kz = snap_zone(&m->snap[0].kernel, names[zi.type]);
+		if (!kz)
+			continue; /* the empty Movable */
+		CHECK_EQ_U64(zi.present, kz->present);
+		CHECK_EQ_U64(zi.managed, kz->managed);
+		CHECK_EQ_U64(zi.watermark_min, kz->min_wmark);
+	}
+	pa_shutdown(pool);
+	rp_trace_free(&t);
+	free(m);
+}
+
+/*
+ * Each CPU's high starts where the kernel's zoneinfo had it: a CPU whose
+ * lists held more than high_min (the tuning had raised its high) keeps them
+ * at the start, where a high at high_min would give the surplus back.
+ */
+TEST(replay_starts_each_cpus_high_at_the_kernels)
+{
+	struct rp_machine *m = calloc(1, sizeof *m);
+	REQUIRE(m && rp_machine_load(DATA "/start", m) == 0);
+	struct rp_zone_state *normal = snap_zone(&m->snap[0].kernel, "Normal");
+	REQUIRE(normal);
+	const uint64_t held = 12000; /* above high_min (5,279), below high_max */
+	normal->pcp += held - normal->pcp_cpu[0];
+	normal->pcp_cpu[0] = held;
+	normal->pcp_high[0] = held + 500;
+	struct rp_trace t = read_trace(m->trace_path);
+	struct rp_options opt = { .validate_every = 500, .linux_ver = "7.2" };
+	struct rp_result r;
+	REQUIRE(rp_replay(&t, m, &opt, &r) == 0);
+	struct rp_zone_state *model = snap_zone(&m->snap[0].model, "Normal");
+	REQUIRE(model);
+	CHECK_EQ_U64(model->pcp_cpu[0], held);
+	CHECK_EQ_U64(r.validate_failures, 0);
+	free(r.series);
+	rp_trace_free(&t);
+	free(m);
+}
+
 TEST(replay_of_3000_events_from_the_kernels_starting_state)
 {
 	struct rp_machine *m = calloc(1, sizeof *m);

@@ -67,10 +67,10 @@ static int map_load(struct pa_pool *pool, struct map *m)
 	return 0;
 }
 
-/* Frames in use: allocated, or held by the pool for its own work. */
+/* Frames in use: allocated, reserved at boot, or held by the pool for its own work. */
 static uint64_t in_use(const struct pa_pageblock_info *b)
 {
-	return b->allocated + b->other;
+	return b->allocated + b->other + b->reserved;
 }
 
 /* Zone or node changes between pageblock i - 1 and i. */

@@ -57,6 +57,9 @@
 #ifndef ENOSPC
 #define ENOSPC 28
 #endif
+#ifndef ERANGE
+#define ERANGE 34
+#endif
 #ifndef ENOSYS
 #define ENOSYS 38
 #endif

@@ -186,7 +186,7 @@ int rp_state_parse_pagetypeinfo(const char *text, struct rp_state *st)
 	return 0;
 }
 
-/* zoneinfo: spans, present, managed, min watermark, per-CPU counts. */
+/* zoneinfo: spans, present, managed, min watermark, per-CPU counts and highs. */
 void rp_state_parse_zoneinfo(const char *text, struct rp_state *st)
 {
 	struct rp_zone_state *z = NULL;
@@ -223,6 +223,8 @@ void rp_state_parse_zoneinfo(const char *text, struct rp_state *st)
 			z->pcp += v;
 			if (cpu < RP_MAX_CPUS)
 				z->pcp_cpu[cpu] += v;
+		} else if (strncmp(s, "high:", 5) == 0 && cpu < RP_MAX_CPUS) {
+			z->pcp_high[cpu] = v;
 		} else if (strncmp(s, "start_pfn:", 10) == 0) {
 			z->start_pfn = v;
 			z->end_pfn = v + spanned;
@@ -383,26 +385,32 @@ int rp_machine_load(const char *path, struct rp_machine *m)
 /* The boot line                                                           */
 /* ---------------------------------------------------------------------- */
 
-/* RAM ranges of info/iomem ("00100000-bffd6fff : System RAM"), in whole pages. */
-static unsigned iomem_ram(const struct rp_machine *m, uint64_t (*ram)[2], unsigned max)
+/*
+ * Ranges of info/iomem labelled `label` ("00100000-bffd6fff : System RAM"),
+ * in whole pages (a partial page is not RAM to the kernel): top-level lines
+ * only, or (nested) the indented ones too, such as "  01000000-022ca8df :
+ * Kernel code". An unprivileged reader sees zeros: such ranges are empty.
+ */
+static unsigned iomem_ranges(const struct rp_machine *m, const char *label, bool nested,
+                             uint64_t (*out)[2], unsigned max)
 {
 	char *s = m->dir[0] ? slurp(m->dir, "info/iomem") : NULL;
 	unsigned n = 0;
 	for (const char *l = s; l && *l && n < max; l = strchr(l, '\n'), l = l ? l + 1 : NULL) {
-		if (*l == ' ')
+		if (*l == ' ' && !nested)
 			continue;
 		char *e;
-		uint64_t a = strtoull(l, &e, 16);
+		uint64_t a = strtoull(l + strspn(l, " "), &e, 16);
 		if (*e != '-')
 			continue;
 		uint64_t b = strtoull(e + 1, &e, 16) + 1;
 		const char *nl = strchr(e, '\n');
-		const char *label = strstr(e, "System RAM");
-		if (!label || (nl && label > nl))
+		const char *at = strstr(e, " : ");
+		if (!at || (nl && at > nl) || strncmp(at + 3, label, strlen(label)) != 0 || b <= 1)
 			continue;
-		ram[n][0] = (a + 4095) / 4096; /* a partial page is not RAM to the kernel */
-		ram[n][1] = b / 4096;
-		n++;
+		out[n][0] = (a + 4095) / 4096;
+		out[n][1] = b / 4096;
+		n += out[n][1] > out[n][0];
 	}
 	free(s);
 	return n;
@@ -419,6 +427,70 @@ static uint64_t machine_end_pfn(const struct rp_machine *m, const struct rp_trac
 	return (end + 32767) & ~32767ull;
 }
 
+/* Frames of [lo, hi) inside the ranges r[0..n). */
+static uint64_t frames_in(const uint64_t (*r)[2], unsigned n, uint64_t lo, uint64_t hi)
+{
+	uint64_t sum = 0;
+	for (unsigned i = 0; i < n; i++) {
+		uint64_t a = r[i][0] > lo ? r[i][0] : lo, b = r[i][1] < hi ? r[i][1] : hi;
+		sum += b > a ? b - a : 0;
+	}
+	return sum;
+}
+
+/*
+ * What the kernel reserved at boot in each zone (present, not managed) as
+ * memreserve= ranges, so that the pool manages what the kernel managed and
+ * its watermarks, lowmem reserves and per-CPU sizes come out as the
+ * kernel's. The RAM below 1 MiB, which x86 always reserves, and the
+ * kernel's image where iomem shows it ("Kernel code", rodata, data, bss;
+ * the gaps and init memory between them went back to the buddy at boot);
+ * the rest (the frame descriptors, page tables, per-CPU areas, firmware
+ * tables) at the top of the zone's RAM, as memblock allocates from the top
+ * down.
+ */
+static size_t reserve_keys(const struct rp_machine *m, const uint64_t (*ram)[2], unsigned nr,
+                           char *buf, size_t len)
+{
+	size_t n = 0;
+	if (!m->nr_snapshots || !nr)
+		return 0;
+	uint64_t image[9][2] = { { 0, 256 } }; /* x86 keeps all RAM below 1 MiB (5.13 on) */
+	unsigned ni = 1 + iomem_ranges(m, "Kernel ", true, image + 1, 8);
+	const struct rp_state *st = &m->snap[0].kernel;
+	for (unsigned z = 0; z < st->nr_zones; z++) {
+		const struct rp_zone_state *kz = &st->zone[z];
+		uint64_t want = kz->present > kz->managed ? kz->present - kz->managed : 0;
+		uint64_t in_image = 0;
+		for (unsigned i = 0; i < ni; i++)
+			in_image += frames_in(
+			        ram, nr, image[i][0] > kz->start_pfn ? image[i][0] : kz->start_pfn,
+			        image[i][1] < kz->end_pfn ? image[i][1] : kz->end_pfn);
+		for (unsigned i = 0; i < ni && in_image <= want; i++) {
+			uint64_t lo = image[i][0] > kz->start_pfn ? image[i][0] : kz->start_pfn;
+			uint64_t hi = image[i][1] < kz->end_pfn ? image[i][1] : kz->end_pfn;
+			if (lo < hi && n < len)
+				n += (size_t)snprintf(buf + n, len - n, " memreserve=%lluK-%lluK",
+				                      (unsigned long long)(lo * 4),
+				                      (unsigned long long)(hi * 4));
+		}
+		want -= in_image <= want ? in_image : 0;
+		for (unsigned i = nr; i-- > 0 && want;) {
+			uint64_t lo = ram[i][0] > kz->start_pfn ? ram[i][0] : kz->start_pfn;
+			uint64_t hi = ram[i][1] < kz->end_pfn ? ram[i][1] : kz->end_pfn;
+			if (lo >= hi)
+				continue;
+			uint64_t take = hi - lo < want ? hi - lo : want;
+			want -= take;
+			if (n < len)
+				n += (size_t)snprintf(buf + n, len - n, " memreserve=%lluK-%lluK",
+				                      (unsigned long long)((hi - take) * 4),
+				                      (unsigned long long)(hi * 4));
+		}
+	}
+	return n;
+}
+
 void rp_machine_boot_line(const struct rp_machine *m, const struct rp_trace *t, char *buf,
                           size_t len)
 {
@@ -426,7 +498,7 @@ void rp_machine_boot_line(const struct rp_machine *m, const struct rp_trace *t, 
 	size_t n = (size_t)snprintf(buf, len, "mem=%lluK nr_cpus=%u", (unsigned long long)(end * 4),
 	                            t && t->nr_cpus ? t->nr_cpus : 1);
 	uint64_t ram[32][2];
-	unsigned nr = iomem_ram(m, ram, 32);
+	unsigned nr = iomem_ranges(m, "System RAM", false, ram, 32);
 	uint64_t at = 0;
 	for (unsigned i = 0; i <= nr && n < len; i++) {
 		uint64_t next = i < nr ? ram[i][0] : end;
@@ -439,6 +511,7 @@ void rp_machine_boot_line(const struct rp_machine *m, const struct rp_trace *t, 
 		if (i < nr && ram[i][1] > at)
 			at = ram[i][1];
 	}
+	n += reserve_keys(m, ram, nr, buf + n, n < len ? len - n : 0);
 	if (m->max_order && n < len)
 		n += (size_t)snprintf(buf + n, len - n, " max_order=%u", m->max_order);
 	if (m->min_free_kbytes >= 0 && n < len)

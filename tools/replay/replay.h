@@ -230,6 +230,7 @@ struct rp_zone_state {
 	uint64_t pageblocks[RP_NR_MT];             /* pageblocks per type */
 	uint64_t pcp;                              /* frames on per-CPU lists */
 	uint64_t pcp_cpu[RP_MAX_CPUS];             /* the same per CPU (kernel zoneinfo) */
+	uint64_t pcp_high[RP_MAX_CPUS];            /* each CPU's high then (zoneinfo) */
 	uint64_t present, managed, min_wmark; /* min_wmark with the boost, as zoneinfo prints it */
 	uint64_t boost;                       /* the watermark boost (zoneinfo's "boost") */
 };
@@ -352,10 +353,11 @@ struct rp_result {
 	uint64_t drains;                          /* per-CPU list drains replayed (RP_DRAIN) */
 	uint64_t decays;                          /* vmstat worker passes run (vmstat_worker()) */
 	uint64_t map_errors, realloc_live, moved; /* map upkeep: see run.c */
-	uint64_t start_shortfall;                 /* free blocks the start could not place */
-	double seconds, events_per_sec;           /* the loop's wall-clock time */
-	double cpu_seconds, events_per_cpu_sec;   /* its CPU time: what others' load leaves alone */
-	double compact_seconds; /* of seconds: compact_memory and kcompactd runs */
+	uint64_t
+	        start_shortfall; /* free blocks the start placed as two halves (order 0: not at all) */
+	double seconds, events_per_sec;         /* the loop's wall-clock time */
+	double cpu_seconds, events_per_cpu_sec; /* its CPU time: what others' load leaves alone */
+	double compact_seconds;                 /* of seconds: compact_memory and kcompactd runs */
 	unsigned nr_orders;
 	struct rp_sample *series;
 	size_t nr_series, cap_series;

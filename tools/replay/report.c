@@ -289,7 +289,7 @@ void rp_print_table(FILE *f, const struct rp_machine *m, const struct rp_result 
 	        (unsigned long long)r->decays, (unsigned long long)r->moved);
 	if (r->start_shortfall || r->map_errors || r->realloc_live)
 		fprintf(f,
-		        "starting state short by %llu free blocks; map errors %llu; pfns "
+		        "starting state: %llu free blocks placed as two halves; map errors %llu; pfns "
 		        "allocated again while live %llu\n",
 		        (unsigned long long)r->start_shortfall, (unsigned long long)r->map_errors,
 		        (unsigned long long)r->realloc_live);

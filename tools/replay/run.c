@@ -704,7 +704,7 @@ static bool set_again(const char *from, const char *tok, size_t klen)
 
 /*
  * The pool refuses a key given twice: where the options set a key of the
- * machine's line again, keep the last (memhole= and cma= add to lists).
+ * machine's line again, keep the last (memhole=, memreserve= and cma= add to lists).
  */
 static void keep_last_keys(char *line)
 {
@@ -714,6 +714,7 @@ static void keep_last_keys(char *line)
 		s += strspn(s, " ");
 		size_t len = strcspn(s, " "), klen = strcspn(s, "= ");
 		bool list = (klen == 7 && !strncmp(s, "memhole", 7)) ||
+		            (klen == 10 && !strncmp(s, "memreserve", 10)) ||
 		            (klen == 3 && !strncmp(s, "cma", 3));
 		if (len && (list || !set_again(s + len, s, klen)) && n + len + 1 < sizeof out)
 			n += (size_t)snprintf(out + n, sizeof out - n, "%s%.*s", n ? " " : "",

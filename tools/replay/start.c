@@ -250,14 +250,27 @@ static bool retype_partial(struct rp_ctx *c, const struct rp_zone_state *kz, uin
 	return true;
 }
 
+/* Pageblocks of [start, end) that the pool has as mt already (boot-reserved memory's). */
+static uint64_t typed_already(const struct rp_ctx *c, uint64_t start, uint64_t end, unsigned mt)
+{
+	uint64_t n = 0;
+	for (uint64_t b = start >> PB_ORDER; b < (end + (1u << PB_ORDER) - 1) >> PB_ORDER; b++) {
+		struct pa_pageblock_info info;
+		n += pa_pageblock_info(c->pool, b, &info) == 0 && !info.free && !info.allocated &&
+		     info.mt == mt;
+	}
+	return n;
+}
+
 static void retype(struct rp_ctx *c, const struct rp_zone_state *kz, uint8_t *pbtype)
 {
 	uint64_t b = kz->start_pfn & ~((1ull << PB_ORDER) - 1);
 	for (unsigned mt = 0; mt < RP_NR_MT; mt++) {
 		if (mt == PA_MT_MOVABLE || mt == PA_MT_ISOLATE)
 			continue;
-		for (uint64_t n = kz->pageblocks[mt]; n && b + (1u << PB_ORDER) <= kz->end_pfn;
-		     b += 1u << PB_ORDER)
+		uint64_t have = typed_already(c, kz->start_pfn, kz->end_pfn, mt);
+		for (uint64_t n = kz->pageblocks[mt] > have ? kz->pageblocks[mt] - have : 0;
+		     n && b + (1u << PB_ORDER) <= kz->end_pfn; b += 1u << PB_ORDER)
 			if (retype_block(c, b, mt == PA_MT_HIGHATOMIC ? PA_MT_UNMOVABLE : mt) ||
 			    (b < kz->start_pfn &&
 			     retype_partial(c, kz, b,
@@ -349,15 +362,25 @@ static uint64_t place_free(struct rp_ctx *c, const struct rp_zone_state *kz, con
 	return count;
 }
 
+/*
+ * The kernel's free blocks, largest first. A block that finds no room of
+ * its order (the boot reservations sit across where the kernel had one)
+ * goes in as two of the order below, so that the zone's free count, which
+ * every watermark reads, stays the kernel's.
+ */
 static void place_all(struct rp_ctx *c, const struct rp_zone_state *kz, const uint8_t *pbtype)
 {
+	uint64_t carry[RP_NR_MT] = { 0 };
 	for (int o = (int)c->max_order; o >= 0; o--)
 		for (unsigned mt = 0; mt < RP_NR_MT; mt++) {
 			unsigned want = mt == PA_MT_HIGHATOMIC ? PA_MT_UNMOVABLE : mt;
-			uint64_t n = kz->free_mt[mt][o];
-			if (n && mt != PA_MT_ISOLATE)
-				c->res->start_shortfall +=
-				        place_free(c, kz, pbtype, want, (unsigned)o, n);
+			uint64_t n = kz->free_mt[mt][o] + carry[mt];
+			carry[mt] = 0;
+			if (!n || mt == PA_MT_ISOLATE)
+				continue;
+			uint64_t short_by = place_free(c, kz, pbtype, want, (unsigned)o, n);
+			carry[mt] = o > 0 ? 2 * short_by : 0;
+			c->res->start_shortfall += short_by;
 		}
 }
 
@@ -443,6 +466,30 @@ static void fill_pcp(struct rp_ctx *c, const struct rp_zone_state *kz, rp_stock 
 	c->cpu = 0;
 }
 
+/*
+ * Each CPU's high as the kernel's zoneinfo had it: the tuning of the kernel's
+ * version moved it before the trace began (a CPU that freed much has it far
+ * above high_min), and it decides what the lists keep. Within the pool's
+ * [high_min, high_max]; nothing to set where high is fixed (6.1).
+ */
+static void set_pcp_high(struct rp_ctx *c, const struct rp_zone_state *kz)
+{
+	static const char *const names[PA_ZONE_COUNT] = { "DMA", "DMA32", "Normal", "Movable" };
+	for (unsigned t = 0; t < PA_ZONE_COUNT; t++) {
+		if (strcmp(kz->name, names[t]) != 0)
+			continue;
+		for (unsigned cpu = 0; cpu < RP_MAX_CPUS; cpu++) {
+			struct pa_pcp_info pi;
+			if (!kz->pcp_high[cpu] ||
+			    pa_pcp_info(c->pool, 0, (enum pa_zone_type)t, cpu, &pi, NULL) != 0)
+				continue;
+			uint64_t h = kz->pcp_high[cpu];
+			h = h < pi.high_min ? pi.high_min : h > pi.high_max ? pi.high_max : h;
+			pa_pcp_set_high(c->pool, 0, (enum pa_zone_type)t, cpu, h);
+		}
+	}
+}
+
 /* Each pageblock's type in the pool, as the starting state left them. */
 static uint8_t *pool_pbtypes(const struct rp_ctx *c)
 {
@@ -488,8 +535,10 @@ int rp_start_state(struct rp_ctx *c)
 	if (!types)
 		return -1;
 	/* The highest zone first: its lists are the ones a CPU's allocations draw on. */
-	for (unsigned z = st->nr_zones; z-- > 0;)
+	for (unsigned z = st->nr_zones; z-- > 0;) {
+		set_pcp_high(c, &st->zone[z]);
 		fill_pcp(c, &st->zone[z], need, types);
+	}
 	free(types);
 	return 0;
 }

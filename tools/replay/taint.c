@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Pollution of the replayed pool: which 1 GiB regions and which pageblocks
- * hold an unmovable or reclaimable allocation. A region holding even one
+ * hold an unmovable or reclaimable allocation or boot-reserved memory
+ * (memreserve=). A region holding even one
  * cannot become a 1 GiB block, whatever compaction does; that is what
  * superblock steering tries to keep to few regions. Counted from the
  * replay's own maps (the type of every live traced allocation, and the
@@ -62,7 +63,8 @@ void rp_model_taint(struct rp_ctx *c, struct rp_state *st)
 			continue;
 		uint8_t *r = &region[b.start_pfn >> REGION_ORDER];
 		*r |= 1;
-		if (!blk[b.start_pfn >> pb])
+		if (!blk[b.start_pfn >> pb] &&
+		    !b.reserved) /* the kernel's own reservations never move */
 			continue;
 		*r |= 2;
 		st->tainted_pageblocks++;
