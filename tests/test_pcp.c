@@ -1798,7 +1798,7 @@ TEST(pcp_decay_gives_back_what_is_above_the_lowered_high)
  */
 TEST(pcp_set_high_restores_a_cpus_high_within_its_range)
 {
-	struct pa_pool *pool = test_boot("mem=256M nr_cpus=2 pcp_orders=0");
+	struct pa_pool *pool = test_boot("mem=256M nr_cpus=1 pcp_orders=0");
 	struct pa_pcp_info info;
 	REQUIRE(pa_pcp_info(pool, 0, PA_ZONE_DMA32, 0, &info, NULL) == 0);
 	uint64_t high = info.high_min + (info.high_max - info.high_min) / 2;
@@ -1821,7 +1821,7 @@ TEST(pcp_set_high_restores_a_cpus_high_within_its_range)
 	CHECK(info.count <= info.high_min);
 	CHECK_EQ_U64(pa_pcp_set_high(pool, 0, PA_ZONE_DMA32, 0, info.high_max + 1), -ERANGE);
 	CHECK_EQ_U64(pa_pcp_set_high(pool, 0, PA_ZONE_DMA32, 0, info.high_min - 1), -ERANGE);
-	CHECK_EQ_U64(pa_pcp_set_high(pool, 0, PA_ZONE_DMA32, 2, high), -ENOENT);
+	CHECK_EQ_U64(pa_pcp_set_high(pool, 0, PA_ZONE_DMA32, 1, high), -ENOENT);
 	CHECK_EQ_U64(pa_pcp_set_high(pool, 0, PA_ZONE_NORMAL, 0, high), -ENOENT);
 	CHECK_EQ_U64(pa_pcp_set_high(NULL, 0, PA_ZONE_DMA32, 0, high), -EINVAL);
 	REQUIRE(pa_pcp_info(pool, 0, PA_ZONE_DMA32, 0, &info, NULL) == 0);
@@ -1829,7 +1829,7 @@ TEST(pcp_set_high_restores_a_cpus_high_within_its_range)
 	VALIDATE(pool);
 	free(pages);
 	pa_shutdown(pool);
-	pool = test_boot("mem=256M nr_cpus=2 pcp_rules=6.1");
+	pool = test_boot("mem=256M nr_cpus=1 pcp_rules=6.1");
 	CHECK_EQ_U64(pa_pcp_set_high(pool, 0, PA_ZONE_DMA32, 0, 100), -EOPNOTSUPP);
 	pa_shutdown(pool);
 }

@@ -687,6 +687,33 @@ TEST(replay_starts_each_cpus_high_at_the_kernels)
 	free(m);
 }
 
+/*
+ * A free block the kernel had in a zone's first pageblock, where the zone
+ * starts inside it (DMA at pfn 1, its first MiB reserved): the starting
+ * state places it there, in the pageblock of its type.
+ */
+TEST(replay_places_a_free_block_in_the_zones_partial_first_pageblock)
+{
+	struct rp_machine *m = calloc(1, sizeof *m);
+	REQUIRE(m && rp_machine_load(DATA "/start", m) == 0);
+	struct rp_zone_state *dma = snap_zone(&m->snap[0].kernel, "DMA");
+	REQUIRE(dma && dma->pageblocks[PA_MT_UNMOVABLE] == 1);
+	dma->free_mt[PA_MT_UNMOVABLE][7]++; /* 128 of the 256 frames above 1 MiB */
+	dma->free[7]++;
+	struct rp_trace t = read_trace(m->trace_path);
+	struct rp_options opt = { .validate_every = 500 };
+	struct rp_result r;
+	REQUIRE(rp_replay(&t, m, &opt, &r) == 0);
+	CHECK_EQ_U64(r.start_shortfall, 0);
+	struct rp_zone_state *model = snap_zone(&m->snap[0].model, "DMA");
+	REQUIRE(model);
+	CHECK_EQ_U64(model->free_mt[PA_MT_UNMOVABLE][7], 1);
+	CHECK_EQ_U64(r.validate_failures, 0);
+	free(r.series);
+	rp_trace_free(&t);
+	free(m);
+}
+
 TEST(replay_of_3000_events_from_the_kernels_starting_state)
 {
 	struct rp_machine *m = calloc(1, sizeof *m);

@@ -347,7 +347,8 @@ static uint64_t place_free(struct rp_ctx *c, const struct rp_zone_state *kz, con
                            unsigned mt, unsigned order, uint64_t count)
 {
 	uint64_t span = order > PB_ORDER ? 1ull << order : 1ull << PB_ORDER;
-	uint64_t first = (kz->start_pfn + span - 1) & ~(span - 1);
+	/* The zone's first span too where the zone starts inside it (DMA at pfn 1): a hole is never freed. */
+	uint64_t first = kz->start_pfn & ~(span - 1);
 	if (kz->end_pfn < first + span)
 		return count;
 	for (uint64_t b = (kz->end_pfn - span) & ~(span - 1); count && b >= first; b -= span) {
