@@ -5,7 +5,8 @@
  * One pass over a zone, as Linux runs it since folio compaction (6.9):
  *   1. The migrate scanner walks up from the zone start a pageblock at a
  *      time and isolates movable folios (never one larger than the order
- *      asked for: moving it cannot help and costs the most).
+ *      asked for: moving it cannot help and costs the most; with linux=
+ *      before 6.9, order-0 pages only).
  *   2. The free scanner walks down from the zone end and captures free
  *      blocks whole, unprepared, into one list per order.
  *   3. Each folio gets a destination of its own order; a larger captured
@@ -31,6 +32,7 @@
 #include "platform/platform.h"
 #include "buddy.h"
 #include "isolation.h"
+#include "linux.h"
 #include "memmap.h"
 #include "migrate.h"
 #include "pageblock.h"
@@ -288,7 +290,10 @@ static void isolate_migrate_block(struct compact_control *cc, pa_pfn_t start, pa
 	bool all = cc->region_end > cc->region_start || cc->split_folios;
 	if (!all && limit == 0)
 		return;
-	unsigned max = all ? pool_max_order(pool) : (unsigned)limit - 1;
+	unsigned max = all ? pool_max_order(pool) :
+	               linux_rule(pool, LR_FOLIO_COMPACTION) ?
+	                     (unsigned)limit - 1 :
+	                     0; /* before 6.9: order-0 folios only */
 	for (pa_pfn_t pfn = start; pfn < end && cc->nr_migrate < COMPACT_CLUSTER_MAX;) {
 		struct pa_page *p = pfn_page(pool, pfn);
 		unsigned st = page_state(p);

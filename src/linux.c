@@ -19,6 +19,10 @@ static const struct linux_rule_desc {
 	[LR_PCP_HIGH_TUNED] = { "pcp_high_tuned", LINUX_V(6, 7),
 	                        "per-CPU high tuned between high_min and high_max and decayed "
 	                        "(6.1: fixed at the low watermark's share; pcp_rules=)" },
+	[LR_FOLIO_COMPACTION] = { "folio_compaction", LINUX_V(6, 9),
+	                          "compaction's scanners migrate folios above order 0, below the "
+	                          "order asked for and the pageblock order (6.1: order-0 pages "
+	                          "only; ranges emptied whole move everything in every version)" },
 	[LR_FREELIST_HYGIENE] = { "freelist_hygiene", LINUX_V(6, 10),
 	                          "a free block is always on the list of its pageblock's type "
 	                          "(6.1: a fallback's remainder stays on the requester's list)" },

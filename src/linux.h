@@ -14,6 +14,7 @@
 /* A change to the allocator's rules, in force from the version in its table row on. */
 enum linux_rule {
 	LR_PCP_HIGH_TUNED,     /* 6.7: per-CPU high auto-tuned (pcp_rules 6.7) */
+	LR_FOLIO_COMPACTION,   /* 6.9: compaction migrates large folios, not only order 0 */
 	LR_FREELIST_HYGIENE,   /* 6.10: free blocks always on their pageblock's list */
 	LR_HIGHATOMIC_ALIGNED, /* 6.10: the reserve's cap in whole pageblocks, none in small zones */
 	LR_HIGHATOMIC_FREE, /* 6.12: watermarks leave out the reserve's free pages, not all of it */

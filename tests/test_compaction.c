@@ -215,6 +215,35 @@ TEST(compact_moves_order4_folios_whole_to_order4_destinations)
 }
 
 /*
+ * Before folio compaction (Linux 6.9; linux=6.1 here) the scanners skip
+ * every folio above order 0: the layout above moves nothing, where the
+ * same layout of order-0 pages moves.
+ */
+TEST(compact_linux_61_moves_order0_pages_only)
+{
+	static const unsigned orders[] = { 4, 0 };
+	for (unsigned i = 0; i < 2; i++) {
+		struct pa_pool *pool = test_boot(QUIET "mem=64M backing=anon linux=6.1");
+		struct towner o;
+		to_init(&o, pool, 20000);
+		fill_owned(&o, orders[i]);
+		free_odd_at(&o, orders[i]);
+		long moved = pa_compact(pool, -1);
+		if (orders[i])
+			CHECK_MSG(moved == 0, "6.1 moved %ld frames of order-4 folios", moved);
+		else
+			CHECK_MSG(moved > 0, "6.1 moved no order-0 page");
+		CHECK_EQ_U64(folios_migrated(pool, 4), 0);
+		to_check_all(&o);
+		VALIDATE(pool);
+		to_free_all(&o);
+		expect_all_free(pool);
+		pa_shutdown(pool);
+		to_destroy(&o);
+	}
+}
+
+/*
  * Writing compact_memory compacts each zone as it is: Linux's compact_node()
  * drains no per-CPU list (compact_zone() drains the local one only when
  * compacting for an order), and each moved folio's old block is freed as
