@@ -452,7 +452,8 @@ static pa_pfn_t deferred_from(const struct pa_pool *pool, pa_pfn_t start, pa_pfn
 static void zone_type_reserved(struct pa_pool *pool, pa_pfn_t start, pa_pfn_t end, bool ends_node)
 {
 	const struct pa_boot_config *c = &pool->cfg;
-	if (!c->deferred_init || !ends_node || linux_rule(pool, LR_RESERVED_MOVABLE))
+	if (!c->deferred_init || !ends_node || linux_rule(pool, LR_RESERVED_MOVABLE) ||
+	    !boot_reserved_frames(c, start, end))
 		return;
 	uint64_t pb = 1ull << c->pageblock_order;
 	for (pa_pfn_t p = align_down(deferred_from(pool, start, end) + pb - 1, pb); p < end;

@@ -250,14 +250,17 @@ static bool retype_partial(struct rp_ctx *c, const struct rp_zone_state *kz, uin
 	return true;
 }
 
-/* Pageblocks of [start, end) that the pool has as mt already (boot-reserved memory's). */
+/*
+ * Pageblocks of [start, end) holding boot-reserved memory that the pool has
+ * as mt already: the kernel's version typed them at boot (reserved_movable),
+ * and its pagetypeinfo counts them so.
+ */
 static uint64_t typed_already(const struct rp_ctx *c, uint64_t start, uint64_t end, unsigned mt)
 {
 	uint64_t n = 0;
 	for (uint64_t b = start >> PB_ORDER; b < (end + (1u << PB_ORDER) - 1) >> PB_ORDER; b++) {
 		struct pa_pageblock_info info;
-		n += pa_pageblock_info(c->pool, b, &info) == 0 && !info.free && !info.allocated &&
-		     info.mt == mt;
+		n += pa_pageblock_info(c->pool, b, &info) == 0 && info.reserved && info.mt == mt;
 	}
 	return n;
 }
