@@ -826,30 +826,49 @@ static bool range_overlaps(const struct pa_boot_config *c, const struct pa_range
 	return false;
 }
 
-/* Is pfn in holes[i] for some i below `below` that is (or is not) reserved? */
-static bool in_hole_kind(const struct pa_boot_config *c, pa_pfn_t pfn, unsigned below,
-                         bool reserved)
+/* Is pfn in some hole that is (or is not) reserved? */
+static bool in_hole_kind(const struct pa_boot_config *c, pa_pfn_t pfn, bool reserved)
 {
-	for (unsigned i = 0; i < below; i++)
+	for (unsigned i = 0; i < c->nr_holes; i++)
 		if (c->holes[i].reserved == reserved &&
 		    range_overlaps(c, &c->holes[i], 1, pfn, pfn + 1))
 			return true;
 	return false;
 }
 
+/*
+ * Cut [lo, hi) at every hole's ends: between two cuts a frame is reserved
+ * (in a memreserve=, in no memhole=) or not throughout, so the count needs
+ * a look per piece, not per frame (a pageblock walk asks for each one).
+ */
 uint64_t boot_reserved_frames(const struct pa_boot_config *c, pa_pfn_t lo, pa_pfn_t hi)
 {
-	uint64_t n = 0;
+	pa_pfn_t cut[2 * PA_MAX_HOLES + 2];
+	unsigned n = 0;
+	if (lo >= hi)
+		return 0;
+	cut[n++] = lo;
+	cut[n++] = hi;
 	for (unsigned i = 0; i < c->nr_holes; i++) {
-		if (!c->holes[i].reserved)
-			continue;
-		pa_pfn_t s = c->holes[i].start >> c->page_shift;
-		pa_pfn_t e = (c->holes[i].end + (1ull << c->page_shift) - 1) >> c->page_shift;
-		for (pa_pfn_t p = s < lo ? lo : s; p < e && p < hi; p++)
-			n += !in_hole_kind(c, p, i, true) &&
-			     !in_hole_kind(c, p, c->nr_holes, false);
+		pa_pfn_t ends[2] = { c->holes[i].start >> c->page_shift,
+			             (c->holes[i].end + (1ull << c->page_shift) - 1) >>
+			                     c->page_shift };
+		for (unsigned k = 0; k < 2; k++)
+			if (ends[k] > lo && ends[k] < hi)
+				cut[n++] = ends[k];
 	}
-	return n;
+	for (unsigned i = 1; i < n; i++) /* insertion sort: a few dozen at most */
+		for (unsigned j = i; j > 0 && cut[j - 1] > cut[j]; j--) {
+			pa_pfn_t t = cut[j];
+			cut[j] = cut[j - 1];
+			cut[j - 1] = t;
+		}
+	uint64_t frames = 0;
+	for (unsigned i = 0; i + 1 < n; i++)
+		if (cut[i] < cut[i + 1] && in_hole_kind(c, cut[i], true) &&
+		    !in_hole_kind(c, cut[i], false))
+			frames += cut[i + 1] - cut[i];
+	return frames;
 }
 
 bool boot_pfn_in_hole(const struct pa_boot_config *c, pa_pfn_t pfn)
