@@ -714,6 +714,46 @@ TEST(replay_places_a_free_block_in_the_zones_partial_first_pageblock)
 	free(m);
 }
 
+/*
+ * The trace says where the kernel's memory was in use at the start: a frame
+ * whose first event is a free. The starting state keeps pre-trace memory
+ * there, so that the free finds its block at the kernel's pfn, where
+ * without the trace's word the kernel's free blocks would fill the zone
+ * from its top down, over it.
+ */
+TEST(replay_keeps_pre_trace_memory_where_the_trace_frees_it_first)
+{
+	struct rp_machine *m = calloc(1, sizeof *m);
+	REQUIRE(m && rp_machine_load(DATA "/start", m) == 0);
+	/* Room for the kernel's free blocks to go elsewhere than Normal's top. */
+	struct rp_zone_state *normal = snap_zone(&m->snap[0].kernel, "Normal");
+	REQUIRE(normal && normal->free_mt[PA_MT_MOVABLE][10] > 16);
+	normal->free_mt[PA_MT_MOVABLE][10] -= 16;
+	normal->free[10] -= 16;
+	struct rp_trace t = read_trace(m->trace_path);
+	struct rp_event *ev = malloc((t.nr + 1) * sizeof *ev);
+	REQUIRE(ev);
+	memcpy(ev + 1, t.ev, t.nr * sizeof *ev);
+	/* Just below Normal's reserved top, where its first free order-10 block would go. */
+	ev[0] = (struct rp_event){
+		.ts_ns = ev[1].ts_ns, .pfn = 0x1b8c05, .type = RP_FREE, .arg = RP_FREE_PLAIN
+	};
+	struct rp_trace with = t;
+	with.ev = ev;
+	with.nr = t.nr + 1;
+	struct rp_options opt = { .validate_every = 500 };
+	struct rp_result r;
+	REQUIRE(rp_replay(&with, m, &opt, &r) == 0);
+	free(ev);
+	CHECK_EQ_U64(r.free_class[RPF_PRE_TRACE], 25);
+	CHECK_EQ_U64(r.pre_elsewhere, 0);
+	CHECK_EQ_U64(r.start_shortfall, 0);
+	CHECK_EQ_U64(r.validate_failures, 0);
+	free(r.series);
+	rp_trace_free(&t);
+	free(m);
+}
+
 TEST(replay_of_3000_events_from_the_kernels_starting_state)
 {
 	struct rp_machine *m = calloc(1, sizeof *m);

@@ -394,10 +394,13 @@ static void do_free(struct rp_ctx *c, const struct rp_event *ev)
 			c->freed[k >> 3] &= (uint8_t) ~(1u << (k & 7));
 			cls = RPF_UNTRACED;
 			give_held(c, ev->order);
-		} else if (cls == RPF_COUNT)
-			cls = !rp_free_pre(c, k, ev->order) ? RPF_UNMATCHED :
-			      moved_to                      ? RPF_COMPACTION :
-			                                      RPF_PRE_TRACE;
+		} else if (cls == RPF_COUNT) {
+			enum rp_pre_found found = rp_free_pre(c, k, ev->order);
+			cls = found == RP_PRE_NONE ? RPF_UNMATCHED :
+			      moved_to             ? RPF_COMPACTION :
+			                             RPF_PRE_TRACE;
+			c->res->pre_elsewhere += cls == RPF_PRE_TRACE && found == RP_PRE_ELSEWHERE;
+		}
 	}
 	c->res->free_class[cls]++;
 }

@@ -85,8 +85,13 @@ static inline void rp_set_bit(uint8_t *bits, uint64_t i)
 /* start.c */
 /* Bring the pool to the first snapshot's state (or leave it empty without one). */
 int rp_start_state(struct rp_ctx *c);
-/* Free pre-trace memory for a kernel free of (k, order): at k if held there, else anywhere. */
-bool rp_free_pre(struct rp_ctx *c, uint64_t k, unsigned order);
+/*
+ * Free pre-trace memory for a kernel free of (k, order): at k if held there,
+ * else anywhere; says where it found it (at the kernel's pfn, another
+ * block, none left).
+ */
+enum rp_pre_found { RP_PRE_NONE, RP_PRE_AT_PFN, RP_PRE_ELSEWHERE };
+enum rp_pre_found rp_free_pre(struct rp_ctx *c, uint64_t k, unsigned order);
 /* The pool as a snapshot sees it; a --series point. */
 void rp_model_state(struct rp_ctx *c, struct rp_state *st);
 void rp_sample(struct rp_ctx *c, size_t event);

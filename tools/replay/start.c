@@ -12,9 +12,13 @@
  *      it (Linux's fallback rules);
  *   3. free: for each (order, type), free that many blocks inside pageblocks
  *      of the type, always keeping a block's buddy allocated, so that none
- *      merge and the free lists come out as the kernel's.
+ *      merge and the free lists come out as the kernel's; first where the
+ *      trace shows the kernel's memory free then (a frame's first event an
+ *      allocation) and none in use (a first event a free), then where it
+ *      shows none in use, then anywhere.
  * What stays allocated is "pre-trace" memory. Kernel frees of blocks that no
- * traced allocation covers come out of it (rp_free_pre).
+ * traced allocation covers come out of it (rp_free_pre), at the kernel's pfn
+ * where the starting state kept it there.
  */
 #define _GNU_SOURCE
 #include "run.h"
@@ -79,6 +83,73 @@ static int kernel_zone(const struct rp_ctx *c, uint64_t k)
 }
 
 /*
+ * What the trace says of each frame at the start: one whose first event is
+ * an allocation was free then (in the buddy or on a CPU's list), one whose
+ * first event is a free was in use.
+ */
+struct start_evidence {
+	uint8_t *free, *used; /* bit per frame */
+	unsigned pass;        /* 0: free frames and none in use; 1: none in use; 2: anywhere */
+};
+
+static void evidence_read(const struct rp_ctx *c, struct start_evidence *e)
+{
+	uint64_t bytes = c->nr_frames / 8 + 1;
+	uint8_t *seen = calloc(bytes, 1);
+	e->free = calloc(bytes, 1);
+	e->used = calloc(bytes, 1);
+	for (size_t i = 0; seen && e->free && e->used && i < c->trace->nr; i++) {
+		const struct rp_event *ev = &c->trace->ev[i];
+		bool alloc = ev->type == RP_ALLOC, isolate = ev->type == RP_ISOLATE_FREE;
+		if (!alloc && !isolate && (ev->type != RP_FREE || ev->arg == RP_FREE_UNUSED))
+			continue; /* compaction's unused targets were free pages it had taken */
+		/*
+		 * Compaction's free scanner takes pages without an event of their
+		 * own, and their frees would read as memory in use: a range it
+		 * scanned says nothing, either way.
+		 */
+		uint64_t end = isolate ? ev->arg : ev->pfn + (1ull << ev->order);
+		for (uint64_t k = ev->pfn; k < end && k < c->nr_frames; k++) {
+			if (rp_bit(seen, k))
+				continue;
+			rp_set_bit(seen, k);
+			if (!isolate)
+				rp_set_bit(alloc ? e->free : e->used, k);
+		}
+	}
+	free(seen);
+}
+
+static void evidence_free(struct start_evidence *e)
+{
+	free(e->free), free(e->used);
+}
+
+/* Is any bit of [lo, hi) set? */
+static bool bits_any(const uint8_t *bits, uint64_t lo, uint64_t hi)
+{
+	for (uint64_t k = lo; k < hi; k++) {
+		if ((k & 7) == 0 && k + 8 <= hi) {
+			if (bits[k >> 3])
+				return true;
+			k += 7;
+		} else if (rp_bit(bits, k)) {
+			return true;
+		}
+	}
+	return false;
+}
+
+/* May a kernel free block go at [p, p + 2^order) on this pass? */
+static bool evidence_allows(const struct start_evidence *e, uint64_t p, unsigned order)
+{
+	if (!e || e->pass >= 2 || !e->free || !e->used)
+		return true;
+	uint64_t end = p + (1ull << order);
+	return !bits_any(e->used, p, end) && (e->pass == 1 || bits_any(e->free, p, end));
+}
+
+/*
  * A pre-trace block of at least order in the kernel zone `zone`, in a
  * pageblock of type mt (pbtype[]) unless mt < 0, searched round from a
  * cursor: freed, it lands on that type's lists.
@@ -108,15 +179,15 @@ static bool pre_free_anywhere(struct rp_ctx *c, uint64_t k, unsigned order)
 	return pre_free_where(c, kernel_zone(c, k), order, -1, NULL, &c->pre_cursor);
 }
 
-bool rp_free_pre(struct rp_ctx *c, uint64_t k, unsigned order)
+enum rp_pre_found rp_free_pre(struct rp_ctx *c, uint64_t k, unsigned order)
 {
 	unsigned r;
 	uint64_t h = k < c->nr_frames ? pre_head(c, k, &r) : UINT64_MAX;
 	if (h != UINT64_MAX && r >= order && (k & ((1ull << order) - 1)) == 0) {
 		pre_take(c, h, r, k, order);
-		return true;
+		return RP_PRE_AT_PFN;
 	}
-	return pre_free_anywhere(c, k, order);
+	return pre_free_anywhere(c, k, order) ? RP_PRE_ELSEWHERE : RP_PRE_NONE;
 }
 
 /* ---------------------------------------------------------------------- */
@@ -312,7 +383,8 @@ static bool free_pieces(struct rp_ctx *c, uint64_t q, unsigned order)
  * blocks of the kernel's largest order merge as a pool with a larger
  * max_order would merge them.
  */
-static void free_in(struct rp_ctx *c, uint64_t b, uint64_t span, unsigned order, uint64_t *count)
+static void free_in(struct rp_ctx *c, uint64_t b, uint64_t span, unsigned order, uint64_t *count,
+                    const struct start_evidence *e)
 {
 	bool top = order >= c->m->max_order || order == c->max_order;
 	unsigned r0, span_order = (unsigned)__builtin_ctzll(span);
@@ -327,13 +399,14 @@ static void free_in(struct rp_ctx *c, uint64_t b, uint64_t span, unsigned order,
 		unsigned r = c->pre[p] - 1u;
 		uint64_t size = 1ull << r;
 		if (r < order && top && (p & ((1ull << order) - 1)) == 0 &&
-		    free_pieces(c, p, order)) {
+		    evidence_allows(e, p, order) && free_pieces(c, p, order)) {
 			--*count; /* smaller pieces (cut by retyping) freed together merge */
 			size = 1ull << order;
-		} else if (r == order && (top || held(c, p ^ (1ull << order)))) {
+		} else if (r == order && (top || held(c, p ^ (1ull << order))) &&
+		           evidence_allows(e, p, order)) {
 			pre_free(c, p, order);
 			--*count;
-		} else if (r > order && pre_split(c, p, r, order)) {
+		} else if (r > order && evidence_allows(e, p, r) && pre_split(c, p, r, order)) {
 			/* Even pieces go free; each odd one stays as its neighbour's buddy. */
 			for (uint64_t j = 0; j < size && *count;
 			     j += (top ? 1ull : 2ull) << order) {
@@ -347,7 +420,8 @@ static void free_in(struct rp_ctx *c, uint64_t b, uint64_t span, unsigned order,
 
 /* Free blocks of (order, mt) in kz's pageblocks of type mt, from the top of the zone down. */
 static uint64_t place_free(struct rp_ctx *c, const struct rp_zone_state *kz, const uint8_t *pbtype,
-                           unsigned mt, unsigned order, uint64_t count)
+                           unsigned mt, unsigned order, uint64_t count,
+                           const struct start_evidence *e)
 {
 	uint64_t span = order > PB_ORDER ? 1ull << order : 1ull << PB_ORDER;
 	/* The zone's first span too where the zone starts inside it (DMA at pfn 1): a hole is never freed. */
@@ -356,10 +430,10 @@ static uint64_t place_free(struct rp_ctx *c, const struct rp_zone_state *kz, con
 		return count;
 	for (uint64_t b = (kz->end_pfn - span) & ~(span - 1); count && b >= first; b -= span) {
 		bool all = true;
-		for (uint64_t q = b; q < b + span; q += 1u << PB_ORDER)
+		for (uint64_t q = b; all && q < b + span; q += 1u << PB_ORDER)
 			all &= pbtype[q >> PB_ORDER] == mt;
 		if (all)
-			free_in(c, b, span, order, &count);
+			free_in(c, b, span, order, &count, e);
 		if (b < first + span)
 			break;
 	}
@@ -367,12 +441,14 @@ static uint64_t place_free(struct rp_ctx *c, const struct rp_zone_state *kz, con
 }
 
 /*
- * The kernel's free blocks, largest first. A block that finds no room of
- * its order (the boot reservations sit across where the kernel had one)
- * goes in as two of the order below, so that the zone's free count, which
- * every watermark reads, stays the kernel's.
+ * The kernel's free blocks, largest first, where the trace shows the
+ * kernel's free memory first. A block that finds no room of its order (the
+ * boot reservations sit across where the kernel had one) goes in as two of
+ * the order below, so that the zone's free count, which every watermark
+ * reads, stays the kernel's.
  */
-static void place_all(struct rp_ctx *c, const struct rp_zone_state *kz, const uint8_t *pbtype)
+static void place_all(struct rp_ctx *c, const struct rp_zone_state *kz, const uint8_t *pbtype,
+                      struct start_evidence *e)
 {
 	uint64_t carry[RP_NR_MT] = { 0 };
 	for (int o = (int)c->max_order; o >= 0; o--)
@@ -382,9 +458,10 @@ static void place_all(struct rp_ctx *c, const struct rp_zone_state *kz, const ui
 			carry[mt] = 0;
 			if (!n || mt == PA_MT_ISOLATE)
 				continue;
-			uint64_t short_by = place_free(c, kz, pbtype, want, (unsigned)o, n);
-			carry[mt] = o > 0 ? 2 * short_by : 0;
-			c->res->start_shortfall += short_by;
+			for (e->pass = 0; e->pass < 3 && n; e->pass++)
+				n = place_free(c, kz, pbtype, want, (unsigned)o, n, e);
+			carry[mt] = o > 0 ? 2 * n : 0;
+			c->res->start_shortfall += n;
 		}
 }
 
@@ -527,8 +604,11 @@ int rp_start_state(struct rp_ctx *c)
 	fill(c);
 	for (unsigned z = 0; z < st->nr_zones; z++)
 		retype(c, &st->zone[z], pbtype);
+	struct start_evidence e;
+	evidence_read(c, &e);
 	for (unsigned z = 0; z < st->nr_zones; z++)
-		place_all(c, &st->zone[z], pbtype);
+		place_all(c, &st->zone[z], pbtype, &e);
+	evidence_free(&e);
 	free(pbtype);
 	ctl_num(c, "watermark_boost_factor", boost);
 	ctl_num(c, "min_free_kbytes", mfk);
