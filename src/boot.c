@@ -845,8 +845,11 @@ uint64_t boot_reserved_frames(const struct pa_boot_config *c, pa_pfn_t lo, pa_pf
 {
 	pa_pfn_t cut[2 * PA_MAX_HOLES + 2];
 	unsigned n = 0;
-	if (lo >= hi)
-		return 0;
+	bool any = false;
+	for (unsigned i = 0; i < c->nr_holes && !any; i++)
+		any = c->holes[i].reserved && range_overlaps(c, &c->holes[i], 1, lo, hi);
+	if (!any || lo >= hi)
+		return 0; /* most ranges asked about: no reservation there */
 	cut[n++] = lo;
 	cut[n++] = hi;
 	for (unsigned i = 0; i < c->nr_holes; i++) {
