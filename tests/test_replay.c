@@ -644,10 +644,10 @@ TEST(replay_pool_manages_what_the_kernel_managed)
 	char err[256];
 	REQUIRE(pa_boot(line, NULL, &pool, err, sizeof err) == 0);
 	pa_deferred_init_wait(pool);
-	static const char *const names[] = { "DMA", "DMA32", "Normal", "Movable" };
 	struct pa_zone_info zi;
 	for (unsigned i = 0; pa_zone_info(pool, i, &zi) == 0; i++) {
-		const struct rp_zone_state *kz = snap_zone(&m->snap[0].kernel, names[zi.type]);
+		const struct rp_zone_state *kz =
+		        snap_zone(&m->snap[0].kernel, pa_zone_name(zi.type));
 		if (!kz)
 			continue; /* the empty Movable */
 		CHECK_EQ_U64(zi.present, kz->present);

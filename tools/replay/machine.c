@@ -461,19 +461,18 @@ static size_t reserve_keys(const struct rp_machine *m, const uint64_t (*ram)[2],
 	for (unsigned z = 0; z < st->nr_zones; z++) {
 		const struct rp_zone_state *kz = &st->zone[z];
 		uint64_t want = kz->present > kz->managed ? kz->present - kz->managed : 0;
-		uint64_t in_image = 0;
-		for (unsigned i = 0; i < ni; i++)
-			in_image += frames_in(
-			        ram, nr, image[i][0] > kz->start_pfn ? image[i][0] : kz->start_pfn,
-			        image[i][1] < kz->end_pfn ? image[i][1] : kz->end_pfn);
-		for (unsigned i = 0; i < ni && in_image <= want; i++) {
-			uint64_t lo = image[i][0] > kz->start_pfn ? image[i][0] : kz->start_pfn;
-			uint64_t hi = image[i][1] < kz->end_pfn ? image[i][1] : kz->end_pfn;
-			if (lo < hi && n < len)
-				n += (size_t)snprintf(buf + n, len - n, " memreserve=%lluK-%lluK",
-				                      (unsigned long long)(lo * 4),
-				                      (unsigned long long)(hi * 4));
+		uint64_t in[9][2], in_image = 0; /* the image's ranges inside the zone */
+		unsigned nin = 0;
+		for (unsigned i = 0; i < ni; i++) {
+			in[nin][0] = image[i][0] > kz->start_pfn ? image[i][0] : kz->start_pfn;
+			in[nin][1] = image[i][1] < kz->end_pfn ? image[i][1] : kz->end_pfn;
+			if (in[nin][0] < in[nin][1])
+				in_image += frames_in(ram, nr, in[nin][0], in[nin][1]), nin++;
 		}
+		for (unsigned i = 0; i < nin && in_image <= want && n < len; i++)
+			n += (size_t)snprintf(buf + n, len - n, " memreserve=%lluK-%lluK",
+			                      (unsigned long long)(in[i][0] * 4),
+			                      (unsigned long long)(in[i][1] * 4));
 		want -= in_image <= want ? in_image : 0;
 		for (unsigned i = nr; i-- > 0 && want;) {
 			uint64_t lo = ram[i][0] > kz->start_pfn ? ram[i][0] : kz->start_pfn;

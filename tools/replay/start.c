@@ -568,9 +568,8 @@ static void fill_pcp(struct rp_ctx *c, const struct rp_zone_state *kz, rp_stock 
  */
 static void set_pcp_high(struct rp_ctx *c, const struct rp_zone_state *kz)
 {
-	static const char *const names[PA_ZONE_COUNT] = { "DMA", "DMA32", "Normal", "Movable" };
 	for (unsigned t = 0; t < PA_ZONE_COUNT; t++) {
-		if (strcmp(kz->name, names[t]) != 0)
+		if (strcmp(kz->name, pa_zone_name((enum pa_zone_type)t)) != 0)
 			continue;
 		for (unsigned cpu = 0; cpu < RP_MAX_CPUS; cpu++) {
 			struct pa_pcp_info pi;
