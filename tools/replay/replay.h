@@ -353,10 +353,9 @@ struct rp_result {
 	uint64_t drains;                          /* per-CPU list drains replayed (RP_DRAIN) */
 	uint64_t decays;                          /* vmstat worker passes run (vmstat_worker()) */
 	uint64_t map_errors, realloc_live, moved; /* map upkeep: see run.c */
-	uint64_t
-	        start_shortfall; /* free blocks the start placed as two halves (order 0: not at all) */
-	uint64_t
-	        pre_elsewhere; /* frees of pre-trace memory the pool had elsewhere, not at the pfn */
+	/* Free blocks the start placed as two halves (order 0: not at all). */
+	uint64_t start_shortfall;
+	uint64_t pre_elsewhere; /* pre-trace frees that found it elsewhere, not at the pfn */
 	double seconds, events_per_sec;         /* the loop's wall-clock time */
 	double cpu_seconds, events_per_cpu_sec; /* its CPU time: what others' load leaves alone */
 	double compact_seconds;                 /* of seconds: compact_memory and kcompactd runs */

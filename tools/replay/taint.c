@@ -63,8 +63,8 @@ void rp_model_taint(struct rp_ctx *c, struct rp_state *st)
 			continue;
 		uint8_t *r = &region[b.start_pfn >> REGION_ORDER];
 		*r |= 1;
-		if (!blk[b.start_pfn >> pb] &&
-		    !b.reserved) /* the kernel's own reservations never move */
+		/* The kernel's own reservations never move: they taint as allocations do. */
+		if (!blk[b.start_pfn >> pb] && !b.reserved)
 			continue;
 		*r |= 2;
 		st->tainted_pageblocks++;
