@@ -879,6 +879,11 @@ bool boot_pfn_in_hole(const struct pa_boot_config *c, pa_pfn_t pfn)
 	return range_overlaps(c, c->holes, c->nr_holes, pfn, pfn + 1);
 }
 
+bool boot_pfn_in_memhole(const struct pa_boot_config *c, pa_pfn_t pfn)
+{
+	return in_hole_kind(c, pfn, false);
+}
+
 bool boot_range_hidden(const struct pa_boot_config *c, pa_pfn_t lo, pa_pfn_t hi)
 {
 	return range_overlaps(c, c->holes, c->nr_holes, lo, hi) ||

@@ -433,7 +433,7 @@ static pa_pfn_t deferred_from(const struct pa_pool *pool, pa_pfn_t start, pa_pfn
 	const struct pa_boot_config *c = &pool->cfg;
 	uint64_t section = 1ull << c->section_shift, seen = 0;
 	for (pa_pfn_t p = start; p < end; p++) {
-		if (boot_pfn_in_hole(c, p) && !boot_reserved_frames(c, p, p + 1))
+		if (boot_pfn_in_memhole(c, p))
 			continue;
 		if (++seen > section && p % section == 0)
 			return p;

@@ -625,6 +625,26 @@ static struct rp_zone_state *snap_zone(struct rp_state *st, const char *name)
 	return NULL;
 }
 
+/* The 6.1 sample's machine (DATA/start: its before/ snapshot, iomem, uname); the caller frees it. */
+static struct rp_machine *start_machine(void)
+{
+	struct rp_machine *m = calloc(1, sizeof *m);
+	REQUIRE(m && rp_machine_load(DATA "/start", m) == 0);
+	return m;
+}
+
+/* Replay t from m's starting state, validating every 500 events; linux_ver NULL: the recording's. */
+static struct rp_result start_replay(const struct rp_trace *t, struct rp_machine *m,
+                                     const char *linux_ver)
+{
+	struct rp_options opt = { .validate_every = 500, .linux_ver = linux_ver };
+	struct rp_result r;
+	REQUIRE(rp_replay(t, m, &opt, &r) == 0);
+	free(r.series);
+	r.series = NULL;
+	return r;
+}
+
 /*
  * The boot line gives the pool what the kernel managed: the kernel's
  * reservations (present, not managed) go in as memreserve=, the image where
@@ -633,8 +653,7 @@ static struct rp_zone_state *snap_zone(struct rp_state *st, const char *name)
  */
 TEST(replay_pool_manages_what_the_kernel_managed)
 {
-	struct rp_machine *m = calloc(1, sizeof *m);
-	REQUIRE(m && rp_machine_load(DATA "/start", m) == 0);
+	struct rp_machine *m = start_machine();
 	struct rp_trace t = read_trace(m->trace_path);
 	char line[4096];
 	rp_machine_boot_line(m, &t, line, sizeof line);
@@ -666,8 +685,7 @@ TEST(replay_pool_manages_what_the_kernel_managed)
  */
 TEST(replay_starts_each_cpus_high_at_the_kernels)
 {
-	struct rp_machine *m = calloc(1, sizeof *m);
-	REQUIRE(m && rp_machine_load(DATA "/start", m) == 0);
+	struct rp_machine *m = start_machine();
 	struct rp_zone_state *normal = snap_zone(&m->snap[0].kernel, "Normal");
 	REQUIRE(normal);
 	const uint64_t held = 12000; /* above high_min (5,279), below high_max */
@@ -675,14 +693,11 @@ TEST(replay_starts_each_cpus_high_at_the_kernels)
 	normal->pcp_cpu[0] = held;
 	normal->pcp_high[0] = held + 500;
 	struct rp_trace t = read_trace(m->trace_path);
-	struct rp_options opt = { .validate_every = 500, .linux_ver = "7.2" };
-	struct rp_result r;
-	REQUIRE(rp_replay(&t, m, &opt, &r) == 0);
+	struct rp_result r = start_replay(&t, m, "7.2");
 	struct rp_zone_state *model = snap_zone(&m->snap[0].model, "Normal");
 	REQUIRE(model);
 	CHECK_EQ_U64(model->pcp_cpu[0], held);
 	CHECK_EQ_U64(r.validate_failures, 0);
-	free(r.series);
 	rp_trace_free(&t);
 	free(m);
 }
@@ -694,22 +709,18 @@ TEST(replay_starts_each_cpus_high_at_the_kernels)
  */
 TEST(replay_places_a_free_block_in_the_zones_partial_first_pageblock)
 {
-	struct rp_machine *m = calloc(1, sizeof *m);
-	REQUIRE(m && rp_machine_load(DATA "/start", m) == 0);
+	struct rp_machine *m = start_machine();
 	struct rp_zone_state *dma = snap_zone(&m->snap[0].kernel, "DMA");
 	REQUIRE(dma && dma->pageblocks[PA_MT_UNMOVABLE] == 1);
 	dma->free_mt[PA_MT_UNMOVABLE][7]++; /* 128 of the 256 frames above 1 MiB */
 	dma->free[7]++;
 	struct rp_trace t = read_trace(m->trace_path);
-	struct rp_options opt = { .validate_every = 500 };
-	struct rp_result r;
-	REQUIRE(rp_replay(&t, m, &opt, &r) == 0);
+	struct rp_result r = start_replay(&t, m, NULL);
 	CHECK_EQ_U64(r.start_shortfall, 0);
 	struct rp_zone_state *model = snap_zone(&m->snap[0].model, "DMA");
 	REQUIRE(model);
 	CHECK_EQ_U64(model->free_mt[PA_MT_UNMOVABLE][7], 1);
 	CHECK_EQ_U64(r.validate_failures, 0);
-	free(r.series);
 	rp_trace_free(&t);
 	free(m);
 }
@@ -723,8 +734,7 @@ TEST(replay_places_a_free_block_in_the_zones_partial_first_pageblock)
  */
 TEST(replay_keeps_pre_trace_memory_where_the_trace_frees_it_first)
 {
-	struct rp_machine *m = calloc(1, sizeof *m);
-	REQUIRE(m && rp_machine_load(DATA "/start", m) == 0);
+	struct rp_machine *m = start_machine();
 	/* Room for the kernel's free blocks to go elsewhere than Normal's top. */
 	struct rp_zone_state *normal = snap_zone(&m->snap[0].kernel, "Normal");
 	REQUIRE(normal && normal->free_mt[PA_MT_MOVABLE][10] > 16);
@@ -741,28 +751,22 @@ TEST(replay_keeps_pre_trace_memory_where_the_trace_frees_it_first)
 	struct rp_trace with = t;
 	with.ev = ev;
 	with.nr = t.nr + 1;
-	struct rp_options opt = { .validate_every = 500 };
-	struct rp_result r;
-	REQUIRE(rp_replay(&with, m, &opt, &r) == 0);
+	struct rp_result r = start_replay(&with, m, NULL);
 	free(ev);
 	CHECK_EQ_U64(r.free_class[RPF_PRE_TRACE], 25);
 	CHECK_EQ_U64(r.pre_elsewhere, 0);
 	CHECK_EQ_U64(r.start_shortfall, 0);
 	CHECK_EQ_U64(r.validate_failures, 0);
-	free(r.series);
 	rp_trace_free(&t);
 	free(m);
 }
 
 TEST(replay_of_3000_events_from_the_kernels_starting_state)
 {
-	struct rp_machine *m = calloc(1, sizeof *m);
-	REQUIRE(m && rp_machine_load(DATA "/start", m) == 0);
+	struct rp_machine *m = start_machine();
 	REQUIRE(m->nr_snapshots == 1);
 	struct rp_trace t = read_trace(m->trace_path);
-	struct rp_options opt = { .validate_every = 500 };
-	struct rp_result r;
-	REQUIRE(rp_replay(&t, m, &opt, &r) == 0);
+	struct rp_result r = start_replay(&t, m, NULL);
 	CHECK_EQ_U64(r.events, 3000);
 	CHECK_EQ_U64(r.allocs, 1488);
 	CHECK_EQ_U64(r.frees, 197);
@@ -800,7 +804,6 @@ TEST(replay_of_3000_events_from_the_kernels_starting_state)
 			             s->kernel.zone[z].pageblocks[mt]);
 	}
 	CHECK(rp_state_tvd(&s->kernel, &s->model) < 0.0001);
-	free(r.series);
 	rp_trace_free(&t);
 	free(m);
 }

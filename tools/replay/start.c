@@ -92,6 +92,24 @@ struct start_evidence {
 	unsigned pass;        /* 0: free frames and none in use; 1: none in use; 2: anywhere */
 };
 
+/* Mark [lo, hi) seen; of it, what was not seen before also in `to` (if any). */
+static void mark_first(uint8_t *seen, uint8_t *to, uint64_t lo, uint64_t hi)
+{
+	for (uint64_t k = lo; k < hi;) {
+		if ((k & 7) == 0 && k + 8 <= hi) { /* eight frames at once */
+			uint8_t fresh = (uint8_t)~seen[k >> 3];
+			seen[k >> 3] = 0xff;
+			if (to)
+				to[k >> 3] |= fresh;
+			k += 8;
+		} else {
+			if (!rp_bit(seen, k) && to)
+				rp_set_bit(to, k);
+			rp_set_bit(seen, k++);
+		}
+	}
+}
+
 static void evidence_read(const struct rp_ctx *c, struct start_evidence *e)
 {
 	uint64_t bytes = c->nr_frames / 8 + 1;
@@ -109,24 +127,11 @@ static void evidence_read(const struct rp_ctx *c, struct start_evidence *e)
 		 * scanned says nothing, either way.
 		 */
 		uint64_t end = isolate ? ev->arg : ev->pfn + (1ull << ev->order);
-		uint8_t *to = isolate ? NULL : alloc ? e->free : e->used;
-		end = end < c->nr_frames ? end : c->nr_frames;
-		for (uint64_t k = ev->pfn; k < end;) {
-			if ((k & 7) == 0 && k + 8 <= end) { /* eight frames at once */
-				uint8_t fresh = (uint8_t)~seen[k >> 3];
-				seen[k >> 3] = 0xff;
-				if (to)
-					to[k >> 3] |= fresh;
-				k += 8;
-				continue;
-			}
-			if (!rp_bit(seen, k)) {
-				rp_set_bit(seen, k);
-				if (to)
-					rp_set_bit(to, k);
-			}
-			k++;
-		}
+		mark_first(seen,
+		           isolate ? NULL :
+		           alloc   ? e->free :
+		                     e->used,
+		           ev->pfn, end < c->nr_frames ? end : c->nr_frames);
 	}
 	free(seen);
 }
