@@ -273,6 +273,13 @@ void pa_drain_local(struct pa_pool *pool);
 void pa_drain_all(struct pa_pool *pool);
 
 /*
+ * The same for one zone only, on this CPU or (all_cpus nonzero) on every CPU (Linux's
+ * drain_local_pages(zone) and drain_all_pages(zone)): 0, -EINVAL for a
+ * NULL pool, -ENOENT for a node or zone the pool does not have.
+ */
+int pa_drain_zone(struct pa_pool *pool, unsigned node, enum pa_zone_type zone, int all_cpus);
+
+/*
  * Linux's vmstat worker (decay_pcp_high()), for an embedder that runs it:
  * lower CPU cpu's per-CPU high in every zone by an eighth, toward high_min,
  * and give back what its lists hold above the new high. Call it about once

@@ -287,18 +287,28 @@ static void alloc_failed(const struct alloc_ctx *ac)
 
 /*
  * Direct compaction, as Linux escalates it: async, then sync-light, then
- * (unless the caller asked for no retries) sync; after each, try again.
+ * (unless the caller asked for no retries) sync, no further than
+ * compaction/direct_priority; after each, try again. Linux compacts harder
+ * only on a retry, after a round of direct reclaim that, where it did not
+ * help, drained every CPU's lists (drain_all_pages()): with
+ * compaction/direct_drain the drain stands for that round.
  */
 static struct pa_page *alloc_compact(const struct alloc_ctx *ac, unsigned flags, unsigned order)
 {
 	static const enum compact_mode modes[] = { COMPACT_ASYNC, COMPACT_SYNC_LIGHT,
 		                                   COMPACT_SYNC };
+	struct pa_pool *pool = ac->pool;
 	unsigned n = (ac->gfp & PA_GFP_NORETRY) ? 1 : 3;
-	for (unsigned i = 0; i < n; i++) {
-		if (!compaction_direct(ac->pool, ac->node, order, ac->gfp, modes[i]))
-			continue;
-		struct pa_page *p = get_page_from_freelist(ac, flags);
-		if (p)
+	unsigned most = 3 - atomic_load_explicit(&pool->direct_priority, memory_order_relaxed);
+	bool drain = !(ac->gfp & PA_GFP_NOCOMPACT) && /* no reclaim, no round */
+	             atomic_load_explicit(&pool->direct_drain, memory_order_relaxed);
+	struct pa_page *p;
+	for (unsigned i = 0; i < n && i < most; i++) {
+		if (modes[i] != COMPACT_ASYNC && drain && pcp_drain_all_if_any(pool) &&
+		    (p = get_page_from_freelist(ac, flags)))
+			return p;
+		if (compaction_direct(pool, ac->node, order, ac->gfp, modes[i]) &&
+		    (p = get_page_from_freelist(ac, flags)))
 			return p;
 	}
 	return NULL;
@@ -355,7 +365,9 @@ static struct pa_page *alloc_slowpath(const struct alloc_ctx *ac)
 	bool reclaims = !(ac->gfp & PA_GFP_NOCOMPACT);
 	if (!p && reclaims && !(flags & ALLOC_HIGHATOMIC) && unreserve_highatomic(ac))
 		p = get_page_from_freelist(ac, flags);
-	if (!p && reclaims && direct && pcp_drain_all_if_any(ac->pool))
+	if (!p && reclaims && direct &&
+	    atomic_load_explicit(&ac->pool->direct_drain, memory_order_relaxed) &&
+	    pcp_drain_all_if_any(ac->pool))
 		p = get_page_from_freelist(ac, flags);
 	/* defrag_mode: fall back below a pageblock only rather than fail. */
 	if (!p && (flags & ALLOC_NOFRAGMENT))

@@ -959,6 +959,8 @@ int pa_boot(const char *cmdline, const struct pa_platform *platform, struct pa_p
 	atomic_init(&pool->defrag_mode, pool->cfg.defrag_mode);
 	pool->linux_rules = linux_rules_for(pool->cfg.linux_version);
 	atomic_init(&pool->direct_compaction, true);
+	atomic_init(&pool->direct_drain, true);
+	atomic_init(&pool->direct_priority, 0);
 	if (rc == 0)
 		rc = memmap_init(pool, err, errlen);
 	if (rc == 0)

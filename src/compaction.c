@@ -36,6 +36,7 @@
 #include "memmap.h"
 #include "migrate.h"
 #include "pageblock.h"
+#include "pcp.h"
 #include "zone.h"
 
 #define COMPACT_CLUSTER_MAX     32 /* folios isolated per round, as Linux's */
@@ -672,8 +673,7 @@ bool compaction_direct(struct pa_pool *pool, const struct pa_node *node, unsigne
 	if (!pool_has_owners(pool) || order == 0 || (gfp & PA_GFP_NOCOMPACT))
 		return false;
 	pool_stat_inc(pool, PA_PS_COMPACT_STALL);
-	if (mode != COMPACT_ASYNC)
-		pa_drain_all(pool); /* frames on per-CPU lists can neither be captured nor merge */
+	/* No drain of every CPU's lists: Linux's reclaim round does that (alloc_compact()). */
 	bool success = false;
 	for (unsigned i = 0; i < node->nr_zonelist && !success; i++) {
 		struct pa_zone *z = node->zonelist[i];
@@ -784,6 +784,22 @@ static uint64_t proactive_compact(struct pa_pool *pool, unsigned node)
 	return moved;
 }
 
+/*
+ * Linux's kcompactd_do_work() for one zone: where compaction did not make
+ * the block, frames stranded on the CPUs' lists of the zone could have
+ * merged into it: every CPU's lists of the zone go back (drain_all_pages(zone)).
+ */
+static uint64_t kcompactd_zone(struct pa_zone *z, int order)
+{
+	uint64_t moved = compact_zone_order(z, order, COMPACT_SYNC_LIGHT, true);
+	pa_lock(&z->lock, SITE_ADMIN);
+	bool made = order_free(z, order);
+	pa_unlock(&z->lock);
+	for (unsigned c = 0; !made && zone_populated(z) && c < z->pool->cfg.nr_cpus; c++)
+		pcp_drain_cpu(z, c, UINT64_MAX);
+	return moved;
+}
+
 /* One pass of a node's compactor: a pending high-order request, then the proactive check. */
 static uint64_t kcompactd_pass(struct pa_kcompactd *kd)
 {
@@ -799,8 +815,7 @@ static uint64_t kcompactd_pass(struct pa_kcompactd *kd)
 		pool_stat_inc(pool, PA_PS_COMPACT_DAEMON_WAKE);
 		for (unsigned i = 0; i < pool->nr_zones; i++)
 			if (pool->zones[i].node == kd->node)
-				moved += compact_zone_order(&pool->zones[i], order,
-				                            COMPACT_SYNC_LIGHT, true);
+				moved += kcompactd_zone(&pool->zones[i], order);
 	}
 	return moved + proactive_compact(pool, kd->node);
 }

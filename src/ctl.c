@@ -360,6 +360,28 @@ static int set_direct_compaction(const struct ctl_call *c, uint64_t v)
 	return 0;
 }
 
+static uint64_t get_direct_drain(const struct ctl_call *c)
+{
+	return atomic_load(&c->pool->direct_drain);
+}
+
+static int set_direct_drain(const struct ctl_call *c, uint64_t v)
+{
+	atomic_store(&c->pool->direct_drain, v != 0);
+	return 0;
+}
+
+static uint64_t get_direct_priority(const struct ctl_call *c)
+{
+	return atomic_load(&c->pool->direct_priority);
+}
+
+static int set_direct_priority(const struct ctl_call *c, uint64_t v)
+{
+	atomic_store(&c->pool->direct_priority, (unsigned)v);
+	return 0;
+}
+
 static uint64_t node_max(const struct ctl_call *c)
 {
 	return c->pool->nr_nodes - 1;
@@ -531,6 +553,10 @@ static const struct ctl_entry ctl_table[] = {
 	        "compaction/direct", get_direct_compaction, set_direct_compaction, 0, 1,
 	        "1: the allocation slow path compacts and drains every CPU's lists; 0: "
 	        "neither (the caller runs them where it wants, as a replay where the kernel did)"),
+	CTL_NUM_RW("compaction/direct_drain", get_direct_drain, set_direct_drain, 0, 1,
+	           "1: the slow path drains every CPU's lists as Linux's reclaim round"),
+	CTL_NUM_RW("compaction/direct_priority", get_direct_priority, set_direct_priority, 0, 2,
+	           "direct compaction's most effort: 0 sync, 1 sync-light, 2 async"),
 	CTL_NUM_RW("compaction/fail_pct", get_fail_pct, set_fail_pct, 0, 100,
 	           "fault injection: percent of migrations that fail as AGAIN or BUSY"),
 	{ .path = "compaction/kcompactd_run/<N>",

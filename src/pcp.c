@@ -937,6 +937,22 @@ void pa_drain_all(struct pa_pool *pool)
 		pcp_drain_all_if_any(pool);
 }
 
+int pa_drain_zone(struct pa_pool *pool, unsigned node, enum pa_zone_type type, int all_cpus)
+{
+	if (!pool)
+		return -EINVAL;
+	if (node >= pool->nr_nodes || type >= PA_ZONE_COUNT || !pool->nodes[node].zones[type])
+		return -ENOENT;
+	struct pa_zone *z = pool->nodes[node].zones[type];
+	if (!all_cpus) {
+		pcp_drain_cpu(z, pool_cpu(pool), UINT64_MAX);
+		return 0;
+	}
+	for (unsigned c = 0; c < pool->cfg.nr_cpus; c++)
+		pcp_drain_cpu(z, c, UINT64_MAX);
+	return 0;
+}
+
 void zone_fold_stats_locked(const struct pa_zone *z, uint64_t stat[PA_NR_ZONE_STATS],
                             uint64_t *alloc_order)
 {

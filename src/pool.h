@@ -423,7 +423,9 @@ struct pa_pool {
 	_Atomic bool min_free_kbytes_user;       /* written through ctl: kept when init ends */
 	_Atomic bool defrag_mode; /* compact within polluted regions before polluting a clean one */
 	unsigned linux_rules;     /* bit per enum linux_rule in force ("linux.c"); set at boot */
-	_Atomic bool direct_compaction; /* 0: the slow path neither compacts nor drains */
+	_Atomic bool direct_compaction;   /* 0: the slow path neither compacts nor drains */
+	_Atomic bool direct_drain;        /* 0: it does not drain the CPUs' lists either */
+	_Atomic unsigned direct_priority; /* its compaction's most effort: 0 sync .. 2 async */
 
 	/* Superblocks ("superblock.c"): NULL when superblock_order=0. */
 	struct pa_superblock *sb; /* [pfn >> superblock_order] */

@@ -243,6 +243,53 @@ TEST(compact_linux_61_moves_order0_pages_only)
 	}
 }
 
+/* Frames on CPU cpu's lists of the pool's first zone. */
+static uint64_t on_lists(struct pa_pool *pool, unsigned cpu)
+{
+	struct pa_zone_info zi;
+	struct pa_pcp_info pi;
+	if (pa_zone_info(pool, 0, &zi) != 0 ||
+	    pa_pcp_info(pool, zi.node, zi.type, cpu, &pi, NULL) != 0)
+		return UINT64_MAX;
+	return pi.count;
+}
+
+/*
+ * A pool of one zone, every other frame in use (owned, movable), nothing
+ * on CPU 1's lists and some frames on CPU 0's; the caller goes on as CPU 1.
+ */
+static struct pa_pool *holes_and_cpu0_lists(struct towner *o, struct pa_platform *plat)
+{
+	plat->cpu_id = fake_cpu_id;
+	struct pa_pool *pool = test_boot_on(
+	        "kcompactd=manual min_free_kbytes=0 mem=64M nr_cpus=2 backing=anon", plat);
+	to_init(o, pool, 20000);
+	fake_cpu = 1;
+	fill_owned(o, 0);
+	free_odd_at(o, 0);
+	pa_drain_all(pool);
+	fake_cpu = 0;
+	struct pa_page *p[8];
+	for (unsigned i = 0; i < 8; i++)
+		REQUIRE((p[i] = pa_alloc_pages(pool, 0, 0)) != NULL);
+	for (unsigned i = 0; i < 8; i++)
+		pa_free_pages(pool, p[i], 0);
+	fake_cpu = 1;
+	return pool;
+}
+
+static void holes_done(struct pa_pool *pool, struct towner *o)
+{
+	pa_ctl_write(pool, "compaction/fail_pct", "0");
+	to_check_all(o);
+	VALIDATE(pool);
+	to_free_all(o);
+	fake_cpu = 0;
+	expect_all_free(pool);
+	pa_shutdown(pool);
+	to_destroy(o);
+}
+
 /*
  * Writing compact_memory compacts each zone as it is: Linux's compact_node()
  * drains no per-CPU list (compact_zone() drains the local one only when
@@ -253,25 +300,12 @@ TEST(compact_linux_61_moves_order0_pages_only)
  */
 TEST(compact_frees_old_blocks_through_the_lists_and_drains_none)
 {
-	struct pa_platform plat = { .cpu_id = fake_cpu_id };
-	struct pa_pool *pool = test_boot_on(
-	        "kcompactd=manual min_free_kbytes=0 mem=64M nr_cpus=2 backing=anon", &plat);
+	struct pa_platform plat = { 0 };
 	struct towner o;
-	to_init(&o, pool, 20000);
-	fake_cpu = 1;
-	fill_owned(&o, 0);
-	free_odd_at(&o, 0);
-	pa_drain_all(pool);
-	CHECK_EQ_U64(usage(pool).reserved, 0);
-	fake_cpu = 0;
-	struct pa_page *p[8];
-	for (unsigned i = 0; i < 8; i++)
-		REQUIRE((p[i] = pa_alloc_pages(pool, 0, 0)) != NULL);
-	for (unsigned i = 0; i < 8; i++)
-		pa_free_pages(pool, p[i], 0);
+	struct pa_pool *pool = holes_and_cpu0_lists(&o, &plat);
 	uint64_t on_cpu0 = usage(pool).reserved;
-	CHECK_MSG(on_cpu0 > 0, "no frame on CPU 0's lists before compaction");
-	fake_cpu = 1;
+	CHECK_MSG(on_cpu0 > 0 && on_lists(pool, 1) == 0, "CPU 0's lists hold %llu, CPU 1's %llu",
+	          (unsigned long long)on_cpu0, (unsigned long long)on_lists(pool, 1));
 	uint64_t pgfree = vmstat(pool, "pgfree");
 	long moved = pa_compact(pool, -1);
 	CHECK_MSG(moved > 0, "pa_compact moved %ld frames", moved);
@@ -280,12 +314,63 @@ TEST(compact_frees_old_blocks_through_the_lists_and_drains_none)
 	pa_drain_local(pool); /* CPU 1's */
 	CHECK_EQ_U64(usage(pool).reserved, on_cpu0);
 	CHECK_MSG(after > on_cpu0, "CPU 1's lists got none of the %ld frames moved", moved);
-	to_check_all(&o);
-	to_free_all(&o);
-	fake_cpu = 0;
-	expect_all_free(pool);
-	pa_shutdown(pool);
-	to_destroy(&o);
+	holes_done(pool, &o);
+}
+
+/*
+ * Linux's direct compaction drains no other CPU's lists; its harder tries
+ * come on retries, after a round of direct reclaim that drains them all
+ * where it did not help. compaction/direct_drain=1 (the default) stands
+ * for that round, 0 leaves the lists to the caller (a replay drains where
+ * the kernel did); compaction/direct_priority caps the tries as Linux's
+ * COMPACT_PRIO_* do: 2 async only, 1 up to sync-light, 0 up to sync.
+ */
+TEST(compact_direct_drains_other_cpus_only_for_the_reclaim_round)
+{
+	for (unsigned prio = 0; prio < 3; prio++)
+		for (int drain = 0; drain < 2; drain++) {
+			struct pa_platform plat = { 0 };
+			struct towner o;
+			struct pa_pool *pool = holes_and_cpu0_lists(&o, &plat);
+			uint64_t held = on_lists(pool, 0);
+			REQUIRE(held > 0 && held != UINT64_MAX);
+			char v[2] = { (char)('0' + prio), 0 };
+			pa_ctl_write(pool, "compaction/fail_pct", "100");
+			pa_ctl_write(pool, "compaction/direct_drain", drain ? "1" : "0");
+			pa_ctl_write(pool, "compaction/direct_priority", v);
+			CHECK(pa_alloc_pages(pool, PA_GFP_MOVABLE | PA_GFP_NOWARN, 9) == NULL);
+			CHECK_MSG(vmstat(pool, "compact_stall") == 3 - prio,
+			          "priority %u: %llu direct compactions", prio,
+			          (unsigned long long)vmstat(pool, "compact_stall"));
+			CHECK_MSG(on_lists(pool, 0) == (drain ? 0 : held),
+			          "direct_drain=%d: CPU 0's lists hold %llu of %llu", drain,
+			          (unsigned long long)on_lists(pool, 0), (unsigned long long)held);
+			holes_done(pool, &o);
+		}
+}
+
+/*
+ * Linux's kcompactd drains every CPU's lists of a zone it could not make
+ * the block in (drain_all_pages(zone)): frames stranded there could merge.
+ */
+TEST(kcompactd_drains_every_cpus_lists_of_a_zone_it_failed)
+{
+	for (int fail = 0; fail < 2; fail++) {
+		struct pa_platform plat = { 0 };
+		struct towner o;
+		struct pa_pool *pool = holes_and_cpu0_lists(&o, &plat);
+		uint64_t held = on_lists(pool, 0);
+		pa_ctl_write(pool, "compaction/fail_pct", fail ? "100" : "0");
+		CHECK(pa_alloc_pages(pool, PA_GFP_MOVABLE | PA_GFP_NOCOMPACT | PA_GFP_NOWARN, 9) ==
+		      NULL); /* records the wake */
+		pa_kcompactd_run(pool, 0);
+		CHECK_EQ_U64(vmstat(pool, "compact_daemon_wake"), 1);
+		CHECK_MSG(on_lists(pool, 0) == (fail ? 0 : held),
+		          "kcompactd %s: CPU 0's lists hold %llu of %llu",
+		          fail ? "failed" : "made it", (unsigned long long)on_lists(pool, 0),
+		          (unsigned long long)held);
+		holes_done(pool, &o);
+	}
 }
 
 TEST(compact_split_folios_mode_splits_large_folios_and_calls_split)

@@ -890,6 +890,33 @@ TEST(pcp_drains_give_back_every_block)
 	CHECK_EQ_U64(u1.free, u0.free + cpu_frames[2]);
 	VALIDATE(pool);
 
+	/*
+	 * One zone: CPU 3's lists of node 1's Movable zone (drain_local_pages(zone)),
+	 * then every CPU's of node 0's DMA32 zone (drain_all_pages(zone)).
+	 */
+	pose(3);
+	CHECK_EQ_U64(pa_drain_zone(pool, 1, PA_ZONE_MOVABLE, 0), 0);
+	CHECK_EQ_U64(pa_drain_zone(pool, 0, PA_ZONE_DMA32, 1), 0);
+	for (unsigned i = 0; i < nz; i++)
+		for (unsigned c = 0; c < 4; c++) {
+			struct snap s;
+			snap_of(pool, &pool->zones[i], c, &s);
+			const struct pa_zone *z = &pool->zones[i];
+			bool drained = c == 2 || (z->node == 0 && z->type == PA_ZONE_DMA32) ||
+			               (z->node == 1 && z->type == PA_ZONE_MOVABLE && c == 3);
+			if (drained)
+				CHECK_MSG(s.info.count == 0, "zone %u CPU %u kept %llu frames", i,
+				          c, (unsigned long long)s.info.count);
+			else
+				CHECK_MSG(snap_equal(pool, &s, &before[i * 4 + c]),
+				          "zone %u CPU %u changed by another zone's drain", i, c);
+		}
+	CHECK_EQ_U64(pa_drain_zone(NULL, 0, PA_ZONE_DMA32, 0), (uint64_t)-EINVAL);
+	CHECK_EQ_U64(pa_drain_zone(pool, 2, PA_ZONE_DMA32, 0), (uint64_t)-ENOENT);
+	CHECK_EQ_U64(pa_drain_zone(pool, 0, PA_ZONE_NORMAL, 1), (uint64_t)-ENOENT);
+	CHECK_EQ_U64(pa_drain_zone(pool, 0, PA_ZONE_COUNT, 1), (uint64_t)-ENOENT);
+	VALIDATE(pool);
+
 	/* Every CPU: nothing left anywhere, and the buddy merged back whole. */
 	pa_drain_all(pool);
 	CHECK_EQ_U64(all_list_frames(pool), 0);

@@ -184,8 +184,48 @@ TEST(parser_drains_after_reclaim_and_compaction)
 	CHECK_EQ_U64(t.ev[0].cpu, 1);
 	CHECK_EQ_U64(t.ev[1].type, RP_DRAIN);
 	CHECK_EQ_U64(t.ev[1].arg, RP_DRAIN_LOCAL);
+	CHECK_EQ_U64(t.ev[1].pfn, 0x3308); /* its first page names the zone drained */
 	CHECK_EQ_U64(t.ev[2].type, RP_FREE);
 	CHECK_EQ_U64(t.per_name[RPN_MM_PAGE_PCPU_DRAIN], 6);
+	rp_trace_free(&t);
+}
+
+/*
+ * An allocation after the task's direct compaction carries how hard the
+ * kernel compacted: the lowest priority (Linux's COMPACT_PRIO_*) of its
+ * tries that began a run, for the pool to go no harder; each allocation
+ * starts afresh.
+ */
+TEST(parser_keeps_how_hard_the_kernel_compacted)
+{
+	struct rp_trace t = { 0 };
+	static const char *const lines[] = {
+		"  t-7 [001] .....  1.0: mm_compaction_try_to_compact_pages: order=9 "
+		"gfp_mask=GFP_TRANSHUGE priority=2",
+		"  t-7 [001] .....  1.1: mm_compaction_begin: zone_start=0x1000 migrate_pfn=0x1000 "
+		"free_pfn=0x7e00 zone_end=0x8000, mode=async",
+		"  t-7 [001] .....  1.2: mm_compaction_try_to_compact_pages: order=9 "
+		"gfp_mask=GFP_TRANSHUGE priority=1",
+		"  t-7 [001] .....  1.3: mm_compaction_begin: zone_start=0x1000 migrate_pfn=0x1000 "
+		"free_pfn=0x7e00 zone_end=0x8000, mode=sync",
+		"  t-7 [001] .....  1.4: mm_page_alloc: page=0 pfn=0x2000 order=9 migratetype=1 "
+		"gfp_flags=GFP_TRANSHUGE",
+		"  t-7 [001] .....  2.0: mm_compaction_try_to_compact_pages: order=9 "
+		"gfp_mask=GFP_TRANSHUGE priority=2",
+		"  t-7 [001] .....  2.1: mm_compaction_begin: zone_start=0x1000 migrate_pfn=0x1000 "
+		"free_pfn=0x7e00 zone_end=0x8000, mode=async",
+		"  t-7 [001] .....  2.4: mm_page_alloc: page=0 pfn=0x2200 order=9 migratetype=1 "
+		"gfp_flags=GFP_TRANSHUGE",
+	};
+	parse_all(&t, lines, sizeof lines / sizeof lines[0]);
+	REQUIRE(t.nr == 2);
+	for (unsigned i = 0; i < 2; i++) {
+		CHECK_EQ_U64(t.ev[i].type, RP_ALLOC);
+		CHECK(t.ev[i].arg & RP_ALLOC_COMPACTED);
+		CHECK_EQ_U64((t.ev[i].arg & RP_ALLOC_PRIO_MASK) >> RP_ALLOC_PRIO_SHIFT, i ? 2 : 1);
+		CHECK_EQ_U64(t.ev[i].arg & ~RP_ALLOC_FLAGS & PA_GFP_ALL_FLAGS,
+		             t.ev[i].arg & ~RP_ALLOC_FLAGS);
+	}
 	rp_trace_free(&t);
 }
 

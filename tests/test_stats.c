@@ -745,7 +745,7 @@ TEST(stats_ctl_unknown_path_is_enoent)
 TEST(stats_ctl_help_lists_the_tree)
 {
 	struct pa_pool *pool = test_boot("mem=64M");
-	char buf[4096];
+	char buf[8192];
 	int n = pa_ctl_read(pool, "help", buf, sizeof buf);
 	REQUIRE(n > 0 && (size_t)n < sizeof buf);
 	CHECK(strstr(buf, "watermark_scale_factor") != NULL);

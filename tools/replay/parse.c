@@ -543,6 +543,9 @@ static int note_drain(struct rp_trace *t, int id, const struct line_head *h)
 		return -1;
 	e->type = decay ? RP_DECAY : RP_DRAIN;
 	e->arg = decay ? 0 : t->drain_kind;
+	uint64_t pfn = 0; /* a local drain empties one zone's lists: the one of its first page */
+	get_num(h->args, h->end, "pfn=", &pfn);
+	e->pfn = (uint32_t)pfn;
 	return 0;
 }
 
@@ -601,7 +604,8 @@ static int parse_event(struct rp_trace *t, int id, const struct line_head *h, co
 		if (parse_alloc(t, h, line, len))
 			return -1;
 		if (compacted)
-			t->ev[t->nr - 1].arg |= RP_ALLOC_COMPACTED;
+			t->ev[t->nr - 1].arg |= RP_ALLOC_COMPACTED | (uint32_t)t->direct_prio
+			                                                     << RP_ALLOC_PRIO_SHIFT;
 		return 0;
 	}
 	case RPN_VMSCAN_KSWAPD_WAKE:
@@ -616,13 +620,22 @@ static int parse_event(struct rp_trace *t, int id, const struct line_head *h, co
 		return 0;
 	case RPN_MARK:
 		return parse_mark(t, h);
-	case RPN_COMPACTION_TRY:
+	case RPN_COMPACTION_TRY: {
+		uint64_t prio = 0; /* without the field: as hard as Linux may go */
+		get_num(h->args, h->end, "priority=", &prio);
+		if (h->pid != t->direct_pid)
+			t->direct_prio = 2;
 		t->direct_pid = h->pid;
 		t->direct_ran = false; /* deferred or unsuitable until a run begins */
+		t->try_prio = prio < 2 ? (uint8_t)prio : 2;
 		return 0;
+	}
 	case RPN_COMPACTION_BEGIN:
-		if (h->pid == t->direct_pid && t->direct_pid)
+		if (h->pid == t->direct_pid && t->direct_pid) {
 			t->direct_ran = true;
+			if (t->try_prio < t->direct_prio)
+				t->direct_prio = t->try_prio;
+		}
 		return parse_compaction_begin(t, h);
 	case RPN_COMPACTION_ISOLATE_FREEPAGES:
 		return parse_isolate_free(t, h);

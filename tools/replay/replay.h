@@ -71,8 +71,15 @@ enum rp_free_kind {
 	RP_FREE_UNUSED,   /* a free page compaction took and gave back unused */
 };
 
-/* In an allocation's arg beside the gfp: the kernel compacted directly before it. */
-#define RP_ALLOC_COMPACTED (1u << 31)
+/*
+ * In an allocation's arg beside the gfp: the kernel compacted directly
+ * before it, and the most effort its runs took (Linux's COMPACT_PRIO_*:
+ * 0 sync, 1 sync-light, 2 async).
+ */
+#define RP_ALLOC_COMPACTED  (1u << 31)
+#define RP_ALLOC_PRIO_SHIFT 29
+#define RP_ALLOC_PRIO_MASK  (3u << RP_ALLOC_PRIO_SHIFT)
+#define RP_ALLOC_FLAGS      (RP_ALLOC_COMPACTED | RP_ALLOC_PRIO_MASK)
 
 #define RP_MAX_RUNS 16 /* compaction runs in progress at once (tasks), tracked by the parser */
 
@@ -154,7 +161,8 @@ struct rp_trace {
 	unsigned cpus_seen; /* highest CPU of an event, + 1 */
 	/* Parser state: the task in direct compaction, the compact_memory sweep. */
 	uint32_t direct_pid, sweep_pid;
-	bool direct_ran;    /* direct_pid's compaction began a run (not deferred, not skipped) */
+	bool direct_ran; /* direct_pid's compaction began a run (not deferred, not skipped) */
+	uint8_t try_prio, direct_prio; /* its last try's priority; the lowest of those that ran */
 	uint32_t drain_pid; /* a task whose next mm_page_pcpu_drain is a drain of drain_kind */
 	uint8_t drain_kind;
 	bool drain_pending; /* drain_pid is set (pid 0 is the idle task's) */

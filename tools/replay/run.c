@@ -103,18 +103,41 @@ static void free_mapped(struct rp_ctx *c, uint64_t k)
 }
 
 /*
+ * Compaction drains this CPU's lists of the zone it compacts
+ * (drain_local_pages(zone)): the zone holding pfn, the drain's first page.
+ */
+static void drain_local_zone(struct pa_pool *pool, uint64_t pfn)
+{
+	struct pa_zone_info zi;
+	for (unsigned i = 0; pa_zone_info(pool, i, &zi) == 0; i++)
+		if (pfn >= zi.start_pfn && pfn < zi.end_pfn && zi.present) {
+			pa_drain_zone(pool, zi.node, zi.type, 0);
+			return;
+		}
+	pa_drain_local(pool);
+}
+
+/*
  * The allocation in the kernel's context: its gfp flags, and direct
- * compaction only where the kernel compacted for it (the pool boots with
- * compaction/direct=0). THPs are counted on both sides.
+ * compaction only where the kernel compacted for it, no harder than the
+ * kernel's tries (the pool boots with compaction/direct=0). THPs are
+ * counted on both sides.
  */
 static struct pa_page *alloc_as_kernel(struct rp_ctx *c, const struct rp_event *ev, pa_gfp_t gfp)
 {
 	bool compact = ev->arg & RP_ALLOC_COMPACTED;
-	if (compact)
+	if (compact) {
+		char prio[2] = {
+			(char)('0' + ((ev->arg & RP_ALLOC_PRIO_MASK) >> RP_ALLOC_PRIO_SHIFT)), 0
+		};
+		pa_ctl_write(c->pool, "compaction/direct_priority", prio);
 		pa_ctl_write(c->pool, "compaction/direct", "1");
+	}
 	struct pa_page *p = pa_alloc_pages(c->pool, gfp, ev->order);
-	if (compact)
+	if (compact) {
 		pa_ctl_write(c->pool, "compaction/direct", "0");
+		pa_ctl_write(c->pool, "compaction/direct_priority", "0");
+	}
 	if (ev->order == c->pb_order && (gfp & PA_GFP_MOVABLE)) {
 		c->res->thp_tried++;
 		c->res->thp_kernel += ev->type == RP_ALLOC;
@@ -200,16 +223,19 @@ static void do_alloc(struct rp_ctx *c, const struct rp_event *ev)
 		c->realloc_live++;
 		free_mapped(c, k);
 	}
-	pa_gfp_t gfp = ((pa_gfp_t)ev->arg & ~RP_ALLOC_COMPACTED) | PA_GFP_NOWARN;
+	pa_gfp_t gfp = ((pa_gfp_t)ev->arg & ~RP_ALLOC_FLAGS) | PA_GFP_NOWARN;
 	struct pa_page *p = alloc_as_kernel(c, ev, gfp);
 	if (!p && !(ev->arg & RP_ALLOC_COMPACTED)) {
 		/*
 		 * The kernel served it without compacting: the pool's free blocks
-		 * differ from the kernel's here. Compact rather than fail what the
+		 * differ from the kernel's here. Take the pool's whole slow path
+		 * (compaction and the lists' drains) rather than fail what the
 		 * kernel served (counted: compactions the kernel did not run).
 		 */
 		pa_ctl_write(c->pool, "compaction/direct", "1");
+		pa_ctl_write(c->pool, "compaction/direct_drain", "1");
 		p = pa_alloc_pages(c->pool, gfp & ~PA_GFP_NORETRY, ev->order); /* up to sync */
+		pa_ctl_write(c->pool, "compaction/direct_drain", "0");
 		pa_ctl_write(c->pool, "compaction/direct", "0");
 		r->extra_compactions++;
 		if (p && ev->order == c->pb_order && (gfp & PA_GFP_MOVABLE))
@@ -248,7 +274,7 @@ static void do_alloc(struct rp_ctx *c, const struct rp_event *ev)
 static void do_alloc_failed(struct rp_ctx *c, const struct rp_event *ev)
 {
 	c->res->kernel_failed_attempts++;
-	pa_gfp_t gfp = ((pa_gfp_t)ev->arg & ~RP_ALLOC_COMPACTED) | PA_GFP_NOWARN;
+	pa_gfp_t gfp = ((pa_gfp_t)ev->arg & ~RP_ALLOC_FLAGS) | PA_GFP_NOWARN;
 	struct pa_page *p = alloc_as_kernel(c, ev, gfp);
 	if (p) {
 		c->res->kernel_failed_served++;
@@ -589,7 +615,7 @@ static void do_event(struct rp_ctx *c, const struct rp_event *ev)
 		if (ev->arg == RP_DRAIN_ALL)
 			pa_drain_all(c->pool);
 		else
-			pa_drain_local(c->pool);
+			drain_local_zone(c->pool, ev->pfn);
 		break;
 	default:
 		break;
@@ -774,6 +800,8 @@ static int boot(struct rp_ctx *c)
 	pa_deferred_init_wait(c->pool);
 	/* Compaction where the kernel's ran: the trace says where (alloc_as_kernel). */
 	pa_ctl_write(c->pool, "compaction/direct", "0");
+	/* The kernel's drains after direct reclaim are in the trace (RP_DRAIN). */
+	pa_ctl_write(c->pool, "compaction/direct_drain", "0");
 	/* The trace's kswapd ends the watermark boosts (set_reclaim()). */
 	pa_ctl_write(c->pool, "kswapd_external", "1");
 	/* Freed THPs wait on the per-CPU lists, as the kernel's do. */
