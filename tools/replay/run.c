@@ -102,19 +102,35 @@ static void free_mapped(struct rp_ctx *c, uint64_t k)
 	e->kind = KM_NONE;
 }
 
+/* The index (pa_zone_info()) of the zone holding pfn, or -1. */
+static int zone_of(struct pa_pool *pool, uint64_t pfn)
+{
+	struct pa_zone_info zi;
+	for (unsigned i = 0; pa_zone_info(pool, i, &zi) == 0; i++)
+		if (pfn >= zi.start_pfn && pfn < zi.end_pfn && zi.present)
+			return (int)i;
+	return -1;
+}
+
+/* This CPU's lists of zone index i go back to the buddy (drain_local_pages(zone)). */
+static void drain_local_index(struct pa_pool *pool, unsigned i)
+{
+	struct pa_zone_info zi;
+	if (pa_zone_info(pool, i, &zi) == 0)
+		pa_drain_zone(pool, zi.node, zi.type, 0);
+}
+
 /*
  * Compaction drains this CPU's lists of the zone it compacts
  * (drain_local_pages(zone)): the zone holding pfn, the drain's first page.
  */
 static void drain_local_zone(struct pa_pool *pool, uint64_t pfn)
 {
-	struct pa_zone_info zi;
-	for (unsigned i = 0; pa_zone_info(pool, i, &zi) == 0; i++)
-		if (pfn >= zi.start_pfn && pfn < zi.end_pfn && zi.present) {
-			pa_drain_zone(pool, zi.node, zi.type, 0);
-			return;
-		}
-	pa_drain_local(pool);
+	int i = zone_of(pool, pfn);
+	if (i >= 0)
+		drain_local_index(pool, (unsigned)i);
+	else
+		pa_drain_local(pool);
 }
 
 /*
@@ -202,13 +218,21 @@ static void held_fragment(struct rp_ctx *c, struct pa_page *p, unsigned order)
 		pa_free_pages(c->pool, p, 0);
 }
 
-/* A free of memory the kernel took without an event: give back as much of what was held. */
-static void give_held(struct rp_ctx *c, unsigned order)
+/*
+ * A free of memory the kernel took without an event: give back as much of
+ * what was held. Returns the zones it went to (bit i: zone index i).
+ */
+static unsigned give_held(struct rp_ctx *c, unsigned order)
 {
+	unsigned zones = 0;
 	for (uint64_t n = 1ull << order; n && c->nr_held; n--) {
-		pa_free_pages(c->pool, pa_pfn_to_page(c->pool, c->held[--c->nr_held]), 0);
+		uint32_t pfn = c->held[--c->nr_held];
+		int z = zone_of(c->pool, pfn);
+		zones |= z >= 0 && z < 32 ? 1u << z : 0;
+		pa_free_pages(c->pool, pa_pfn_to_page(c->pool, pfn), 0);
 		c->res->untraced_given++;
 	}
+	return zones;
 }
 
 static void do_alloc(struct rp_ctx *c, const struct rp_event *ev)
@@ -245,16 +269,18 @@ static void do_alloc(struct rp_ctx *c, const struct rp_event *ev)
 	 * The kernel had the memory: what was held for untraced allocations
 	 * comes back first. Given back, it lands on this CPU's lists, outside
 	 * the zone's free count the watermarks read, where the kernel had it:
-	 * the lists go back to the zone once it is all given back.
+	 * the lists of the zones it went to go back to them once it is all
+	 * given back (the other zones' lists stay as they are).
 	 */
-	bool gave = false;
+	unsigned gave = 0;
 	while (!p && c->nr_held) {
-		give_held(c, ev->order);
-		gave = true;
+		gave |= give_held(c, ev->order);
 		p = pa_alloc_pages(c->pool, gfp, ev->order);
 	}
 	if (!p && gave) {
-		pa_drain_local(c->pool);
+		for (unsigned i = 0; i < 32; i++)
+			if (gave & 1u << i)
+				drain_local_index(c->pool, i);
 		p = pa_alloc_pages(c->pool, gfp, ev->order);
 	}
 	if (!p) {
