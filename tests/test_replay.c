@@ -11,9 +11,15 @@
  * which 173 free a live traced allocation of the same order and 24 name a
  * block allocated before tracing began.
  */
+#ifndef _POSIX_C_SOURCE
+#define _POSIX_C_SOURCE 200809L
+#endif
 #include "test.h"
 
 #include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/stat.h>
 
 #include "replay/replay.h"
 
@@ -846,4 +852,56 @@ TEST(replay_of_3000_events_from_the_kernels_starting_state)
 	CHECK(rp_state_tvd(&s->kernel, &s->model) < 0.0001);
 	rp_trace_free(&t);
 	free(m);
+}
+
+/* Write text to dir/name (dir/sub made if name has one). */
+static void put_file(const char *dir, const char *name, const char *text)
+{
+	char path[512];
+	const char *slash = strchr(name, '/');
+	if (slash) {
+		snprintf(path, sizeof path, "%s/%.*s", dir, (int)(slash - name), name);
+		mkdir(path, 0700);
+	}
+	snprintf(path, sizeof path, "%s/%s", dir, name);
+	FILE *f = fopen(path, "w");
+	REQUIRE(f && fputs(text, f) >= 0 && fclose(f) == 0);
+}
+
+/*
+ * A recording of a NUMA machine is refused with a message, not replayed
+ * on one node: its nodes' zones of one name are different memory. The
+ * same snapshot of one node loads.
+ */
+TEST(replay_refuses_a_recording_of_several_numa_nodes)
+{
+	static const char zone0[] = "Node 0, zone   Normal\n  pages free     1000\n"
+	                            "        spanned  4096\n        present  4096\n"
+	                            "        managed  4000\n";
+	static const char zone1[] = "Node 1, zone   Normal\n  pages free     1000\n"
+	                            "        spanned  4096\n        present  4096\n"
+	                            "        managed  4000\n";
+	static const char buddy0[] = "Node 0, zone   Normal      0      0      0\n";
+	static const char buddy1[] = "Node 1, zone   Normal      0      0      0\n";
+	for (int nodes = 1; nodes <= 2; nodes++) {
+		char dir[] = "/tmp/pagealloc-numa-XXXXXX", text[512];
+		REQUIRE(mkdtemp(dir) != NULL);
+		put_file(dir, "trace.txt", "");
+		snprintf(text, sizeof text, "%s%s", zone0, nodes > 1 ? zone1 : "");
+		put_file(dir, "before/zoneinfo", text);
+		snprintf(text, sizeof text, "%s%s", buddy0, nodes > 1 ? buddy1 : "");
+		put_file(dir, "before/buddyinfo", text);
+		struct rp_machine *m = calloc(1, sizeof *m);
+		REQUIRE(m);
+		int rc = rp_machine_load(dir, m);
+		CHECK_MSG(rc == (nodes > 1 ? -1 : 0), "%d nodes: rp_machine_load %d", nodes, rc);
+		if (rc == 0) {
+			CHECK_EQ_U64(m->nr_snapshots, 1);
+			CHECK_EQ_U64(m->snap[0].kernel.nr_nodes, 1);
+		}
+		free(m);
+		char cmd[600];
+		snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+		CHECK(system(cmd) == 0);
+	}
 }

@@ -64,12 +64,19 @@ struct rp_zone_state *rp_state_zone(struct rp_state *st, const char *name)
 	return z;
 }
 
-/* "Node 0, zone   Normal" -> "Normal"; the rest of the line after it in *rest. */
-static bool zone_line(const char *line, char *name, size_t len, const char **rest)
+/*
+ * "Node 0, zone   Normal" -> "Normal"; the rest of the line after it in
+ * *rest; the node counted in st->nr_nodes.
+ */
+static bool zone_line(const char *line, char *name, size_t len, const char **rest,
+                      struct rp_state *st)
 {
 	const char *z = strstr(line, "zone");
 	if (strncmp(line, "Node", 4) != 0 || !z)
 		return false;
+	unsigned long node = strtoul(line + 4, NULL, 10);
+	if (node + 1 > st->nr_nodes)
+		st->nr_nodes = node < UINT32_MAX ? (unsigned)node + 1 : UINT32_MAX;
 	z += 4;
 	while (*z == ' ')
 		z++;
@@ -88,7 +95,7 @@ static struct rp_zone_state *line_zone(struct rp_state *st, const char *l, const
                                        bool *full)
 {
 	char name[16];
-	if (!zone_line(l, name, sizeof name, rest))
+	if (!zone_line(l, name, sizeof name, rest, st))
 		return NULL;
 	struct rp_zone_state *z = rp_state_zone(st, name);
 	*full = !z;
@@ -195,7 +202,7 @@ void rp_state_parse_zoneinfo(const char *text, struct rp_state *st)
 	for (const char *l = text; l && *l; l = strchr(l, '\n'), l = l ? l + 1 : NULL) {
 		char name[16];
 		const char *rest;
-		if (zone_line(l, name, sizeof name, &rest)) {
+		if (zone_line(l, name, sizeof name, &rest, st)) {
 			z = rp_state_zone(st, name);
 			continue;
 		}
@@ -376,6 +383,15 @@ int rp_machine_load(const char *path, struct rp_machine *m)
 	load_release(m);
 	if (load_snapshots(m))
 		return -1;
+	for (unsigned i = 0; i < m->nr_snapshots; i++)
+		if (m->snap[i].kernel.nr_nodes > 1) {
+			/* Node 1's Normal is not node 0's: merged, every event would land wrong. */
+			fprintf(stderr,
+			        "pagealloc replay: %s/%s: a machine of %u NUMA nodes; the replay "
+			        "models one node (replay the trace file alone for its events)\n",
+			        path, m->snap[i].name, m->snap[i].kernel.nr_nodes);
+			return -1;
+		}
 	if (m->nr_snapshots)
 		m->max_order = m->snap[0].kernel.nr_orders - 1;
 	return 0;

@@ -245,6 +245,7 @@ struct rp_zone_state {
 
 struct rp_state {
 	unsigned nr_zones, nr_orders;
+	unsigned nr_nodes; /* the highest "Node N" seen, + 1 */
 	struct rp_zone_state zone[RP_MAX_ZONES];
 	double uptime; /* seconds; -1 if unknown */
 	/*
