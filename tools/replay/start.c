@@ -141,18 +141,21 @@ static void evidence_free(struct start_evidence *e)
 	free(e->free), free(e->used);
 }
 
-/* Is any bit of [lo, hi) set? */
+/* Is any bit of [lo, hi) set? 64 at a time where whole words lie inside. */
 static bool bits_any(const uint8_t *bits, uint64_t lo, uint64_t hi)
 {
-	for (uint64_t k = lo; k < hi; k++) {
-		if ((k & 7) == 0 && k + 8 <= hi) {
-			if (bits[k >> 3])
-				return true;
-			k += 7;
-		} else if (rp_bit(bits, k)) {
+	for (; lo < hi && (lo & 63); lo++)
+		if (rp_bit(bits, lo))
 			return true;
-		}
+	for (; lo + 64 <= hi; lo += 64) {
+		uint64_t w;
+		memcpy(&w, bits + (lo >> 3), sizeof w);
+		if (w)
+			return true;
 	}
+	for (; lo < hi; lo++)
+		if (rp_bit(bits, lo))
+			return true;
 	return false;
 }
 
@@ -395,6 +398,24 @@ static bool free_pieces(struct rp_ctx *c, uint64_t q, unsigned order)
 	return true;
 }
 
+/* The first frame at or after p, before end, that starts a pre-trace block; end if none. */
+static uint64_t next_pre(const uint8_t *pre, uint64_t p, uint64_t end)
+{
+	for (; p < end && (p & 7); p++)
+		if (pre[p])
+			return p;
+	for (; p + 8 <= end; p += 8) { /* freed and in-use stretches are long: a word at a time */
+		uint64_t w;
+		memcpy(&w, pre + p, sizeof w);
+		if (w)
+			break;
+	}
+	for (; p < end; p++)
+		if (pre[p])
+			return p;
+	return end;
+}
+
 /*
  * Free up to *count blocks of order inside [b, b + span). Below the kernel's
  * largest order a freed block's buddy stays held, so that it does not merge;
@@ -411,7 +432,7 @@ static void free_in(struct rp_ctx *c, uint64_t b, uint64_t span, unsigned order,
 		pre_split(c, h, r0, span_order);
 	for (uint64_t p = b; p < b + span && *count;) {
 		if (!c->pre[p]) {
-			p++;
+			p = next_pre(c->pre, p, b + span);
 			continue;
 		}
 		unsigned r = c->pre[p] - 1u;
