@@ -445,6 +445,14 @@ long pa_compact(struct pa_pool *pool, int node);
  */
 long pa_kcompactd_run(struct pa_pool *pool, int node);
 
+/*
+ * Ask node's background compactor for a block of order, as a failed
+ * allocation of that order does (Linux's wakeup_kcompactd()): its thread,
+ * or the next pa_kcompactd_run(), compacts for it. 0; -EINVAL for a NULL
+ * pool, no such node, or an order of 0 or above the pool's largest.
+ */
+int pa_kcompactd_wake(struct pa_pool *pool, int node, unsigned order);
+
 /* --- Free page reporting ------------------------------------------------ */
 
 /*

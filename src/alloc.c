@@ -307,7 +307,8 @@ static struct pa_page *alloc_compact(const struct alloc_ctx *ac, unsigned flags,
 		if (modes[i] != COMPACT_ASYNC && drain && pcp_drain_all_if_any(pool) &&
 		    (p = get_page_from_freelist(ac, flags)))
 			return p;
-		if (compaction_direct(pool, ac->node, order, ac->gfp, modes[i]) &&
+		if (compaction_direct(pool, ac->node, order, ac->gfp, modes[i], flags,
+		                      ac->highest) &&
 		    (p = get_page_from_freelist(ac, flags)))
 			return p;
 	}

@@ -41,7 +41,8 @@
 
 #define COMPACT_CLUSTER_MAX     32 /* folios isolated per round, as Linux's */
 #define COMPACT_MAX_DEFER_SHIFT 6
-#define COMPACT_RETRIES         3 /* sync modes retry a migration that answered AGAIN */
+#define COMPACT_RETRIES         3   /* sync modes retry a migration that answered AGAIN */
+#define EXTFRAG_THRESHOLD       500 /* Linux's vm.extfrag_threshold default */
 
 struct compact_control {
 	struct pa_pool *pool;
@@ -667,25 +668,83 @@ static bool zone_allows(const struct pa_zone *z, const struct pa_node *node, pa_
 	return zone_gfp_allows(z, gfp) && (!(gfp & PA_GFP_THISNODE) || z->node == node->id);
 }
 
+/*
+ * Linux's __fragmentation_index() at order: towards 0 a failure there would
+ * be for lack of memory, towards 1000 for fragmentation; -1000 when a
+ * block of the order is free. Zone lock held.
+ */
+static int fragmentation_index(const struct pa_zone *z, unsigned order)
+{
+	uint64_t blocks = 0, frames = 0, suitable = 0;
+	for (unsigned o = 0; o <= z->pool->cfg.max_order; o++) {
+		uint64_t n = zone_free_blocks(z, o);
+		blocks += n;
+		frames += n << o;
+		suitable += o >= order ? n : 0;
+	}
+	if (!blocks)
+		return 0;
+	if (suitable)
+		return -1000;
+	return 1000 - (int)((1000 + frames * 1000 / (1ull << order)) / blocks);
+}
+
+enum suit { SUIT_DONE, SUIT_SKIP, SUIT_GO };
+
+/*
+ * Linux's compaction_suit_allocation_order() for a zone of the request's
+ * zonelist: done where the request's watermark already holds at the order;
+ * skipped where the zone lacks the free memory to migrate into (the
+ * request's watermark, the low one above the costly order, plus twice the
+ * block) or where a failure would be for lack of memory rather than
+ * fragmentation (the index at most vm.extfrag_threshold's 500). Orders
+ * above the pageblock, which Linux does not have, empty a region instead
+ * (compact_zone_order()) and go on. Zone lock held.
+ */
+static enum suit compaction_suit(const struct pa_zone *z, unsigned order, unsigned alloc_flags,
+                                 enum pa_zone_type highest)
+{
+	uint64_t reserve = z->lowmem_reserve[highest],
+	         mark = z->wmark[alloc_flags & ALLOC_WMARK_MASK];
+	if (zone_watermark_ok(z, order, mark + reserve, alloc_flags))
+		return SUIT_DONE;
+	if (order > z->pool->cfg.pageblock_order)
+		return SUIT_GO;
+	uint64_t room = mark + reserve + (2ull << order);
+	if (order > PA_COSTLY_ORDER)
+		room += z->wmark[PA_WMARK_LOW] - z->wmark[PA_WMARK_MIN];
+	if (!zone_watermark_ok(z, 0, room, ALLOC_CMA))
+		return SUIT_SKIP;
+	int index = order > PA_COSTLY_ORDER ? fragmentation_index(z, order) : -1;
+	return index >= 0 && index <= EXTFRAG_THRESHOLD ? SUIT_SKIP : SUIT_GO;
+}
+
 bool compaction_direct(struct pa_pool *pool, const struct pa_node *node, unsigned order,
-                       pa_gfp_t gfp, enum compact_mode mode)
+                       pa_gfp_t gfp, enum compact_mode mode, unsigned alloc_flags,
+                       enum pa_zone_type highest)
 {
 	if (!pool_has_owners(pool) || order == 0 || (gfp & PA_GFP_NOCOMPACT))
 		return false;
-	pool_stat_inc(pool, PA_PS_COMPACT_STALL);
 	/* No drain of every CPU's lists: Linux's reclaim round does that (alloc_compact()). */
-	bool success = false;
+	bool success = false, stalled = false;
 	for (unsigned i = 0; i < node->nr_zonelist && !success; i++) {
 		struct pa_zone *z = node->zonelist[i];
 		if (!zone_allows(z, node, gfp))
 			continue;
 		pa_lock(&z->lock, SITE_ADMIN);
 		bool deferred = mode != COMPACT_SYNC && compaction_deferred(z, order);
+		enum suit suit =
+		        deferred ? SUIT_SKIP : compaction_suit(z, order, alloc_flags, highest);
+		if (suit == SUIT_DONE)
+			compaction_defer_reset(z, order);
 		pa_unlock(&z->lock);
-		if (deferred) {
+		/* Linux counts a stall unless every zone was skipped (deferred ones count). */
+		stalled |= deferred || suit != SUIT_SKIP;
+		if (deferred)
 			pool_stat_inc(pool, PA_PS_COMPACT_DEFERRED);
+		success = suit == SUIT_DONE;
+		if (suit != SUIT_GO)
 			continue;
-		}
 		compact_zone_order(z, (int)order, mode, false);
 		pa_lock(&z->lock, SITE_ADMIN);
 		success = order_free(z, (int)order);
@@ -695,6 +754,9 @@ bool compaction_direct(struct pa_pool *pool, const struct pa_node *node, unsigne
 			defer_compaction(z, order);
 		pa_unlock(&z->lock);
 	}
+	if (!stalled)
+		return false;
+	pool_stat_inc(pool, PA_PS_COMPACT_STALL);
 	pool_stat_inc(pool, success ? PA_PS_COMPACT_SUCCESS : PA_PS_COMPACT_FAIL);
 	return success;
 }
@@ -785,17 +847,31 @@ static uint64_t proactive_compact(struct pa_pool *pool, unsigned node)
 }
 
 /*
- * Linux's kcompactd_do_work() for one zone: where compaction did not make
- * the block, frames stranded on the CPUs' lists of the zone could have
- * merged into it: every CPU's lists of the zone go back (drain_all_pages(zone)).
+ * Linux's kcompactd_do_work() for one zone: not where compaction is
+ * deferred or would not help (compaction_suit_allocation_order() at the
+ * min watermark); where it did not make the block, frames stranded on the
+ * CPUs' lists of the zone could have merged into it: every CPU's lists of
+ * the zone go back (drain_all_pages(zone)), and the zone defers.
  */
 static uint64_t kcompactd_zone(struct pa_zone *z, int order)
 {
+	if (!zone_populated(z))
+		return 0;
+	pa_lock(&z->lock, SITE_ADMIN);
+	bool go = !compaction_deferred(z, (unsigned)order) &&
+	          compaction_suit(z, (unsigned)order, ALLOC_WMARK_MIN, z->type) == SUIT_GO;
+	pa_unlock(&z->lock);
+	if (!go)
+		return 0;
 	uint64_t moved = compact_zone_order(z, order, COMPACT_SYNC_LIGHT, true);
 	pa_lock(&z->lock, SITE_ADMIN);
 	bool made = order_free(z, order);
+	if (made)
+		compaction_defer_reset(z, (unsigned)order);
+	else
+		defer_compaction(z, (unsigned)order);
 	pa_unlock(&z->lock);
-	for (unsigned c = 0; !made && zone_populated(z) && c < z->pool->cfg.nr_cpus; c++)
+	for (unsigned c = 0; !made && c < z->pool->cfg.nr_cpus; c++)
 		pcp_drain_cpu(z, c, UINT64_MAX);
 	return moved;
 }
@@ -846,6 +922,15 @@ void compaction_wake(struct pa_pool *pool, unsigned node, unsigned order)
 		kd->wake_order = (int)order;
 	pa_cond_signal(&kd->cond);
 	pa_mutex_unlock(&kd->lock);
+}
+
+int pa_kcompactd_wake(struct pa_pool *pool, int node, unsigned order)
+{
+	if (!pool || node < 0 || node >= (int)pool->nr_nodes || !pool->kcompactd || order == 0 ||
+	    order > pool_max_order(pool))
+		return -EINVAL;
+	compaction_wake(pool, (unsigned)node, order);
+	return 0;
 }
 
 long pa_kcompactd_run(struct pa_pool *pool, int node)

@@ -136,6 +136,7 @@ TEST(parser_action_fields)
 	CHECK_EQ_U64(t.ev[0].arg, PA_GFP_MOVABLE | PA_GFP_COMP | PA_GFP_NOWARN | PA_GFP_NORETRY |
 	                                  PA_GFP_THISNODE);
 	CHECK_EQ_U64(t.ev[1].type, RP_KCOMPACTD);
+	CHECK_EQ_U64(t.ev[1].order, 9); /* the order it woke for, asked of the pool's */
 	CHECK_EQ_U64(t.ev[2].type, RP_ISOLATE_FREE);
 	CHECK_EQ_U64(t.ev[2].pfn, 0x182800);
 	CHECK_EQ_U64(t.ev[2].arg, 0x182a00);

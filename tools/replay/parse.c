@@ -640,13 +640,15 @@ static int parse_event(struct rp_trace *t, int id, const struct line_head *h, co
 	case RPN_COMPACTION_ISOLATE_FREEPAGES:
 		return parse_isolate_free(t, h);
 	case RPN_COMPACTION_KCOMPACTD_WAKE: {
-		uint64_t nid = 0;
+		uint64_t nid = 0, order = 0;
 		get_num(h->args, h->end, "nid=", &nid);
+		get_num(h->args, h->end, "order=", &order);
 		struct rp_event *e = push(t);
 		if (!e)
 			return -1;
 		e->type = RP_KCOMPACTD;
 		e->arg = (uint32_t)nid;
+		e->order = order < 255 ? (uint8_t)order : 255; /* what it woke for */
 		return 0;
 	}
 	default:

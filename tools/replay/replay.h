@@ -28,7 +28,7 @@ enum rp_type {
 	RP_ALLOC_FAILED,   /* mm_page_alloc with pfn 0: the kernel failed */
 	RP_FREE,           /* mm_page_free (arg: enum rp_free_kind) */
 	RP_MARK,           /* tracing_mark_write (arg: index into the marker texts) */
-	RP_KCOMPACTD,      /* mm_compaction_kcompactd_wake (arg: node) */
+	RP_KCOMPACTD,      /* mm_compaction_kcompactd_wake (arg: node, order: its order) */
 	RP_COMPACT_MEMORY, /* a full compaction of every zone (/proc/sys/vm/compact_memory) */
 	RP_ISOLATE_FREE,   /* mm_compaction_isolate_freepages that took pages (pfn, arg: end) */
 	RP_DRAIN,          /* the kernel drained per-CPU lists (arg: enum rp_drain) */

@@ -619,6 +619,7 @@ static void do_event(struct rp_ctx *c, const struct rp_event *ev)
 	case RP_KCOMPACTD: {
 		double t0 = now_s();
 		c->res->kcompactd_wakes++;
+		pa_kcompactd_wake(c->pool, (int)ev->arg, ev->order); /* the kernel's order */
 		pa_kcompactd_run(c->pool, (int)ev->arg);
 		c->res->compact_seconds += now_s() - t0;
 		break;
