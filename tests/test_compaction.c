@@ -162,6 +162,20 @@ static void layout_free(struct layout *l)
 	l->nr_kernel = 0;
 }
 
+/* Check every folio and the pool, free everything, and shut the pool down. */
+static void layout_done(struct layout *l, struct towner *o)
+{
+	struct pa_pool *pool = l->pool;
+	to_check_all(o);
+	to_expect_clean(o);
+	VALIDATE(pool);
+	to_free_all(o);
+	layout_free(l);
+	expect_all_free(pool);
+	pa_shutdown(pool);
+	to_destroy(o);
+}
+
 /* ---------------------------------------------------------------------- */
 /* The core pass: folios move whole (seed 003) or split (the old way)      */
 /* ---------------------------------------------------------------------- */
@@ -510,14 +524,7 @@ TEST(compact_order9_folio_at_zone_start_does_not_stop_pa_compact)
 	          "pa_compact moved %ld frames: the order-9 folio at pfn 0 ended the pass", moved);
 	CHECK_MSG(free_frames_from(pool, 9) >= 10 * 512,
 	          "%" PRIu64 " frames free in order>=9 blocks", free_frames_from(pool, 9));
-	to_check_all(&o);
-	to_expect_clean(&o);
-	VALIDATE(pool);
-	to_free_all(&o);
-	layout_free(&l);
-	expect_all_free(pool);
-	pa_shutdown(pool);
-	to_destroy(&o);
+	layout_done(&l, &o);
 }
 
 /*
@@ -561,13 +568,7 @@ TEST(compact_direct_skips_a_zone_it_cannot_help)
 		CHECK_EQ_U64(vmstat(pool, "compact_stall"), c == GO ? 1 : 0);
 		if (p)
 			pa_free_pages(pool, p, 9);
-		to_check_all(&o);
-		VALIDATE(pool);
-		to_free_all(&o);
-		layout_free(&l);
-		expect_all_free(pool);
-		pa_shutdown(pool);
-		to_destroy(&o);
+		layout_done(&l, &o);
 	}
 }
 
@@ -591,13 +592,7 @@ TEST(compact_order9_folios_at_zone_start_do_not_block_direct_order9)
 	CHECK_EQ_U64(folios_migrated(pool, 9), 0);
 	if (p)
 		pa_free_pages(pool, p, 9);
-	to_check_all(&o);
-	to_expect_clean(&o);
-	to_free_all(&o);
-	layout_free(&l);
-	expect_all_free(pool);
-	pa_shutdown(pool);
-	to_destroy(&o);
+	layout_done(&l, &o);
 }
 
 TEST(compact_direct_order4_is_not_stopped_by_order4_folios)
