@@ -198,6 +198,40 @@ TEST(parser_drains_after_reclaim_and_compaction)
 }
 
 /*
+ * kcompactd's compaction between a wake for an order and its sleep answers
+ * the order (RP_KCOMPACTD); a sweep of it with no wake before is its
+ * proactive compaction (RP_PROACTIVE, on its node), one per sweep.
+ */
+TEST(parser_tells_kcompactds_proactive_passes)
+{
+	struct rp_trace t = { 0 };
+	static const char *const lines[] = {
+		"  kcompactd0-39 [000] .....  63.3: mm_compaction_kcompactd_sleep: nid=0",
+		"  kcompactd0-39 [000] .....  63.374: mm_compaction_begin: zone_start=0x1 "
+		"migrate_pfn=0x1 free_pfn=0xe00 zone_end=0x1000, mode=sync",
+		"  kcompactd0-39 [000] .....  63.375: mm_compaction_begin: zone_start=0x1000 "
+		"migrate_pfn=0x1000 free_pfn=0x7fe00 zone_end=0x7ffd7, mode=sync",
+		"  kcompactd0-39 [000] .....  63.4: mm_compaction_kcompactd_sleep: nid=0",
+		"  kcompactd0-39 [000] .....  65.7: mm_compaction_kcompactd_wake: nid=0 order=9 "
+		"classzone_idx=DMA32",
+		"  kcompactd0-39 [000] .....  65.8: mm_compaction_begin: zone_start=0x1000 "
+		"migrate_pfn=0x1000 free_pfn=0x7fe00 zone_end=0x7ffd7, mode=sync",
+		"  kcompactd0-39 [000] .....  65.9: mm_compaction_kcompactd_sleep: nid=0",
+		"  kcompactd1-40 [001] .....  66.0: mm_compaction_begin: zone_start=0x80000 "
+		"migrate_pfn=0x80000 free_pfn=0xffe00 zone_end=0x100000, mode=sync",
+	};
+	parse_all(&t, lines, sizeof lines / sizeof lines[0]);
+	REQUIRE(t.nr == 3);
+	CHECK_EQ_U64(t.ev[0].type, RP_PROACTIVE);
+	CHECK_EQ_U64(t.ev[0].arg, 0);
+	CHECK_EQ_U64(t.ev[1].type, RP_KCOMPACTD);
+	CHECK_EQ_U64(t.ev[1].order, 9);
+	CHECK_EQ_U64(t.ev[2].type, RP_PROACTIVE);
+	CHECK_EQ_U64(t.ev[2].arg, 1);
+	rp_trace_free(&t);
+}
+
+/*
  * An allocation after the task's direct compaction carries how hard the
  * kernel compacted: the lowest priority (Linux's COMPACT_PRIO_*) of its
  * tries that began a run, for the pool to go no harder; each allocation
@@ -396,6 +430,8 @@ TEST(parser_tells_compactions_frees_apart)
 	CHECK_EQ_U64(t.nr_runs, 0);
 	/* Mid-run, a free in a soft interrupt on the compacting CPU. */
 	static const char *const irq[] = {
+		"  kcompactd0-34 [001] .....  83.9: mm_compaction_kcompactd_wake: nid=0 order=9 "
+		"classzone_idx=DMA32",
 		"  kcompactd0-34 [001] .....  84.0: mm_compaction_begin: zone_start=0x1000 "
 		"migrate_pfn=0x1000 free_pfn=0x4000 zone_end=0x4000, mode=sync",
 		"  kcompactd0-34 [001] .....  84.1: mm_compaction_isolate_migratepages: "
@@ -404,8 +440,8 @@ TEST(parser_tells_compactions_frees_apart)
 	};
 	size_t before = t.nr;
 	parse_all(&t, irq, sizeof irq / sizeof irq[0]);
-	REQUIRE(t.nr == before + 1);
-	CHECK_EQ_U64(t.ev[before].arg, RP_FREE_PLAIN);
+	REQUIRE(t.nr == before + 2); /* the wake, the free */
+	CHECK_EQ_U64(t.ev[before + 1].arg, RP_FREE_PLAIN);
 	CHECK_EQ_U64(t.nr_runs, 1);
 	rp_trace_free(&t);
 }

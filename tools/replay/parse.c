@@ -454,17 +454,21 @@ static int parse_mark(struct rp_trace *t, const struct line_head *h)
 /*
  * A compaction run that is neither direct (the task asked for a page) nor
  * kcompactd's is a write to /proc/sys/vm/compact_memory: one synchronous run
- * per zone from the lowest up. The first zone of such a sweep starts it.
+ * per zone from the lowest up. kcompactd's runs between its sleep and a
+ * wake for an order answer that order (RP_KCOMPACTD); a sweep of it
+ * without a wake is its proactive compaction (compact_node(), on its
+ * timer, which the trace does not show). The first zone of a sweep starts it.
  */
 static int parse_compaction_begin(struct rp_trace *t, const struct line_head *h)
 {
+	static const char kcompactd[] = "kcompactd"; /* then the node: "kcompactd0" */
+	size_t n = sizeof kcompactd - 1;
 	uint64_t start;
 	if (!field(h->args, h->end, "mode=sync") ||
 	    !get_num(h->args, h->end, "zone_start=", &start))
 		return 0;
-	if (h->task_len >= 9 && memcmp(h->task, "kcompactd", 9) == 0)
-		return 0;
-	if (h->pid == t->direct_pid)
+	bool daemon = h->task_len >= n && memcmp(h->task, kcompactd, n) == 0;
+	if ((daemon && t->kcompactd_woken) || h->pid == t->direct_pid)
 		return 0;
 	bool new_sweep = h->pid != t->sweep_pid || start <= t->sweep_start;
 	t->sweep_pid = h->pid;
@@ -474,7 +478,8 @@ static int parse_compaction_begin(struct rp_trace *t, const struct line_head *h)
 	struct rp_event *e = push(t);
 	if (!e)
 		return -1;
-	e->type = RP_COMPACT_MEMORY;
+	e->type = daemon ? RP_PROACTIVE : RP_COMPACT_MEMORY;
+	e->arg = daemon ? (uint32_t)strtoul(h->task + n, NULL, 10) : 0;
 	return 0;
 }
 
@@ -639,6 +644,9 @@ static int parse_event(struct rp_trace *t, int id, const struct line_head *h, co
 		return parse_compaction_begin(t, h);
 	case RPN_COMPACTION_ISOLATE_FREEPAGES:
 		return parse_isolate_free(t, h);
+	case RPN_COMPACTION_KCOMPACTD_SLEEP:
+		t->kcompactd_woken = false;
+		return 0;
 	case RPN_COMPACTION_KCOMPACTD_WAKE: {
 		uint64_t nid = 0, order = 0;
 		get_num(h->args, h->end, "nid=", &nid);
@@ -649,6 +657,7 @@ static int parse_event(struct rp_trace *t, int id, const struct line_head *h, co
 		e->type = RP_KCOMPACTD;
 		e->arg = (uint32_t)nid;
 		e->order = order < 255 ? (uint8_t)order : 255; /* what it woke for */
+		t->kcompactd_woken = true;
 		return 0;
 	}
 	default:

@@ -34,6 +34,7 @@ enum rp_type {
 	RP_DRAIN,          /* the kernel drained per-CPU lists (arg: enum rp_drain) */
 	RP_RECLAIM,        /* kswapd on node pfn: arg an enum rp_reclaim */
 	RP_DECAY,          /* the CPU's vmstat worker gave frames back (decay_pcp_high()) */
+	RP_PROACTIVE,      /* kcompactd compacted unasked: a proactive pass (arg: node) */
 	RP_NR_ACTIONS
 };
 
@@ -163,6 +164,7 @@ struct rp_trace {
 	uint32_t direct_pid, sweep_pid;
 	bool direct_ran; /* direct_pid's compaction began a run (not deferred, not skipped) */
 	uint8_t try_prio, direct_prio; /* its last try's priority; the lowest of those that ran */
+	bool kcompactd_woken;          /* kcompactd woke for an order; until it sleeps */
 	uint32_t drain_pid; /* a task whose next mm_page_pcpu_drain is a drain of drain_kind */
 	uint8_t drain_kind;
 	bool drain_pending; /* drain_pid is set (pid 0 is the idle task's) */
@@ -358,7 +360,7 @@ struct rp_result {
 	uint64_t reclaim_changes; /* kswapd reclaim began or ended (RP_RECLAIM) */
 	/* Served allocations retried with a compaction the kernel did not run. */
 	uint64_t extra_compactions;
-	uint64_t marks, compact_memory, kcompactd_wakes;
+	uint64_t marks, compact_memory, kcompactd_wakes, proactive;
 	uint64_t drains;                          /* per-CPU list drains replayed (RP_DRAIN) */
 	uint64_t decays;                          /* vmstat worker passes run (vmstat_worker()) */
 	uint64_t map_errors, realloc_live, moved; /* map upkeep: see run.c */

@@ -282,11 +282,13 @@ void rp_print_table(FILE *f, const struct rp_machine *m, const struct rp_result 
 	        (unsigned long long)r->validate_failures, r->validate_failures ? ": " : "",
 	        r->first_validate_error);
 	fprintf(f,
-	        "phase markers %llu, compact_memory %llu, kcompactd wakeups %llu, per-CPU list "
-	        "drains %llu, per-CPU decays %llu, blocks moved by pagealloc %llu\n",
+	        "phase markers %llu, compact_memory %llu, kcompactd wakeups %llu, kcompactd "
+	        "proactive passes %llu, per-CPU list drains %llu, per-CPU decays %llu, blocks "
+	        "moved by pagealloc %llu\n",
 	        (unsigned long long)r->marks, (unsigned long long)r->compact_memory,
-	        (unsigned long long)r->kcompactd_wakes, (unsigned long long)r->drains,
-	        (unsigned long long)r->decays, (unsigned long long)r->moved);
+	        (unsigned long long)r->kcompactd_wakes, (unsigned long long)r->proactive,
+	        (unsigned long long)r->drains, (unsigned long long)r->decays,
+	        (unsigned long long)r->moved);
 	if (r->start_shortfall || r->map_errors || r->realloc_live || r->pre_elsewhere)
 		fprintf(f,
 		        "starting state: %llu free blocks placed as two halves; %llu frees of pre-trace "
@@ -372,6 +374,7 @@ void rp_print_json(FILE *f, const struct rp_machine *m, const struct rp_result *
 	        "\"kernel_fallbacks\": %llu, \"fallbacks\": %llu, \"thp_tried\": %llu, \"thp_kernel\": %llu, \"thp_served\": "
 	        "%llu, \"zone_lock\": %llu, \"extra_compactions\": %llu, \"untraced_taken\": %llu, "
 	        "\"untraced_given\": %llu, \"untraced_max\": %llu, \"drains\": %llu, \"decays\": "
+	        "%llu, \"compact_memory\": %llu, \"kcompactd_wakes\": %llu, \"kcompactd_proactive\": "
 	        "%llu, \"free_classes\": {",
 	        (unsigned long long)r->events, (unsigned long long)r->allocs,
 	        (unsigned long long)r->frees, (unsigned long long)r->failed_kernel_served,
@@ -384,7 +387,8 @@ void rp_print_json(FILE *f, const struct rp_machine *m, const struct rp_result *
 	        (unsigned long long)r->zone_lock, (unsigned long long)r->extra_compactions,
 	        (unsigned long long)r->untraced_taken, (unsigned long long)r->untraced_given,
 	        (unsigned long long)r->untraced_max, (unsigned long long)r->drains,
-	        (unsigned long long)r->decays);
+	        (unsigned long long)r->decays, (unsigned long long)r->compact_memory,
+	        (unsigned long long)r->kcompactd_wakes, (unsigned long long)r->proactive);
 	for (unsigned i = 0; i < RPF_COUNT; i++)
 		fprintf(f, "%s\"%s\": %llu", i ? ", " : "", rp_free_class_names[i],
 		        (unsigned long long)r->free_class[i]);

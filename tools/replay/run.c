@@ -624,6 +624,13 @@ static void do_event(struct rp_ctx *c, const struct rp_event *ev)
 		c->res->compact_seconds += now_s() - t0;
 		break;
 	}
+	case RP_PROACTIVE: { /* Linux's compact_node(pgdat, true): every zone, the whole of it */
+		double t0 = now_s();
+		c->res->proactive++;
+		pa_compact(c->pool, (int)ev->arg);
+		c->res->compact_seconds += now_s() - t0;
+		break;
+	}
 	case RP_COMPACT_MEMORY: {
 		double t0 = now_s();
 		c->res->compact_memory++;
