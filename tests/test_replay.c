@@ -16,6 +16,7 @@
 #endif
 #include "test.h"
 
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -941,4 +942,44 @@ TEST(replay_refuses_a_recording_of_several_numa_nodes)
 		snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
 		CHECK(system(cmd) == 0);
 	}
+}
+
+/*
+ * A snapshot's uptime is CLOCK_BOOTTIME; a trace on the global or local
+ * clock runs behind it (the 7.2 recording: tracing began at uptime 13.78,
+ * its first event is stamped 13.722333). The skew moves the snapshots onto
+ * the trace's clock; none where the first event is after tracing began or
+ * the start is unknown. info/trace_window_uptime.txt is read in both of
+ * its forms.
+ */
+TEST(replay_puts_snapshots_on_the_traces_clock)
+{
+	struct rp_machine *m = calloc(1, sizeof *m);
+	REQUIRE(m);
+	struct rp_trace t = { 0 };
+	m->tracing_on = 13.78;
+	t.first_ts_ns = 13722333000ull;
+	CHECK_MSG(fabs(rp_clock_skew(m, &t) - 0.057667) < 1e-6, "skew %f", rp_clock_skew(m, &t));
+	m->tracing_on = 11.38;
+	t.first_ts_ns = 11396290000ull;
+	CHECK(rp_clock_skew(m, &t) == 0);
+	m->tracing_on = -1;
+	CHECK(rp_clock_skew(m, &t) == 0);
+	static const char *const windows[] = { "13.78 71.93\n",
+		                               "tracing_on=1 at 30818.834214\n"
+		                               "tracing_on=0 at 30871.419585\n",
+		                               NULL };
+	static const double want[] = { 13.78, 30818.834214, -1 };
+	for (unsigned i = 0; i < 3; i++) {
+		char dir[] = "/tmp/pagealloc-window-XXXXXX", cmd[600];
+		REQUIRE(mkdtemp(dir) != NULL);
+		put_file(dir, "trace.txt", "");
+		if (windows[i])
+			put_file(dir, "info/trace_window_uptime.txt", windows[i]);
+		REQUIRE(rp_machine_load(dir, m) == 0);
+		CHECK_MSG(fabs(m->tracing_on - want[i]) < 1e-9, "form %u: %f", i, m->tracing_on);
+		snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+		CHECK(system(cmd) == 0);
+	}
+	free(m);
 }

@@ -285,6 +285,28 @@ static void find_trace(struct rp_machine *m)
 	m->trace_path[0] = 0;
 }
 
+/*
+ * info/trace_window_uptime.txt: /proc/uptime when tracing began, written as
+ * "tracing_on=1 at UPTIME" (pagealloc record) or as "ON OFF" (by hand).
+ */
+static void load_trace_window(struct rp_machine *m)
+{
+	char *s = slurp(m->dir, "info/trace_window_uptime.txt");
+	const char *at = s ? strstr(s, " at ") : NULL;
+	char *end;
+	double v = s ? strtod(at ? at + 4 : s, &end) : 0;
+	m->tracing_on = s && end != (at ? at + 4 : s) && v >= 0 ? v : -1;
+	free(s);
+}
+
+double rp_clock_skew(const struct rp_machine *m, const struct rp_trace *t)
+{
+	if (m->tracing_on < 0 || !t->first_ts_ns)
+		return 0;
+	double skew = m->tracing_on - (double)t->first_ts_ns / 1e9;
+	return skew > 0 ? skew : 0;
+}
+
 static void load_sysctl(struct rp_machine *m)
 {
 	char *s = slurp(m->dir, "info/sysctl_vm.txt");
@@ -356,6 +378,7 @@ int rp_machine_load(const char *path, struct rp_machine *m)
 {
 	struct stat sb;
 	memset(m, 0, sizeof *m);
+	m->tracing_on = -1;
 	m->min_free_kbytes = -1;
 	m->watermark_boost_factor = -1;
 	if (strcmp(path, "-") == 0 || (stat(path, &sb) == 0 && !S_ISDIR(sb.st_mode))) {
@@ -381,6 +404,7 @@ int rp_machine_load(const char *path, struct rp_machine *m)
 	free(incomplete);
 	load_sysctl(m);
 	load_release(m);
+	load_trace_window(m);
 	if (load_snapshots(m))
 		return -1;
 	for (unsigned i = 0; i < m->nr_snapshots; i++)

@@ -705,6 +705,8 @@ int rp_parse_line(struct rp_trace *t, const char *line, size_t len)
 	if (id < 0)
 		return parse_fail(t, line, len, "an event the replay does not know");
 	t->per_name[id]++;
+	if (!t->first_ts_ns)
+		t->first_ts_ns = h.ts_ns;
 	size_t before = t->nr;
 	if (parse_event(t, id, &h, line, len))
 		return -1;

@@ -158,8 +158,9 @@ struct rp_trace {
 	unsigned nr_cpus; /* "#P:N" of the header, else the highest CPU seen + 1 */
 	char **marks;     /* marker texts */
 	unsigned nr_marks;
-	uint64_t max_pfn;   /* highest kernel pfn named, + 1 */
-	unsigned cpus_seen; /* highest CPU of an event, + 1 */
+	uint64_t max_pfn;     /* highest kernel pfn named, + 1 */
+	uint64_t first_ts_ns; /* the first event line's timestamp */
+	unsigned cpus_seen;   /* highest CPU of an event, + 1 */
 	/* Parser state: the task in direct compaction, the compact_memory sweep. */
 	uint32_t direct_pid, sweep_pid;
 	bool direct_ran; /* direct_pid's compaction began a run (not deferred, not skipped) */
@@ -280,7 +281,18 @@ struct rp_machine {
 	unsigned max_order;          /* from buddyinfo's columns */
 	char release[64];            /* the kernel's release (uname.txt), "" if unknown */
 	char linux_ver[16];          /* linux= for the pool: the release's X.Y, or "" if unknown */
+	double tracing_on;           /* /proc/uptime when tracing began (info/), -1 if unknown */
 };
+
+/*
+ * How far the trace's clock runs behind /proc/uptime, which the snapshots
+ * read: a recording traced with the `global` or `local` clock (sched_clock)
+ * drifts from CLOCK_BOOTTIME, noticeably under QEMU's TCG. No event comes
+ * before tracing began, so the trace is at least tracing_on - first event
+ * behind; 0 where that is negative or unknown (`pagealloc record` traces
+ * with the `boot` clock, the snapshots' own).
+ */
+double rp_clock_skew(const struct rp_machine *m, const struct rp_trace *t);
 
 /* A whole stream as a NUL-terminated string (NULL when out of memory). */
 char *rp_read_stream(FILE *f);

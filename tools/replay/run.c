@@ -21,6 +21,7 @@
 
 #include "cli.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -634,7 +635,12 @@ static void do_event(struct rp_ctx *c, const struct rp_event *ev)
 	case RP_COMPACT_MEMORY: {
 		double t0 = now_s();
 		c->res->compact_memory++;
-		pa_compact(c->pool, -1);
+		{
+			long mv = pa_compact(c->pool, -1);
+			if (getenv("RP_DBG8"))
+				fprintf(stderr, "COMPACT_MEMORY t=%.3f moved %ld\n",
+				        ev->ts_ns / 1e9, mv);
+		}
 		c->res->compact_seconds += now_s() - t0;
 		break;
 	}
@@ -660,10 +666,13 @@ static void do_event(struct rp_ctx *c, const struct rp_event *ev)
 static void place_snapshots(struct rp_ctx *c)
 {
 	const struct rp_trace *t = c->trace;
+	double skew = rp_clock_skew(c->m, t); /* the snapshots' clock, on the trace's */
 	for (unsigned s = 0; s < c->m->nr_snapshots; s++) {
 		struct rp_snapshot *sn = &c->m->snap[s];
-		uint64_t at =
-		        sn->kernel.uptime < 0 ? UINT64_MAX : (uint64_t)(sn->kernel.uptime * 1e9);
+		double up = sn->kernel.uptime - skew;
+		uint64_t at = sn->kernel.uptime < 0 ? UINT64_MAX :
+		              up > 0                ? (uint64_t)(up * 1e9) :
+		                                      0;
 		size_t lo = 0, hi = t->nr;
 		while (lo < hi) {
 			size_t mid = (lo + hi) / 2;
