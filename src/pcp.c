@@ -244,13 +244,16 @@ static unsigned pcp_min_spins(const struct pa_pcp *pcp, uint64_t frames)
 	return frames >= (uint64_t)pcp->batch << PCP_BATCH_SCALE_MAX ? PA_LOCK_SPINS_BATCH : 0;
 }
 
-/* A new high, and what the lists hold above it back to the buddy. List lock held. */
+/*
+ * A new high, and what the lists hold above it back to the buddy from the
+ * first list on (order 0, unmovable), as Linux's decay_pcp_high() has
+ * free_pcppages_bulk() start at list 0 for each batch. List lock held.
+ */
 static void pcp_set_high_trim(struct pa_zone *z, struct pa_pcp *pcp, uint32_t high)
 {
 	pcp_set_high(pcp, high);
 	if (pcp_count(pcp) > pcp->high)
-		pcp_spill(z, pcp, pcp_count(pcp) - pcp->high, UINT64_MAX, pcp->spill_next,
-		          SITE_PCP_SPILL);
+		pcp_spill(z, pcp, pcp_count(pcp) - pcp->high, UINT64_MAX, 0, SITE_PCP_SPILL);
 }
 
 /*
@@ -612,7 +615,6 @@ static void pcp_spill(struct pa_zone *z, struct pa_pcp *pcp, uint64_t frames, ui
 	}
 	if (kept)
 		spill_give(z, b, kept, site, spins);
-	pcp->spill_next = idx;
 }
 
 struct pa_page *pcp_refill_unlock(struct pa_zone *z, struct pa_pcp *pcp, unsigned order,

@@ -77,7 +77,6 @@ struct pa_pcp {
 	/* Frees of orders outside 1..PA_COSTLY_ORDER at the last one inside (Linux's
 	 * PCPF_PREV_FREE_HIGH_ORDER while unchanged; pcp_free_costly_unlock()). */
 	uint64_t frees_at_costly;
-	uint32_t spill_next; /* the list a spill starts from */
 	uint64_t last_decay_ns;
 	/* pcp_rules=6.1: Linux 6.1's free_factor, and the allocations it was last halved up to. */
 	uint32_t free_factor;

@@ -1868,6 +1868,50 @@ TEST(pcp_set_high_restores_a_cpus_high_within_its_range)
  * and gives back what the lists hold above it. Under 6.1's rules high is
  * fixed and it does nothing; a NULL pool or a CPU out of range is refused.
  */
+/*
+ * Linux's decay_pcp_high() gives back what is above the lowered high
+ * through free_pcppages_bulk() from list 0 (order 0, unmovable) on, a
+ * batch at a time: the unmovable frames go first, the movable ones stay
+ * (a recorded kernel's vmstat worker drains show the same order).
+ */
+TEST(pcp_decay_gives_back_the_unmovable_list_first)
+{
+	struct pa_pool *pool = boot_with("mem=256M max_order=10 nr_cpus=1", true);
+	REQUIRE(pa_ctl_write(pool, "pcp/decay_external", "1") == 0);
+	char fresh[BI_LEN];
+	buddyinfo(pool, fresh, sizeof fresh);
+	struct pa_pcp_info info;
+	REQUIRE(pa_pcp_info(pool, 0, PA_ZONE_DMA32, 0, &info, NULL) == 0);
+	REQUIRE(pa_pcp_set_high(pool, 0, PA_ZONE_DMA32, 0, info.high_max) == 0);
+	enum { N = 2000 };
+	static struct pa_page *u[N], *m[N];
+	for (unsigned i = 0; i < N; i++) {
+		REQUIRE((u[i] = pa_alloc_pages(pool, PA_GFP_KERNEL, 0)) != NULL);
+		REQUIRE((m[i] = pa_alloc_pages(pool, PA_GFP_MOVABLE, 0)) != NULL);
+	}
+	for (unsigned i = 0; i < N; i++) {
+		pa_free_pages(pool, u[i], 0);
+		pa_free_pages(pool, m[i], 0);
+	}
+	uint64_t before[64] = { 0 }, after[64] = { 0 };
+	REQUIRE(pa_pcp_info(pool, 0, PA_ZONE_DMA32, 0, &info, before) == 0);
+	REQUIRE(before[PA_MT_UNMOVABLE] >= N && before[PA_MT_MOVABLE] >= N);
+	/* high at what the lists hold: the decay lowers it by the lesser of an eighth and 32 batches. */
+	REQUIRE(pa_pcp_set_high(pool, 0, PA_ZONE_DMA32, 0, info.count) == 0);
+	uint64_t count = info.count;
+	REQUIRE(pa_pcp_decay(pool, 0) == 0);
+	REQUIRE(pa_pcp_info(pool, 0, PA_ZONE_DMA32, 0, &info, after) == 0);
+	uint64_t gone = count - info.count;
+	CHECK_MSG(gone > 0 && gone < before[PA_MT_UNMOVABLE], "%" PRIu64 " frames given back",
+	          gone);
+	CHECK_EQ_U64(after[PA_MT_UNMOVABLE], before[PA_MT_UNMOVABLE] - gone);
+	CHECK_EQ_U64(after[PA_MT_MOVABLE], before[PA_MT_MOVABLE]);
+	VALIDATE(pool);
+	pa_drain_all(pool);
+	expect_whole(pool, fresh);
+	pa_shutdown(pool);
+}
+
 TEST(pcp_decay_external_leaves_the_decay_to_pa_pcp_decay)
 {
 	struct decay_case d;
