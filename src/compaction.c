@@ -871,8 +871,8 @@ static uint64_t kcompactd_zone(struct pa_zone *z, int order)
 	else
 		defer_compaction(z, (unsigned)order);
 	pa_unlock(&z->lock);
-	for (unsigned c = 0; !made && c < z->pool->cfg.nr_cpus; c++)
-		pcp_drain_cpu(z, c, UINT64_MAX);
+	if (!made)
+		pcp_drain_zone(z);
 	return moved;
 }
 

@@ -939,6 +939,12 @@ void pa_drain_all(struct pa_pool *pool)
 		pcp_drain_all_if_any(pool);
 }
 
+void pcp_drain_zone(struct pa_zone *z)
+{
+	for (unsigned c = 0; c < z->pool->cfg.nr_cpus; c++)
+		pcp_drain_cpu(z, c, UINT64_MAX);
+}
+
 int pa_drain_zone(struct pa_pool *pool, unsigned node, enum pa_zone_type type, int all_cpus)
 {
 	if (!pool)
@@ -946,12 +952,10 @@ int pa_drain_zone(struct pa_pool *pool, unsigned node, enum pa_zone_type type, i
 	if (node >= pool->nr_nodes || type >= PA_ZONE_COUNT || !pool->nodes[node].zones[type])
 		return -ENOENT;
 	struct pa_zone *z = pool->nodes[node].zones[type];
-	if (!all_cpus) {
+	if (all_cpus)
+		pcp_drain_zone(z);
+	else
 		pcp_drain_cpu(z, pool_cpu(pool), UINT64_MAX);
-		return 0;
-	}
-	for (unsigned c = 0; c < pool->cfg.nr_cpus; c++)
-		pcp_drain_cpu(z, c, UINT64_MAX);
 	return 0;
 }
 

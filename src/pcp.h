@@ -482,6 +482,8 @@ static inline bool pcp_free(struct pa_zone *z, unsigned cpu, pa_pfn_t pfn, unsig
 
 /* Give back to the buddy every block of the orders in mask from one CPU's lists. */
 void pcp_drain_cpu(struct pa_zone *zone, unsigned cpu, uint64_t order_mask);
+/* Every CPU's lists of the zone back to the buddy (Linux's drain_all_pages(zone)). */
+void pcp_drain_zone(struct pa_zone *zone);
 /* Drain every CPU's lists; true if any held a block (the allocation slow path retries then). */
 bool pcp_drain_all_if_any(struct pa_pool *pool);
 /* 0 (auto-tuned high) or at least 8; -EINVAL otherwise. Resizes every CPU's lists. */

@@ -21,7 +21,6 @@
 
 #include "cli.h"
 
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -635,12 +634,7 @@ static void do_event(struct rp_ctx *c, const struct rp_event *ev)
 	case RP_COMPACT_MEMORY: {
 		double t0 = now_s();
 		c->res->compact_memory++;
-		{
-			long mv = pa_compact(c->pool, -1);
-			if (getenv("RP_DBG8"))
-				fprintf(stderr, "COMPACT_MEMORY t=%.3f moved %ld\n",
-				        ev->ts_ns / 1e9, mv);
-		}
+		pa_compact(c->pool, -1);
 		c->res->compact_seconds += now_s() - t0;
 		break;
 	}
