@@ -290,18 +290,17 @@ static void alloc_failed(const struct alloc_ctx *ac)
  * (unless the caller asked for no retries) sync, no further than
  * compaction/direct_priority; after each, try again. Linux compacts harder
  * only on a retry, after a round of direct reclaim that, where it did not
- * help, drained every CPU's lists (drain_all_pages()): with
- * compaction/direct_drain the drain stands for that round.
+ * help, drained every CPU's lists (drain_all_pages()): `drain` stands for
+ * that round.
  */
-static struct pa_page *alloc_compact(const struct alloc_ctx *ac, unsigned flags, unsigned order)
+static struct pa_page *alloc_compact(const struct alloc_ctx *ac, unsigned flags, unsigned order,
+                                     bool drain)
 {
 	static const enum compact_mode modes[] = { COMPACT_ASYNC, COMPACT_SYNC_LIGHT,
 		                                   COMPACT_SYNC };
 	struct pa_pool *pool = ac->pool;
 	unsigned n = (ac->gfp & PA_GFP_NORETRY) ? 1 : 3;
 	unsigned most = 3 - atomic_load_explicit(&pool->direct_priority, memory_order_relaxed);
-	bool drain = !(ac->gfp & PA_GFP_NOCOMPACT) && /* no reclaim, no round */
-	             atomic_load_explicit(&pool->direct_drain, memory_order_relaxed);
 	struct pa_page *p;
 	for (unsigned i = 0; i < n && i < most; i++) {
 		if (modes[i] != COMPACT_ASYNC && drain && pcp_drain_all_if_any(pool) &&
@@ -343,12 +342,16 @@ static unsigned slowpath_flags(const struct alloc_ctx *ac)
  * background compactor and compact directly; then what Linux's reclaim path
  * does that applies here: give back the HIGHATOMIC reserve and, for a request
  * that may reclaim (not PA_GFP_NOCOMPACT, Linux's no direct reclaim), drain
- * every CPU's lists (drain_all_pages), where the frames may merge into the block.
+ * every CPU's lists (drain_all_pages, unless compaction/direct_drain=0),
+ * where the frames may merge into the block.
  */
 static struct pa_page *alloc_slowpath(const struct alloc_ctx *ac)
 {
 	unsigned flags = slowpath_flags(ac);
 	bool direct = atomic_load_explicit(&ac->pool->direct_compaction, memory_order_relaxed);
+	bool reclaims = !(ac->gfp & PA_GFP_NOCOMPACT);
+	bool drain = reclaims && direct &&
+	             atomic_load_explicit(&ac->pool->direct_drain, memory_order_relaxed);
 	struct pa_page *p = get_page_from_freelist(ac, flags);
 	/*
 	 * Linux's defrag_mode: a request that may not fall back below a
@@ -360,15 +363,12 @@ static struct pa_page *alloc_slowpath(const struct alloc_ctx *ac)
 		corder = pb;
 	if (!p && corder > 0 && direct) {
 		compaction_wake(ac->pool, ac->node->id, corder);
-		p = alloc_compact(ac, flags, corder);
+		p = alloc_compact(ac, flags, corder, drain);
 	}
 	/* Linux gives back the reserve and drains only after direct reclaim failed. */
-	bool reclaims = !(ac->gfp & PA_GFP_NOCOMPACT);
 	if (!p && reclaims && !(flags & ALLOC_HIGHATOMIC) && unreserve_highatomic(ac))
 		p = get_page_from_freelist(ac, flags);
-	if (!p && reclaims && direct &&
-	    atomic_load_explicit(&ac->pool->direct_drain, memory_order_relaxed) &&
-	    pcp_drain_all_if_any(ac->pool))
+	if (!p && drain && pcp_drain_all_if_any(ac->pool))
 		p = get_page_from_freelist(ac, flags);
 	/* defrag_mode: fall back below a pageblock only rather than fail. */
 	if (!p && (flags & ALLOC_NOFRAGMENT))
