@@ -573,11 +573,10 @@ static bool same_slot(const struct rp_tick *t, uint64_t last, uint64_t now)
 
 /*
  * Linux 6.7's vmstat worker decays each CPU's per-CPU high about once a
- * second (decay_pcp_high()). Its timer is deferrable: on an idle CPU it runs
- * at the CPU's next event after it is due. The trace shows a run where it
- * gave pages back (RP_DECAY), which places the jiffies' seconds and that
- * CPU's run; one for the same second as the last is that pass going on, or
- * a pass already made here (on time, where the kernel's came late).
+ * second (decay_pcp_high()). The trace shows a run where it gave pages back
+ * (RP_DECAY), which places the jiffies' seconds and that CPU's run; one for
+ * the same second as the last is that pass going on, or a pass already made
+ * here (on time, where the kernel's came late).
  */
 static void vmstat_worker(struct rp_ctx *c, unsigned cpu, bool seen)
 {
@@ -597,11 +596,34 @@ static void vmstat_worker(struct rp_ctx *c, unsigned cpu, bool seen)
 	}
 }
 
+/*
+ * Every CPU's worker, due or shown, at this event. A CPU with no allocator
+ * event for seconds is not idle to its timers: the worker's timer is
+ * deferrable, but interrupts and other work wake the CPU, and the kernel's
+ * own figures show it on time (Linux 6.18, a CPU without an allocator event
+ * for 4 s at a stretch: its high at the snapshot is the one of a decay a
+ * second, not of a decay at each of its events).
+ */
+static void vmstat_workers(struct rp_ctx *c, const struct rp_event *ev)
+{
+	vmstat_worker(c, ev->cpu, ev->type == RP_DECAY);
+	if (ev->cpu < RP_MAX_CPUS && c->decay_due[ev->cpu] < c->decay_next)
+		c->decay_next = c->decay_due[ev->cpu];
+	if (c->now_ns < c->decay_next)
+		return;
+	uint64_t next = UINT64_MAX;
+	for (unsigned cpu = 0; cpu < c->nr_cpus; cpu++) {
+		vmstat_worker(c, cpu, false);
+		next = c->decay_due[cpu] < next ? c->decay_due[cpu] : next;
+	}
+	c->decay_next = next;
+}
+
 static void do_event(struct rp_ctx *c, const struct rp_event *ev)
 {
 	c->cpu = ev->cpu;
 	c->now_ns = ev->ts_ns;
-	vmstat_worker(c, ev->cpu, ev->type == RP_DECAY);
+	vmstat_workers(c, ev);
 	switch (ev->type) {
 	case RP_ALLOC:
 		do_alloc(c, ev);
@@ -868,6 +890,7 @@ static int alloc_maps(struct rp_ctx *c)
 	c->max_order = cfg.max_order;
 	c->pb_order = cfg.pageblock_order;
 	c->nr_frames = cfg.total_pages;
+	c->nr_cpus = cfg.nr_cpus < RP_MAX_CPUS ? cfg.nr_cpus : RP_MAX_CPUS;
 	c->nr_kmap = c->trace->max_pfn > cfg.total_pages ? c->trace->max_pfn : cfg.total_pages;
 	c->kmap = calloc(c->nr_kmap + (1ull << cfg.max_order), sizeof *c->kmap);
 	c->pre = calloc(c->nr_frames, 1);

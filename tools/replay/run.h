@@ -50,6 +50,7 @@ struct rp_ctx {
 	unsigned max_order, pb_order;
 	bool kernel_has_dma;
 	uint64_t nr_frames, nr_kmap;
+	unsigned nr_cpus;     /* the pool's CPUs, at most RP_MAX_CPUS */
 	struct rp_kmap *kmap; /* [kernel pfn] */
 	uint8_t *pre;         /* [pool pfn]: order + 1 of a pre-trace block's head, else 0 */
 	uint8_t *ctarget;     /* bit per kernel pfn: in a range kernel compaction took from */
@@ -65,6 +66,7 @@ struct rp_ctx {
 	size_t nr_held, cap_held, max_held;
 	uint64_t decay_last[RP_MAX_CPUS];          /* when each CPU's vmstat worker last ran */
 	uint64_t decay_due[RP_MAX_CPUS];           /* and when its timer expires next */
+	uint64_t decay_next;                       /* the earliest of decay_due[] */
 	struct rp_tick tick;                       /* the whole seconds of the kernel's jiffies */
 	uint64_t start_fallbacks, start_zone_lock; /* counts once the starting state was built */
 	bool reclaim_on;                           /* a kswapd pass is under way */
