@@ -130,9 +130,12 @@ TEST(parser_action_fields)
 		"pfn=0x100a06 order=1",
 		"  kworker/u4:1 x-45 [000] d..3.   11.5: mm_page_pcpu_drain: page=0 pfn=0x12 order=2 "
 		"migratetype=0",
+		"  dd-493 [000] d..3. 13.808218: mm_page_alloc_extfrag: page=0 pfn=0x16604 "
+		"alloc_order=2 fallback_order=10 pageblock_order=9 alloc_migratetype=0 "
+		"fallback_migratetype=1 fragmenting=0 change_ownership=1",
 	};
 	parse_all(&t, lines, sizeof lines / sizeof lines[0]);
-	REQUIRE(t.nr == 5);
+	REQUIRE(t.nr == 6);
 	CHECK_EQ_U64(t.ev[0].type, RP_ALLOC_FAILED);
 	CHECK_EQ_U64(t.ev[0].arg, PA_GFP_MOVABLE | PA_GFP_COMP | PA_GFP_NOWARN | PA_GFP_NORETRY |
 	                                  PA_GFP_THISNODE);
@@ -146,6 +149,11 @@ TEST(parser_action_fields)
 	CHECK_EQ_U64(t.ev[4].type, RP_FREE);
 	CHECK_EQ_U64(t.ev[4].ts_ns, 11403202000ull);
 	CHECK_EQ_U64(t.per_name[RPN_MM_PAGE_PCPU_DRAIN], 1);
+	/* A fallback: the free block it took from, and that block's type. */
+	CHECK_EQ_U64(t.ev[5].type, RP_EXTFRAG);
+	CHECK_EQ_U64(t.ev[5].pfn, 0x16400);
+	CHECK_EQ_U64(t.ev[5].order, 10);
+	CHECK_EQ_U64(t.ev[5].mt, PA_MT_MOVABLE);
 
 	/* Bad lines are counted and the first one is described. */
 	const char *bad = "  init-1 [001] .....    1.0: mm_page_alloc: pfn=0x10 order=0 "
@@ -890,6 +898,51 @@ TEST(replay_of_3000_events_from_the_kernels_starting_state)
 			             s->kernel.zone[z].pageblocks[mt]);
 	}
 	CHECK(rp_state_tvd(&s->kernel, &s->model) < 0.0001);
+	rp_trace_free(&t);
+	free(m);
+}
+
+/*
+ * The starting state types a pageblock as the trace first shows it: one
+ * high in Normal whose first allocation is unmovable becomes one of the
+ * kernel's unmovable pageblocks (lowest first would never reach it); one a
+ * fallback names movable stays movable, though the fallback's allocation
+ * there is unmovable.
+ */
+TEST(replay_types_pageblocks_where_the_trace_first_shows_them)
+{
+	struct rp_machine *m = start_machine();
+	struct rp_trace t = read_trace(m->trace_path);
+	struct rp_result r0 = start_replay(&t, m, NULL);
+	CHECK(r0.start_pb_seen > 0);
+	CHECK_EQ_U64(r0.start_pb_typed, r0.start_pb_seen);
+	struct rp_event *ev = malloc((t.nr + 3) * sizeof *ev);
+	REQUIRE(ev);
+	memcpy(ev + 3, t.ev, t.nr * sizeof *ev);
+	uint64_t ts = t.ev[0].ts_ns;
+	ev[0] = (struct rp_event){ .ts_ns = ts,
+		                   .pfn = 0x1a0000,
+		                   .type = RP_ALLOC,
+		                   .mt = PA_MT_UNMOVABLE,
+		                   .arg = PA_GFP_KERNEL };
+	ev[1] = (struct rp_event){
+		.ts_ns = ts, .pfn = 0x180000, .type = RP_EXTFRAG, .order = 10, .mt = PA_MT_MOVABLE
+	};
+	ev[2] = (struct rp_event){ .ts_ns = ts,
+		                   .pfn = 0x180200,
+		                   .type = RP_ALLOC,
+		                   .mt = PA_MT_UNMOVABLE,
+		                   .arg = PA_GFP_KERNEL };
+	struct rp_trace with = t;
+	with.ev = ev;
+	with.nr = t.nr + 3;
+	struct rp_result r = start_replay(&with, m, NULL);
+	free(ev);
+	CHECK_EQ_U64(r.start_pb_seen, r0.start_pb_seen + 1); /* 0x1a0000's, not 0x180200's */
+	CHECK_EQ_U64(r.start_pb_typed, r.start_pb_seen);
+	CHECK_EQ_U64(r.actions, r0.actions + 2); /* the fallback's line is evidence only */
+	CHECK_EQ_U64(r.start_shortfall, 0);
+	CHECK_EQ_U64(r.validate_failures, 0);
 	rp_trace_free(&t);
 	free(m);
 }

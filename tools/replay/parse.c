@@ -595,6 +595,27 @@ static void note_refill(struct rp_trace *t, const struct line_head *h)
 	t->first_refill[h->cpu][order][mt] = (uint32_t)(t->nr + 1);
 }
 
+/*
+ * A fallback (mm_page_alloc_extfrag): the free block it took from and the
+ * type that block's pageblocks had, for the starting state.
+ */
+static int parse_extfrag(struct rp_trace *t, const struct line_head *h)
+{
+	uint64_t pfn, mt, order;
+	if (!get_num(h->args, h->end, "pfn=", &pfn) || pfn > UINT32_MAX ||
+	    !get_num(h->args, h->end, "fallback_order=", &order) || order > 40 ||
+	    !get_num(h->args, h->end, "fallback_migratetype=", &mt) || mt >= RP_NR_MT)
+		return 0;
+	struct rp_event *e = push(t);
+	if (!e)
+		return -1;
+	e->type = RP_EXTFRAG;
+	e->pfn = (uint32_t)(pfn & ~((1ull << order) - 1));
+	e->order = (uint8_t)order;
+	e->mt = (uint8_t)mt;
+	return 0;
+}
+
 static int parse_event(struct rp_trace *t, int id, const struct line_head *h, const char *line,
                        size_t len)
 {
@@ -623,6 +644,8 @@ static int parse_event(struct rp_trace *t, int id, const struct line_head *h, co
 	case RPN_MM_PAGE_ALLOC_ZONE_LOCKED:
 		note_refill(t, h);
 		return 0;
+	case RPN_MM_PAGE_ALLOC_EXTFRAG:
+		return parse_extfrag(t, h);
 	case RPN_MARK:
 		return parse_mark(t, h);
 	case RPN_COMPACTION_TRY: {

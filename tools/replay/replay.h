@@ -35,6 +35,7 @@ enum rp_type {
 	RP_RECLAIM,        /* kswapd on node pfn: arg an enum rp_reclaim */
 	RP_DECAY,          /* the CPU's vmstat worker gave frames back (decay_pcp_high()) */
 	RP_PROACTIVE,      /* kcompactd compacted unasked: a proactive pass (arg: node) */
+	RP_EXTFRAG, /* a fallback took from a pageblock (mt: its type before); not acted on */
 	RP_NR_ACTIONS
 };
 
@@ -379,6 +380,8 @@ struct rp_result {
 	/* Free blocks the start placed as two halves (order 0: not at all). */
 	uint64_t start_shortfall;
 	uint64_t pre_elsewhere; /* pre-trace frees that found it elsewhere, not at the pfn */
+	/* Pageblocks the trace shows of a type other than movable at first; of them, typed so. */
+	uint64_t start_pb_seen, start_pb_typed;
 	double seconds, events_per_sec;         /* the loop's wall-clock time */
 	double cpu_seconds, events_per_cpu_sec; /* its CPU time: what others' load leaves alone */
 	double compact_seconds;                 /* of seconds: compact_memory and kcompactd runs */

@@ -289,12 +289,15 @@ void rp_print_table(FILE *f, const struct rp_machine *m, const struct rp_result 
 	        (unsigned long long)r->kcompactd_wakes, (unsigned long long)r->proactive,
 	        (unsigned long long)r->drains, (unsigned long long)r->decays,
 	        (unsigned long long)r->moved);
-	if (r->start_shortfall || r->map_errors || r->realloc_live || r->pre_elsewhere)
+	if (r->start_shortfall || r->map_errors || r->realloc_live || r->pre_elsewhere ||
+	    r->start_pb_seen)
 		fprintf(f,
-		        "starting state: %llu free blocks placed as two halves; %llu frees of pre-trace "
-		        "memory found it elsewhere; map errors %llu; pfns allocated again while live "
-		        "%llu\n",
+		        "starting state: %llu free blocks placed as two halves; %llu of %llu "
+		        "pageblocks the trace first shows unmovable or reclaimable typed so; %llu "
+		        "frees of pre-trace memory found it elsewhere; map errors %llu; pfns "
+		        "allocated again while live %llu\n",
 		        (unsigned long long)r->start_shortfall,
+		        (unsigned long long)r->start_pb_typed, (unsigned long long)r->start_pb_seen,
 		        (unsigned long long)r->pre_elsewhere, (unsigned long long)r->map_errors,
 		        (unsigned long long)r->realloc_live);
 	if (t->nr_marks) {
@@ -392,8 +395,11 @@ void rp_print_json(FILE *f, const struct rp_machine *m, const struct rp_result *
 	for (unsigned i = 0; i < RPF_COUNT; i++)
 		fprintf(f, "%s\"%s\": %llu", i ? ", " : "", rp_free_class_names[i],
 		        (unsigned long long)r->free_class[i]);
-	fprintf(f, "}, \"moved\": %llu, \"pre_trace_elsewhere\": %llu, \"marks\": [",
-	        (unsigned long long)r->moved, (unsigned long long)r->pre_elsewhere);
+	fprintf(f,
+	        "}, \"moved\": %llu, \"pre_trace_elsewhere\": %llu, \"start_pageblocks_seen\": "
+	        "%llu, \"start_pageblocks_typed\": %llu, \"marks\": [",
+	        (unsigned long long)r->moved, (unsigned long long)r->pre_elsewhere,
+	        (unsigned long long)r->start_pb_seen, (unsigned long long)r->start_pb_typed);
 	bool any = false;
 	for (size_t i = 0; i < t->nr; i++)
 		if (t->ev[i].type == RP_MARK) {

@@ -621,6 +621,10 @@ static void vmstat_workers(struct rp_ctx *c, const struct rp_event *ev)
 
 static void do_event(struct rp_ctx *c, const struct rp_event *ev)
 {
+	if (ev->type == RP_EXTFRAG) {
+		c->evidence_only++; /* the starting state's: the allocation after it acts */
+		return;
+	}
 	c->cpu = ev->cpu;
 	c->now_ns = ev->ts_ns;
 	vmstat_workers(c, ev);
@@ -767,7 +771,7 @@ static void run_events(struct rp_ctx *c)
 	for (unsigned n = 0; n < RPN_COUNT; n++)
 		events += t->per_name[n];
 	c->res->events = events;
-	c->res->actions = t->nr;
+	c->res->actions = t->nr - c->evidence_only;
 	c->res->seconds = busy;
 	c->res->events_per_sec = busy > 0 ? (double)events / busy : 0;
 	c->res->cpu_seconds = cpu;

@@ -274,7 +274,7 @@ static pa_gfp_t mt_gfp(unsigned mt)
 /* Make pageblock b (pfn) of type mt: free it, allocate it back as mt. */
 static bool retype_block(struct rp_ctx *c, uint64_t b, unsigned mt)
 {
-	unsigned r;
+	unsigned r = 0;
 	uint64_t h = pre_head(c, b, &r);
 	if (h != b || r < PB_ORDER)
 		return false;
@@ -357,23 +357,106 @@ static void typed_already(const struct rp_ctx *c, uint64_t start, uint64_t end,
 	}
 }
 
-static void retype(struct rp_ctx *c, const struct rp_zone_state *kz, uint8_t *pbtype)
+/*
+ * Each pageblock's type as the trace first shows it: 1 + the migratetype of
+ * the first allocation inside it, or the one a fallback names for the free
+ * block it took from (all of whose pageblocks then serve the other type
+ * without changing theirs), 0 where the trace allocates nothing. An
+ * allocation comes from a pageblock of its own type but for a fallback.
+ */
+static uint8_t *first_types(const struct rp_ctx *c)
 {
-	uint64_t b = kz->start_pfn & ~((1ull << PB_ORDER) - 1), have[RP_NR_MT];
-	typed_already(c, kz->start_pfn, kz->end_pfn, have);
-	for (unsigned mt = 0; mt < RP_NR_MT; mt++) {
-		if (mt == PA_MT_MOVABLE || mt == PA_MT_ISOLATE)
+	uint64_t nr = (c->nr_frames >> PB_ORDER) + 1;
+	uint8_t *t = calloc(nr, 1);
+	for (size_t i = 0; t && i < c->trace->nr; i++) {
+		const struct rp_event *ev = &c->trace->ev[i];
+		if (ev->type != RP_ALLOC && ev->type != RP_EXTFRAG)
 			continue;
-		for (uint64_t n = kz->pageblocks[mt] > have[mt] ? kz->pageblocks[mt] - have[mt] : 0;
-		     n && b + (1u << PB_ORDER) <= kz->end_pfn; b += 1u << PB_ORDER)
-			if (retype_block(c, b, mt == PA_MT_HIGHATOMIC ? PA_MT_UNMOVABLE : mt) ||
-			    (b < kz->start_pfn &&
-			     retype_partial(c, kz, b,
-			                    mt == PA_MT_HIGHATOMIC ? PA_MT_UNMOVABLE : mt))) {
-				pbtype[b >> PB_ORDER] = (uint8_t)mt;
-				n--;
-			}
+		uint64_t b = ev->pfn >> PB_ORDER, end = b + 1;
+		if (ev->type == RP_EXTFRAG && ev->order > PB_ORDER)
+			end = b + (1ull << (ev->order - PB_ORDER));
+		for (; b < end && b < nr; b++)
+			if (!t[b])
+				t[b] = (uint8_t)(ev->mt + 1);
 	}
+	return t;
+}
+
+/* How many pageblocks the trace shows unmovable or reclaimable at first, and of them typed so. */
+static void count_typed(const struct rp_ctx *c, const uint8_t *seen, const uint8_t *pbtype)
+{
+	for (uint64_t b = 0; seen && b < c->nr_frames >> PB_ORDER; b++) {
+		unsigned mt = seen[b] ? seen[b] - 1u : PA_MT_MOVABLE;
+		if (mt == PA_MT_UNMOVABLE || mt == PA_MT_RECLAIMABLE) {
+			c->res->start_pb_seen++;
+			c->res->start_pb_typed += pbtype[b] == mt;
+		}
+	}
+}
+
+/* Make pageblock b (pfn) of kz of type mt, as the pool's; false where it cannot be. */
+static bool type_block(struct rp_ctx *c, const struct rp_zone_state *kz, uint8_t *pbtype,
+                       uint64_t b, unsigned mt)
+{
+	unsigned as = mt == PA_MT_HIGHATOMIC ? PA_MT_UNMOVABLE : mt;
+	if (pbtype[b >> PB_ORDER] != PA_MT_MOVABLE || b + (1u << PB_ORDER) > kz->end_pfn ||
+	    !(retype_block(c, b, as) || (b < kz->start_pfn && retype_partial(c, kz, b, as))))
+		return false;
+	pbtype[b >> PB_ORDER] = (uint8_t)mt;
+	return true;
+}
+
+/*
+ * What the trace first shows of the pageblocks of the largest block at u:
+ * bit 0 some of type mt, bit 1 some of another.
+ */
+static unsigned unit_seen(const struct rp_ctx *c, const uint8_t *seen, uint64_t u, uint64_t span,
+                          unsigned mt)
+{
+	unsigned found = 0;
+	for (uint64_t b = u; seen && b < u + span && b < c->nr_frames; b += 1u << PB_ORDER) {
+		unsigned ev = seen[b >> PB_ORDER];
+		found |= !ev ? 0u : ev == mt + 1 ? 1u : 2u;
+	}
+	return found;
+}
+
+/*
+ * The kernel's pageblocks of other types than movable, as many as its
+ * pagetypeinfo counts, where the trace first shows that type: whole blocks
+ * of the largest order where it shows no other (a fallback that takes such
+ * a block claims all its pageblocks, and the kernel's free blocks of that
+ * order need whole movable ones), then single pageblocks; then whole
+ * blocks where the trace allocates nothing, then anywhere. The lowest
+ * first within each (early allocations of a freshly booted kernel sit low
+ * in a zone).
+ */
+static void retype(struct rp_ctx *c, const struct rp_zone_state *kz, uint8_t *pbtype,
+                   const uint8_t *seen)
+{
+	uint64_t span = 1ull << (c->max_order > PB_ORDER ? c->max_order : PB_ORDER);
+	uint64_t first = kz->start_pfn & ~(span - 1), have[RP_NR_MT], n[RP_NR_MT];
+	typed_already(c, kz->start_pfn, kz->end_pfn, have);
+	for (unsigned mt = 0; mt < RP_NR_MT; mt++)
+		n[mt] = mt == PA_MT_MOVABLE || mt == PA_MT_ISOLATE ||
+		                        kz->pageblocks[mt] <= have[mt] ?
+		                0 :
+		                kz->pageblocks[mt] - have[mt];
+	for (unsigned pass = 0; pass < 4; pass++)
+		for (unsigned mt = 0; mt < RP_NR_MT; mt++) {
+			unsigned as = mt == PA_MT_HIGHATOMIC ? PA_MT_UNMOVABLE : mt;
+			for (uint64_t u = first; n[mt] && u < kz->end_pfn; u += span) {
+				unsigned found = unit_seen(c, seen, u, span, as);
+				if ((pass == 0 && found != 1) || (pass == 2 && found))
+					continue;
+				for (uint64_t b = u; n[mt] && b < u + span; b += 1u << PB_ORDER) {
+					unsigned ev = seen ? seen[b >> PB_ORDER] : 0;
+					if (pass == 1 && ev != as + 1)
+						continue;
+					n[mt] -= type_block(c, kz, pbtype, b, mt);
+				}
+			}
+		}
 }
 
 /* Can the block at p never be a free buddy of `order`: a hole, or held pre-trace memory? */
@@ -640,8 +723,11 @@ int rp_start_state(struct rp_ctx *c)
 		return -1;
 	memset(pbtype, PA_MT_MOVABLE, (c->nr_frames >> PB_ORDER) + 1);
 	fill(c);
+	uint8_t *seen = first_types(c);
 	for (unsigned z = 0; z < st->nr_zones; z++)
-		retype(c, &st->zone[z], pbtype);
+		retype(c, &st->zone[z], pbtype, seen);
+	count_typed(c, seen, pbtype);
+	free(seen);
 	struct start_evidence e;
 	evidence_read(c, &e);
 	for (unsigned z = 0; z < st->nr_zones; z++)
