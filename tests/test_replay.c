@@ -388,6 +388,48 @@ TEST(replay_queues_the_worker_on_whole_seconds_of_jiffies)
 	rp_trace_free(&t);
 }
 
+/*
+ * By default a replay validates the pool every as many events as it has
+ * frames (at least every 200,000): each validation walks every frame.
+ */
+TEST(replay_validates_as_often_as_the_pool_is_large)
+{
+	struct rp_trace t = { 0 };
+	char line[200];
+	for (unsigned i = 0; i < 300000; i++) {
+		snprintf(
+		        line, sizeof line,
+		        i % 2 ? "  a-1 [000] ..... %u.%06u: mm_page_free: page=0 pfn=0x%x order=0" :
+		                "  a-1 [000] ..... %u.%06u: mm_page_alloc: page=0 pfn=0x%x order=0 "
+		                "migratetype=1 gfp_flags=GFP_HIGHUSER_MOVABLE",
+		        10 + i / 1000000, i % 1000000, 0x1000 + (i / 2) % 4096);
+		REQUIRE(rp_parse_line(&t, line, strlen(line)) == 0);
+	}
+	struct rp_machine *m = calloc(1, sizeof *m);
+	REQUIRE(m);
+	m->min_free_kbytes = -1;
+	static const struct {
+		const char *boot;
+		uint64_t validations; /* periodic ones, and the one at the end */
+	} cases[] = {
+		{ "mem=256M max_order=10 nr_cpus=1 kcompactd=manual", 1 + 1 }, /* 65,536 frames */
+		{ "mem=1G max_order=10 nr_cpus=1 kcompactd=manual", 1 + 1 },   /* 262,144 */
+		{ "mem=2G max_order=10 nr_cpus=1 kcompactd=manual", 0 + 1 },   /* 524,288 */
+	};
+	for (unsigned i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		struct rp_options opt = { .boot = cases[i].boot,
+			                  .validate_every = RP_VALIDATE_AUTO };
+		struct rp_result r;
+		REQUIRE(rp_replay(&t, m, &opt, &r) == 0);
+		free(r.series);
+		CHECK_MSG(r.validations == cases[i].validations, "%s: %llu validations",
+		          cases[i].boot, (unsigned long long)r.validations);
+		CHECK_EQ_U64(r.validate_failures, 0);
+	}
+	free(m);
+	rp_trace_free(&t);
+}
+
 /* A compaction run of kcompactd, as Linux 6.1 traces it, then a task freeing what was moved. */
 static const char *const compaction_run[] = {
 	"  init-5       [000] .....  83.0: mm_page_alloc: page=0 pfn=0x1000 order=0 "

@@ -47,8 +47,9 @@ static void replay_usage(FILE *f)
 	        "  --svg FILE             fragmentation over time, phase markers, kernel points\n"
 	        "  --map FILE             the pool's memory map at the end, as pagealloc map draws "
 	        "it (SVG)\n"
-	        "  --validate-every N     pa_validate every N events (default 200000; 0: at the "
-	        "end only)\n"
+	        "  --validate-every N     pa_validate every N events (default: as many as the "
+	        "pool\n"
+	        "                         has frames, at least 200000; 0: at the end only)\n"
 	        "  --compare \"KEYS\" ...   replay under each configuration, print them side by "
 	        "side\n"
 	        "  -j N                   configurations replayed at once (default 2)\n");
@@ -104,7 +105,7 @@ static int replay_opt(struct replay_args *a, int argc, char **argv, int *i)
 
 static int parse_replay_args(struct replay_args *a, int argc, char **argv)
 {
-	a->opt.validate_every = 200000;
+	a->opt.validate_every = RP_VALIDATE_AUTO;
 	a->jobs = 2;
 	for (int i = 1; i < argc; i++) {
 		if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {

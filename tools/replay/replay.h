@@ -332,6 +332,15 @@ enum rp_free_class {
 };
 extern const char *const rp_free_class_names[RPF_COUNT];
 
+/*
+ * validate_every by the pool's size: every as many events as the pool has
+ * frames, at least RP_VALIDATE_MIN. A validation walks every frame, so it
+ * costs about as much as replaying that many events: a large machine's
+ * replay is not spent validating.
+ */
+#define RP_VALIDATE_AUTO UINT64_MAX
+#define RP_VALIDATE_MIN  200000
+
 struct rp_options {
 	const char *boot_extra; /* keys added to the derived boot line */
 	const char *boot;       /* a whole boot line instead of the derived one */
@@ -339,8 +348,9 @@ struct rp_options {
 	unsigned nr_ctl;
 	const char *linux_ver; /* --linux VERSION: whose rules, in place of the recording's */
 	const char *map_path;  /* the pool's pageblocks at the end, as SVG */
-	uint64_t validate_every;
-	uint64_t series_every; /* 0: a --series point every 1/300 of the trace */
+	uint64_t
+	        validate_every; /* events between pa_validate()s; 0: at the end; RP_VALIDATE_AUTO */
+	uint64_t series_every;  /* 0: a --series point every 1/300 of the trace */
 	bool want_series;
 	rp_progress_fn progress;
 };

@@ -733,6 +733,8 @@ static void run_events(struct rp_ctx *c)
 {
 	const struct rp_trace *t = c->trace;
 	uint64_t vevery = c->opt->validate_every, severy = c->opt->series_every;
+	if (vevery == RP_VALIDATE_AUTO)
+		vevery = c->nr_frames > RP_VALIDATE_MIN ? c->nr_frames : RP_VALIDATE_MIN;
 	if (c->opt->want_series && !severy)
 		severy = t->nr / 300 ? t->nr / 300 : 1;
 	double busy = 0, cpu = 0;
