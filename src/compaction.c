@@ -10,7 +10,9 @@
  *   2. The free scanner walks down from the zone end and captures free
  *      blocks whole, unprepared, into one list per order.
  *   3. Each folio gets a destination of its own order; a larger captured
- *      block is split only when no block of that order is left.
+ *      block is split only when no block of that order is left. A folio
+ *      that finds none after one more round of the free scanner goes back
+ *      whole, and the pass goes on with the smaller ones.
  *   4. Bytes are copied and the owner told (migrate.c); the source is freed
  *      (a whole-zone pass frees it through the per-CPU lists, as Linux's
  *      folio_put() does, and drains none of them).
@@ -256,14 +258,18 @@ static pa_pfn_t take_captured(struct compact_control *cc, unsigned order)
 	return PA_NIL;
 }
 
-/* A destination of this order: captured, split from a larger one, or scanned for. */
+/*
+ * A destination of this order: captured, split from a larger one, or
+ * scanned for. As Linux's compaction_alloc(), the free scanner runs once
+ * more when nothing captured is large enough, and a folio that then finds
+ * none fails (Linux splits it then, a split not modelled here: it goes back
+ * whole); emptying a region scans on until a block that large turns up or
+ * the scanners meet, since every folio in the region must go.
+ */
 static pa_pfn_t compaction_alloc(struct compact_control *cc, unsigned order)
 {
-	/*
-	 * Any free block serves an order-0 folio; for a larger one, scan on
-	 * until a block that large turns up or the scanners meet.
-	 */
-	for (int tries = 0; tries < 2 || (order && cc->free_pfn > cc->migrate_pfn); tries++) {
+	bool scan_on = order && cc->region_end > cc->region_start;
+	for (int tries = 0; tries < 2 || (scan_on && cc->free_pfn > cc->migrate_pfn); tries++) {
 		pa_lock(&cc->zone->lock, SITE_ADMIN);
 		pa_pfn_t pfn = take_captured(cc, order);
 		pa_unlock(&cc->zone->lock);

@@ -414,6 +414,49 @@ TEST(compact_split_folios_mode_splits_large_folios_and_calls_split)
 	to_finish(&o);
 }
 
+/*
+ * As Linux's compaction_alloc(), a folio with no captured block of its
+ * order gets one more round of the free scanner, not a scan down to the
+ * migrate scanner: an order-4 folio at the bottom of a zone whose free
+ * memory above is all single frames goes back whole, and the pass goes on
+ * moving the order-0 folios above it into those frames.
+ */
+TEST(compact_a_large_folio_without_a_destination_does_not_end_the_pass)
+{
+	struct pa_pool *pool = test_boot(QUIET "mem=64M backing=anon");
+	struct towner o;
+	to_init(&o, pool, 20000);
+	fill_owned(&o, 0);
+	struct pa_zone_info big = { 0 }, zi;
+	for (unsigned i = 0; pa_zone_info(pool, i, &zi) == 0; i++)
+		if (zi.managed > big.managed)
+			big = zi;
+	pa_pfn_t b = (big.start_pfn + 64 + 15) & ~(pa_pfn_t)15;
+	for (size_t i = 0; i < o.nr; i++)
+		if (o.f[i].first_pfn >= b && o.f[i].first_pfn < b + 16)
+			to_free(&o, i);
+	long big_folio = to_alloc(&o, PA_GFP_COMP | PA_GFP_NOCOMPACT, 4);
+	REQUIRE(big_folio >= 0);
+	REQUIRE(o.f[big_folio].first_pfn == b);
+	uint64_t holes = 0;
+	for (size_t i = 0; i < o.nr; i++)
+		if (o.f[i].order == 0 && o.f[i].first_pfn >= b + 16 &&
+		    o.f[i].first_pfn < big.end_pfn && o.f[i].first_pfn % 2) {
+			to_free(&o, i);
+			holes++;
+		}
+	pa_compact(pool, -1);
+	fprintf(stderr, "  %llu order-0 folios moved into %llu single free frames\n",
+	        (unsigned long long)folios_migrated(pool, 0), (unsigned long long)holes);
+	CHECK_EQ_U64(folios_migrated(pool, 4), 0);
+	CHECK_EQ_U64(pa_page_to_pfn(pool, o.f[big_folio].page), b);
+	CHECK(folios_migrated(pool, 0) > holes / 4);
+	to_check_all(&o);
+	to_expect_clean(&o);
+	VALIDATE(pool);
+	to_finish(&o);
+}
+
 TEST(compact_same_layout_default_moves_whole_old_mode_splits)
 {
 	/* Seed 003's comparison in one run: order-4 and order-0 folios, both modes. */
