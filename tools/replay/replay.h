@@ -35,7 +35,7 @@ enum rp_type {
 	RP_RECLAIM,        /* kswapd on node pfn: arg an enum rp_reclaim */
 	RP_DECAY,          /* the CPU's vmstat worker gave frames back (decay_pcp_high()) */
 	RP_PROACTIVE,      /* kcompactd compacted unasked: a proactive pass (arg: node) */
-	RP_EXTFRAG, /* a fallback took from a pageblock (mt: its type before); not acted on */
+	RP_EXTFRAG,        /* a fallback's free block (mt: its type); the start reads it */
 	RP_NR_ACTIONS
 };
 
@@ -346,11 +346,10 @@ struct rp_options {
 	const char *boot;       /* a whole boot line instead of the derived one */
 	const char *ctl[16];    /* PATH=VALUE written after boot */
 	unsigned nr_ctl;
-	const char *linux_ver; /* --linux VERSION: whose rules, in place of the recording's */
-	const char *map_path;  /* the pool's pageblocks at the end, as SVG */
-	uint64_t
-	        validate_every; /* events between pa_validate()s; 0: at the end; RP_VALIDATE_AUTO */
-	uint64_t series_every;  /* 0: a --series point every 1/300 of the trace */
+	const char *linux_ver;   /* --linux VERSION: whose rules, in place of the recording's */
+	const char *map_path;    /* the pool's pageblocks at the end, as SVG */
+	uint64_t validate_every; /* events between pa_validate()s; 0: at the end only */
+	uint64_t series_every;   /* 0: a --series point every 1/300 of the trace */
 	bool want_series;
 	rp_progress_fn progress;
 };

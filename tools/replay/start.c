@@ -421,6 +421,30 @@ static unsigned unit_seen(const struct rp_ctx *c, const uint8_t *seen, uint64_t 
 	return found;
 }
 
+/* retype()'s passes, the likeliest places for a kernel pageblock of a type first. */
+enum retype_pass {
+	RETYPE_SEEN_WHOLE,   /* whole largest blocks the trace shows of that type and no other */
+	RETYPE_SEEN,         /* single pageblocks the trace shows of that type */
+	RETYPE_UNSEEN_WHOLE, /* whole largest blocks the trace allocates nothing in */
+	RETYPE_ANYWHERE,
+	RETYPE_PASSES
+};
+
+/* Does the pass take a pageblock first seen as `ev` (1 + type, 0: not seen) in a block `found`? */
+static bool pass_takes(enum retype_pass pass, unsigned found, unsigned ev, unsigned mt)
+{
+	switch (pass) {
+	case RETYPE_SEEN_WHOLE:
+		return found == 1;
+	case RETYPE_SEEN:
+		return ev == mt + 1;
+	case RETYPE_UNSEEN_WHOLE:
+		return found == 0;
+	default:
+		return true;
+	}
+}
+
 /*
  * The kernel's pageblocks of other types than movable, as many as its
  * pagetypeinfo counts, where the trace first shows that type: whole blocks
@@ -435,26 +459,20 @@ static void retype(struct rp_ctx *c, const struct rp_zone_state *kz, uint8_t *pb
                    const uint8_t *seen)
 {
 	uint64_t span = 1ull << (c->max_order > PB_ORDER ? c->max_order : PB_ORDER);
-	uint64_t first = kz->start_pfn & ~(span - 1), have[RP_NR_MT], n[RP_NR_MT];
+	uint64_t first = kz->start_pfn & ~(span - 1), have[RP_NR_MT], n[RP_NR_MT] = { 0 };
 	typed_already(c, kz->start_pfn, kz->end_pfn, have);
 	for (unsigned mt = 0; mt < RP_NR_MT; mt++)
-		n[mt] = mt == PA_MT_MOVABLE || mt == PA_MT_ISOLATE ||
-		                        kz->pageblocks[mt] <= have[mt] ?
-		                0 :
-		                kz->pageblocks[mt] - have[mt];
-	for (unsigned pass = 0; pass < 4; pass++)
+		if (mt != PA_MT_MOVABLE && mt != PA_MT_ISOLATE && kz->pageblocks[mt] > have[mt])
+			n[mt] = kz->pageblocks[mt] - have[mt];
+	for (unsigned pass = 0; pass < RETYPE_PASSES; pass++)
 		for (unsigned mt = 0; mt < RP_NR_MT; mt++) {
 			unsigned as = mt == PA_MT_HIGHATOMIC ? PA_MT_UNMOVABLE : mt;
 			for (uint64_t u = first; n[mt] && u < kz->end_pfn; u += span) {
 				unsigned found = unit_seen(c, seen, u, span, as);
-				if ((pass == 0 && found != 1) || (pass == 2 && found))
-					continue;
-				for (uint64_t b = u; n[mt] && b < u + span; b += 1u << PB_ORDER) {
-					unsigned ev = seen ? seen[b >> PB_ORDER] : 0;
-					if (pass == 1 && ev != as + 1)
-						continue;
-					n[mt] -= type_block(c, kz, pbtype, b, mt);
-				}
+				for (uint64_t b = u; n[mt] && b < u + span; b += 1u << PB_ORDER)
+					if (pass_takes(pass, found, seen ? seen[b >> PB_ORDER] : 0,
+					               as))
+						n[mt] -= type_block(c, kz, pbtype, b, mt);
 			}
 		}
 }
