@@ -23,6 +23,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -889,6 +890,18 @@ static int boot(struct rp_ctx *c)
 	return 0;
 }
 
+/*
+ * The kernel-pfn map, its pages faulted in at once: a snapshot reads it
+ * whole, and a first read of untouched memory faults a page at a time (on a
+ * 24 GiB machine's 52 MB, 0.1 s of a 0.65 s replay). NULL on failure.
+ */
+static struct rp_kmap *kmap_alloc(size_t bytes)
+{
+	void *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE,
+	               MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
+	return p == MAP_FAILED ? NULL : p;
+}
+
 static int alloc_maps(struct rp_ctx *c)
 {
 	struct pa_config cfg;
@@ -898,7 +911,8 @@ static int alloc_maps(struct rp_ctx *c)
 	c->nr_frames = cfg.total_pages;
 	c->nr_cpus = cfg.nr_cpus < RP_MAX_CPUS ? cfg.nr_cpus : RP_MAX_CPUS;
 	c->nr_kmap = c->trace->max_pfn > cfg.total_pages ? c->trace->max_pfn : cfg.total_pages;
-	c->kmap = calloc(c->nr_kmap + (1ull << cfg.max_order), sizeof *c->kmap);
+	c->kmap_bytes = (c->nr_kmap + (1ull << cfg.max_order)) * sizeof *c->kmap;
+	c->kmap = kmap_alloc(c->kmap_bytes);
 	c->pre = calloc(c->nr_frames, 1);
 	c->ctarget = calloc(c->nr_kmap / 8 + 1, 1);
 	c->freed = calloc(c->nr_kmap / 8 + 1, 1);
@@ -943,7 +957,9 @@ int rp_replay(const struct rp_trace *t, struct rp_machine *m, const struct rp_op
 	}
 	if (c->pool)
 		pa_shutdown(c->pool);
-	free(c->kmap), free(c->pre), free(c->ctarget), free(c->pre_kernel), free(c->freed);
+	if (c->kmap)
+		munmap(c->kmap, c->kmap_bytes);
+	free(c->pre), free(c->ctarget), free(c->pre_kernel), free(c->freed);
 	free(c->held);
 	free(c);
 	return rc;

@@ -52,6 +52,7 @@ struct rp_ctx {
 	uint64_t nr_frames, nr_kmap;
 	unsigned nr_cpus;     /* the pool's CPUs, at most RP_MAX_CPUS */
 	struct rp_kmap *kmap; /* [kernel pfn] */
+	size_t kmap_bytes;    /* its mapping's length (kmap_alloc()) */
 	uint8_t *pre;         /* [pool pfn]: order + 1 of a pre-trace block's head, else 0 */
 	uint8_t *ctarget;     /* bit per kernel pfn: in a range kernel compaction took from */
 	uint8_t *freed;       /* bit per kernel pfn: a traced free's head, not allocated since */
