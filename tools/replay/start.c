@@ -271,6 +271,12 @@ static pa_gfp_t mt_gfp(unsigned mt)
 	                                 0;
 }
 
+/* The type the starting state builds for a kernel pageblock type: HighAtomic as Unmovable. */
+static unsigned pool_mt(unsigned mt)
+{
+	return mt == PA_MT_HIGHATOMIC ? PA_MT_UNMOVABLE : mt;
+}
+
 /* Make pageblock b (pfn) of type mt: free it, allocate it back as mt. */
 static bool retype_block(struct rp_ctx *c, uint64_t b, unsigned mt)
 {
@@ -398,7 +404,7 @@ static void count_typed(const struct rp_ctx *c, const uint8_t *seen, const uint8
 static bool type_block(struct rp_ctx *c, const struct rp_zone_state *kz, uint8_t *pbtype,
                        uint64_t b, unsigned mt)
 {
-	unsigned as = mt == PA_MT_HIGHATOMIC ? PA_MT_UNMOVABLE : mt;
+	unsigned as = pool_mt(mt);
 	if (pbtype[b >> PB_ORDER] != PA_MT_MOVABLE || b + (1u << PB_ORDER) > kz->end_pfn ||
 	    !(retype_block(c, b, as) || (b < kz->start_pfn && retype_partial(c, kz, b, as))))
 		return false;
@@ -466,7 +472,7 @@ static void retype(struct rp_ctx *c, const struct rp_zone_state *kz, uint8_t *pb
 			n[mt] = kz->pageblocks[mt] - have[mt];
 	for (unsigned pass = 0; pass < RETYPE_PASSES; pass++)
 		for (unsigned mt = 0; mt < RP_NR_MT; mt++) {
-			unsigned as = mt == PA_MT_HIGHATOMIC ? PA_MT_UNMOVABLE : mt;
+			unsigned as = pool_mt(mt);
 			for (uint64_t u = first; n[mt] && u < kz->end_pfn; u += span) {
 				unsigned found = unit_seen(c, seen, u, span, as);
 				for (uint64_t b = u; n[mt] && b < u + span; b += 1u << PB_ORDER)
@@ -593,7 +599,7 @@ static void place_all(struct rp_ctx *c, const struct rp_zone_state *kz, const ui
 	uint64_t carry[RP_NR_MT] = { 0 };
 	for (int o = (int)c->max_order; o >= 0; o--)
 		for (unsigned mt = 0; mt < RP_NR_MT; mt++) {
-			unsigned want = mt == PA_MT_HIGHATOMIC ? PA_MT_UNMOVABLE : mt;
+			unsigned want = pool_mt(mt);
 			uint64_t n = kz->free_mt[mt][o] + carry[mt];
 			carry[mt] = 0;
 			if (!n || mt == PA_MT_ISOLATE)
