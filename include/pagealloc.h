@@ -280,6 +280,17 @@ void pa_drain_all(struct pa_pool *pool);
 int pa_drain_zone(struct pa_pool *pool, unsigned node, enum pa_zone_type zone, int all_cpus);
 
 /*
+ * Give back one list: CPU cpu's blocks of `order` and PCP type (0
+ * unmovable, 1 movable, 2 reclaimable) in that zone, as a spill would
+ * (oldest first, merging in the buddy). A caller that knows a list is
+ * empty elsewhere (a trace's refill of it) makes it so here. Returns the
+ * frames given back, 0 for an empty list; -EINVAL for a NULL pool or a type
+ * above 2, -ENOENT for a node, zone, CPU or order the pool does not have.
+ */
+long pa_drain_list(struct pa_pool *pool, unsigned node, enum pa_zone_type zone, unsigned cpu,
+                   unsigned order, unsigned type);
+
+/*
  * Linux's vmstat worker (decay_pcp_high()), for an embedder that runs it:
  * lower CPU cpu's per-CPU high in every zone by an eighth, toward high_min,
  * and give back what its lists hold above the new high. Call it about once

@@ -993,6 +993,29 @@ void zone_fold_stats(struct pa_zone *z, uint64_t stat[PA_NR_ZONE_STATS], uint64_
 		pa_spin_unlock(&z->pcp[c]->lock);
 }
 
+long pa_drain_list(struct pa_pool *pool, unsigned node, enum pa_zone_type type, unsigned cpu,
+                   unsigned order, unsigned pcp_type)
+{
+	if (!pool || pcp_type >= PA_NR_PCP_TYPES)
+		return -EINVAL;
+	if (node >= pool->nr_nodes || type >= PA_ZONE_COUNT || cpu >= pool->cfg.nr_cpus ||
+	    !pool->nodes[node].zones[type] || order > pool->max_order_boot)
+		return -ENOENT;
+	struct pa_zone *z = pool->nodes[node].zones[type];
+	struct pa_pcp *pcp = z->pcp[cpu];
+	unsigned list = order * PA_NR_PCP_TYPES + pcp_type;
+	platform_spin_lock(pool, &pcp->lock, SITE_DRAIN);
+	uint64_t frames = 0;
+	for (uint32_t pfn = pcp_list_head(pcp, list); pfn != PA_NIL;
+	     pfn = pfn_page(pool, pfn)->lru.next)
+		frames += 1ull << order;
+	/* A spill from this list first takes only from it while it holds enough. */
+	if (frames)
+		pcp_spill(z, pcp, frames, 1ull << order, list, SITE_DRAIN);
+	pa_spin_unlock(&pcp->lock);
+	return (long)frames;
+}
+
 int pa_pcp_info(struct pa_pool *pool, unsigned node, enum pa_zone_type type, unsigned cpu,
                 struct pa_pcp_info *info, uint64_t *blocks)
 {

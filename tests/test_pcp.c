@@ -1823,6 +1823,45 @@ TEST(pcp_decay_gives_back_what_is_above_the_lowered_high)
  * range, under 6.1's fixed high, or for a zone or CPU not there, it is
  * refused and nothing changes.
  */
+/*
+ * pa_drain_list() gives back one list only: the movable order-0 list goes,
+ * the unmovable one and the order-1 one stay; the frames it reports are
+ * the ones the buddy got back. Bad arguments are refused.
+ */
+TEST(pcp_drain_list_gives_back_that_list_alone)
+{
+	struct pa_pool *pool = test_boot("mem=256M nr_cpus=1 pcp_orders=0-3");
+	struct pa_page *p[3] = { pa_alloc_pages(pool, PA_GFP_MOVABLE, 0),
+		                 pa_alloc_pages(pool, PA_GFP_KERNEL, 0),
+		                 pa_alloc_pages(pool, PA_GFP_KERNEL, 1) };
+	REQUIRE(p[0] && p[1] && p[2]);
+	uint64_t before[4 * 3], after[4 * 3];
+	struct pa_pcp_info info;
+	REQUIRE(pa_pcp_info(pool, 0, PA_ZONE_DMA32, 0, &info, before) == 0);
+	uint64_t movable = before[0 * 3 + 1];
+	REQUIRE(movable && before[0 * 3 + 0] && before[1 * 3 + 0]);
+	struct pa_usage u0 = usage(pool);
+	CHECK_EQ_U64(pa_drain_list(pool, 0, PA_ZONE_DMA32, 0, 0, 1), movable);
+	REQUIRE(pa_pcp_info(pool, 0, PA_ZONE_DMA32, 0, &info, after) == 0);
+	for (unsigned i = 0; i < 4 * 3; i++)
+		CHECK_EQ_U64(after[i], i == 1 ? 0 : before[i]);
+	struct pa_usage u1 = usage(pool);
+	CHECK_EQ_U64(u1.free, u0.free + movable);
+	CHECK_EQ_U64(u1.reserved, u0.reserved - movable);
+	CHECK_EQ_U64(pa_drain_list(pool, 0, PA_ZONE_DMA32, 0, 0, 1), 0); /* empty now */
+	CHECK_EQ_U64(pa_drain_list(NULL, 0, PA_ZONE_DMA32, 0, 0, 1), -EINVAL);
+	CHECK_EQ_U64(pa_drain_list(pool, 0, PA_ZONE_DMA32, 0, 0, 3), -EINVAL);
+	CHECK_EQ_U64(pa_drain_list(pool, 1, PA_ZONE_DMA32, 0, 0, 1), -ENOENT);
+	CHECK_EQ_U64(pa_drain_list(pool, 0, PA_ZONE_NORMAL, 0, 0, 1), -ENOENT);
+	CHECK_EQ_U64(pa_drain_list(pool, 0, PA_ZONE_DMA32, 1, 0, 1), -ENOENT);
+	CHECK_EQ_U64(pa_drain_list(pool, 0, PA_ZONE_DMA32, 0, 41, 1), -ENOENT);
+	VALIDATE(pool);
+	pa_free_pages(pool, p[0], 0);
+	pa_free_pages(pool, p[1], 0);
+	pa_free_pages(pool, p[2], 1);
+	pa_shutdown(pool);
+}
+
 TEST(pcp_set_high_restores_a_cpus_high_within_its_range)
 {
 	struct pa_pool *pool = test_boot("mem=256M nr_cpus=1 pcp_orders=0");

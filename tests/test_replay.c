@@ -167,6 +167,53 @@ TEST(parser_action_fields)
 }
 
 /*
+ * A CPU's run of mm_page_alloc_zone_locked lines with percpu_refill=1 is one
+ * refill (RP_REFILL, arg: its pages), even with another CPU's lines between;
+ * any other line of the CPU ends it, and a line of another list starts the next.
+ */
+TEST(parser_tells_refills_by_their_runs)
+{
+	struct rp_trace t = { 0 };
+	static const char *const lines[] = {
+		"  dd-493 [000] d..3. 14.922443: mm_page_alloc_zone_locked: page=0 pfn=0x31de "
+		"order=0 migratetype=1 percpu_refill=1",
+		"  dd-493 [000] d..3. 14.922549: mm_page_alloc_zone_locked: page=0 pfn=0x5c83 "
+		"order=0 migratetype=1 percpu_refill=1",
+		"  sh-500 [001] d..3. 14.922550: mm_page_alloc_zone_locked: page=0 pfn=0x7000 "
+		"order=0 migratetype=0 percpu_refill=1",
+		"  dd-493 [000] d..3. 14.922552: mm_page_alloc_zone_locked: page=0 pfn=0x5c9a "
+		"order=0 migratetype=1 percpu_refill=1",
+		"  dd-493 [000] ..... 14.922600: mm_page_alloc: page=0 pfn=0x31de order=0 "
+		"migratetype=1 gfp_flags=GFP_HIGHUSER_MOVABLE",
+		"  dd-493 [000] d..3. 14.922700: mm_page_alloc_zone_locked: page=0 pfn=0x6000 "
+		"order=0 migratetype=1 percpu_refill=1",
+		"  dd-493 [000] d..3. 14.922701: mm_page_alloc_zone_locked: page=0 pfn=0x6100 "
+		"order=3 migratetype=0 percpu_refill=1",
+		"  dd-493 [000] d..3. 14.922702: mm_page_alloc_zone_locked: page=0 pfn=0x8000 "
+		"order=4 migratetype=1 percpu_refill=0",
+	};
+	parse_all(&t, lines, sizeof lines / sizeof lines[0]);
+	REQUIRE(t.nr == 5);
+	CHECK_EQ_U64(t.ev[0].type, RP_REFILL);
+	CHECK_EQ_U64(t.ev[0].cpu, 0);
+	CHECK_EQ_U64(t.ev[0].pfn, 0x31de);
+	CHECK_EQ_U64(t.ev[0].mt, PA_MT_MOVABLE);
+	CHECK_EQ_U64(t.ev[0].arg, 3); /* CPU 1's line between does not end CPU 0's run */
+	CHECK_EQ_U64(t.ev[1].type, RP_REFILL);
+	CHECK_EQ_U64(t.ev[1].cpu, 1);
+	CHECK_EQ_U64(t.ev[1].arg, 1);
+	CHECK_EQ_U64(t.ev[2].type, RP_ALLOC);
+	CHECK_EQ_U64(t.ev[3].type, RP_REFILL); /* after the allocation: a new run */
+	CHECK_EQ_U64(t.ev[3].arg, 1);
+	CHECK_EQ_U64(t.ev[4].type, RP_REFILL); /* another list's */
+	CHECK_EQ_U64(t.ev[4].order, 3);
+	CHECK_EQ_U64(t.ev[4].mt, PA_MT_UNMOVABLE);
+	CHECK_EQ_U64(t.first_refill[0][0][PA_MT_MOVABLE], 1);
+	CHECK_EQ_U64(t.first_refill[1][0][PA_MT_UNMOVABLE], 2);
+	rp_trace_free(&t);
+}
+
+/*
  * A run of mm_page_pcpu_drain lines right after a direct reclaim is
  * drain_all_pages(); after a compaction step, drain_local_pages(); after a
  * free (or from another task, or the idle task's pid 0) it is a spill.
@@ -351,6 +398,53 @@ TEST(replay_decays_each_cpus_high_once_a_second)
 	/* CPU 0 at 10.0, 11.0, 11.9, 12.95; CPU 1 at 10.0, 11.0 and 12.5 (due at 12.0) */
 	CHECK_EQ_U64(r.decays, 7);
 	CHECK_EQ_U64(r.bad_page, 0);
+	rp_trace_free(&t);
+}
+
+/*
+ * The kernel refills a list only when it is empty: at a list's first refill
+ * run, what the pool's list holds goes back to the buddy (the starting
+ * stock's excess); later runs, and a lone line (an allocation that may have
+ * gone past the lists), change nothing.
+ */
+TEST(replay_empties_a_list_at_its_first_refill)
+{
+	struct rp_trace t = { 0 };
+	static const char *const lines[] = {
+		"  a-1 [000] ..... 10.0: mm_page_alloc: page=0 pfn=0x100 order=0 migratetype=0 "
+		"gfp_flags=GFP_KERNEL",
+		"  a-1 [000] ..... 10.1: mm_page_alloc: page=0 pfn=0x200 order=0 migratetype=1 "
+		"gfp_flags=GFP_HIGHUSER_MOVABLE",
+		/* A lone line: no sure refill of the unmovable list. */
+		"  a-1 [000] d..3. 10.2: mm_page_alloc_zone_locked: page=0 pfn=0x300 order=0 "
+		"migratetype=0 percpu_refill=1",
+		"  a-1 [000] ..... 10.3: mm_page_alloc: page=0 pfn=0x300 order=0 migratetype=0 "
+		"gfp_flags=GFP_KERNEL",
+		/* The movable list's first refill: the pool's list empties first. */
+		"  a-1 [000] d..3. 10.4: mm_page_alloc_zone_locked: page=0 pfn=0x400 order=0 "
+		"migratetype=1 percpu_refill=1",
+		"  a-1 [000] d..3. 10.4: mm_page_alloc_zone_locked: page=0 pfn=0x401 order=0 "
+		"migratetype=1 percpu_refill=1",
+		"  a-1 [000] ..... 10.5: mm_page_alloc: page=0 pfn=0x400 order=0 migratetype=1 "
+		"gfp_flags=GFP_HIGHUSER_MOVABLE",
+		/* Its next refill: the lists follow the pool's own rules from now on. */
+		"  a-1 [000] d..3. 10.6: mm_page_alloc_zone_locked: page=0 pfn=0x500 order=0 "
+		"migratetype=1 percpu_refill=1",
+		"  a-1 [000] d..3. 10.6: mm_page_alloc_zone_locked: page=0 pfn=0x501 order=0 "
+		"migratetype=1 percpu_refill=1",
+		"  a-1 [000] ..... 10.7: mm_page_alloc: page=0 pfn=0x500 order=0 migratetype=1 "
+		"gfp_flags=GFP_HIGHUSER_MOVABLE",
+	};
+	parse_all(&t, lines, sizeof lines / sizeof lines[0]);
+	REQUIRE(t.nr == 8);
+	struct rp_result r;
+	lone_replay(&t, "mem=64M max_order=9 nr_cpus=1 kcompactd=manual", &r);
+	CHECK_EQ_U64(r.start_pcp_lists, 1);
+	CHECK(r.start_pcp_excess > 0); /* the refill for 0x200 less that page */
+	CHECK_EQ_U64(r.allocs, 5);
+	CHECK_EQ_U64(r.failed_kernel_served, 0);
+	CHECK_EQ_U64(r.bad_page, 0);
+	CHECK_EQ_U64(r.validate_failures, 0);
 	rp_trace_free(&t);
 }
 

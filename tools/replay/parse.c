@@ -583,16 +583,40 @@ static int parse_reclaim(struct rp_trace *t, int id, const struct line_head *h)
 	return 0;
 }
 
-/* A per-CPU refill: the first of each list marks where its starting stock ran out. */
-static void note_refill(struct rp_trace *t, const struct line_head *h)
+/*
+ * A per-CPU refill (rmqueue_bulk()) is a run of the CPU's
+ * mm_page_alloc_zone_locked lines with percpu_refill=1, one per page, and
+ * the kernel refills a list only when it is empty: an RP_REFILL event says
+ * so (arg: the run's lines). A run of one may be an allocation that went
+ * past the lists (percpu_refill only says the order and type could use
+ * them). The first refill of each list also marks where its starting stock
+ * ran out.
+ */
+static int note_refill(struct rp_trace *t, const struct line_head *h)
 {
-	uint64_t order, mt, refill;
+	uint64_t order, mt, refill, pfn;
 	if (h->cpu >= RP_MAX_CPUS || !get_num(h->args, h->end, "order=", &order) ||
 	    order >= RP_PCP_ORDERS || !get_num(h->args, h->end, "migratetype=", &mt) ||
-	    mt >= RP_PCP_TYPES || t->first_refill[h->cpu][order][mt] ||
-	    !get_num(h->args, h->end, "percpu_refill=", &refill) || !refill)
-		return;
-	t->first_refill[h->cpu][order][mt] = (uint32_t)(t->nr + 1);
+	    mt >= RP_PCP_TYPES || !get_num(h->args, h->end, "percpu_refill=", &refill) || !refill ||
+	    !get_num(h->args, h->end, "pfn=", &pfn) || pfn > UINT32_MAX)
+		return 0;
+	if (!t->first_refill[h->cpu][order][mt])
+		t->first_refill[h->cpu][order][mt] = (uint32_t)(t->nr + 1);
+	uint32_t open = t->refill_run[h->cpu];
+	if (open && t->ev[open - 1].order == order && t->ev[open - 1].mt == mt) {
+		t->ev[open - 1].arg++;
+		return 0;
+	}
+	struct rp_event *e = push(t);
+	if (!e)
+		return -1;
+	e->type = RP_REFILL;
+	e->pfn = (uint32_t)pfn;
+	e->order = (uint8_t)order;
+	e->mt = (uint8_t)mt;
+	e->arg = 1;
+	t->refill_run[h->cpu] = (uint32_t)t->nr;
+	return 0;
 }
 
 /*
@@ -622,6 +646,8 @@ static int parse_event(struct rp_trace *t, int id, const struct line_head *h, co
 	if (note_drain(t, id, h))
 		return -1;
 	note_run(t, id, h);
+	if (id != RPN_MM_PAGE_ALLOC_ZONE_LOCKED && h->cpu < RP_MAX_CPUS)
+		t->refill_run[h->cpu] = 0; /* the CPU's refill, if any, is over */
 	switch (id) {
 	case RPN_MM_PAGE_ALLOC: {
 		bool compacted = h->pid == t->direct_pid && t->direct_pid && t->direct_ran;
@@ -642,8 +668,7 @@ static int parse_event(struct rp_trace *t, int id, const struct line_head *h, co
 	case RPN_MM_PAGE_FREE:
 		return parse_free(t, h, line, len);
 	case RPN_MM_PAGE_ALLOC_ZONE_LOCKED:
-		note_refill(t, h);
-		return 0;
+		return note_refill(t, h);
 	case RPN_MM_PAGE_ALLOC_EXTFRAG:
 		return parse_extfrag(t, h);
 	case RPN_MARK:
@@ -703,6 +728,9 @@ static int insert_idle(struct rp_trace *t)
 	if (!push(t))
 		return -1;
 	memmove(&t->ev[at + 1], &t->ev[at], (t->nr - 1 - at) * sizeof *t->ev);
+	for (unsigned cpu = 0; cpu < RP_MAX_CPUS; cpu++)
+		if (t->refill_run[cpu] > at) /* an open run moved up with the events after `at` */
+			t->refill_run[cpu]++;
 	const struct rp_event *before = at ? &t->ev[at - 1] : &t->ev[at + 1];
 	t->ev[at] = (struct rp_event){ .type = RP_RECLAIM,
 		                       .arg = RP_RECLAIM_IDLE,

@@ -36,6 +36,7 @@ enum rp_type {
 	RP_DECAY,          /* the CPU's vmstat worker gave frames back (decay_pcp_high()) */
 	RP_PROACTIVE,      /* kcompactd compacted unasked: a proactive pass (arg: node) */
 	RP_EXTFRAG,        /* a fallback's free block (mt: its type); the start reads it */
+	RP_REFILL, /* a CPU refilled its list of order and mt (pfn: first page, arg: pages) */
 	RP_NR_ACTIONS
 };
 
@@ -193,6 +194,7 @@ struct rp_trace {
 	 * never had one. Until then the list served from what it held.
 	 */
 	uint32_t first_refill[RP_MAX_CPUS][RP_PCP_ORDERS][RP_PCP_TYPES];
+	uint32_t refill_run[RP_MAX_CPUS]; /* 1 + the CPU's RP_REFILL its next lines may add to */
 	void *map; /* ev lies in this mapping of a cache file (cache.c), else NULL */
 	size_t map_len;
 };
@@ -391,6 +393,8 @@ struct rp_result {
 	uint64_t pre_elsewhere; /* pre-trace frees that found it elsewhere, not at the pfn */
 	/* Pageblocks the trace shows of a type other than movable at first; of them, typed so. */
 	uint64_t start_pb_seen, start_pb_typed;
+	/* Lists the start stocked past the kernel's, found at their first refill; their frames. */
+	uint64_t start_pcp_lists, start_pcp_excess;
 	double seconds, events_per_sec;         /* the loop's wall-clock time */
 	double cpu_seconds, events_per_cpu_sec; /* its CPU time: what others' load leaves alone */
 	double compact_seconds;                 /* of seconds: compact_memory and kcompactd runs */

@@ -290,15 +290,18 @@ void rp_print_table(FILE *f, const struct rp_machine *m, const struct rp_result 
 	        (unsigned long long)r->drains, (unsigned long long)r->decays,
 	        (unsigned long long)r->moved);
 	if (r->start_shortfall || r->map_errors || r->realloc_live || r->pre_elsewhere ||
-	    r->start_pb_seen)
+	    r->start_pb_seen || r->start_pcp_lists)
 		fprintf(f,
 		        "starting state: %llu free blocks placed as two halves; %llu of %llu "
 		        "pageblocks the trace first shows unmovable or reclaimable typed so; %llu "
-		        "frees of pre-trace memory found it elsewhere; map errors %llu; pfns "
+		        "frees of pre-trace memory found it elsewhere; %llu per-CPU frames on %llu "
+		        "lists given back at their first refill; map errors %llu; pfns "
 		        "allocated again while live %llu\n",
 		        (unsigned long long)r->start_shortfall,
 		        (unsigned long long)r->start_pb_typed, (unsigned long long)r->start_pb_seen,
-		        (unsigned long long)r->pre_elsewhere, (unsigned long long)r->map_errors,
+		        (unsigned long long)r->pre_elsewhere,
+		        (unsigned long long)r->start_pcp_excess,
+		        (unsigned long long)r->start_pcp_lists, (unsigned long long)r->map_errors,
 		        (unsigned long long)r->realloc_live);
 	if (t->nr_marks) {
 		fprintf(f, "phase markers:\n");
@@ -397,9 +400,11 @@ void rp_print_json(FILE *f, const struct rp_machine *m, const struct rp_result *
 		        (unsigned long long)r->free_class[i]);
 	fprintf(f,
 	        "}, \"moved\": %llu, \"pre_trace_elsewhere\": %llu, \"start_pageblocks_seen\": "
-	        "%llu, \"start_pageblocks_typed\": %llu, \"marks\": [",
+	        "%llu, \"start_pageblocks_typed\": %llu, \"start_pcp_excess\": %llu, "
+	        "\"start_pcp_excess_lists\": %llu, \"marks\": [",
 	        (unsigned long long)r->moved, (unsigned long long)r->pre_elsewhere,
-	        (unsigned long long)r->start_pb_seen, (unsigned long long)r->start_pb_typed);
+	        (unsigned long long)r->start_pb_seen, (unsigned long long)r->start_pb_typed,
+	        (unsigned long long)r->start_pcp_excess, (unsigned long long)r->start_pcp_lists);
 	bool any = false;
 	for (size_t i = 0; i < t->nr; i++)
 		if (t->ev[i].type == RP_MARK) {

@@ -620,10 +620,42 @@ static void vmstat_workers(struct rp_ctx *c, const struct rp_event *ev)
 	c->decay_next = next;
 }
 
+/*
+ * The kernel refills a list only when it is empty (__rmqueue_pcplist()).
+ * At a list's first refill, what the pool's list still holds is what the
+ * starting state stocked there past the kernel's (it knows only each CPU's
+ * total): it goes back to the buddy, so that the pool refills as the
+ * kernel did. Later refills are evidence only: from then on the lists
+ * follow the pool's own rules. A run of one line is no sure refill.
+ */
+static void first_refill(struct rp_ctx *c, const struct rp_event *ev)
+{
+	c->evidence_only++;
+	int z = zone_of(c->pool, ev->pfn);
+	struct pa_zone_info zi;
+	if (ev->arg < 2 || z < 0 || z >= PA_ZONE_COUNT || ev->cpu >= RP_MAX_CPUS ||
+	    ev->order >= RP_PCP_ORDERS || ev->mt >= RP_PCP_TYPES ||
+	    pa_zone_info(c->pool, (unsigned)z, &zi) != 0)
+		return;
+	uint8_t *seen = &c->refilled[z][ev->cpu][ev->order];
+	if (*seen & 1u << ev->mt)
+		return;
+	*seen |= (uint8_t)(1u << ev->mt);
+	long given = pa_drain_list(c->pool, zi.node, zi.type, ev->cpu, ev->order, ev->mt);
+	if (given > 0) {
+		c->res->start_pcp_lists++;
+		c->res->start_pcp_excess += (uint64_t)given;
+	}
+}
+
 static void do_event(struct rp_ctx *c, const struct rp_event *ev)
 {
 	if (ev->type == RP_EXTFRAG) {
 		c->evidence_only++; /* the starting state's: the allocation after it acts */
+		return;
+	}
+	if (ev->type == RP_REFILL) {
+		first_refill(c, ev);
 		return;
 	}
 	c->cpu = ev->cpu;

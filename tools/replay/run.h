@@ -65,10 +65,12 @@ struct rp_ctx {
 	 */
 	uint32_t *held;
 	size_t nr_held, cap_held, max_held;
-	uint64_t decay_last[RP_MAX_CPUS];          /* when each CPU's vmstat worker last ran */
-	uint64_t decay_due[RP_MAX_CPUS];           /* and when its timer expires next */
-	uint64_t decay_next;                       /* the earliest of decay_due[] */
-	uint64_t evidence_only;                    /* events for the starting state alone */
+	uint64_t decay_last[RP_MAX_CPUS]; /* when each CPU's vmstat worker last ran */
+	uint64_t decay_due[RP_MAX_CPUS];  /* and when its timer expires next */
+	uint64_t decay_next;              /* the earliest of decay_due[] */
+	uint64_t evidence_only;           /* events for the starting state alone */
+	/* Per zone index (a single node's), CPU and order, a bit per type: refilled before. */
+	uint8_t refilled[PA_ZONE_COUNT][RP_MAX_CPUS][RP_PCP_ORDERS];
 	struct rp_tick tick;                       /* the whole seconds of the kernel's jiffies */
 	uint64_t start_fallbacks, start_zone_lock; /* counts once the starting state was built */
 	bool reclaim_on;                           /* a kswapd pass is under way */
