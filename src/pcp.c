@@ -342,17 +342,51 @@ static unsigned refill_take_whole(struct pa_zone *z, unsigned order, unsigned mt
 	return 1u << (take - order);
 }
 
-/* Cut a block taken whole into blocks of order, the lowest on top. List lock held. */
-static void refill_cut(struct pa_pool *pool, struct pa_pcp *pcp, struct pcp_block b, unsigned order,
-                       unsigned mt)
+/*
+ * Link a listable block after `after` on its list (at the head for PA_NIL),
+ * where Linux's list_add_tail() of a refill puts it. List lock held.
+ */
+static void pcp_link_after(struct pa_pool *pool, struct pa_pcp *pcp, uint32_t after, pa_pfn_t pfn,
+                           unsigned order, unsigned type)
+{
+	struct pa_page *p = pcp_listable(pool, pfn);
+	if (after == PA_NIL) {
+		pcp_link_page(pcp, p, pfn, order, type);
+		return;
+	}
+	struct pa_page *a = pfn_page(pool, after);
+	p->lru.next = a->lru.next;
+	p->lru.prev = after;
+	if (a->lru.next != PA_NIL)
+		pfn_page(pool, a->lru.next)->lru.prev = (uint32_t)pfn;
+	else
+		pcp_tail(pcp, order, type) = (uint32_t)pfn;
+	a->lru.next = (uint32_t)pfn;
+	pcp->room -= 1 << order;
+}
+
+/* The list's last block, PA_NIL when empty (an empty list's tail is stale). */
+static uint32_t pcp_last(const struct pa_pcp *pcp, unsigned order, unsigned type)
+{
+	return pcp_head(pcp, order, type) == PA_NIL ? PA_NIL : pcp_tail(pcp, order, type);
+}
+
+/*
+ * Cut a block taken whole into blocks of order, linked after `after` from
+ * the lowest up; returns the last. List lock held.
+ */
+static uint32_t refill_cut(struct pa_pool *pool, struct pa_pcp *pcp, struct pcp_block b,
+                           unsigned order, unsigned mt, uint32_t after)
 {
 	unsigned reported = page_flags(pfn_page(pool, b.pfn)) & PF_REPORTED; /* for every piece */
-	for (uint64_t i = 1ull << (b.order - order); i-- > 0;) {
+	for (uint64_t i = 0; i < 1ull << (b.order - order); i++) {
 		pa_pfn_t pfn = b.pfn + (i << order);
 		set_page_order(pfn_page(pool, pfn), order);
 		set_page_flags(pfn_page(pool, pfn), reported);
-		pcp_push(pool, pcp, pfn, order, mt);
+		pcp_link_after(pool, pcp, after, pfn, order, mt);
+		after = (uint32_t)pfn;
 	}
+	return after;
 }
 
 /*
@@ -391,7 +425,14 @@ static void pcp_refill(struct pa_zone *z, struct pa_pcp *pcp, unsigned order, un
 	/* A streaming CPU's extra comes as whole blocks or not at all. */
 	unsigned whole_only = refill_stream_extra(pool, pcp, order, mt, n);
 	n += whole_only;
+	/*
+	 * The list is empty; Linux adds each block a refill takes at its tail,
+	 * so it serves them in the order taken. Single blocks go there now;
+	 * a whole block is cut after the lock, its pieces after the last block
+	 * taken before it (`after`, PA_NIL: at the head).
+	 */
 	struct pcp_block whole[PCP_REFILL_BLOCKS];
+	uint32_t after[PCP_REFILL_BLOCKS];
 	pa_lock_min_spins(&z->lock, SITE_PCP_REFILL, pcp_min_spins(pcp, (uint64_t)n << order));
 	unsigned nb = 0;
 	uint64_t taken = 0;
@@ -400,7 +441,7 @@ static void pcp_refill(struct pa_zone *z, struct pa_pcp *pcp, unsigned order, un
 		                       refill_take_whole(z, order, mt, flags, n, &whole[nb]) :
 		                       0;
 		if (got) {
-			nb++;
+			after[nb++] = pcp_last(pcp, order, mt);
 			n -= got;
 			taken += got;
 			continue;
@@ -414,15 +455,16 @@ static void pcp_refill(struct pa_zone *z, struct pa_pcp *pcp, unsigned order, un
 		if (pfn == PA_NIL)
 			break;
 		set_page_order(pfn_page(pool, pfn), order);
-		pcp_push(pool, pcp, pfn, order, mt);
+		pcp_link_after(pool, pcp, pcp_last(pcp, order, mt), pfn, order, mt);
 		n--;
 		taken++;
 	}
 	z->stat[PA_ZS_PCP_REFILL] += taken << order;
 	bool roomy = zone_nr_free(z) > z->wmark[PA_WMARK_HIGH];
 	pa_unlock(&z->lock);
-	while (nb--)
-		refill_cut(pool, pcp, whole[nb], order, mt);
+	for (unsigned i = 0, last = PA_NIL; i < nb; i++) /* blocks in a row follow each other */
+		last = refill_cut(pool, pcp, whole[i], order, mt,
+		                  i && after[i] == after[i - 1] ? last : after[i]);
 	if (rules_61(pool))
 		return; /* high is fixed and never decays (a single node's lists) */
 	/*

@@ -1824,6 +1824,30 @@ TEST(pcp_decay_gives_back_what_is_above_the_lowered_high)
  * refused and nothing changes.
  */
 /*
+ * Linux's rmqueue_bulk() adds each block it takes at the list's tail, so a
+ * refill serves them in the order taken. The first unmovable refill of a
+ * fresh pool falls back: it claims a free block, takes its first frame,
+ * then the frames after it from the claimed rest: they come out in a row
+ * from the block's start (the claimed rest's pieces do not jump ahead).
+ */
+TEST(pcp_refill_serves_blocks_in_the_order_taken)
+{
+	struct pa_pool *pool = boot_with("mem=256M nr_cpus=1 linux=7.2", false);
+	struct pa_page *p[16];
+	for (unsigned i = 0; i < 16; i++)
+		REQUIRE((p[i] = pa_alloc_pages(pool, PA_GFP_KERNEL, 0)));
+	pa_pfn_t first = pa_page_to_pfn(pool, p[0]);
+	CHECK_MSG(first % 512 == 0, "first frame %#llx is no claimed block's start",
+	          (unsigned long long)first);
+	for (unsigned i = 1; i < 16; i++)
+		CHECK_EQ_U64(pa_page_to_pfn(pool, p[i]), first + i);
+	for (unsigned i = 0; i < 16; i++)
+		pa_free_pages(pool, p[i], 0);
+	VALIDATE(pool);
+	pa_shutdown(pool);
+}
+
+/*
  * pa_drain_list() gives back one list only: the movable order-0 list goes,
  * the unmovable one and the order-1 one stay; the frames it reports are
  * the ones the buddy got back. Bad arguments are refused.
