@@ -167,6 +167,17 @@ static int set_huge_direct(const struct ctl_call *c, uint64_t v)
 	return 0;
 }
 
+static uint64_t get_stream_refill(const struct ctl_call *c)
+{
+	return atomic_load(&c->pool->pcp_stream_refill);
+}
+
+static int set_stream_refill(const struct ctl_call *c, uint64_t v)
+{
+	atomic_store(&c->pool->pcp_stream_refill, v != 0);
+	return 0;
+}
+
 static uint64_t get_decay_external(const struct ctl_call *c)
 {
 	return atomic_load(&c->pool->pcp_decay_external);
@@ -517,6 +528,9 @@ static const struct ctl_entry ctl_table[] = {
 	CTL_NUM_RW("pcp/huge_direct", get_huge_direct, set_huge_direct, 0, 1,
 	           "1: a free of a pageblock or more goes to the buddy unless its list is empty "
 	           "and high has room (bulk frees skip the lists); 0: on the lists, as Linux"),
+	CTL_NUM_RW("pcp/stream_refill", get_stream_refill, set_stream_refill, 0, 1,
+	           "1: once refills in a row reach Linux's batch << 5, a CPU's unmovable and "
+	           "reclaimable refills take whole blocks on to batch << 8; 0: Linux's cap"),
 	CTL_NUM_RW("pcp/decay_external", get_decay_external, set_decay_external, 0, 1,
 	           "1: the embedder decays each CPU's high once a second (pa_pcp_decay(), "
 	           "Linux's vmstat worker); 0: a CPU's refills and spills do, a second apart"),

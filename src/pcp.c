@@ -220,6 +220,7 @@ static unsigned refill_stream_extra(const struct pa_pool *pool, const struct pa_
                                     unsigned order, unsigned mt, unsigned n)
 {
 	if (order || mt == PA_MT_MOVABLE || rules_61(pool) ||
+	    !atomic_load_explicit(&pool->pcp_stream_refill, memory_order_relaxed) ||
 	    pcp->alloc_factor < PCP_BATCH_SCALE_MAX || n < (pcp->batch << PCP_BATCH_SCALE_MAX))
 		return 0;
 	int64_t room = (int64_t)pcp->high - pcp_count(pcp) - pcp->batch - n;

@@ -399,6 +399,8 @@ struct pa_pool {
 	_Atomic unsigned pcp_rules;         /* enum pcp_rules: whose high and batch rules */
 	/* A free of a pageblock or more skips lists that hold one (pcp_free_direct()); 0: Linux's. */
 	_Atomic bool pcp_huge_direct;
+	/* A streaming CPU's unmovable and reclaimable refills go past Linux's cap; 0: Linux's. */
+	_Atomic bool pcp_stream_refill;
 	struct pa_mutex pcp_order_mutex; /* serializes switching orders */
 
 	/* Movable owners ("migrate.c"): id -> ops; registered once, read without a lock. */

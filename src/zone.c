@@ -643,6 +643,7 @@ int zone_init_all(struct pa_pool *pool, char *err, size_t errlen)
 	pcp_gates_update(pool);
 	atomic_store(&pool->pcp_rules, c->pcp_rules);
 	atomic_store(&pool->pcp_huge_direct, true);
+	atomic_store(&pool->pcp_stream_refill, true);
 	atomic_store(&pool->min_free_kbytes, c->min_free_kbytes < 0 ?
 	                                             (int64_t)default_min_free_kbytes(pool) :
 	                                             c->min_free_kbytes);

@@ -2256,6 +2256,7 @@ static uint64_t stream_peak(struct pa_pool *pool, pa_gfp_t gfp, uint64_t nr, uin
 	return peak;
 }
 
+/* pcp/stream_refill=1 (the default) against 0 (Linux's cap). */
 TEST(pcp_a_streaming_cpu_goes_past_linuxs_batch_scale_but_keeps_movable_refills_to_it)
 {
 	/* high fixed at 1/8 of the zone per CPU, so that room never caps the scale. */
@@ -2281,6 +2282,11 @@ TEST(pcp_a_streaming_cpu_goes_past_linuxs_batch_scale_but_keeps_movable_refills_
 	CHECK_MSG(drop[0] <= linux_max && drop[1] <= linux_max,
 	          "a spill gave back %" PRIu64 " or %" PRIu64 " frames", drop[0], drop[1]);
 	CHECK_MSG(drop[1] > info.batch, "frees in a row spilled at most %" PRIu64, drop[1]);
+	/* pcp/stream_refill=0: Linux's cap for every type (a replay's setting). */
+	REQUIRE(pa_ctl_write(pool, "pcp/stream_refill", "0") == 0);
+	unmovable = stream_peak(pool, PA_GFP_KERNEL, nr, &drop[0]);
+	CHECK_MSG(unmovable <= linux_max, "stream_refill=0: unmovable lists peaked at %" PRIu64,
+	          unmovable);
 	expect_whole(pool, fresh);
 	pa_shutdown(pool);
 }

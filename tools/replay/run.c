@@ -904,6 +904,8 @@ static int boot(struct rp_ctx *c)
 	pa_ctl_write(c->pool, "kswapd_external", "1");
 	/* Freed THPs wait on the per-CPU lists, as the kernel's do. */
 	pa_ctl_write(c->pool, "pcp/huge_direct", "0");
+	/* Refills no larger than the kernel's (batch << 5 at most). */
+	pa_ctl_write(c->pool, "pcp/stream_refill", "0");
 	/* Each CPU's high decays on the trace's clock (vmstat_worker()). */
 	pa_ctl_write(c->pool, "pcp/decay_external", "1");
 	pa_ctl_read(c->pool, "linux", c->res->linux_ver, sizeof c->res->linux_ver);
