@@ -374,20 +374,36 @@ static uint32_t pcp_last(const struct pa_pcp *pcp, unsigned order, unsigned type
 
 /*
  * Cut a block taken whole into blocks of order, linked after `after` from
- * the lowest up; returns the last. List lock held.
+ * the lowest up; returns the last. The pieces are chained to each other as
+ * they are cut, and the chain goes in with one splice. List lock held.
  */
 static uint32_t refill_cut(struct pa_pool *pool, struct pa_pcp *pcp, struct pcp_block b,
                            unsigned order, unsigned mt, uint32_t after)
 {
 	unsigned reported = page_flags(pfn_page(pool, b.pfn)) & PF_REPORTED; /* for every piece */
-	for (uint64_t i = 0; i < 1ull << (b.order - order); i++) {
-		pa_pfn_t pfn = b.pfn + (i << order);
-		set_page_order(pfn_page(pool, pfn), order);
-		set_page_flags(pfn_page(pool, pfn), reported);
-		pcp_link_after(pool, pcp, after, pfn, order, mt);
-		after = (uint32_t)pfn;
+	uint64_t n = 1ull << (b.order - order);
+	uint32_t last = b.pfn + (uint32_t)((n - 1) << order);
+	uint32_t next =
+	        after == PA_NIL ? pcp_head(pcp, order, mt) : pfn_page(pool, after)->lru.next;
+	for (uint64_t i = 0; i < n; i++) {
+		uint32_t pfn = b.pfn + (uint32_t)(i << order);
+		struct pa_page *p = pcp_listable(pool, pfn);
+		set_page_order(p, order);
+		set_page_flags(p, reported);
+		p->lru.prev = i ? pfn - (1u << order) : after;
+		p->lru.next = i + 1 < n ? pfn + (1u << order) : next;
 	}
-	return after;
+	if (next != PA_NIL)
+		pfn_page(pool, next)->lru.prev = last;
+	else
+		pcp_tail(pcp, order, mt) = last;
+	if (after != PA_NIL)
+		pfn_page(pool, after)->lru.next = b.pfn;
+	else
+		__atomic_store_n(&pcp_head(pcp, order, mt), b.pfn,
+		                 __ATOMIC_RELAXED); /* pcp_free_direct_guess() */
+	pcp->room -= (int32_t)(n << order);
+	return last;
 }
 
 /*
