@@ -52,6 +52,7 @@ struct compact_control {
 	int order; /* -1: the whole zone, no order in mind */
 	enum compact_mode mode;
 	bool daemon, split_folios;
+	bool any_target; /* Linux's ignore_block_suitable: free frames of any pageblock type */
 	pa_pfn_t migrate_pfn, free_pfn;
 	pa_pfn_t region_start, region_end; /* compact_region(): keep destinations outside */
 	uint32_t *captured;                /* [order]: stack of captured blocks through lru.next */
@@ -179,11 +180,15 @@ static void capture_release_all(struct compact_control *cc)
 /* The free scanner                                                        */
 /* ---------------------------------------------------------------------- */
 
-/* Linux's suitable_migration_target(): movable pageblocks not wholly free. */
+/*
+ * Linux's suitable_migration_target(): movable pageblocks, or any at the
+ * last priority of direct compaction (ignore_block_suitable); free blocks of
+ * the order asked for stay (keep_free()).
+ */
 static bool free_target(const struct compact_control *cc, pa_pfn_t pb_start)
 {
 	return pfn_in_zone(cc->zone, pb_start) &&
-	       pageblock_mt(cc->pool, pb_start) == PA_MT_MOVABLE &&
+	       (cc->any_target || pageblock_mt(cc->pool, pb_start) == PA_MT_MOVABLE) &&
 	       !(cc->pool->pb_bits[pb_start >> cc->pool->cfg.pageblock_order] & PB_ISOLATE);
 }
 
@@ -464,12 +469,13 @@ static bool compact_cc_init(struct compact_control *cc, struct pa_zone *z, int o
 
 /* One pass; returns the frames moved. */
 static uint64_t compact_zone(struct pa_zone *z, int order, enum compact_mode mode, bool whole_zone,
-                             bool daemon)
+                             bool any_target, bool daemon)
 {
 	struct compact_control cc;
 	if (!zone_populated(z) || !compact_cc_init(&cc, z, order, mode, whole_zone))
 		return 0; /* an empty zone (ZONE_MOVABLE with nothing onlined) has nothing to move */
 	cc.daemon = daemon;
+	cc.any_target = any_target;
 	while (cc.migrate_pfn < cc.free_pfn) {
 		pa_lock(&z->lock, SITE_ADMIN);
 		bool done = order_free(z, order);
@@ -656,7 +662,11 @@ static void compaction_defer_reset(struct pa_zone *z, unsigned order)
 /* Entry points                                                            */
 /* ---------------------------------------------------------------------- */
 
-/* Compact one zone for order: the region route above the pageblock order. */
+/*
+ * Compact one zone for order: the region route above the pageblock order.
+ * Direct compaction's sync pass is Linux's MIN_COMPACT_PRIORITY: the whole
+ * zone, and free frames of any pageblock type as destinations.
+ */
 static uint64_t compact_zone_order(struct pa_zone *z, int order, enum compact_mode mode,
                                    bool daemon)
 {
@@ -666,7 +676,8 @@ static uint64_t compact_zone_order(struct pa_zone *z, int order, enum compact_mo
 		return start == PA_NIL ? 0 :
 		                         compact_range(z, start, start + (1ull << order), daemon);
 	}
-	return compact_zone(z, order, mode, order < 0, daemon);
+	bool min_priority = order >= 0 && mode == COMPACT_SYNC;
+	return compact_zone(z, order, mode, order < 0 || min_priority, min_priority, daemon);
 }
 
 static bool zone_allows(const struct pa_zone *z, const struct pa_node *node, pa_gfp_t gfp)
@@ -845,7 +856,7 @@ static uint64_t proactive_compact(struct pa_pool *pool, unsigned node)
 		for (unsigned i = 0; i < pool->nr_zones; i++)
 			if (pool->zones[i].node == node)
 				moved += compact_zone(&pool->zones[i], -1, COMPACT_SYNC_LIGHT, true,
-				                      true);
+				                      false, true);
 		if (moved == before)
 			break; /* nothing more to gain */
 	}

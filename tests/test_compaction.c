@@ -337,7 +337,8 @@ TEST(compact_frees_old_blocks_through_the_lists_and_drains_none)
  * where it did not help. compaction/direct_drain=1 (the default) stands
  * for that round, 0 leaves the lists to the caller (a replay drains where
  * the kernel did); compaction/direct_priority caps the tries as Linux's
- * COMPACT_PRIO_* do: 2 async only, 1 up to sync-light, 0 up to sync.
+ * COMPACT_PRIO_* do: 2 async only, 1 up to sync-light, 0 up to sync (for an
+ * order that is not costly: a THP's stops at sync-light).
  */
 TEST(compact_direct_drains_other_cpus_only_for_the_reclaim_round)
 {
@@ -352,8 +353,9 @@ TEST(compact_direct_drains_other_cpus_only_for_the_reclaim_round)
 			pa_ctl_write(pool, "compaction/fail_pct", "100");
 			pa_ctl_write(pool, "compaction/direct_drain", drain ? "1" : "0");
 			pa_ctl_write(pool, "compaction/direct_priority", v);
+			/* Order 9 is costly: no further than sync-light (2 tries) either way. */
 			CHECK(pa_alloc_pages(pool, PA_GFP_MOVABLE | PA_GFP_NOWARN, 9) == NULL);
-			CHECK_MSG(vmstat(pool, "compact_stall") == 3 - prio,
+			CHECK_MSG(vmstat(pool, "compact_stall") == (prio ? 3 - prio : 2),
 			          "priority %u: %llu direct compactions", prio,
 			          (unsigned long long)vmstat(pool, "compact_stall"));
 			CHECK_MSG(on_lists(pool, 0) == (drain ? 0 : held),
@@ -858,9 +860,67 @@ TEST(compact_direct_makes_order9_from_movable_order0_folios)
 	to_finish(&o);
 }
 
+/*
+ * Linux's last priority of direct compaction (MIN_COMPACT_PRIORITY, which
+ * orders up to the costly one reach) scans the whole zone and takes
+ * destinations in pageblocks of any type (ignore_block_suitable). Here the
+ * only free frames are single ones in an unmovable pageblock: an order-2
+ * request fails at sync-light (direct_priority 1) and is made at sync.
+ */
+TEST(compact_direct_last_priority_takes_destinations_in_any_pageblock)
+{
+	for (unsigned prio = 0; prio < 2; prio++) {
+		struct pa_pool *pool = test_boot(QUIET "mem=64M");
+		struct towner o;
+		to_init(&o, pool, 20000);
+		fill_owned(&o, 0);
+		struct pa_zone_info zi;
+		REQUIRE(pa_zone_info(pool, 0, &zi) == 0 && zi.type == PA_ZONE_DMA32);
+		pa_pfn_t u = (zi.end_pfn - 512) & ~(pa_pfn_t)511; /* the zone's last pageblock */
+		for (size_t i = 0; i < o.nr; i++)
+			if (to_pfn(&o, i) >= u && to_pfn(&o, i) < u + 512)
+				to_free(&o, i);
+		/* Unmovable pages claim it back; every other one goes again. */
+		struct pa_page *k[1024];
+		size_t nk = 0;
+		while (nk < 1024 &&
+		       (k[nk] = pa_alloc_pages(
+		                pool, PA_GFP_KERNEL | PA_GFP_NOCOMPACT | PA_GFP_NOWARN, 0)) != NULL)
+			nk++;
+		for (size_t i = 0; i < nk; i++)
+			if (pa_page_to_pfn(pool, k[i]) % 2)
+				pa_free_pages(pool, k[i], 0);
+		struct pa_pageblock_info bi;
+		REQUIRE(pa_pageblock_info(pool, u / 512, &bi) == 0);
+		REQUIRE(bi.mt == PA_MT_UNMOVABLE && bi.free == 256);
+		pa_ctl_write(pool, "compaction/direct_priority", prio ? "1" : "0");
+		struct pa_page *p = pa_alloc_pages(pool, PA_GFP_MOVABLE | PA_GFP_NOWARN, 2);
+		CHECK_MSG((p != NULL) == (prio == 0), "direct_priority %u: order 2 %s", prio,
+		          p ? "made" : "failed");
+		CHECK_EQ_U64(vmstat(pool, "compact_stall"), 3 - prio);
+		CHECK_EQ_U64(vmstat(pool, "compact_success"), (prio ? 0u : 1u));
+		REQUIRE(pa_pageblock_info(pool, u / 512, &bi) == 0);
+		CHECK_MSG(prio ? bi.free == 256 : bi.free < 256,
+		          "direct_priority %u: the unmovable pageblock has %llu free frames", prio,
+		          (unsigned long long)bi.free);
+		if (p)
+			pa_free_pages(pool, p, 2);
+		for (size_t i = 0; i < nk; i++)
+			if (pa_page_to_pfn(pool, k[i]) % 2 == 0)
+				pa_free_pages(pool, k[i], 0);
+		to_check_all(&o);
+		VALIDATE(pool);
+		to_finish(&o);
+	}
+}
+
 TEST(compact_direct_noretry_stalls_once_and_default_escalates)
 {
-	/* Only unmovable memory: every mode fails. NORETRY tries async only, the default all three. */
+	/*
+	 * Only unmovable memory: every mode fails. NORETRY tries async only; the
+	 * default escalates, to sync-light for a costly order (Linux's
+	 * MIN_COMPACT_COSTLY_PRIORITY), to sync for the others.
+	 */
 	struct pa_pool *pool = test_boot(QUIET "mem=64M");
 	struct towner o;
 	to_init(&o, pool, 16);
@@ -878,8 +938,10 @@ TEST(compact_direct_noretry_stalls_once_and_default_escalates)
 	CHECK_EQ_U64(vmstat(pool, "compact_stall"), 1);
 	CHECK_EQ_U64(vmstat(pool, "compact_fail"), 1);
 	CHECK(pa_alloc_pages(pool, PA_GFP_MOVABLE | PA_GFP_NOWARN, 9) == NULL);
-	CHECK_EQ_U64(vmstat(pool, "compact_stall"), 4);
-	CHECK_EQ_U64(vmstat(pool, "compact_fail"), 4);
+	CHECK_EQ_U64(vmstat(pool, "compact_stall"), 3);
+	CHECK(pa_alloc_pages(pool, PA_GFP_MOVABLE | PA_GFP_NOWARN, 2) == NULL);
+	CHECK_EQ_U64(vmstat(pool, "compact_stall"), 6);
+	CHECK_EQ_U64(vmstat(pool, "compact_fail"), 6);
 	CHECK_EQ_U64(vmstat(pool, "compact_success"), 0);
 	CHECK_EQ_U64(vmstat(pool, "pgmigrate_success"), 0);
 	/* Order 0 never compacts. */
@@ -888,7 +950,7 @@ TEST(compact_direct_noretry_stalls_once_and_default_escalates)
 	while ((p = pa_alloc_pages(pool, PA_GFP_MOVABLE | PA_GFP_NOWARN, 0)) != NULL)
 		z0[nz++] = p;
 	CHECK(pa_alloc_pages(pool, PA_GFP_MOVABLE | PA_GFP_NOWARN, 0) == NULL);
-	CHECK_EQ_U64(vmstat(pool, "compact_stall"), 4);
+	CHECK_EQ_U64(vmstat(pool, "compact_stall"), 6);
 	for (size_t i = 0; i < nz; i++)
 		pa_free_pages(pool, z0[i], 0);
 	for (size_t i = 0; i < n; i++)
