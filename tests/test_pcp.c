@@ -1859,7 +1859,7 @@ TEST(pcp_drain_list_gives_back_that_list_alone)
 		                 pa_alloc_pages(pool, PA_GFP_KERNEL, 0),
 		                 pa_alloc_pages(pool, PA_GFP_KERNEL, 1) };
 	REQUIRE(p[0] && p[1] && p[2]);
-	uint64_t before[4 * 3], after[4 * 3];
+	uint64_t before[(PA_MAX_ORDER_LIMIT + 1) * 3] = { 0 }, after[(PA_MAX_ORDER_LIMIT + 1) * 3];
 	struct pa_pcp_info info;
 	REQUIRE(pa_pcp_info(pool, 0, PA_ZONE_DMA32, 0, &info, before) == 0);
 	uint64_t movable = before[0 * 3 + 1];
@@ -1867,7 +1867,7 @@ TEST(pcp_drain_list_gives_back_that_list_alone)
 	struct pa_usage u0 = usage(pool);
 	CHECK_EQ_U64(pa_drain_list(pool, 0, PA_ZONE_DMA32, 0, 0, 1), movable);
 	REQUIRE(pa_pcp_info(pool, 0, PA_ZONE_DMA32, 0, &info, after) == 0);
-	for (unsigned i = 0; i < 4 * 3; i++)
+	for (unsigned i = 0; i < 11 * 3; i++) /* the pool's orders 0..10 */
 		CHECK_EQ_U64(after[i], i == 1 ? 0 : before[i]);
 	struct pa_usage u1 = usage(pool);
 	CHECK_EQ_U64(u1.free, u0.free + movable);
