@@ -630,22 +630,24 @@ static void vmstat_workers(struct rp_ctx *c, const struct rp_event *ev)
  */
 static void first_refill(struct rp_ctx *c, const struct rp_event *ev)
 {
-	c->evidence_only++;
 	int z = zone_of(c->pool, ev->pfn);
 	struct pa_zone_info zi;
-	if (ev->arg < 2 || z < 0 || z >= PA_ZONE_COUNT || ev->cpu >= RP_MAX_CPUS ||
-	    ev->order >= RP_PCP_ORDERS || ev->mt >= RP_PCP_TYPES ||
-	    pa_zone_info(c->pool, (unsigned)z, &zi) != 0)
-		return;
-	uint8_t *seen = &c->refilled[z][ev->cpu][ev->order];
-	if (*seen & 1u << ev->mt)
-		return;
-	*seen |= (uint8_t)(1u << ev->mt);
-	long given = pa_drain_list(c->pool, zi.node, zi.type, ev->cpu, ev->order, ev->mt);
-	if (given > 0) {
-		c->res->start_pcp_lists++;
-		c->res->start_pcp_excess += (uint64_t)given;
+	uint8_t *seen = NULL;
+	if (ev->arg >= 2 && z >= 0 && z < PA_ZONE_COUNT && ev->cpu < RP_MAX_CPUS &&
+	    ev->order < RP_PCP_ORDERS && ev->mt < RP_PCP_TYPES &&
+	    pa_zone_info(c->pool, (unsigned)z, &zi) == 0)
+		seen = &c->refilled[z][ev->cpu][ev->order];
+	long given = 0;
+	if (seen && !(*seen & 1u << ev->mt)) {
+		*seen |= (uint8_t)(1u << ev->mt);
+		given = pa_drain_list(c->pool, zi.node, zi.type, ev->cpu, ev->order, ev->mt);
 	}
+	if (given <= 0) {
+		c->evidence_only++; /* nothing to give back: the event changed nothing */
+		return;
+	}
+	c->res->start_pcp_lists++;
+	c->res->start_pcp_excess += (uint64_t)given;
 }
 
 static void do_event(struct rp_ctx *c, const struct rp_event *ev)
