@@ -337,6 +337,16 @@ TEST(drains_and_pcp_info_refuse_null_and_unknown_zones)
 	uint64_t blocks[(10 + 1) * 3];
 	IGNORED(pa_drain_local(NULL));
 	IGNORED(pa_drain_all(NULL));
+	REFUSED(pa_drain_zone(NULL, 0, PA_ZONE_DMA32, 0), -EINVAL);
+	REFUSED(pa_drain_zone(f.pool, 2, PA_ZONE_DMA32, 1), -ENOENT);
+	REFUSED(pa_drain_zone(f.pool, 0, (enum pa_zone_type) - 1, 0), -ENOENT);
+	REFUSED(pa_drain_list(NULL, 0, PA_ZONE_DMA32, 0, 0, 1), -EINVAL);
+	REFUSED(pa_drain_list(f.pool, 0, PA_ZONE_DMA32, 0, 0, 3), -EINVAL);
+	REFUSED(pa_drain_list(f.pool, 0, PA_ZONE_DMA32, 0, 0, UINT_MAX), -EINVAL);
+	REFUSED(pa_drain_list(f.pool, UINT_MAX, PA_ZONE_DMA32, 0, 0, 1), -ENOENT);
+	REFUSED(pa_drain_list(f.pool, 0, PA_ZONE_COUNT, 0, 0, 1), -ENOENT);
+	REFUSED(pa_drain_list(f.pool, 0, PA_ZONE_DMA32, UINT_MAX, 0, 1), -ENOENT);
+	REFUSED(pa_drain_list(f.pool, 0, PA_ZONE_DMA32, 0, UINT_MAX, 1), -ENOENT);
 	REFUSED(pa_pcp_info(NULL, 0, PA_ZONE_DMA32, 0, &info, blocks), -EINVAL);
 	REFUSED(pa_pcp_info(f.pool, 0, PA_ZONE_DMA32, 0, NULL, blocks), -EINVAL);
 	REFUSED(pa_pcp_info(f.pool, 2, PA_ZONE_DMA32, 0, &info, blocks), -ENOENT);
