@@ -343,29 +343,6 @@ static unsigned refill_take_whole(struct pa_zone *z, unsigned order, unsigned mt
 	return 1u << (take - order);
 }
 
-/*
- * Link a listable block after `after` on its list (at the head for PA_NIL),
- * where Linux's list_add_tail() of a refill puts it. List lock held.
- */
-static void pcp_link_after(struct pa_pool *pool, struct pa_pcp *pcp, uint32_t after, pa_pfn_t pfn,
-                           unsigned order, unsigned type)
-{
-	struct pa_page *p = pcp_listable(pool, pfn);
-	if (after == PA_NIL) {
-		pcp_link_page(pcp, p, pfn, order, type);
-		return;
-	}
-	struct pa_page *a = pfn_page(pool, after);
-	p->lru.next = a->lru.next;
-	p->lru.prev = after;
-	if (a->lru.next != PA_NIL)
-		pfn_page(pool, a->lru.next)->lru.prev = (uint32_t)pfn;
-	else
-		pcp_tail(pcp, order, type) = (uint32_t)pfn;
-	a->lru.next = (uint32_t)pfn;
-	pcp->room -= 1 << order;
-}
-
 /* The list's last block, PA_NIL when empty (an empty list's tail is stale). */
 static uint32_t pcp_last(const struct pa_pcp *pcp, unsigned order, unsigned type)
 {
@@ -373,12 +350,13 @@ static uint32_t pcp_last(const struct pa_pcp *pcp, unsigned order, unsigned type
 }
 
 /*
- * Cut a block taken whole into blocks of order, linked after `after` from
- * the lowest up; returns the last. The pieces are chained to each other as
- * they are cut, and the chain goes in with one splice. List lock held.
+ * Link a block a refill took, cut into blocks of order, after `after` on its
+ * list (at the head for PA_NIL), where Linux's list_add_tail() puts them:
+ * from the lowest up, chained to each other as they are cut and spliced in
+ * at once. Returns the last. List lock held.
  */
-static uint32_t refill_cut(struct pa_pool *pool, struct pa_pcp *pcp, struct pcp_block b,
-                           unsigned order, unsigned mt, uint32_t after)
+static uint32_t refill_link(struct pa_pool *pool, struct pa_pcp *pcp, struct pcp_block b,
+                            unsigned order, unsigned mt, uint32_t after)
 {
 	unsigned reported = page_flags(pfn_page(pool, b.pfn)) & PF_REPORTED; /* for every piece */
 	uint64_t n = 1ull << (b.order - order);
@@ -471,8 +449,8 @@ static void pcp_refill(struct pa_zone *z, struct pa_pcp *pcp, unsigned order, un
 		pa_pfn_t pfn = pageblock_rmqueue(z, order, mt, flags);
 		if (pfn == PA_NIL)
 			break;
-		set_page_order(pfn_page(pool, pfn), order);
-		pcp_link_after(pool, pcp, pcp_last(pcp, order, mt), pfn, order, mt);
+		refill_link(pool, pcp, (struct pcp_block){ (uint32_t)pfn, order }, order, mt,
+		            pcp_last(pcp, order, mt));
 		n--;
 		taken++;
 	}
@@ -480,8 +458,8 @@ static void pcp_refill(struct pa_zone *z, struct pa_pcp *pcp, unsigned order, un
 	bool roomy = zone_nr_free(z) > z->wmark[PA_WMARK_HIGH];
 	pa_unlock(&z->lock);
 	for (unsigned i = 0, last = PA_NIL; i < nb; i++) /* blocks in a row follow each other */
-		last = refill_cut(pool, pcp, whole[i], order, mt,
-		                  i && after[i] == after[i - 1] ? last : after[i]);
+		last = refill_link(pool, pcp, whole[i], order, mt,
+		                   i && after[i] == after[i - 1] ? last : after[i]);
 	if (rules_61(pool))
 		return; /* high is fixed and never decays (a single node's lists) */
 	/*
