@@ -197,16 +197,9 @@ static inline struct pa_page *pcp_listable(struct pa_pool *pool, pa_pfn_t pfn)
 	return p;
 }
 
-/* The same, onto a list. */
-static inline void pcp_push(struct pa_pool *pool, struct pa_pcp *pcp, pa_pfn_t pfn, unsigned order,
-                            unsigned type)
-{
-	pcp_link_page(pcp, pcp_listable(pool, pfn), pfn, order, type);
-}
-
 /*
  * A block popped off a list becomes an allocated one: order, owner and pins
- * are already right (pcp_push(), pcp_claim()), and of the flags only
+ * are already right (pcp_listable(), pcp_claim()), and of the flags only
  * PF_COMP may be added (a reported block stays marked: pa_page_reported()).
  * The state goes last, with release order, as page_prep_fields() does.
  */

@@ -630,12 +630,11 @@ static void vmstat_workers(struct rp_ctx *c, const struct rp_event *ev)
  */
 static void first_refill(struct rp_ctx *c, const struct rp_event *ev)
 {
-	int z = zone_of(c->pool, ev->pfn);
+	int z = ev->arg >= 2 ? zone_of(c->pool, ev->pfn) : -1;
 	struct pa_zone_info zi;
 	uint8_t *seen = NULL;
-	if (ev->arg >= 2 && z >= 0 && z < PA_ZONE_COUNT && ev->cpu < RP_MAX_CPUS &&
-	    ev->order < RP_PCP_ORDERS && ev->mt < RP_PCP_TYPES &&
-	    pa_zone_info(c->pool, (unsigned)z, &zi) == 0)
+	if (z >= 0 && z < PA_ZONE_COUNT && ev->cpu < RP_MAX_CPUS && ev->order < RP_PCP_ORDERS &&
+	    ev->mt < RP_PCP_TYPES && pa_zone_info(c->pool, (unsigned)z, &zi) == 0)
 		seen = &c->refilled[z][ev->cpu][ev->order];
 	long given = 0;
 	if (seen && !(*seen & 1u << ev->mt)) {
