@@ -289,8 +289,9 @@ static void alloc_failed(const struct alloc_ctx *ac)
  * Direct compaction, as Linux escalates it: async, then sync-light, then
  * (unless the caller asked for no retries) sync, no further than
  * compaction/direct_priority, nor than sync-light for a costly order
- * (MIN_COMPACT_COSTLY_PRIORITY; the orders above the pageblock, which Linux
- * has not, go on); after each, try again. Linux compacts harder
+ * (MIN_COMPACT_COSTLY_PRIORITY, unless compaction/direct_costly_sync; the
+ * orders above the pageblock, which Linux has not, go on); after each, try
+ * again. Linux compacts harder
  * only on a retry, after a round of direct reclaim that, where it did not
  * help, drained every CPU's lists (drain_all_pages()): `drain` stands for
  * that round.
@@ -303,7 +304,8 @@ static struct pa_page *alloc_compact(const struct alloc_ctx *ac, unsigned flags,
 	struct pa_pool *pool = ac->pool;
 	unsigned n = (ac->gfp & PA_GFP_NORETRY) ? 1 : 3;
 	unsigned most = 3 - atomic_load_explicit(&pool->direct_priority, memory_order_relaxed);
-	if (order > PA_COSTLY_ORDER && order <= pool->cfg.pageblock_order && most > 2)
+	if (order > PA_COSTLY_ORDER && order <= pool->cfg.pageblock_order && most > 2 &&
+	    !atomic_load_explicit(&pool->direct_costly_sync, memory_order_relaxed))
 		most = 2;
 	struct pa_page *p;
 	for (unsigned i = 0; i < n && i < most; i++) {

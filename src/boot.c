@@ -961,6 +961,7 @@ int pa_boot(const char *cmdline, const struct pa_platform *platform, struct pa_p
 	atomic_init(&pool->direct_compaction, true);
 	atomic_init(&pool->direct_drain, true);
 	atomic_init(&pool->direct_priority, 0);
+	atomic_init(&pool->direct_costly_sync, false);
 	if (rc == 0)
 		rc = memmap_init(pool, err, errlen);
 	if (rc == 0)

@@ -393,6 +393,17 @@ static int set_direct_priority(const struct ctl_call *c, uint64_t v)
 	return 0;
 }
 
+static uint64_t get_direct_costly_sync(const struct ctl_call *c)
+{
+	return atomic_load(&c->pool->direct_costly_sync);
+}
+
+static int set_direct_costly_sync(const struct ctl_call *c, uint64_t v)
+{
+	atomic_store(&c->pool->direct_costly_sync, v != 0);
+	return 0;
+}
+
 static uint64_t node_max(const struct ctl_call *c)
 {
 	return c->pool->nr_nodes - 1;
@@ -571,6 +582,10 @@ static const struct ctl_entry ctl_table[] = {
 	           "1: the slow path drains every CPU's lists as Linux's reclaim round"),
 	CTL_NUM_RW("compaction/direct_priority", get_direct_priority, set_direct_priority, 0, 2,
 	           "direct compaction's most effort: 0 sync, 1 sync-light, 2 async"),
+	CTL_NUM_RW("compaction/direct_costly_sync", get_direct_costly_sync, set_direct_costly_sync,
+	           0, 1,
+	           "1: an order above 3 up to the pageblock's goes on to sync too (Linux: "
+	           "sync-light)"),
 	CTL_NUM_RW("compaction/fail_pct", get_fail_pct, set_fail_pct, 0, 100,
 	           "fault injection: percent of migrations that fail as AGAIN or BUSY"),
 	{ .path = "compaction/kcompactd_run/<N>",

@@ -428,6 +428,7 @@ struct pa_pool {
 	_Atomic bool direct_compaction;   /* 0: the slow path neither compacts nor drains */
 	_Atomic bool direct_drain;        /* 0: it does not drain the CPUs' lists either */
 	_Atomic unsigned direct_priority; /* its compaction's most effort: 0 sync .. 2 async */
+	_Atomic bool direct_costly_sync;  /* 1: a costly order too goes on to sync */
 
 	/* Superblocks ("superblock.c"): NULL when superblock_order=0. */
 	struct pa_superblock *sb; /* [pfn >> superblock_order] */

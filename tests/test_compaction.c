@@ -867,9 +867,26 @@ TEST(compact_direct_makes_order9_from_movable_order0_folios)
  * only free frames are single ones in an unmovable pageblock: an order-2
  * request fails at sync-light (direct_priority 1) and is made at sync.
  */
+/*
+ * The only free frames are single ones in an unmovable pageblock: only Linux's
+ * last priority (sync: destinations in pageblocks of any type) makes a block.
+ * A costly order stops short of it unless compaction/direct_costly_sync.
+ */
 TEST(compact_direct_last_priority_takes_destinations_in_any_pageblock)
 {
-	for (unsigned prio = 0; prio < 2; prio++) {
+	static const struct {
+		unsigned order;
+		const char *prio, *costly_sync;
+		unsigned tries; /* compactions run, the last one sync when made */
+		bool made;
+	} cases[] = {
+		{ 2, "0", "0", 3, true },
+		{ 2, "1", "0", 2, false },
+		{ 4, "0", "0", 2, false },
+		{ 4, "0", "1", 3, true },
+	};
+	for (size_t t = 0; t < sizeof cases / sizeof cases[0]; t++) {
+		unsigned order = cases[t].order;
 		struct pa_pool *pool = test_boot(QUIET "mem=64M");
 		struct towner o;
 		to_init(&o, pool, 20000);
@@ -893,18 +910,20 @@ TEST(compact_direct_last_priority_takes_destinations_in_any_pageblock)
 		struct pa_pageblock_info bi;
 		REQUIRE(pa_pageblock_info(pool, u / 512, &bi) == 0);
 		REQUIRE(bi.mt == PA_MT_UNMOVABLE && bi.free == 256);
-		pa_ctl_write(pool, "compaction/direct_priority", prio ? "1" : "0");
-		struct pa_page *p = pa_alloc_pages(pool, PA_GFP_MOVABLE | PA_GFP_NOWARN, 2);
-		CHECK_MSG((p != NULL) == (prio == 0), "direct_priority %u: order 2 %s", prio,
+		REQUIRE(pa_ctl_write(pool, "compaction/direct_priority", cases[t].prio) == 0);
+		REQUIRE(pa_ctl_write(pool, "compaction/direct_costly_sync", cases[t].costly_sync) ==
+		        0);
+		struct pa_page *p = pa_alloc_pages(pool, PA_GFP_MOVABLE | PA_GFP_NOWARN, order);
+		CHECK_MSG((p != NULL) == cases[t].made, "case %zu: order %u %s", t, order,
 		          p ? "made" : "failed");
-		CHECK_EQ_U64(vmstat(pool, "compact_stall"), 3 - prio);
-		CHECK_EQ_U64(vmstat(pool, "compact_success"), (prio ? 0u : 1u));
+		CHECK_EQ_U64(vmstat(pool, "compact_stall"), cases[t].tries);
+		CHECK_EQ_U64(vmstat(pool, "compact_success"), (cases[t].made ? 1u : 0u));
 		REQUIRE(pa_pageblock_info(pool, u / 512, &bi) == 0);
-		CHECK_MSG(prio ? bi.free == 256 : bi.free < 256,
-		          "direct_priority %u: the unmovable pageblock has %llu free frames", prio,
+		CHECK_MSG(cases[t].made ? bi.free < 256 : bi.free == 256,
+		          "case %zu: the unmovable pageblock has %llu free frames", t,
 		          (unsigned long long)bi.free);
 		if (p)
-			pa_free_pages(pool, p, 2);
+			pa_free_pages(pool, p, order);
 		for (size_t i = 0; i < nk; i++)
 			if (pa_page_to_pfn(pool, k[i]) % 2 == 0)
 				pa_free_pages(pool, k[i], 0);

@@ -713,6 +713,45 @@ TEST(replay_breaks_a_block_the_kernel_had_not)
 }
 
 /*
+ * A THP the kernel served without compacting, where the pool's only free
+ * memory is single frames in unmovable pageblocks: Linux's slow path stops
+ * a THP's compaction at sync-light, which moves into movable pageblocks
+ * only; the replay's retry goes on to the last priority and makes it.
+ */
+TEST(replay_compacts_as_hard_as_linux_can_for_what_the_kernel_served)
+{
+	/*
+	 * Four and a half pageblocks of unmovable pages, every other one freed
+	 * again; movable pages in all but a few hundred frames of the rest.
+	 */
+	struct rp_trace t = { 0 };
+	unsigned us = 0, nu = 9 * 256, nm = 13700;
+	for (unsigned i = 0; i < nu; i++)
+		parse_one(
+		        &t, &us,
+		        "mm_page_alloc: page=0 pfn=%#x order=0 migratetype=0 gfp_flags=GFP_KERNEL",
+		        0x10000 + i);
+	for (unsigned i = 0; i < nu; i += 2)
+		parse_one(&t, &us, "mm_page_free: page=0 pfn=%#x order=0", 0x10000 + i);
+	for (unsigned i = 0; i < nm; i++)
+		parse_one(&t, &us,
+		          "mm_page_alloc: page=0 pfn=%#x order=0 migratetype=1 "
+		          "gfp_flags=GFP_HIGHUSER_MOVABLE",
+		          0x20000 + i);
+	parse_one(&t, &us,
+	          "mm_page_alloc: page=0 pfn=0x30000 order=9 migratetype=1 gfp_flags=" THP);
+	struct rp_result r;
+	lone_replay(&t, "mem=64M max_order=9 nr_cpus=1 min_free_kbytes=0 kcompactd=manual", &r);
+	CHECK_EQ_U64(r.allocs, nu + nm + 1);
+	CHECK_EQ_U64(r.extra_compactions, 1);
+	CHECK_EQ_U64(r.failed_kernel_served, 0);
+	CHECK_EQ_U64(r.thp_served, 1);
+	CHECK_EQ_U64(r.bad_page, 0);
+	CHECK_EQ_U64(r.validate_failures, 0);
+	rp_trace_free(&t);
+}
+
+/*
  * What a CPU's lists held when the trace began, per order and type: a
  * list serves from its stock until the trace shows its first refill, so the
  * stock is the most its allocations ran ahead of the frees onto it by then.

@@ -255,11 +255,16 @@ static void do_alloc(struct rp_ctx *c, const struct rp_event *ev)
 		 * The kernel served it without compacting: the pool's free blocks
 		 * differ from the kernel's here. Take the pool's whole slow path
 		 * (compaction and the lists' drains) rather than fail what the
-		 * kernel served (counted: compactions the kernel did not run).
+		 * kernel served (counted: compactions the kernel did not run),
+		 * compacting as hard as Linux can: its last priority, the whole
+		 * zone, ignoring deferral, which Linux keeps from a costly order
+		 * (the kernel's block was there without it).
 		 */
 		pa_ctl_write(c->pool, "compaction/direct", "1");
 		pa_ctl_write(c->pool, "compaction/direct_drain", "1");
+		pa_ctl_write(c->pool, "compaction/direct_costly_sync", "1");
 		p = pa_alloc_pages(c->pool, gfp & ~PA_GFP_NORETRY, ev->order); /* up to sync */
+		pa_ctl_write(c->pool, "compaction/direct_costly_sync", "0");
 		pa_ctl_write(c->pool, "compaction/direct_drain", "0");
 		pa_ctl_write(c->pool, "compaction/direct", "0");
 		r->extra_compactions++;
