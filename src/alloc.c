@@ -220,6 +220,30 @@ zone_rmqueue(struct pa_zone *z, const struct alloc_ctx *ac, uint64_t mark, unsig
 }
 
 /*
+ * Linux's rmqueue(): in a zone that passes this try's watermark (the slow
+ * path's min too), an order the per-CPU lists hold comes from this CPU's
+ * list of that zone, refilled by a batch when dry; the buddy only if that
+ * list could not serve (its lock busy, the zone without a block for it).
+ */
+static inline struct pa_page *zone_pcp_alloc(const struct alloc_ctx *ac, struct pa_zone *z,
+                                             uint64_t mark, unsigned flags)
+{
+	struct pa_pool *pool = ac->pool;
+	if (!pcp_order_enabled(pool, ac->order) || !watermark_ok(z, ac->order, mark, flags))
+		return NULL;
+	unsigned cpu = pool_cpu(pool);
+	struct pa_pcp *pcp = z->pcp[cpu];
+	if (!pcp_trylock(pool, pcp, cpu)) /* the caller may be here for that: not counted again */
+		return NULL;
+	struct pa_page *p = pcp_take(pool, pcp, ac->order, ac->mt, ac->gfp);
+	if (p) {
+		pa_spin_unlock(&pcp->lock);
+		return p;
+	}
+	return pcp_refill_unlock(z, pcp, ac->order, ac->mt, ac->gfp);
+}
+
+/*
  * Try each allowed zone of the preferred node's zonelist at the given
  * watermark. zero: the request has PA_GFP_ZERO (a constant where it can be).
  */
@@ -231,9 +255,11 @@ zonelist_walk(const struct alloc_ctx *ac, unsigned flags, bool zero)
 		struct pa_zone *z = n->zonelist[i];
 		if (!zone_allowed(ac, z))
 			continue;
-		pa_lock(&z->lock, SITE_ALLOC);
-		struct pa_page *p = NULL;
 		uint64_t mark = z->wmark[flags & ALLOC_WMARK_MASK] + z->lowmem_reserve[ac->highest];
+		struct pa_page *p = zone_pcp_alloc(ac, z, mark, flags);
+		if (p)
+			return p;
+		pa_lock(&z->lock, SITE_ALLOC);
 		pa_pfn_t pfn = zone_rmqueue(z, ac, mark, flags);
 		if (pfn != PA_NIL) {
 			p = prep_block(z, pfn, ac);

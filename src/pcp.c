@@ -441,7 +441,7 @@ static void pcp_refill(struct pa_zone *z, struct pa_pcp *pcp, unsigned order, un
 			taken += got;
 			continue;
 		}
-		if (n <= whole_only || !zone_watermark_ok(z, order, z->wmark[PA_WMARK_LOW], flags))
+		if (n <= whole_only)
 			break;
 		/* Frame by frame (a fallback, the last frames): no more than Linux takes. */
 		n -= whole_only;

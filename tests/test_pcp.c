@@ -1848,6 +1848,48 @@ TEST(pcp_refill_serves_blocks_in_the_order_taken)
 }
 
 /*
+ * Linux's rmqueue(): the slow path's try at the min watermark, too, takes an
+ * order the lists hold from the CPU's list, and a dry list refills a batch
+ * with no watermark of its own (rmqueue_bulk()). Between the min and low
+ * watermarks, a refill fills the list and a frame freed onto it is the next
+ * one handed out.
+ */
+TEST(pcp_under_the_low_watermark_the_lists_still_serve_and_refill)
+{
+	struct pa_pool *pool = boot_with("mem=256M nr_cpus=1 min_free_kbytes=8192", true);
+	struct pa_zone_info zi;
+	REQUIRE(pa_zone_info(pool, 0, &zi) == 0 && zi.type == PA_ZONE_DMA32);
+	uint64_t target = (zi.watermark_min + zi.watermark_low) / 2, n = 0;
+	struct pa_page **pages = malloc(zi.managed * sizeof *pages);
+	REQUIRE(pages);
+	for (;;) { /* down to between the watermarks, counting what the list holds as free */
+		REQUIRE(pa_zone_info(pool, 0, &zi) == 0);
+		if (zi.free + zi.pcp < target)
+			break;
+		REQUIRE((pages[n] = pa_alloc_pages(pool, PA_GFP_MOVABLE | PA_GFP_NOWARN, 0)));
+		n++;
+	}
+	pa_drain_local(pool);
+	REQUIRE(pa_zone_info(pool, 0, &zi) == 0);
+	REQUIRE(zi.free > zi.watermark_min && zi.free < zi.watermark_low && zi.pcp == 0);
+	REQUIRE((pages[n] = pa_alloc_pages(pool, PA_GFP_MOVABLE | PA_GFP_NOWARN, 0)));
+	n++;
+	struct pa_pcp_info info;
+	REQUIRE(pa_pcp_info(pool, 0, PA_ZONE_DMA32, 0, &info, NULL) == 0);
+	CHECK_MSG(info.count > 0, "the refill under the low watermark took nothing onto the list");
+	pa_pfn_t freed = pa_page_to_pfn(pool, pages[n - 2]);
+	pa_free_pages(pool, pages[n - 2], 0);
+	pages[n - 2] = pa_alloc_pages(pool, PA_GFP_MOVABLE | PA_GFP_NOWARN, 0);
+	REQUIRE(pages[n - 2]);
+	CHECK_EQ_U64(pa_page_to_pfn(pool, pages[n - 2]), freed);
+	for (uint64_t i = 0; i < n; i++)
+		pa_free_pages(pool, pages[i], 0);
+	free(pages);
+	VALIDATE(pool);
+	pa_shutdown(pool);
+}
+
+/*
  * pa_drain_list() gives back one list only: the movable order-0 list goes,
  * the unmovable one and the order-1 one stay; the frames it reports are
  * the ones the buddy got back. Bad arguments are refused.

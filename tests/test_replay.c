@@ -701,7 +701,11 @@ TEST(replay_breaks_a_block_the_kernel_had_not)
 	parse_one(&t, &us,
 	          "mm_page_alloc: page=0 pfn=0x20000 order=9 migratetype=1 gfp_flags=" THP);
 	struct rp_result r;
-	lone_replay(&t, "mem=64M max_order=9 nr_cpus=1 min_free_kbytes=0 kcompactd=manual", &r);
+	/* Pageblocks off the lists: the last one stays in the buddy, not on a CPU's list. */
+	lone_replay(&t,
+	            "mem=64M max_order=9 nr_cpus=1 min_free_kbytes=0 kcompactd=manual "
+	            "pcp_orders=0-3",
+	            &r);
 	CHECK_EQ_U64(r.kernel_failed_attempts, 2);
 	CHECK_EQ_U64(r.kernel_failed_served, 1); /* the first; the second fails here */
 	CHECK_EQ_U64(r.untraced_taken, 1);

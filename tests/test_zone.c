@@ -550,11 +550,14 @@ TEST(zone_gfp_dma_stays_below_16m)
 	CHECK_MSG(pfn_at(pool, k) >= limit, "a plain allocation came from DMA (pfn %" PRIu64 ")",
 	          pfn_at(pool, k));
 	pa_free_pages(pool, k, 0);
-	/* ZONE_DMA serves PA_GFP_DMA until it is empty, and nothing else does. */
+	/*
+	 * ZONE_DMA serves PA_GFP_DMA until it is empty, and nothing else does
+	 * (the slow path drains what other CPUs' lists of it hold).
+	 */
 	struct pa_page **p = malloc(limit * sizeof *p);
 	REQUIRE(p);
 	for (; got < limit; got++) {
-		p[got] = pa_alloc_pages(pool, PA_GFP_DMA | PA_GFP_NOWARN | PA_GFP_NOCOMPACT, 0);
+		p[got] = pa_alloc_pages(pool, PA_GFP_DMA | PA_GFP_NOWARN, 0);
 		if (!p[got])
 			break;
 		CHECK_MSG(pfn_at(pool, p[got]) < limit, "PA_GFP_DMA gave pfn %" PRIu64,
