@@ -233,14 +233,16 @@ static inline struct pa_page *zone_pcp_alloc(const struct alloc_ctx *ac, struct 
 		return NULL;
 	unsigned cpu = pool_cpu(pool);
 	struct pa_pcp *pcp = z->pcp[cpu];
-	if (!pcp_trylock(pool, pcp, cpu)) /* the caller may be here for that: not counted again */
+	if (!pcp_trylock(pool, pcp, cpu)) {
+		pcp_busy(pcp, SITE_PCP_ALLOC);
 		return NULL;
+	}
 	struct pa_page *p = pcp_take(pool, pcp, ac->order, ac->mt, ac->gfp);
 	if (p) {
 		pa_spin_unlock(&pcp->lock);
 		return p;
 	}
-	return pcp_refill_unlock(z, pcp, ac->order, ac->mt, ac->gfp);
+	return pcp_refill_unlock(z, pcp, ac->order, ac->mt, ac->gfp, flags & ALLOC_NOFRAGMENT);
 }
 
 /*
@@ -449,25 +451,6 @@ static inline bool pcp_watermark_fast(const struct pa_zone *z, unsigned order, p
 	       (order == 0 || zone_has_free_block(z, order, gfp));
 }
 
-/*
- * From the calling CPU's lists in its preferred zone, while the zone is
- * above its watermark; with PA_GFP_THISNODE only if that zone is the
- * request's node's.
- */
-static inline struct pa_page *pcp_alloc_local(const struct alloc_ctx *ac)
-{
-	struct pa_pool *pool = ac->pool;
-	pa_gfp_t gfp = ac->gfp;
-	unsigned cpu = pool_cpu(pool), order = ac->order;
-	struct pa_pcp *pcp =
-	        __atomic_load_n(&pool->cpu_pcp[cpu_pcp_slot(cpu, gfp)], __ATOMIC_RELAXED);
-	struct pa_zone *z = pcp->zone;
-	if (unlikely(!pcp_watermark_fast(z, order, gfp)) ||
-	    ((gfp & PA_GFP_THISNODE) && z->node != ac->node->id))
-		return NULL;
-	return pcp_alloc(z, cpu, order, gfp_migratetype(gfp), gfp);
-}
-
 /* Unknown gfp bits: refused and reported, as any misuse of the API is. */
 static __attribute__((noinline, cold)) struct pa_page *alloc_refused(struct pa_pool *pool,
                                                                      pa_gfp_t gfp, const char *fn)
@@ -496,18 +479,12 @@ alloc_zones_body(struct pa_pool *pool, pa_gfp_t gfp, unsigned order, bool zero)
 	if (zero && device_pool_has_clean(pool) && (p = device_alloc_zeroed(pool, gfp, order)))
 		return p;
 	/*
-	 * Skipped by the fast path only to be zeroed, for an order it leaves
-	 * out, or for a flag that Linux's lists serve too: PA_GFP_THISNODE (a
-	 * CPU's lists hold its node's memory; a THP fault's) and PA_GFP_HIGH
-	 * (its first try is at the low watermark, as any request's).
+	 * The zonelist walk takes an order the lists hold from the CPU's list
+	 * of each zone it tries (requests the fast path skipped: to be zeroed,
+	 * an order it leaves out, PA_GFP_THISNODE, PA_GFP_HIGH, a zone modifier,
+	 * as Linux's lists serve them too).
 	 */
-	if ((zero || order >= pool->cfg.pageblock_order ||
-	     (gfp & (PA_GFP_THISNODE | PA_GFP_HIGH))) &&
-	    pcp_order_enabled(pool, order) && !(gfp & (PA_GFP_DMA32 | PA_GFP_DMA)))
-		p = pcp_alloc_local(&ac);
-	if (!p)
-		p = zonelist_walk(&ac, ac.flags,
-		                  zero); /* inline: the first try is the common case */
+	p = zonelist_walk(&ac, ac.flags, zero); /* inline: the first try is the common case */
 	/* Linux's get_page_from_freelist(): no zone served without a fallback; now with one. */
 	if (unlikely(!p) && (ac.flags & ALLOC_NOFRAGMENT) && !pool->cfg.linux_defrag_mode) {
 		ac.flags &= ~ALLOC_NOFRAGMENT;
@@ -539,11 +516,15 @@ static __attribute__((noinline)) struct pa_page *alloc_zones(struct pa_pool *poo
 	return alloc_zones_body(pool, gfp, order, false);
 }
 
-/* The owner's list lock was busy (a drain, or a thread sharing the id): the zone path. */
-static __attribute__((noinline)) struct pa_page *
-alloc_busy(struct pa_pool *pool, struct pa_pcp *pcp, pa_gfp_t gfp, unsigned order)
+/*
+ * The owner's list lock was busy (a drain, or a thread sharing the id): the
+ * zone path, with the CPU asked again; its walk counts the lock busy if it
+ * still is (zone_pcp_alloc()).
+ */
+static __attribute__((noinline)) struct pa_page *alloc_busy(struct pa_pool *pool, pa_gfp_t gfp,
+                                                            unsigned order)
 {
-	pcp_busy(pcp, SITE_PCP_ALLOC);
+	platform_cpu_forget();
 	return alloc_zones(pool, gfp, order);
 }
 
@@ -571,7 +552,11 @@ static __attribute__((noinline)) struct pa_page *alloc_refill(struct pa_zone *z,
 		pa_spin_unlock(&pcp->lock);
 		return p;
 	}
-	p = pcp_refill_unlock(z, pcp, order, mt, gfp);
+	/* The preferred zone's list: the request's first flags say whether it may fall back. */
+	unsigned nofrag = __atomic_load_n(&z->pool->nodes[z->node].alloc_flags[mt == PA_MT_MOVABLE],
+	                                  __ATOMIC_RELAXED) &
+	                  ALLOC_NOFRAGMENT;
+	p = pcp_refill_unlock(z, pcp, order, mt, gfp, nofrag);
 	zone_boost_check(z);
 	return p ? p : alloc_zones(z->pool, gfp, order);
 }
@@ -589,7 +574,7 @@ alloc_on_cpu(struct pa_pool *pool, pa_gfp_t gfp, unsigned order, unsigned cpu, b
 	struct pa_pcp *pcp =
 	        __atomic_load_n(&pool->cpu_pcp[cpu_pcp_slot(cpu, gfp)], __ATOMIC_RELAXED);
 	if (unlikely(!pcp_trylock(pool, pcp, cpu)))
-		return alloc_busy(pool, pcp, gfp, order);
+		return alloc_busy(pool, gfp, order);
 	struct pa_zone *z = pcp->zone;
 	if (unlikely(!pcp_watermark_fast(z, order, gfp)))
 		return alloc_below_mark(pcp, gfp, order);

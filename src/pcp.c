@@ -385,12 +385,6 @@ static uint32_t refill_link(struct pa_pool *pool, struct pa_pcp *pcp, struct pcp
 }
 
 /*
- * Fill the list from the buddy under one zone-lock hold, mostly as whole
- * blocks cut up after the lock is dropped, so that two CPUs refilling share
- * the lock for a few list operations each. A refill raises high by a batch
- * while the zone is above its high watermark (Linux 6.7).
- */
-/*
  * Linux 6.7's nr_pcp_alloc(): before it counts what to take, a refill
  * raises high by what it would take (a batch, scaled by alloc_factor for
  * order 0), up to high_max, unless the zone is under its high watermark
@@ -410,12 +404,21 @@ static void raise_high(struct pa_zone *z, struct pa_pcp *pcp, unsigned order)
 	pcp_set_high(pcp, h > pcp->high_max ? pcp->high_max : (uint32_t)h);
 }
 
-static void pcp_refill(struct pa_zone *z, struct pa_pcp *pcp, unsigned order, unsigned mt)
+/*
+ * Fill the list from the buddy under one zone-lock hold, mostly as whole
+ * blocks cut up after the lock is dropped, so that two CPUs refilling share
+ * the lock for a few list operations each. A refill raises high by a batch
+ * while the zone is above its high watermark (Linux 6.7). nofrag: the
+ * request's ALLOC_NOFRAGMENT, which Linux's rmqueue_bulk() passes on (no
+ * fallback below a pageblock: the refill may come back short or empty).
+ */
+static void pcp_refill(struct pa_zone *z, struct pa_pcp *pcp, unsigned order, unsigned mt,
+                       unsigned nofrag)
 {
 	struct pa_pool *pool = z->pool;
 	raise_high(z, pcp, order);
 	unsigned n = refill_count(pool, pcp, order);
-	unsigned flags = ALLOC_WMARK_LOW | (mt == PA_MT_MOVABLE ? ALLOC_CMA : 0);
+	unsigned flags = ALLOC_WMARK_LOW | (mt == PA_MT_MOVABLE ? ALLOC_CMA : 0) | nofrag;
 	flags |= superblock_alloc_flags(pool, mt, 0); /* the zone path decides with the gfp */
 	/* A streaming CPU's extra comes as whole blocks or not at all. */
 	unsigned whole_only = refill_stream_extra(pool, pcp, order, mt, n);
@@ -655,12 +658,12 @@ static void pcp_spill(struct pa_zone *z, struct pa_pcp *pcp, uint64_t frames, ui
 }
 
 struct pa_page *pcp_refill_unlock(struct pa_zone *z, struct pa_pcp *pcp, unsigned order,
-                                  unsigned mt, pa_gfp_t gfp)
+                                  unsigned mt, pa_gfp_t gfp, unsigned nofrag)
 {
 	platform_cpu_forget(); /* now and then, a thread without rseq asks where it runs */
 	/* Switched off since the caller looked: the drain has run, so put nothing back. */
 	if (pcp_order_enabled(z->pool, order))
-		pcp_refill(z, pcp, order, mt);
+		pcp_refill(z, pcp, order, mt, nofrag);
 	struct pa_page *p = pcp_take(z->pool, pcp, order, mt, gfp);
 	pa_spin_unlock(&pcp->lock);
 	return p;

@@ -135,7 +135,7 @@ static inline bool pcp_gate_bit(const _Atomic uint64_t *gate, unsigned order)
  * their registers to themselves.
  */
 struct pa_page *pcp_refill_unlock(struct pa_zone *zone, struct pa_pcp *pcp, unsigned order,
-                                  unsigned mt, pa_gfp_t gfp);
+                                  unsigned mt, pa_gfp_t gfp, unsigned nofrag);
 /* Spill from list `list` (pcp_index) on, where the overflowing free went. */
 bool pcp_spill_unlock(struct pa_zone *zone, struct pa_pcp *pcp, unsigned list);
 /* The same from the list whose top is pfn (the free that overflowed): the fast path keeps no type. */
@@ -301,26 +301,6 @@ static inline void pcp_busy(struct pa_pcp *pcp, enum pa_lock_site site)
 {
 	atomic_fetch_add_explicit(&pcp->lock.busy[site], 1, memory_order_relaxed);
 	platform_cpu_forget();
-}
-
-/*
- * Allocate from this CPU's list, refilling it from the buddy when dry.
- * NULL when the list lock is busy or the zone has nothing: the caller
- * takes the zone path.
- */
-static inline struct pa_page *pcp_alloc(struct pa_zone *z, unsigned cpu, unsigned order,
-                                        unsigned mt, pa_gfp_t gfp)
-{
-	struct pa_pcp *pcp = z->pcp[cpu];
-	if (unlikely(!pcp_trylock(z->pool, pcp, cpu))) {
-		pcp_busy(pcp, SITE_PCP_ALLOC);
-		return NULL;
-	}
-	struct pa_page *p = pcp_take(z->pool, pcp, order, mt, gfp);
-	if (unlikely(!p))
-		return pcp_refill_unlock(z, pcp, order, mt, gfp);
-	pa_spin_unlock(&pcp->lock);
-	return p;
 }
 
 /*

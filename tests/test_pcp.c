@@ -797,8 +797,9 @@ TEST(pcp_threads_sharing_a_cpu_id_lose_nothing)
 /*
  * A thread that found order 2 enabled in pa_alloc_pages() and reaches its
  * list after the order was switched off (and drained) must not leave blocks
- * of the disabled order behind on the list. Reproduced by calling pcp_alloc()
- * as that thread would, right after pcp_set_order(off) returns.
+ * of the disabled order behind on the list. Reproduced by taking the list's
+ * lock and refilling as that thread would, right after pcp_set_order(off)
+ * returns.
  */
 TEST(pcp_alloc_racing_a_switch_off_leaves_nothing_on_the_disabled_list)
 {
@@ -808,7 +809,12 @@ TEST(pcp_alloc_racing_a_switch_off_leaves_nothing_on_the_disabled_list)
 	pose(0);
 	struct pa_zone *z = cpu_zone(pool, 0, PA_GFP_MOVABLE);
 	pcp_set_order(pool, 2, false);
-	struct pa_page *p = pcp_alloc(z, 0, 2, PA_MT_MOVABLE, PA_GFP_MOVABLE);
+	REQUIRE(pcp_trylock(pool, z->pcp[0], 0));
+	struct pa_page *p = pcp_take(pool, z->pcp[0], 2, PA_MT_MOVABLE, PA_GFP_MOVABLE);
+	if (p)
+		pa_spin_unlock(&z->pcp[0]->lock);
+	else
+		p = pcp_refill_unlock(z, z->pcp[0], 2, PA_MT_MOVABLE, PA_GFP_MOVABLE, 0);
 	uint64_t left = all_list_blocks_of_order(pool, 2);
 	CHECK_MSG(left == 0,
 	          "order 2 is off, yet %" PRIu64
@@ -1883,6 +1889,51 @@ TEST(pcp_under_the_low_watermark_the_lists_still_serve_and_refill)
 	REQUIRE(pages[n - 2]);
 	CHECK_EQ_U64(pa_page_to_pfn(pool, pages[n - 2]), freed);
 	for (uint64_t i = 0; i < n; i++)
+		pa_free_pages(pool, pages[i], 0);
+	free(pages);
+	VALIDATE(pool);
+	pa_shutdown(pool);
+}
+
+/*
+ * Linux's ALLOC_NOFRAGMENT reaches the refill (rmqueue_bulk()): a request
+ * whose preferred zone is Normal, with DMA32 below, falls back below a
+ * pageblock in Normal only after every zone failed without. With Normal's
+ * free memory all single frames in movable pageblocks, an unmovable page
+ * comes from a pageblock DMA32 gives up whole, and Normal's stay movable.
+ */
+TEST(pcp_a_refill_falls_back_below_a_pageblock_only_where_the_request_may)
+{
+	/* Filled with the lists off and no watermark to keep: no free pageblock is left. */
+	struct pa_pool *pool =
+	        boot_with("mem=6G nr_cpus=1 min_free_kbytes=0 watermark_scale_factor=1", true);
+	REQUIRE(pa_ctl_write(pool, "pcp/orders/0/enabled", "0") == 0);
+	pa_pfn_t normal = (4ull << 30) >> 12; /* Normal starts at 4 GiB */
+	uint64_t cap = (3ull << 30) >> 12, n = 0;
+	struct pa_page **pages = malloc(cap * sizeof *pages);
+	REQUIRE(pages);
+	while (n < cap) { /* Normal's memory, until the allocations go to DMA32 */
+		struct pa_page *p = pa_alloc_pages(pool, PA_GFP_MOVABLE | PA_GFP_NOWARN, 0);
+		REQUIRE(p);
+		if (pa_page_to_pfn(pool, p) < normal) {
+			pa_free_pages(pool, p, 0);
+			break;
+		}
+		pages[n++] = p;
+	}
+	REQUIRE(n > 1000 && n < cap);
+	for (uint64_t i = 0; i < n; i += 2) /* every other frame: free, but no pair */
+		pa_free_pages(pool, pages[i], 0);
+	REQUIRE(pa_ctl_write(pool, "pcp/orders/0/enabled", "1") == 0);
+	uint64_t before = vmstat(pool, "pgalloc_fallback_steal");
+	struct pa_page *k = pa_alloc_pages(pool, PA_GFP_KERNEL, 0);
+	REQUIRE(k);
+	CHECK_MSG(pa_page_to_pfn(pool, k) < normal,
+	          "the unmovable page came from Normal (pfn %#llx), as a fallback there",
+	          (unsigned long long)pa_page_to_pfn(pool, k));
+	CHECK_EQ_U64(vmstat(pool, "pgalloc_fallback_steal"), before);
+	pa_free_pages(pool, k, 0);
+	for (uint64_t i = 1; i < n; i += 2)
 		pa_free_pages(pool, pages[i], 0);
 	free(pages);
 	VALIDATE(pool);
