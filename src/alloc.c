@@ -259,8 +259,16 @@ zonelist_walk(const struct alloc_ctx *ac, unsigned flags, bool zero)
 			continue;
 		uint64_t mark = z->wmark[flags & ALLOC_WMARK_MASK] + z->lowmem_reserve[ac->highest];
 		struct pa_page *p = zone_pcp_alloc(ac, z, mark, flags);
-		if (p)
+		if (p) {
+			if (unlikely((flags & ALLOC_HIGHATOMIC) && ac->order > 0)) {
+				pa_lock(&z->lock,
+				        SITE_ALLOC); /* as Linux's, wherever it came from */
+				pageblock_reserve_highatomic(z, pa_page_to_pfn(ac->pool, p),
+				                             ac->order);
+				pa_unlock(&z->lock);
+			}
 			return p;
+		}
 		pa_lock(&z->lock, SITE_ALLOC);
 		pa_pfn_t pfn = zone_rmqueue(z, ac, mark, flags);
 		if (pfn != PA_NIL) {
