@@ -220,16 +220,40 @@ zone_rmqueue(struct pa_zone *z, const struct alloc_ctx *ac, uint64_t mark, unsig
 }
 
 /*
+ * The watermark check before a zone's list serves (Linux's
+ * zone_watermark_fast()), without the zone lock: the free count above the
+ * mark and all the request may not use (the whole atomic reserve, CMA
+ * unless it may borrow); short of that, exactly, under the lock.
+ */
+static bool zone_pcp_watermark(struct pa_zone *z, const struct alloc_ctx *ac, unsigned flags)
+{
+	unsigned order = ac->order;
+	uint64_t mark = __atomic_load_n(&z->wmark[flags & ALLOC_WMARK_MASK], __ATOMIC_RELAXED) +
+	                __atomic_load_n(&z->lowmem_reserve[ac->highest], __ATOMIC_RELAXED);
+	int64_t unusable = (int64_t)atomic_load_explicit(&z->unusable[(flags & ALLOC_CMA) != 0],
+	                                                 memory_order_relaxed);
+	if ((int64_t)zone_nr_free(z) - ((1ll << order) - 1) >
+	            zone_flags_mark(mark, flags) + unusable &&
+	    (order == 0 ||
+	     zone_usable_orders(z, flags & ALLOC_HIGHATOMIC, flags & ALLOC_CMA) >> order))
+		return true;
+	pa_lock(&z->lock, SITE_ALLOC);
+	bool ok = watermark_ok(z, order, mark, flags) || boost_exempt(z, order, mark, flags);
+	pa_unlock(&z->lock);
+	return ok;
+}
+
+/*
  * Linux's rmqueue(): in a zone that passes this try's watermark (the slow
  * path's min too), an order the per-CPU lists hold comes from this CPU's
  * list of that zone, refilled by a batch when dry; the buddy only if that
  * list could not serve (its lock busy, the zone without a block for it).
  */
 static inline struct pa_page *zone_pcp_alloc(const struct alloc_ctx *ac, struct pa_zone *z,
-                                             uint64_t mark, unsigned flags)
+                                             unsigned flags)
 {
 	struct pa_pool *pool = ac->pool;
-	if (!pcp_order_enabled(pool, ac->order) || !watermark_ok(z, ac->order, mark, flags))
+	if (!pcp_order_enabled(pool, ac->order) || !zone_pcp_watermark(z, ac, flags))
 		return NULL;
 	unsigned cpu = pool_cpu(pool);
 	struct pa_pcp *pcp = z->pcp[cpu];
@@ -257,8 +281,7 @@ zonelist_walk(const struct alloc_ctx *ac, unsigned flags, bool zero)
 		struct pa_zone *z = n->zonelist[i];
 		if (!zone_allowed(ac, z))
 			continue;
-		uint64_t mark = z->wmark[flags & ALLOC_WMARK_MASK] + z->lowmem_reserve[ac->highest];
-		struct pa_page *p = zone_pcp_alloc(ac, z, mark, flags);
+		struct pa_page *p = zone_pcp_alloc(ac, z, flags);
 		if (p) {
 			if (unlikely((flags & ALLOC_HIGHATOMIC) && ac->order > 0)) {
 				pa_lock(&z->lock,
@@ -270,6 +293,7 @@ zonelist_walk(const struct alloc_ctx *ac, unsigned flags, bool zero)
 			return p;
 		}
 		pa_lock(&z->lock, SITE_ALLOC);
+		uint64_t mark = z->wmark[flags & ALLOC_WMARK_MASK] + z->lowmem_reserve[ac->highest];
 		pa_pfn_t pfn = zone_rmqueue(z, ac, mark, flags);
 		if (pfn != PA_NIL) {
 			p = prep_block(z, pfn, ac);

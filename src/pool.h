@@ -97,6 +97,8 @@ struct pa_zone {
 	 * First in the struct: the fast path indexes it with no offset to add.
 	 */
 	_Atomic uint64_t pcp_mark[4];
+	/* What a request may not use, [may borrow CMA]: the atomic reserve, CMA. */
+	_Atomic uint64_t unusable[2];
 	struct pa_pool *pool;
 	unsigned index; /* in pool->zones */
 	unsigned node;

@@ -742,8 +742,11 @@ static void zone_setup_lowmem_reserve(struct pa_node *n)
 		for (unsigned t = 0; t < PA_ZONE_COUNT; t++) {
 			if (t > i && n->zones[t])
 				above += n->zones[t]->managed_pages;
-			z->lowmem_reserve[t] =
-			        t > i && ratio[i] && z->managed_pages ? above / ratio[i] : 0;
+			/* Stored atomically: the lists' watermark check reads it without the lock. */
+			__atomic_store_n(&z->lowmem_reserve[t],
+			                 t > i && ratio[i] && z->managed_pages ? above / ratio[i] :
+			                                                         0,
+			                 __ATOMIC_RELAXED);
 		}
 	}
 }
@@ -795,6 +798,9 @@ void zone_set_pcp_mark(struct pa_zone *z)
 		atomic_store_explicit(&z->pcp_mark[bits],
 		                      bits & PA_GFP_MOVABLE ? mark : mark + z->cma_pages,
 		                      memory_order_relaxed);
+	atomic_store_explicit(&z->unusable[0], z->nr_reserved_highatomic + z->cma_pages,
+	                      memory_order_relaxed);
+	atomic_store_explicit(&z->unusable[1], z->nr_reserved_highatomic, memory_order_relaxed);
 }
 
 void zone_apply_boost(struct pa_zone *z)
@@ -889,12 +895,7 @@ uint64_t zone_free_cma(const struct pa_zone *z)
 bool zone_watermark_ok(const struct pa_zone *z, unsigned order, uint64_t mark, unsigned flags)
 {
 	int64_t free = (int64_t)zone_nr_free(z) - ((1ll << order) - 1);
-	int64_t min = (int64_t)mark;
-	if (flags & ALLOC_MIN_RESERVE) {
-		min -= min / 2;
-		if (flags & ALLOC_NON_BLOCK)
-			min -= min / 4; /* GFP_ATOMIC: more of the min reserve */
-	}
+	int64_t min = zone_flags_mark(mark, flags);
 	if (!(flags & (ALLOC_MIN_RESERVE | ALLOC_NON_BLOCK | ALLOC_HIGHATOMIC)) &&
 	    unlikely(z->nr_reserved_highatomic))
 		/* The reserve: what it holds free (Linux 6.12), before all it reserved. */

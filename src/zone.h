@@ -98,6 +98,18 @@ uint64_t zone_free_cma(const struct pa_zone *z);
  */
 bool zone_watermark_ok(const struct pa_zone *z, unsigned order, uint64_t mark, unsigned flags);
 
+/* The mark as a request's reserves lower it: ALLOC_MIN_RESERVE by half, ALLOC_NON_BLOCK a quarter more. */
+static inline int64_t zone_flags_mark(uint64_t mark, unsigned flags)
+{
+	int64_t min = (int64_t)mark;
+	if (flags & ALLOC_MIN_RESERVE) {
+		min -= min / 2;
+		if (flags & ALLOC_NON_BLOCK)
+			min -= min / 4; /* GFP_ATOMIC: more of the min reserve */
+	}
+	return min;
+}
+
 /*
  * The orders whose free lists hold a block a request may take: the three
  * list types, the high-atomic reserve's and CMA's when it may use them.
