@@ -301,6 +301,14 @@ long pa_drain_list(struct pa_pool *pool, unsigned node, enum pa_zone_type zone, 
  */
 int pa_pcp_decay(struct pa_pool *pool, unsigned cpu);
 
+/*
+ * The frames pa_pcp_decay() would give back now from CPU cpu's lists, all
+ * zones, without decaying (0 where it would only lower high): a replay asks
+ * whether the kernel's decay would have shown in its trace. The frames, or
+ * -EINVAL for a NULL pool or no such CPU.
+ */
+long pa_pcp_decay_frames(struct pa_pool *pool, unsigned cpu);
+
 /* One CPU's per-CPU lists in one zone, as /proc/zoneinfo's pagesets show them. */
 struct pa_pcp_info {
 	uint64_t count;              /* frames on the lists */

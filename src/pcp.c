@@ -258,20 +258,26 @@ static void pcp_set_high_trim(struct pa_zone *z, struct pa_pcp *pcp, uint32_t hi
 }
 
 /*
- * Linux's decay_pcp_high(): let high fall back toward what the CPU uses,
- * never outside [high_min, high_max], and give back what the lists hold
- * above it. Not while reclaim runs: high stays at reclaim's cap meanwhile.
- * List lock held.
+ * Linux's decay_pcp_high(): high falls back toward what the CPU uses, by an
+ * eighth, no more than the lists hold above batch << 5, never outside
+ * [high_min, high_max]. Not while reclaim runs: high stays at reclaim's cap
+ * meanwhile. List lock held.
  */
-static void pcp_decay_now(struct pa_zone *z, struct pa_pcp *pcp)
+static uint32_t pcp_decayed_high(const struct pa_zone *z, const struct pa_pcp *pcp)
 {
 	if (reclaim_active(z))
-		return;
+		return pcp->high;
 	int64_t a = (int64_t)pcp_count(pcp) - ((int64_t)pcp->batch << PCP_BATCH_SCALE_MAX);
 	int64_t b = (int64_t)pcp->high - pcp->high / 8;
 	int64_t h = a > b ? a : b;
 	h = h < pcp->high_min ? pcp->high_min : h > pcp->high_max ? pcp->high_max : h;
-	pcp_set_high_trim(z, pcp, (uint32_t)h);
+	return (uint32_t)h;
+}
+
+/* The decay, and what the lists hold above the new high goes back. List lock held. */
+static void pcp_decay_now(struct pa_zone *z, struct pa_pcp *pcp)
+{
+	pcp_set_high_trim(z, pcp, pcp_decayed_high(z, pcp));
 }
 
 /*
@@ -288,6 +294,24 @@ static void pcp_decay(struct pa_zone *z, struct pa_pcp *pcp)
 		return;
 	pcp->last_decay_ns = now;
 	pcp_decay_now(z, pcp);
+}
+
+long pa_pcp_decay_frames(struct pa_pool *pool, unsigned cpu)
+{
+	if (!pool || cpu >= pool->cfg.nr_cpus)
+		return -EINVAL;
+	if (rules_61(pool))
+		return 0;
+	long frames = 0;
+	for (unsigned i = 0; i < pool->nr_zones; i++) {
+		struct pa_zone *z = &pool->zones[i];
+		struct pa_pcp *pcp = z->pcp[cpu];
+		platform_spin_lock(pool, &pcp->lock, SITE_DRAIN);
+		uint32_t count = pcp_count(pcp), high = pcp_decayed_high(z, pcp);
+		frames += count > high ? (long)(count - high) : 0;
+		pa_spin_unlock(&pcp->lock);
+	}
+	return frames;
 }
 
 int pa_pcp_decay(struct pa_pool *pool, unsigned cpu)

@@ -340,6 +340,8 @@ TEST(drains_and_pcp_info_refuse_null_and_unknown_zones)
 	REFUSED(pa_drain_zone(NULL, 0, PA_ZONE_DMA32, 0), -EINVAL);
 	REFUSED(pa_drain_zone(f.pool, 2, PA_ZONE_DMA32, 1), -ENOENT);
 	REFUSED(pa_drain_zone(f.pool, 0, (enum pa_zone_type) - 1, 0), -ENOENT);
+	REFUSED(pa_pcp_decay_frames(NULL, 0), -EINVAL);
+	REFUSED(pa_pcp_decay_frames(f.pool, UINT_MAX), -EINVAL);
 	REFUSED(pa_drain_list(NULL, 0, PA_ZONE_DMA32, 0, 0, 1), -EINVAL);
 	REFUSED(pa_drain_list(f.pool, 0, PA_ZONE_DMA32, 0, 0, 3), -EINVAL);
 	REFUSED(pa_drain_list(f.pool, 0, PA_ZONE_DMA32, 0, 0, UINT_MAX), -EINVAL);

@@ -2084,9 +2084,17 @@ TEST(pcp_decay_external_leaves_the_decay_to_pa_pcp_decay)
 	if (count0 > (info.batch << 5) && count0 - (info.batch << 5) > want)
 		want = count0 - (info.batch << 5);
 	want = want < info.high_min ? info.high_min : want;
+	/* What the decay will give back, asked first, changes nothing. */
+	long frames = pa_pcp_decay_frames(pool, 0);
+	CHECK_EQ_U64((uint64_t)frames, count0 > want ? count0 - want : 0);
+	uint64_t high0 = info.high;
+	REQUIRE(pa_pcp_info(pool, 0, PA_ZONE_DMA32, 0, &info, NULL) == 0);
+	CHECK_EQ_U64(info.high, high0);
+	CHECK_EQ_U64(info.count, count0);
 	CHECK_EQ_U64(pa_pcp_decay(pool, 0), 0);
 	REQUIRE(pa_pcp_info(pool, 0, PA_ZONE_DMA32, 0, &info, NULL) == 0);
 	CHECK_EQ_U64(info.high, want);
+	CHECK_EQ_U64(count0 - info.count, (uint64_t)frames);
 	CHECK_MSG(info.count <= info.high && info.count + info.batch > info.high - 2,
 	          "count %" PRIu64 " after a decay to %" PRIu64 " (from %" PRIu64 ")", info.count,
 	          info.high, count0);
@@ -2096,11 +2104,14 @@ TEST(pcp_decay_external_leaves_the_decay_to_pa_pcp_decay)
 	uint64_t other_high = other.high;
 	CHECK_EQ_U64(pa_pcp_decay(NULL, 0), (uint64_t)-EINVAL);
 	CHECK_EQ_U64(pa_pcp_decay(pool, 2), (uint64_t)-EINVAL);
+	CHECK_EQ_U64((uint64_t)pa_pcp_decay_frames(NULL, 0), (uint64_t)-EINVAL);
+	CHECK_EQ_U64((uint64_t)pa_pcp_decay_frames(pool, 2), (uint64_t)-EINVAL);
 	REQUIRE(pa_pcp_info(pool, 0, PA_ZONE_DMA32, 1, &other, NULL) == 0);
 	CHECK_EQ_U64(other.high, other_high);
 	REQUIRE(pa_ctl_write(pool, "pcp/rules", "6.1") == 0);
 	REQUIRE(pa_pcp_info(pool, 0, PA_ZONE_DMA32, 0, &info, NULL) == 0);
 	uint64_t fixed = info.high;
+	CHECK_EQ_U64(pa_pcp_decay_frames(pool, 0), 0);
 	CHECK_EQ_U64(pa_pcp_decay(pool, 0), 0);
 	REQUIRE(pa_pcp_info(pool, 0, PA_ZONE_DMA32, 0, &info, NULL) == 0);
 	CHECK_EQ_U64(info.high, fixed);

@@ -401,6 +401,65 @@ TEST(replay_decays_each_cpus_high_once_a_second)
 	rp_trace_free(&t);
 }
 
+/* 1000 pages taken on CPU 0 at 10 s, 400 given back; one event a second from 11.1 s to 30.1 s. */
+static void parse_lists_then_a_quiet_cpu(struct rp_trace *t)
+{
+	char line[160];
+	for (unsigned i = 0; i < 1400; i++) {
+		if (i < 1000)
+			snprintf(
+			        line, sizeof line,
+			        "  a-1 [000] .....  10.%03u: mm_page_alloc: page=0 pfn=%#x order=0 "
+			        "migratetype=0 gfp_flags=GFP_KERNEL",
+			        i / 8, 0x1000 + i);
+		else
+			snprintf(line, sizeof line,
+			         "  a-1 [000] .....  10.%03u: mm_page_free: page=0 pfn=%#x order=0",
+			         200 + (i - 1000) / 4, 0x1000 + i - 1000);
+		REQUIRE(rp_parse_line(t, line, strlen(line)) == 0);
+	}
+	for (unsigned sec = 11; sec <= 30; sec++) {
+		if (sec % 2)
+			snprintf(
+			        line, sizeof line,
+			        "  a-1 [000] .....  %u.1: mm_page_alloc: page=0 pfn=0x2000 order=0 "
+			        "migratetype=1 gfp_flags=GFP_HIGHUSER_MOVABLE",
+			        sec);
+		else
+			snprintf(line, sizeof line,
+			         "  a-1 [000] .....  %u.1: mm_page_free: page=0 pfn=0x2000 order=0",
+			         sec);
+		REQUIRE(rp_parse_line(t, line, strlen(line)) == 0);
+	}
+}
+
+/*
+ * A decay due here that would give pages back waits for the trace's: with
+ * the lists that full, the kernel's worker would have shown its pass as the
+ * worker's drain lines. As high decays toward what CPU 0's lists hold, the
+ * passes stop (without the rule: one a second, 21); a pass the trace shows
+ * runs.
+ */
+TEST(replay_a_decay_that_would_give_pages_back_waits_for_the_traces)
+{
+	struct rp_trace quiet = { 0 }, shown = { 0 };
+	parse_lists_then_a_quiet_cpu(&quiet);
+	parse_lists_then_a_quiet_cpu(&shown);
+	static const char *const worker[] = {
+		"  kworker/0:1-9 [000] d..2. 30.5: mm_page_pcpu_drain: page=0 pfn=0x1000 order=0 "
+		"migratetype=0",
+	};
+	parse_all(&shown, worker, 1);
+	struct rp_result rq, rs;
+	lone_replay(&quiet, "mem=64M max_order=9 nr_cpus=1 kcompactd=manual", &rq);
+	lone_replay(&shown, "mem=64M max_order=9 nr_cpus=1 kcompactd=manual", &rs);
+	CHECK_MSG(rq.decays >= 3 && rq.decays < 15, "%llu decays", (unsigned long long)rq.decays);
+	CHECK_EQ_U64(rs.decays, rq.decays + 1);
+	CHECK_EQ_U64(rq.bad_page + rs.bad_page, 0);
+	rp_trace_free(&quiet);
+	rp_trace_free(&shown);
+}
+
 /*
  * The kernel refills a list only when it is empty: at a list's first refill
  * run, what the pool's list holds goes back to the buddy (the starting

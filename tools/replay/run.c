@@ -582,7 +582,10 @@ static bool same_slot(const struct rp_tick *t, uint64_t last, uint64_t now)
  * second (decay_pcp_high()). The trace shows a run where it gave pages back
  * (RP_DECAY), which places the jiffies' seconds and that CPU's run; one for
  * the same second as the last is that pass going on, or a pass already made
- * here (on time, where the kernel's came late).
+ * here (on time, where the kernel's came late). A pass due here that would
+ * give pages back waits for the trace's: had the kernel's run with lists as
+ * full, the trace would show it (Linux 6.18, a busy CPU's worker went 8 s
+ * without a pass while its lists stayed full).
  */
 static void vmstat_worker(struct rp_ctx *c, unsigned cpu, bool seen)
 {
@@ -592,6 +595,10 @@ static void vmstat_worker(struct rp_ctx *c, unsigned cpu, bool seen)
 		learn_tick(&c->tick, c->now_ns);
 	bool run = seen ? !same_slot(&c->tick, c->decay_last[cpu], c->now_ns) :
 	                  c->now_ns >= c->decay_due[cpu];
+	if (run && !seen && pa_pcp_decay_frames(c->pool, cpu) > 0) {
+		c->decay_due[cpu] = vmstat_due(&c->tick, c->now_ns);
+		return;
+	}
 	if (seen || run) {
 		c->decay_last[cpu] = c->now_ns;
 		c->decay_due[cpu] = vmstat_due(&c->tick, c->now_ns);
