@@ -283,9 +283,9 @@ zonelist_walk(const struct alloc_ctx *ac, unsigned flags, bool zero)
 			continue;
 		struct pa_page *p = zone_pcp_alloc(ac, z, flags);
 		if (p) {
+			/* Linux reserves for a high-order atomic request wherever its block came from. */
 			if (unlikely((flags & ALLOC_HIGHATOMIC) && ac->order > 0)) {
-				pa_lock(&z->lock,
-				        SITE_ALLOC); /* as Linux's, wherever it came from */
+				pa_lock(&z->lock, SITE_ALLOC);
 				pageblock_reserve_highatomic(z, pa_page_to_pfn(ac->pool, p),
 				                             ac->order);
 				pa_unlock(&z->lock);
