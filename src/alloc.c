@@ -223,24 +223,21 @@ zone_rmqueue(struct pa_zone *z, const struct alloc_ctx *ac, uint64_t mark, unsig
  * The watermark check before a zone's list serves (Linux's
  * zone_watermark_fast()), without the zone lock: the free count above the
  * mark and all the request may not use (the whole atomic reserve, CMA
- * unless it may borrow); short of that, exactly, under the lock.
+ * unless it may borrow). Short of that the zone path decides under its lock
+ * and serves from the buddy: only an atomic reserve or CMA in the zone makes
+ * that differ from Linux, which would still use the list.
  */
-static bool zone_pcp_watermark(struct pa_zone *z, const struct alloc_ctx *ac, unsigned flags)
+static bool zone_pcp_watermark(const struct pa_zone *z, const struct alloc_ctx *ac, unsigned flags)
 {
 	unsigned order = ac->order;
 	uint64_t mark = __atomic_load_n(&z->wmark[flags & ALLOC_WMARK_MASK], __ATOMIC_RELAXED) +
 	                __atomic_load_n(&z->lowmem_reserve[ac->highest], __ATOMIC_RELAXED);
 	int64_t unusable = (int64_t)atomic_load_explicit(&z->unusable[(flags & ALLOC_CMA) != 0],
 	                                                 memory_order_relaxed);
-	if ((int64_t)zone_nr_free(z) - ((1ll << order) - 1) >
-	            zone_flags_mark(mark, flags) + unusable &&
-	    (order == 0 ||
-	     zone_usable_orders(z, flags & ALLOC_HIGHATOMIC, flags & ALLOC_CMA) >> order))
-		return true;
-	pa_lock(&z->lock, SITE_ALLOC);
-	bool ok = watermark_ok(z, order, mark, flags) || boost_exempt(z, order, mark, flags);
-	pa_unlock(&z->lock);
-	return ok;
+	return (int64_t)zone_nr_free(z) - ((1ll << order) - 1) >
+	               zone_flags_mark(mark, flags) + unusable &&
+	       (order == 0 ||
+	        zone_usable_orders(z, flags & ALLOC_HIGHATOMIC, flags & ALLOC_CMA) >> order);
 }
 
 /*
