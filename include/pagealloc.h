@@ -196,6 +196,18 @@ void pa_shutdown(struct pa_pool *pool);
  * NULL: nothing happens.
  */
 void pa_deferred_init_wait(struct pa_pool *pool);
+/*
+ * Set up the deferred frames of pfn's zone up to pfn (in order, a chunk at
+ * a time, as an allocation that ran short would: Linux's
+ * deferred_grow_zone()), with deferred_init=1 or lazy. deferred_init=lazy
+ * starts no threads: frames are set up only by allocations that run short,
+ * by this call and by the operations that need a range whole (contiguous
+ * ranges, hotplug); when an allocation or this call sets the last one up,
+ * the watermarks and per-CPU sizes are set from the full size, as when the
+ * threads end (pa_deferred_init_wait() returns at once). Returns the frames it made the buddy's: 0 when pfn was
+ * set up already, is outside every zone or the pool is NULL.
+ */
+uint64_t pa_deferred_grow(struct pa_pool *pool, pa_pfn_t pfn);
 
 /* --- Allocation -------------------------------------------------------- */
 
@@ -369,7 +381,8 @@ int pa_zone_info(struct pa_pool *pool, unsigned index, struct pa_zone_info *out)
  * Zone index's free blocks by order and migratetype and its pageblocks by
  * type, the figures /proc/pagetypeinfo prints (uncapped): nr_free[order *
  * PA_MT_COUNT + mt] for order 0..orders-1 (orders above the pool's max
- * order read 0), pageblocks[mt] (isolated ones as PA_MT_ISOLATE). Either
+ * order read 0), pageblocks[mt] (isolated ones as PA_MT_ISOLATE, offline
+ * memory's not at all, as Linux's). Either
  * array may be NULL. Counting the pageblocks walks them. 0, -EINVAL for a
  * NULL pool, -ENOENT past the last zone.
  */

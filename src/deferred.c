@@ -28,10 +28,19 @@ struct pa_deferred {
 	_Atomic bool stop;
 	struct pa_mutex lock;
 	struct pa_cond done_cond;
-	unsigned running; /* threads not finished (lock) */
-	bool done;        /* every zone initialised, watermarks redone (lock) */
+	unsigned running;         /* threads not finished (lock) */
+	bool done;                /* every zone initialised, watermarks redone (lock) */
+	_Atomic unsigned pending; /* lazy: zones with frames still to set up */
 	struct deferred_arg arg[PA_MAX_NODES];
 };
+
+static void mark_done(struct pa_deferred *d)
+{
+	pa_mutex_lock(&d->lock);
+	d->done = true;
+	pa_cond_broadcast(&d->done_cond);
+	pa_mutex_unlock(&d->lock);
+}
 
 static bool zone_pending(struct pa_zone *z)
 {
@@ -57,25 +66,47 @@ static void deferred_main(void *argp)
 	pa_mutex_unlock(&d->lock);
 	if (last && !atomic_load(&d->stop))
 		zone_init_done(pool);
-	if (last) {
-		pa_mutex_lock(&d->lock);
-		d->done = true;
-		pa_cond_broadcast(&d->done_cond);
-		pa_mutex_unlock(&d->lock);
-	}
+	if (last)
+		mark_done(d);
 }
 
-static bool any_pending(const struct pa_pool *pool)
+static unsigned zones_pending(const struct pa_pool *pool)
 {
+	unsigned n = 0;
 	for (unsigned i = 0; i < pool->nr_zones; i++)
-		if (pool->zones[i].init_pfn < pool->zones[i].end_pfn)
-			return true;
-	return false;
+		n += pool->zones[i].init_pfn < pool->zones[i].end_pfn;
+	return n;
+}
+
+void deferred_zone_whole(struct pa_zone *z)
+{
+	struct pa_pool *pool = z->pool;
+	if (!pool->deferred || !pool->cfg.deferred_lazy ||
+	    atomic_fetch_sub(&pool->deferred->pending, 1) != 1)
+		return;
+	atomic_store_explicit(&pool->deferred_finish, true, memory_order_relaxed);
+	pa_lock_defer(&z->lock);
+}
+
+void deferred_finish(struct pa_pool *pool)
+{
+	if (!atomic_exchange(&pool->deferred_finish, false))
+		return;
+	zone_init_done(pool);
+	mark_done(pool->deferred);
+}
+
+/* Lazy: no threads; allocations that run short and pa_deferred_grow() set frames up. */
+static int lazy_start(struct pa_pool *pool, struct pa_deferred *d)
+{
+	atomic_store(&d->pending, zones_pending(pool));
+	pool->deferred = d;
+	return 0;
 }
 
 int deferred_init_start(struct pa_pool *pool, char *err, size_t errlen)
 {
-	if (!any_pending(pool))
+	if (!zones_pending(pool))
 		return 0;
 	struct pa_deferred *d = pa_calloc(&pool->plat, 1, sizeof *d);
 	if (!d) {
@@ -85,6 +116,8 @@ int deferred_init_start(struct pa_pool *pool, char *err, size_t errlen)
 	d->pool = pool;
 	pa_mutex_init(&d->lock, &pool->plat);
 	pa_cond_init(&d->done_cond, &pool->plat);
+	if (pool->cfg.deferred_lazy)
+		return lazy_start(pool, d);
 	pool->deferred = d;
 	d->running = pool->nr_nodes;
 	for (unsigned n = 0; n < pool->nr_nodes; n++) {
@@ -128,13 +161,32 @@ bool deferred_init_done(struct pa_pool *pool)
 
 void pa_deferred_init_wait(struct pa_pool *pool)
 {
-	if (!pool || !pool->deferred)
+	if (!pool || !pool->deferred || pool->cfg.deferred_lazy)
 		return;
 	struct pa_deferred *d = pool->deferred;
 	pa_mutex_lock(&d->lock);
 	while (!d->done)
 		pa_cond_wait(&d->done_cond, &d->lock);
 	pa_mutex_unlock(&d->lock);
+}
+
+uint64_t pa_deferred_grow(struct pa_pool *pool, pa_pfn_t pfn)
+{
+	if (!pool || pfn >= pool->nr_frames)
+		return 0;
+	uint8_t zi =
+	        __atomic_load_n(&pool->pb_zone[pfn >> pool->cfg.pageblock_order], __ATOMIC_RELAXED);
+	if (zi >= pool->nr_zones)
+		return 0; /* outside every zone */
+	struct pa_zone *z = &pool->zones[zi];
+	pa_lock(&z->lock, SITE_ADMIN);
+	uint64_t was = z->managed_pages;
+	while (z->init_pfn <= pfn && zone_init_next_chunk(z))
+		;
+	uint64_t grown = z->managed_pages - was;
+	pa_unlock(&z->lock);
+	deferred_finish(pool);
+	return grown;
 }
 
 void deferred_init_stop(struct pa_pool *pool)

@@ -297,7 +297,8 @@ struct pa_boot_config {
 	bool kcompactd_manual; /* kcompactd=manual: no threads; pa_kcompactd_run() drives them */
 	unsigned compaction_proactiveness;
 	bool shuffle, init_on_free, deferred_init;
-	bool pcp_rseq; /* owners take their list lock by restartable sequence where they can */
+	bool deferred_lazy; /* deferred_init=lazy: no init threads (deferred.c) */
+	bool pcp_rseq;      /* owners take their list lock by restartable sequence where they can */
 	bool page_reporting_manual;       /* page_reporting=manual: no worker thread */
 	unsigned page_reporting_delay_ms; /* the worker's delay after free memory builds up */
 	int page_reporting_max_order;     /* -1: max_order; the largest range a device takes */
@@ -425,6 +426,8 @@ struct pa_pool {
 	struct pa_reporting *reporting;
 	_Atomic unsigned reporting_notify_order; /* UINT32_MAX while no device is registered */
 	_Atomic bool min_free_kbytes_user;       /* written through ctl: kept when init ends */
+	/* deferred_init=lazy: the last frame is set up; the next unlock's work ends init */
+	_Atomic bool deferred_finish;
 	_Atomic bool defrag_mode; /* compact within polluted regions before polluting a clean one */
 	unsigned linux_rules;     /* bit per enum linux_rule in force ("linux.c"); set at boot */
 	_Atomic bool direct_compaction;   /* 0: the slow path neither compacts nor drains */

@@ -371,6 +371,8 @@ bool zone_init_next_chunk(struct pa_zone *z)
 	}
 	z->init_pfn = hi;
 	z->highatomic_max = z->managed_pages / 100 + (1ull << c->pageblock_order);
+	if (hi >= z->end_pfn)
+		deferred_zone_whole(z);
 	return true;
 }
 
@@ -492,9 +494,17 @@ static int zone_init(struct pa_pool *pool, struct pa_zone *z, unsigned node, enu
 	                   boot_reserved_frames(&pool->cfg, start, end);
 	atomic_store(&z->populated, z->present_pages > 0);
 	zone_type_reserved(pool, start, end, ends_node);
-	/* With deferred init, boot takes the first chunk; the rest waits for the threads. */
+	/*
+	 * With deferred init, boot takes the first chunk; the rest waits for the
+	 * threads. Lazy, as Linux's defer_init(): every zone but the one that
+	 * ends the node whole, that one up to its deferred part.
+	 */
+	const struct pa_boot_config *c = &pool->cfg;
+	pa_pfn_t upto = !c->deferred_init ? end :
+	                c->deferred_lazy  ? (ends_node ? deferred_from(pool, start, end) : end) :
+	                                    start;
 	z->init_pfn = start;
-	while (zone_init_next_chunk(z) && !pool->cfg.deferred_init)
+	while (zone_init_next_chunk(z) && z->init_pfn < upto)
 		;
 	pool->nodes[node].zones[type] = z;
 	pool->nodes[node].nr_zones++;

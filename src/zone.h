@@ -6,6 +6,7 @@
 #ifndef PA_ZONE_H
 #define PA_ZONE_H
 
+#include "deferred.h"
 #include "pool.h"
 
 int zone_init_all(struct pa_pool *pool, char *err, size_t errlen);
@@ -64,6 +65,9 @@ static inline void zone_boost_check(struct pa_zone *z)
 {
 	if (unlikely(atomic_load_explicit(&z->boost_wake, memory_order_relaxed)))
 		zone_boost_wake(z);
+	/* The allocation that set the last deferred frame up ends deferred_init=lazy. */
+	if (unlikely(atomic_load_explicit(&z->pool->deferred_finish, memory_order_relaxed)))
+		deferred_finish(z->pool);
 }
 /* An external reclaim pass begins (on) or ends: a boost from before it ends with it. */
 void zone_reclaim_pass(struct pa_zone *z, bool on);

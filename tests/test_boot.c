@@ -353,6 +353,7 @@ TEST(boot_rejects_bad_boolean_keys)
 	expect_rejected("mem=64M shuffle=yes", "shuffle", "yes");
 	expect_rejected("mem=64M init_on_free=2", "init_on_free", "2");
 	expect_rejected("mem=64M deferred_init=-1", "deferred_init", "-1");
+	expect_rejected("mem=64M deferred_init=lazier", "deferred_init", "lazier");
 }
 
 TEST(boot_rejects_bad_debug_and_bad_page)

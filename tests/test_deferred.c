@@ -10,6 +10,7 @@
 #include "test.h"
 
 #include "memmap.h"
+#include "pcp.h"
 
 #include <pthread.h>
 
@@ -182,6 +183,87 @@ TEST(deferred_init_grow_zone_serves_the_whole_pool)
 	VALIDATE(a);
 	pa_shutdown(a);
 	pa_shutdown(b);
+}
+
+/* Frames of the zones that end their node (Linux defers only those): managed now. */
+static uint64_t last_zones_managed(struct pa_pool *pool)
+{
+	uint64_t n = 0;
+	for (unsigned i = 0; i < pool->nr_zones; i++)
+		if (pool->zones[i].end_pfn == pool->nodes[pool->zones[i].node].end_pfn)
+			n += pool->zones[i].managed_pages;
+	return n;
+}
+
+/*
+ * deferred_init=lazy starts no threads: only the zone that ends each node
+ * waits, and only pa_deferred_grow() sets it up, in order; once the last
+ * frame is, the pool is the one booted with deferred_init=0.
+ */
+TEST(deferred_init_lazy_grows_on_request_then_ends_as_init_at_boot)
+{
+	for (size_t i = 0; i < 2; i++) {
+		char l1[256], l0[256];
+		snprintf(l1, sizeof l1, "%s kcompactd=manual deferred_init=lazy", lines[i]);
+		snprintf(l0, sizeof l0, "%s kcompactd=manual deferred_init=0", lines[i]);
+		struct pa_pool *b = boot_raw(l0), *a = boot_raw(l1);
+		pa_deferred_init_wait(a); /* lazy: returns at once */
+		uint64_t want = last_zones_managed(b), was = last_zones_managed(a);
+		CHECK_MSG(was < want, "%s: %llu of %llu frames set up at boot", l1,
+		          (unsigned long long)was, (unsigned long long)want);
+		for (unsigned z = 0; z < a->nr_zones; z++)
+			if (a->zones[z].end_pfn != a->nodes[a->zones[z].node].end_pfn)
+				CHECK_EQ_U64(a->zones[z].managed_pages, b->zones[z].managed_pages);
+		VALIDATE(a);
+		CHECK_EQ_U64(pa_deferred_grow(NULL, 0), 0);
+		CHECK_EQ_U64(pa_deferred_grow(a, a->nr_frames), 0);
+		/* The middle of the last zone: set up to there, once. */
+		const struct pa_zone *lz = &a->zones[a->nr_zones - 1];
+		while (lz->start_pfn == lz->end_pfn) /* the empty ZONE_MOVABLE */
+			lz--;
+		pa_pfn_t mid = lz->start_pfn + (lz->end_pfn - lz->start_pfn) / 2;
+		uint64_t grown = pa_deferred_grow(a, mid);
+		CHECK_MSG(grown > 0 && last_zones_managed(a) == was + grown, "%s: grown %llu", l1,
+		          (unsigned long long)grown);
+		CHECK_EQ_U64(pa_deferred_grow(a, mid), 0);
+		CHECK(lz->init_pfn > mid);
+		VALIDATE(a);
+		for (pa_pfn_t p = 0; p < a->nr_frames; p += 1u << 12)
+			pa_deferred_grow(a, p);
+		pa_deferred_grow(a, a->nr_frames - 1);
+		CHECK_EQ_U64(last_zones_managed(a), want);
+		check_same_report(a, b, PA_REPORT_ZONEINFO, l1);
+		check_same_then_shutdown(a, b, l1);
+	}
+}
+
+/* Lazy, the allocations that run short set the rest up, and the last ends init. */
+TEST(deferred_init_lazy_allocations_set_up_the_rest_and_end_init)
+{
+	const char *l1 = "mem=4G max_order=10 kcompactd=manual pcp_orders=none deferred_init=lazy";
+	const char *l0 = "mem=4G max_order=10 kcompactd=manual pcp_orders=none deferred_init=0";
+	struct pa_pool *b = boot_raw(l0), *a = boot_raw(l1);
+	size_t cap = 8192, n = 0;
+	struct pa_page **held = calloc(cap, sizeof *held);
+	REQUIRE(held);
+	while (n < cap && (held[n] = pa_alloc_pages(a, PA_GFP_MOVABLE | PA_GFP_NOWARN, 9)))
+		n++;
+	CHECK_EQ_U64(last_zones_managed(a), last_zones_managed(b));
+	VALIDATE(a);
+	while (n)
+		pa_free_pages(a, held[--n], 9);
+	free(held);
+	pa_drain_all(a);
+	for (unsigned z = 0; z < pa_zone_count(a); z++) {
+		struct pa_zone_info x, y;
+		REQUIRE(pa_zone_info(a, z, &x) == 0 && pa_zone_info(b, z, &y) == 0);
+		CHECK_EQ_U64(x.managed, y.managed);
+		CHECK_EQ_U64(x.watermark_min, y.watermark_min);
+		CHECK_EQ_U64(x.watermark_low, y.watermark_low);
+		CHECK_EQ_U64(x.watermark_high, y.watermark_high);
+		CHECK_EQ_U64(a->zones[z].pcp[0]->high_max, b->zones[z].pcp[0]->high_max);
+	}
+	check_same_then_shutdown(a, b, l1);
 }
 
 struct churn_arg {

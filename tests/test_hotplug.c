@@ -168,6 +168,14 @@ TEST(hotplug_offline_at_boot_then_online_is_the_pool_without_it)
 		CHECK_EQ_U64(ctl_u64(pool, "memory/5/online"), 0);
 		CHECK_EQ_U64(ctl_u64(pool, "memory/3/online"), 1);
 		CHECK(pa_pfn_to_page(pool, s) == NULL);
+		/* pagetypeinfo counts online pageblocks only, as Linux's walk does. */
+		uint64_t blocks[PA_MT_COUNT], all = 0;
+		REQUIRE(pa_zone_pagetypes(pool, 0, NULL, 0, blocks) == 0);
+		for (unsigned mt = 0; mt < PA_MT_COUNT; mt++)
+			all += blocks[mt];
+		CHECK_EQ_U64(blocks[PA_MT_ISOLATE], 0);
+		CHECK_EQ_U64(all,
+		             ((1ull << 30) - (256ull << 20)) >> 12 >> pool->cfg.pageblock_order);
 		REQUIRE(pa_ctl_write(pool, "memory/5/online", "1") == 0);
 		REQUIRE(pa_memory_online(pool, s, n) == 0);
 		VALIDATE(pool);

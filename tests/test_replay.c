@@ -1278,3 +1278,59 @@ TEST(replay_puts_snapshots_on_the_traces_clock)
 	}
 	free(m);
 }
+
+/*
+ * A kernel that set struct pages up late, as allocations needed them
+ * (deferred_grow_zone(); "deferred_init=lazy" kernels leave all of the
+ * deferred part to it): Normal managed fewer frames at the first snapshot
+ * than at the last, with as many present. The pool boots with what was not
+ * set up offline, whole memory blocks from the first past what the kernel
+ * managed, and the trace's first free in a block (the kernel freeing its
+ * new section a max-order block at a time) brings that block online.
+ */
+TEST(replay_brings_online_what_the_kernel_set_up_late)
+{
+	struct rp_machine *m = start_machine();
+	REQUIRE(m->nr_snapshots == 1);
+	m->snap[1] = m->snap[0];
+	snprintf(m->snap[1].name, sizeof m->snap[1].name, "after");
+	m->snap[1].kernel.uptime = -1; /* at the end */
+	m->snap[0].kernel.uptime = 0;  /* before the first event */
+	m->nr_snapshots = 2;
+	struct rp_zone_state *before = snap_zone(&m->snap[0].kernel, "Normal");
+	REQUIRE(before && before->start_pfn == 0x100000 && before->end_pfn == 0x1c0000);
+	const uint64_t block = RP_MEMORY_BLOCK_FRAMES, lo = 0x1a0000, hi = 0x1c0000;
+	before->managed = lo - before->start_pfn; /* 20 blocks set up, 2 left */
+	uint64_t a, b;
+	rp_machine_lazy_range(m, &a, &b);
+	CHECK_EQ_U64(a, lo);
+	CHECK_EQ_U64(b, hi);
+	struct rp_trace t = read_trace(m->trace_path);
+	char line[4096];
+	rp_machine_boot_line(m, &t, line, sizeof line);
+	CHECK_MSG(strstr(line, " offline=6815744K-7340032K") != NULL, "%s", line);
+	rp_trace_free(&t);
+	memset(&t, 0, sizeof t);
+	unsigned us = 0;
+	for (unsigned i = 0; i < block >> 10; i++)
+		parse_one(&t, &us, "mm_page_free: page=0 pfn=%#llx order=10",
+		          (unsigned long long)(lo + i * 1024));
+	for (unsigned i = 0; i < 4; i++)
+		parse_one(&t, &us,
+		          "mm_page_alloc: page=0 pfn=%#llx order=10 migratetype=1 "
+		          "gfp_flags=GFP_HIGHUSER_MOVABLE",
+		          (unsigned long long)(lo + i * 1024));
+	struct rp_result r = start_replay(&t, m, NULL);
+	CHECK_EQ_U64(r.free_class[RPF_DEFERRED], block >> 10);
+	CHECK_EQ_U64(r.free_class[RPF_UNMATCHED], 0);
+	CHECK_EQ_U64(r.lazy_blocks, 1);
+	CHECK_EQ_U64(r.failed_kernel_served, 0);
+	CHECK_EQ_U64(r.validate_failures, 0);
+	const struct rp_zone_state *start = snap_zone(&m->snap[0].model, "Normal");
+	const struct rp_zone_state *end = snap_zone(&m->snap[1].model, "Normal");
+	REQUIRE(start && end && m->snap[1].taken);
+	CHECK_EQ_U64(start->managed, before->managed);
+	CHECK_EQ_U64(end->managed, before->managed + block);
+	rp_trace_free(&t);
+	free(m);
+}

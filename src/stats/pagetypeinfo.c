@@ -31,8 +31,12 @@ static void count_blocks(struct pa_zone *zone, uint64_t *blocks)
 		uint64_t stop = end - pb > PAGEBLOCK_BATCH ? pb + PAGEBLOCK_BATCH : end;
 		pa_lock(&zone->lock, SITE_ADMIN);
 		for (; pb < stop; pb++) {
+			/* Offline memory is not counted: Linux's walk takes online pages only. */
 			if (pool->pb_zone[pb] != zone->index ||
-			    !memmap_section_present(pool, pb << pbo))
+			    !memmap_section_present(pool, pb << pbo) ||
+			    __atomic_load_n(
+			            &pool->block_offline[(pb << pbo) >> pool->cfg.block_shift],
+			            __ATOMIC_RELAXED))
 				continue;
 			/*
 			 * Isolated blocks count as Isolate whatever their base type

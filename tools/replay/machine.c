@@ -479,6 +479,58 @@ static uint64_t frames_in(const uint64_t (*r)[2], unsigned n, uint64_t lo, uint6
 }
 
 /*
+ * The most frames zone z of the first snapshot managed at any snapshot
+ * where it had the same present frames: more than at first where the
+ * kernel set up its struct pages late and only as allocations needed them
+ * (deferred_grow_zone(), which some kernels use for all of the deferred
+ * part: "deferred_init=lazy" on their command line).
+ */
+static uint64_t managed_most(const struct rp_machine *m, unsigned z)
+{
+	const struct rp_zone_state *kz = &m->snap[0].kernel.zone[z];
+	uint64_t most = kz->managed;
+	for (unsigned s = 1; s < m->nr_snapshots; s++) {
+		const struct rp_state *st = &m->snap[s].kernel;
+		for (unsigned i = 0; i < st->nr_zones; i++)
+			if (strcmp(st->zone[i].name, kz->name) == 0 &&
+			    st->zone[i].present == kz->present && st->zone[i].managed > most)
+				most = st->zone[i].managed;
+	}
+	return most;
+}
+
+void rp_machine_lazy_range(const struct rp_machine *m, uint64_t *lo, uint64_t *hi)
+{
+	*lo = *hi = 0;
+	if (!m->nr_snapshots)
+		return;
+	const struct rp_state *st = &m->snap[0].kernel;
+	for (unsigned z = 0; z < st->nr_zones; z++) {
+		const struct rp_zone_state *kz = &st->zone[z];
+		if (managed_most(m, z) <= kz->managed)
+			continue;
+		/* Set up in order from the zone's start: what it managed, then a memory block's end. */
+		uint64_t ram[32][2];
+		unsigned nr = iomem_ranges(m, "System RAM", false, ram, 32);
+		uint64_t at = kz->start_pfn, left = kz->managed;
+		for (unsigned i = 0; i < nr && left; i++) {
+			uint64_t a = ram[i][0] > at ? ram[i][0] : at;
+			uint64_t b = ram[i][1] < kz->end_pfn ? ram[i][1] : kz->end_pfn;
+			uint64_t take = a < b ? (b - a < left ? b - a : left) : 0;
+			at = a < b ? a + take : at;
+			left -= take;
+		}
+		at += nr ? 0 : left;
+		uint64_t block = RP_MEMORY_BLOCK_FRAMES;
+		*lo = (at + block - 1) / block * block;
+		*hi = kz->end_pfn / block * block;
+		if (*lo >= *hi)
+			*lo = *hi = 0;
+		return; /* only the zone that ends the node defers */
+	}
+}
+
+/*
  * What the kernel reserved at boot in each zone (present, not managed) as
  * memreserve= ranges, so that the pool manages what the kernel managed and
  * its watermarks, lowmem reserves and per-CPU sizes come out as the
@@ -500,7 +552,8 @@ static size_t reserve_keys(const struct rp_machine *m, const uint64_t (*ram)[2],
 	const struct rp_state *st = &m->snap[0].kernel;
 	for (unsigned z = 0; z < st->nr_zones; z++) {
 		const struct rp_zone_state *kz = &st->zone[z];
-		uint64_t want = kz->present > kz->managed ? kz->present - kz->managed : 0;
+		uint64_t most = managed_most(m, z);
+		uint64_t want = kz->present > most ? kz->present - most : 0;
 		uint64_t in[9][2], in_image = 0; /* the image's ranges inside the zone */
 		unsigned nin = 0;
 		for (unsigned i = 0; i < ni; i++) {
@@ -551,6 +604,12 @@ void rp_machine_boot_line(const struct rp_machine *m, const struct rp_trace *t, 
 			at = ram[i][1];
 	}
 	n += reserve_keys(m, ram, nr, buf + n, n < len ? len - n : 0);
+	uint64_t lazy_lo, lazy_hi;
+	rp_machine_lazy_range(m, &lazy_lo, &lazy_hi);
+	if (lazy_hi && n < len)
+		n += (size_t)snprintf(buf + n, len - n, " offline=%lluK-%lluK",
+		                      (unsigned long long)(lazy_lo * 4),
+		                      (unsigned long long)(lazy_hi * 4));
 	if (m->max_order && n < len)
 		n += (size_t)snprintf(buf + n, len - n, " max_order=%u", m->max_order);
 	if (m->min_free_kbytes >= 0 && n < len)

@@ -309,6 +309,15 @@ int rp_state_parse_pagetypeinfo(const char *text, struct rp_state *st);
 /* The kernel's zoneinfo: spans, present, managed, min watermark, boost, per-CPU counts (zones with memory only). */
 void rp_state_parse_zoneinfo(const char *text, struct rp_state *st);
 /* The boot line of a pool shaped like the machine (or like the trace alone). */
+/*
+ * The frames the kernel had not set up at the first snapshot and set up
+ * during the recording (Linux's deferred_grow_zone(): a section at a time,
+ * each max-order block an mm_page_free), whole memory blocks of
+ * RP_MEMORY_BLOCK_FRAMES: [*lo, *hi), offline in the pool until the trace's
+ * first free in a block; both 0 when the kernel set up nothing late.
+ */
+#define RP_MEMORY_BLOCK_FRAMES (128ull << 20 >> 12) /* the pool's default, x86's section */
+void rp_machine_lazy_range(const struct rp_machine *m, uint64_t *lo, uint64_t *hi);
 void rp_machine_boot_line(const struct rp_machine *m, const struct rp_trace *t, char *buf,
                           size_t len);
 
@@ -324,6 +333,7 @@ void rp_machine_boot_line(const struct rp_machine *m, const struct rp_trace *t, 
 	X(UNUSED, "compaction_unused")     /* a free page compaction took and gave back unused */  \
 	X(FAILED, "failed_in_pagealloc")   /* its allocation failed in pagealloc only */           \
 	X(UNTRACED, "untraced_alloc")      /* freed in the trace before, taken without an event */ \
+	X(DEFERRED, "deferred_init")       /* set up late by the kernel: its block goes online */  \
 	X(UNMATCHED, "unmatched")          /* none of these */
 
 enum rp_free_class {
@@ -374,6 +384,7 @@ struct rp_result {
 	uint64_t actions; /* events the loop acted on (allocations, frees, markers, compaction) */
 	uint64_t bad_page, validate_failures, validations;
 	uint64_t free_class[RPF_COUNT];
+	uint64_t lazy_blocks; /* memory blocks brought online as the kernel set them up late */
 	uint64_t kernel_failed_attempts; /* allocations the kernel failed, tried again */
 	/* Frames held for untraced allocations: taken, given back, most held at once. */
 	uint64_t untraced_taken, untraced_given, untraced_max;

@@ -427,6 +427,18 @@ static void move_traced(struct rp_ctx *c, uint64_t k, unsigned order)
 	/* Pre-trace memory stays pre-trace; the move changes nothing the replay knows. */
 }
 
+/*
+ * The kernel set frames up late (deferred_grow_zone(): a section, freed a
+ * max-order block at a time): the first free of a block still offline
+ * brings the whole block online, as the kernel's section became the buddy's.
+ */
+static void lazy_online(struct rp_ctx *c, uint64_t k)
+{
+	const uint64_t block = RP_MEMORY_BLOCK_FRAMES;
+	int rc = pa_memory_online(c->pool, k / block * block, block);
+	c->res->lazy_blocks += rc == 0;
+}
+
 static void do_free(struct rp_ctx *c, const struct rp_event *ev)
 {
 	uint64_t k = ev->pfn;
@@ -452,6 +464,9 @@ static void do_free(struct rp_ctx *c, const struct rp_event *ev)
 			c->freed[k >> 3] &= (uint8_t) ~(1u << (k & 7));
 			cls = RPF_UNTRACED;
 			give_held(c, ev->order);
+		} else if (k >= c->lazy_lo && k < c->lazy_hi) {
+			cls = RPF_DEFERRED;
+			lazy_online(c, k);
 		} else if (cls == RPF_COUNT) {
 			enum rp_pre_found found = rp_free_pre(c, k, ev->order);
 			cls = found == RP_PRE_NONE ? RPF_UNMATCHED :
@@ -854,6 +869,7 @@ static void keep_last_keys(char *line)
 		s += strspn(s, " ");
 		size_t len = strcspn(s, " "), klen = strcspn(s, "= ");
 		bool list = (klen == 7 && !strncmp(s, "memhole", 7)) ||
+		            (klen == 7 && !strncmp(s, "offline", 7)) ||
 		            (klen == 10 && !strncmp(s, "memreserve", 10)) ||
 		            (klen == 3 && !strncmp(s, "cma", 3));
 		if (len && (list || !set_again(s + len, s, klen)) && n + len + 1 < sizeof out)
@@ -876,6 +892,7 @@ static int boot(struct rp_ctx *c)
 		snprintf(line, sizeof line, "%s", o->boot);
 	else
 		rp_machine_boot_line(c->m, c->trace, line, sizeof line);
+	rp_machine_lazy_range(c->m, &c->lazy_lo, &c->lazy_hi);
 	/* kcompactd runs when the trace says it woke; with a ZONE_DMA when the pool has one. */
 	size_t n = strlen(line);
 	snprintf(line + n, sizeof line - n, " kcompactd=manual%s%s%s%s%s",
