@@ -227,10 +227,11 @@ zone_rmqueue(struct pa_zone *z, const struct alloc_ctx *ac, uint64_t mark, unsig
  * and serves from the buddy: only an atomic reserve or CMA in the zone makes
  * that differ from Linux, which would still use the list.
  */
-static bool zone_pcp_watermark(const struct pa_zone *z, const struct alloc_ctx *ac, unsigned flags)
+static bool zone_pcp_watermark(const struct pa_zone *z, const struct alloc_ctx *ac, unsigned flags,
+                               unsigned wmark)
 {
 	unsigned order = ac->order;
-	uint64_t mark = __atomic_load_n(&z->wmark[flags & ALLOC_WMARK_MASK], __ATOMIC_RELAXED) +
+	uint64_t mark = __atomic_load_n(&z->wmark[wmark], __ATOMIC_RELAXED) +
 	                __atomic_load_n(&z->lowmem_reserve[ac->highest], __ATOMIC_RELAXED);
 	int64_t unusable = (int64_t)atomic_load_explicit(&z->unusable[(flags & ALLOC_CMA) != 0],
 	                                                 memory_order_relaxed);
@@ -238,6 +239,21 @@ static bool zone_pcp_watermark(const struct pa_zone *z, const struct alloc_ctx *
 	               zone_flags_mark(mark, flags) + unusable &&
 	       (order == 0 ||
 	        zone_usable_orders(z, flags & ALLOC_HIGHATOMIC, flags & ALLOC_CMA) >> order);
+}
+
+/*
+ * Linux 6.7's ZONE_BELOW_HIGH as get_page_from_freelist() sets it: each zone
+ * a request visits is checked against its high watermark before its own
+ * (the lowmem reserve for the request's zone type and what it may not use
+ * included, as there), and marked when under it. The fast path's marks send
+ * the first request that finds it so this way (zone_set_pcp_mark()).
+ */
+static inline void zone_note_high(const struct alloc_ctx *ac, struct pa_zone *z, unsigned flags)
+{
+	if (atomic_load_explicit(&z->below_high, memory_order_relaxed) || pcp_rules_61(ac->pool) ||
+	    zone_pcp_watermark(z, ac, flags, PA_WMARK_HIGH))
+		return;
+	zone_set_below_high(z, true);
 }
 
 /*
@@ -250,7 +266,8 @@ static inline struct pa_page *zone_pcp_alloc(const struct alloc_ctx *ac, struct 
                                              unsigned flags)
 {
 	struct pa_pool *pool = ac->pool;
-	if (!pcp_order_enabled(pool, ac->order) || !zone_pcp_watermark(z, ac, flags))
+	if (!pcp_order_enabled(pool, ac->order) ||
+	    !zone_pcp_watermark(z, ac, flags, flags & ALLOC_WMARK_MASK))
 		return NULL;
 	unsigned cpu = pool_cpu(pool);
 	struct pa_pcp *pcp = z->pcp[cpu];
@@ -278,6 +295,7 @@ zonelist_walk(const struct alloc_ctx *ac, unsigned flags, bool zero)
 		struct pa_zone *z = n->zonelist[i];
 		if (!zone_allowed(ac, z))
 			continue;
+		zone_note_high(ac, z, flags);
 		struct pa_page *p = zone_pcp_alloc(ac, z, flags);
 		if (p) {
 			/* Linux reserves for a high-order atomic request wherever its block came from. */

@@ -50,11 +50,6 @@ static unsigned nr_lists(const struct pa_pool *pool)
 	return (pool->max_order_boot + 1) * PA_NR_PCP_TYPES;
 }
 
-static bool rules_61(const struct pa_pool *pool)
-{
-	return atomic_load_explicit(&pool->pcp_rules, memory_order_relaxed) == PCP_RULES_61;
-}
-
 static bool reclaim_active(const struct pa_zone *z)
 {
 	return atomic_load_explicit(&z->reclaim_active, memory_order_relaxed);
@@ -63,6 +58,19 @@ static bool reclaim_active(const struct pa_zone *z)
 static bool below_high(const struct pa_zone *z)
 {
 	return atomic_load_explicit(&z->below_high, memory_order_relaxed);
+}
+
+/*
+ * Where a spill clears ZONE_BELOW_HIGH: Linux's zone_watermark_ok() at the
+ * high mark for any zone type (the lowmem reserve for ZONE_MOVABLE), with
+ * nothing of the atomic reserve or CMA counted.
+ */
+static bool above_high(const struct pa_zone *z)
+{
+	uint64_t mark = __atomic_load_n(&z->wmark[PA_WMARK_HIGH], __ATOMIC_RELAXED) +
+	                __atomic_load_n(&z->lowmem_reserve[PA_ZONE_MOVABLE], __ATOMIC_RELAXED) +
+	                atomic_load_explicit(&z->unusable[0], memory_order_relaxed);
+	return zone_nr_free(z) > mark;
 }
 
 /* Linux's nr_pcp_high() while reclaim is active: 4 batches at most. */
@@ -153,7 +161,7 @@ void pcp_setup_sizes(struct pa_zone *z)
 	uint64_t hmin = low / cpus, hmax = managed / 8 / cpus;
 	if (fraction)
 		hmin = hmax = managed / fraction / cpus;
-	else if (rules_61(pool))
+	else if (pcp_rules_61(pool))
 		hmax = hmin; /* Linux 6.1's zone_highsize(): the low watermark's share, not tuned */
 	hmin = hmin < floor ? floor : hmin;
 	hmax = hmax < hmin ? hmin : hmax;
@@ -197,7 +205,7 @@ static unsigned refill_count(const struct pa_pool *pool, struct pa_pcp *pcp, uns
 		unsigned n = order < 32 ? pcp->batch >> order : 0; /* max_order may reach 40 */
 		return n < 2 ? 2 : n;
 	}
-	if (rules_61(pool))
+	if (pcp_rules_61(pool))
 		return pcp->batch; /* Linux 6.1 has no alloc_factor */
 	/* Linux halves alloc_factor on every free; the fast path only counts them. */
 	factor_catch_up(&pcp->alloc_factor, &pcp->frees_seen, ops_total(pool, pcp, true));
@@ -219,7 +227,7 @@ static unsigned refill_count(const struct pa_pool *pool, struct pa_pcp *pcp, uns
 static unsigned refill_stream_extra(const struct pa_pool *pool, const struct pa_pcp *pcp,
                                     unsigned order, unsigned mt, unsigned n)
 {
-	if (order || mt == PA_MT_MOVABLE || rules_61(pool) ||
+	if (order || mt == PA_MT_MOVABLE || pcp_rules_61(pool) ||
 	    !atomic_load_explicit(&pool->pcp_stream_refill, memory_order_relaxed) ||
 	    pcp->alloc_factor < PCP_BATCH_SCALE_MAX || n < (pcp->batch << PCP_BATCH_SCALE_MAX))
 		return 0;
@@ -300,7 +308,7 @@ long pa_pcp_decay_frames(struct pa_pool *pool, unsigned cpu)
 {
 	if (!pool || cpu >= pool->cfg.nr_cpus)
 		return -EINVAL;
-	if (rules_61(pool))
+	if (pcp_rules_61(pool))
 		return 0;
 	long frames = 0;
 	for (unsigned i = 0; i < pool->nr_zones; i++) {
@@ -318,7 +326,7 @@ int pa_pcp_decay(struct pa_pool *pool, unsigned cpu)
 {
 	if (!pool || cpu >= pool->cfg.nr_cpus)
 		return -EINVAL;
-	if (rules_61(pool))
+	if (pcp_rules_61(pool))
 		return 0; /* high is fixed */
 	for (unsigned i = 0; i < pool->nr_zones; i++) {
 		struct pa_zone *z = &pool->zones[i];
@@ -417,7 +425,7 @@ static uint32_t refill_link(struct pa_pool *pool, struct pa_pcp *pcp, struct pcp
 static void raise_high(struct pa_zone *z, struct pa_pcp *pcp, unsigned order)
 {
 	struct pa_pool *pool = z->pool;
-	if (rules_61(pool) || below_high(z) || reclaim_active(z) || pcp->high >= pcp->high_max)
+	if (pcp_rules_61(pool) || below_high(z) || reclaim_active(z) || pcp->high >= pcp->high_max)
 		return;
 	uint64_t step = pcp->batch;
 	if (!order) {
@@ -487,24 +495,12 @@ static void pcp_refill(struct pa_zone *z, struct pa_pcp *pcp, unsigned order, un
 		taken++;
 	}
 	z->stat[PA_ZS_PCP_REFILL] += taken << order;
-	bool roomy = zone_nr_free(z) > z->wmark[PA_WMARK_HIGH];
 	pa_unlock(&z->lock);
 	for (unsigned i = 0, last = PA_NIL; i < nb; i++) /* blocks in a row follow each other */
 		last = refill_link(pool, pcp, whole[i], order, mt,
 		                   i && after[i] == after[i - 1] ? last : after[i]);
-	if (rules_61(pool))
+	if (pcp_rules_61(pool))
 		return; /* high is fixed and never decays (a single node's lists) */
-	/*
-	 * Linux 6.7's ZONE_BELOW_HIGH: an allocation that found the zone under
-	 * its high watermark sets it; while set, each CPU's high falls to
-	 * high_min (here at its next refill) and is not raised, so that the
-	 * lists give back what reclaim would otherwise have to find. A spill
-	 * above the mark clears it.
-	 */
-	if (!roomy && !below_high(z))
-		atomic_store_explicit(&z->below_high, true, memory_order_relaxed);
-	if (below_high(z) && pcp->high > pcp->high_min)
-		pcp_set_high(pcp, reclaim_cap(z, pcp, pcp->high_min));
 	pcp_decay(z, pcp);
 }
 
@@ -759,8 +755,8 @@ void pcp_set_reclaim_active(struct pa_zone *z, bool on)
 	for (unsigned c = 0; c < pool->cfg.nr_cpus; c++) {
 		struct pa_pcp *pcp = z->pcp[c];
 		platform_spin_lock(pool, &pcp->lock, SITE_ADMIN);
-		uint32_t high = rules_61(pool) ? pcp->high_max : on ? pcp->high : pcp->high_min;
-		if (!rules_61(pool) || !pcp->free_factor)
+		uint32_t high = pcp_rules_61(pool) ? pcp->high_max : on ? pcp->high : pcp->high_min;
+		if (!pcp_rules_61(pool) || !pcp->free_factor)
 			pcp_set_high(pcp, reclaim_cap(z, pcp, high ? high : pcp->high_min));
 		pa_spin_unlock(&pcp->lock);
 	}
@@ -785,19 +781,36 @@ static void pcp_free_61(struct pa_zone *z, struct pa_pcp *pcp, unsigned list)
 	pcp_set_high(pcp, pcp->free_factor ? 0 : high);
 }
 
+/*
+ * Linux 6.7's ZONE_BELOW_HIGH, just set (zone_set_below_high()): each CPU's
+ * high falls to high_min and is not raised while it lasts, so that the lists
+ * give back what reclaim would otherwise have to find. Linux lowers it by
+ * what each free finds freed in a row, spilling from high_min on at once;
+ * here it falls at once and the next free spills. No lock held.
+ */
+void pcp_zone_below_high(struct pa_zone *z)
+{
+	for (unsigned c = 0; c < z->pool->cfg.nr_cpus; c++) {
+		struct pa_pcp *pcp = z->pcp[c];
+		platform_spin_lock(z->pool, &pcp->lock, SITE_ADMIN);
+		if (pcp->high > pcp->high_min)
+			pcp_set_high(pcp, reclaim_cap(z, pcp, pcp->high_min));
+		pa_spin_unlock(&pcp->lock);
+	}
+}
+
 bool pcp_spill_unlock(struct pa_zone *z, struct pa_pcp *pcp, unsigned list)
 {
 	platform_cpu_forget(); /* now and then, a thread without rseq asks where it runs */
-	if (rules_61(z->pool)) {
+	if (pcp_rules_61(z->pool)) {
 		pcp_free_61(z, pcp, list);
 	} else {
 		uint32_t high = pcp->high;
 		raise_high_for_frees(z, pcp);
 		pcp_spill(z, pcp, spill_frames(pcp, high), UINT64_MAX, list, SITE_PCP_SPILL);
 		pcp_decay(z, pcp);
-		if (below_high(z) &&
-		    zone_nr_free(z) > __atomic_load_n(&z->wmark[PA_WMARK_HIGH], __ATOMIC_RELAXED))
-			atomic_store_explicit(&z->below_high, false, memory_order_relaxed);
+		if (below_high(z) && above_high(z))
+			zone_set_below_high(z, false);
 	}
 	pa_spin_unlock(&pcp->lock);
 	return true;
@@ -842,7 +855,7 @@ bool pcp_free_costly_unlock(struct pa_pcp *pcp, unsigned order, pa_pfn_t pfn, bo
 	struct pa_pool *pool = z->pool;
 	uint64_t before = pcp->free_count; /* Linux tests what came before this free */
 	pcp_count_free(pcp, order);
-	if (rules_61(pool)) {
+	if (pcp_rules_61(pool)) {
 		if (full)
 			return pcp_spill_top_unlock(pcp, order, pfn);
 		pa_spin_unlock(&pcp->lock);
@@ -960,6 +973,9 @@ void pcp_set_rules(struct pa_pool *pool, enum pcp_rules rules)
 			pa_spin_unlock(&pcp->lock);
 		}
 		pcp_setup_sizes(z);
+		pa_lock(&z->lock, SITE_ADMIN); /* 6.1's have no ZONE_BELOW_HIGH: the marks differ */
+		zone_set_pcp_mark(z);
+		pa_unlock(&z->lock);
 	}
 }
 
@@ -1097,7 +1113,7 @@ int pa_pcp_info(struct pa_pool *pool, unsigned node, enum pa_zone_type type, uns
 	struct pa_pcp *pcp = z->pcp[cpu];
 	platform_spin_lock(pool, &pcp->lock, SITE_ADMIN);
 	*info = (struct pa_pcp_info){ .count = pcp_count(pcp),
-		                      .high = rules_61(pool) ? pcp->high_max : pcp->high,
+		                      .high = pcp_rules_61(pool) ? pcp->high_max : pcp->high,
 		                      .high_min = pcp->high_min,
 		                      .high_max = pcp->high_max,
 		                      .batch = pcp->batch };
@@ -1120,7 +1136,7 @@ int pa_pcp_set_high(struct pa_pool *pool, unsigned node, enum pa_zone_type type,
 	if (node >= pool->nr_nodes || type >= PA_ZONE_COUNT || cpu >= pool->cfg.nr_cpus ||
 	    !pool->nodes[node].zones[type])
 		return -ENOENT;
-	if (rules_61(pool))
+	if (pcp_rules_61(pool))
 		return -EOPNOTSUPP;
 	struct pa_zone *z = pool->nodes[node].zones[type];
 	struct pa_pcp *pcp = z->pcp[cpu];

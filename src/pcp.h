@@ -20,6 +20,12 @@
  */
 enum pcp_rules { PCP_RULES_67, PCP_RULES_61, PCP_NR_RULES };
 
+/* Linux 6.1's list rules (fixed high, no ZONE_BELOW_HIGH) rather than 6.7's? */
+static inline bool pcp_rules_61(const struct pa_pool *pool)
+{
+	return atomic_load_explicit(&pool->pcp_rules, memory_order_relaxed) == PCP_RULES_61;
+}
+
 /* Linux's CONFIG_PCP_BATCH_SCALE_MAX: runs of refills or frees scale a batch to batch << 5. */
 #define PCP_BATCH_SCALE_MAX 5
 
@@ -138,6 +144,8 @@ struct pa_page *pcp_refill_unlock(struct pa_zone *zone, struct pa_pcp *pcp, unsi
                                   unsigned mt, pa_gfp_t gfp, unsigned nofrag);
 /* Spill from list `list` (pcp_index) on, where the overflowing free went. */
 bool pcp_spill_unlock(struct pa_zone *zone, struct pa_pcp *pcp, unsigned list);
+/* Every CPU's high of the zone to high_min: ZONE_BELOW_HIGH was just set. No lock held. */
+void pcp_zone_below_high(struct pa_zone *zone);
 /* The same from the list whose top is pfn (the free that overflowed): the fast path keeps no type. */
 bool pcp_spill_top_unlock(struct pa_pcp *pcp, unsigned order, pa_pfn_t pfn);
 /* A free of order 1..PA_COSTLY_ORDER just linked (full: the lists reach high): Linux's free_high. */
@@ -376,8 +384,7 @@ static inline bool pcp_free_commit(struct pa_pcp *pcp, struct pa_page *p, pa_pfn
  * (pcp_spill_unlock()); Linux keeps every one (pcp/huge_direct=0). */
 static inline bool pcp_free_may_go_direct(const struct pa_pool *pool, unsigned order)
 {
-	return order >= pool->cfg.pageblock_order &&
-	       atomic_load_explicit(&pool->pcp_rules, memory_order_relaxed) != PCP_RULES_61 &&
+	return order >= pool->cfg.pageblock_order && !pcp_rules_61(pool) &&
 	       atomic_load_explicit(&pool->pcp_huge_direct, memory_order_relaxed);
 }
 

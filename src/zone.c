@@ -799,11 +799,17 @@ void zone_setup_watermarks(struct pa_pool *pool)
 /*
  * An upper bound of what an order-0 request may not use, over the low
  * watermark: the whole atomic reserve, and for a request that may not borrow
- * CMA every CMA frame. Above it the fast path needs no closer look.
+ * CMA every CMA frame. Above it the fast path needs no closer look. Under
+ * Linux 6.7's list rules, over the high watermark while the zone is not
+ * known to be under it: the allocation that first finds it there takes the
+ * zone path, whose walk marks it (Linux's get_page_from_freelist() checks
+ * each zone against its high mark first; zone_set_below_high()).
  */
 void zone_set_pcp_mark(struct pa_zone *z)
 {
-	uint64_t mark = z->wmark[PA_WMARK_LOW] + z->nr_reserved_highatomic;
+	bool high = !pcp_rules_61(z->pool) &&
+	            !atomic_load_explicit(&z->below_high, memory_order_relaxed);
+	uint64_t mark = z->wmark[high ? PA_WMARK_HIGH : PA_WMARK_LOW] + z->nr_reserved_highatomic;
 	for (unsigned bits = 0; bits < 4; bits++)
 		atomic_store_explicit(&z->pcp_mark[bits],
 		                      bits & PA_GFP_MOVABLE ? mark : mark + z->cma_pages,
@@ -811,6 +817,18 @@ void zone_set_pcp_mark(struct pa_zone *z)
 	atomic_store_explicit(&z->unusable[0], z->nr_reserved_highatomic + z->cma_pages,
 	                      memory_order_relaxed);
 	atomic_store_explicit(&z->unusable[1], z->nr_reserved_highatomic, memory_order_relaxed);
+}
+
+void zone_set_below_high(struct pa_zone *z, bool on)
+{
+	if (atomic_load_explicit(&z->below_high, memory_order_relaxed) == on)
+		return;
+	pa_lock(&z->lock, SITE_ADMIN);
+	atomic_store_explicit(&z->below_high, on, memory_order_relaxed);
+	zone_set_pcp_mark(z);
+	pa_unlock(&z->lock);
+	if (on)
+		pcp_zone_below_high(z);
 }
 
 void zone_apply_boost(struct pa_zone *z)

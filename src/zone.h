@@ -39,6 +39,11 @@ void zone_setup_watermarks(struct pa_pool *pool);
 /* Recompute the fast path's marks after the watermarks, reserve or CMA changed. Zone lock held. */
 void zone_set_pcp_mark(struct pa_zone *z);
 /*
+ * Linux 6.7's ZONE_BELOW_HIGH on or off, and the fast path's marks with it.
+ * Takes the zone lock when it changes (no zone lock held).
+ */
+void zone_set_below_high(struct pa_zone *z, bool on);
+/*
  * Watermark boosting (Linux's boost_watermark()): a fallback that mixes
  * pageblocks raises the zone's watermarks by a pageblock, up to
  * watermark_boost_factor of the high mark (only with kswapd_external: the

@@ -14,6 +14,7 @@
 #include "linux.h"
 #include "memmap.h"
 #include "pageblock.h"
+#include "pcp.h"
 #include "owner.h"
 
 #define SMALL "min_free_kbytes=0 pcp_orders=none mem=64M max_order=9 "
@@ -419,8 +420,8 @@ static struct pa_pcp_info dma32_pcp(struct pa_pool *pool)
 
 /*
  * Refills raise a CPU's high while the zone is above its high watermark;
- * one that finds it under falls back to high_min, until a spill finds the
- * zone above the mark again.
+ * the allocation that finds it under marks it, and high falls back to
+ * high_min until a spill finds the zone above the mark again.
  */
 TEST(linux_67_per_cpu_high_falls_to_high_min_under_the_high_watermark)
 {
@@ -447,6 +448,91 @@ TEST(linux_67_per_cpu_high_falls_to_high_min_under_the_high_watermark)
 	while (n)
 		pa_free_pages(pool, pages[--n], 0);
 	CHECK(!atomic_load(&z->below_high));
+	VALIDATE(pool);
+	pa_shutdown(pool);
+}
+
+/*
+ * Any allocation that finds the zone under its high watermark marks it, as
+ * Linux's get_page_from_freelist() checks every zone it visits: order-4
+ * blocks, which 7.2 keeps off the lists (no refill ever looks), and every
+ * CPU's high falls to high_min at once.
+ */
+TEST(linux_67_any_allocation_under_the_high_watermark_marks_the_zone)
+{
+	struct pa_pool *pool = test_boot("mem=256M nr_cpus=2 linux=7.2");
+	struct pa_zone *z = zone_of_type(pool, PA_ZONE_DMA32);
+	REQUIRE(z != NULL && !pcp_order_enabled(pool, 4));
+	enum { N = 4096, WARM = 2000 };
+	static struct pa_page *warm[WARM], *blocks[N];
+	uint64_t raised = 0; /* refills raise the high of the CPU that makes them */
+	for (unsigned i = 0; i < WARM; i++)
+		REQUIRE((warm[i] = pa_alloc_pages(pool, PA_GFP_MOVABLE, 0)) != NULL);
+	for (unsigned cpu = 0; cpu < 2; cpu++) {
+		struct pa_pcp_info pi;
+		REQUIRE(pa_pcp_info(pool, 0, PA_ZONE_DMA32, cpu, &pi, NULL) == 0);
+		raised += pi.high > pi.high_min;
+	}
+	CHECK(raised > 0);
+	unsigned n = 0;
+	while (n < N && zone_nr_free(z) > z->wmark[PA_WMARK_HIGH] + 16)
+		REQUIRE((blocks[n++] = pa_alloc_pages(pool, PA_GFP_MOVABLE, 4)) != NULL);
+	CHECK(!atomic_load(&z->below_high));
+	REQUIRE((blocks[n++] = pa_alloc_pages(pool, PA_GFP_MOVABLE, 4)) != NULL);
+	CHECK(atomic_load(&z->below_high));
+	for (unsigned cpu = 0; cpu < 2; cpu++) {
+		struct pa_pcp_info pi;
+		REQUIRE(pa_pcp_info(pool, 0, PA_ZONE_DMA32, cpu, &pi, NULL) == 0);
+		CHECK_EQ_U64(pi.high, pi.high_min);
+	}
+	while (n)
+		pa_free_pages(pool, blocks[--n], 4);
+	for (unsigned i = 0; i < WARM; i++)
+		pa_free_pages(pool, warm[i], 0);
+	VALIDATE(pool);
+	pa_shutdown(pool);
+}
+
+/*
+ * The high mark an allocation checks a zone against includes the lowmem
+ * reserve for the zone type it prefers: DMA32 between its high mark and
+ * that plus its reserve for Normal is under it for a request that fell
+ * back from Normal, not for one of its own.
+ */
+TEST(linux_67_below_high_counts_the_requests_lowmem_reserve)
+{
+	struct pa_pool *pool = test_boot("mem=5G nr_cpus=1 linux=7.2 pcp_orders=none");
+	struct pa_zone *z = zone_of_type(pool, PA_ZONE_DMA32);
+	REQUIRE(z != NULL);
+	uint64_t high = z->wmark[PA_WMARK_HIGH], reserve = z->lowmem_reserve[PA_ZONE_NORMAL];
+	REQUIRE(reserve >= 1024);
+	enum { N = 1 << 20 };
+	struct pa_page **held = malloc(N * sizeof *held);
+	unsigned *order = malloc(N * sizeof *order);
+	REQUIRE(held && order);
+	unsigned n = 0;
+	/* DMA32's own requests take it to half its reserve above the high mark. */
+	while (n < N && zone_nr_free(z) > high + reserve / 2) {
+		order[n] = zone_nr_free(z) > high + reserve + 1024 ? 9 : 0;
+		REQUIRE((held[n] = pa_alloc_pages(pool, PA_GFP_DMA32, order[n])) != NULL);
+		n++;
+	}
+	CHECK(!atomic_load(&z->below_high));
+	/* Movable requests prefer Normal; once it is under its low mark, they visit DMA32. */
+	while (n < N && !atomic_load(&z->below_high)) {
+		order[n] = 0;
+		REQUIRE((held[n] = pa_alloc_pages(pool, PA_GFP_MOVABLE, 0)) != NULL);
+		n++;
+	}
+	CHECK(atomic_load(&z->below_high));
+	CHECK_MSG(zone_nr_free(z) > high, "DMA32 free %llu, high %llu",
+	          (unsigned long long)zone_nr_free(z), (unsigned long long)high);
+	while (n) {
+		n--;
+		pa_free_pages(pool, held[n], order[n]);
+	}
+	free(held);
+	free(order);
 	VALIDATE(pool);
 	pa_shutdown(pool);
 }
