@@ -965,6 +965,7 @@ int pa_boot(const char *cmdline, const struct pa_platform *platform, struct pa_p
 	atomic_init(&pool->defrag_mode, pool->cfg.defrag_mode);
 	pool->linux_rules = linux_rules_for(pool->cfg.linux_version);
 	atomic_init(&pool->direct_compaction, true);
+	atomic_init(&pool->deferred_on_demand, true);
 	atomic_init(&pool->direct_drain, true);
 	atomic_init(&pool->direct_priority, 0);
 	atomic_init(&pool->direct_costly_sync, false);

@@ -200,6 +200,17 @@ static int set_kswapd_external(const struct ctl_call *c, uint64_t v)
 	return 0;
 }
 
+static uint64_t get_on_demand(const struct ctl_call *c)
+{
+	return atomic_load(&c->pool->deferred_on_demand);
+}
+
+static int set_on_demand(const struct ctl_call *c, uint64_t v)
+{
+	atomic_store(&c->pool->deferred_on_demand, v != 0);
+	return 0;
+}
+
 static uint64_t get_min_free_kbytes(const struct ctl_call *c)
 {
 	return (uint64_t)atomic_load(&c->pool->min_free_kbytes);
@@ -523,6 +534,9 @@ static const struct ctl_entry ctl_table[] = {
 	        "kswapd_external", get_kswapd_external, set_kswapd_external, 0, 1,
 	        "1: reclaim runs outside the pool, and a watermark boost lasts until "
 	        "zone/<N>/reclaim_active ends its pass; 0: no boost is kept (nothing to reclaim)"),
+	CTL_NUM_RW("deferred_on_demand", get_on_demand, set_on_demand, 0, 1,
+	           "1: an allocation that runs short sets deferred frames up (Linux's "
+	           "deferred_grow_zone()); 0: only the init threads and pa_deferred_grow() do"),
 	CTL_NUM_RW("min_free_kbytes", get_min_free_kbytes, set_min_free_kbytes, 0, 1ull << 40,
 	           "KiB kept free below the min watermarks, shared by zone size"),
 	{ .path = "pcp/orders/<N>/enabled",

@@ -428,6 +428,8 @@ struct pa_pool {
 	_Atomic bool min_free_kbytes_user;       /* written through ctl: kept when init ends */
 	/* deferred_init=lazy: the last frame is set up; the next unlock's work ends init */
 	_Atomic bool deferred_finish;
+	/* An allocation that runs short sets deferred frames up (ctl deferred_on_demand) */
+	_Atomic bool deferred_on_demand;
 	_Atomic bool defrag_mode; /* compact within polluted regions before polluting a clean one */
 	unsigned linux_rules;     /* bit per enum linux_rule in force ("linux.c"); set at boot */
 	_Atomic bool direct_compaction;   /* 0: the slow path neither compacts nor drains */

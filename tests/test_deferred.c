@@ -266,6 +266,37 @@ TEST(deferred_init_lazy_allocations_set_up_the_rest_and_end_init)
 	check_same_then_shutdown(a, b, l1);
 }
 
+/* With deferred_on_demand=0 only pa_deferred_grow() sets frames up; back on, allocations do. */
+TEST(deferred_init_lazy_on_demand_off_leaves_the_rest_to_pa_deferred_grow)
+{
+	struct pa_pool *a = boot_raw("mem=4G max_order=10 kcompactd=manual pcp_orders=none "
+	                             "deferred_init=lazy");
+	REQUIRE(pa_ctl_write(a, "deferred_on_demand", "0") == 0);
+	uint64_t was = last_zones_managed(a);
+	size_t cap = 8192, n = 0;
+	struct pa_page **held = calloc(cap, sizeof *held);
+	REQUIRE(held);
+	while (n < cap && (held[n] = pa_alloc_pages(a, PA_GFP_MOVABLE | PA_GFP_NOWARN, 9)))
+		n++;
+	CHECK_EQ_U64(last_zones_managed(a), was);
+	const struct pa_zone *lz = &a->zones[a->nr_zones - 1];
+	while (lz->start_pfn == lz->end_pfn) /* the empty ZONE_MOVABLE */
+		lz--;
+	CHECK(pa_deferred_grow(a, lz->init_pfn) > 0);
+	CHECK((held[n] = pa_alloc_pages(a, PA_GFP_MOVABLE | PA_GFP_NOWARN, 9)) != NULL);
+	n += held[n] != NULL;
+	REQUIRE(pa_ctl_write(a, "deferred_on_demand", "1") == 0);
+	while (n < cap && (held[n] = pa_alloc_pages(a, PA_GFP_MOVABLE | PA_GFP_NOWARN, 9)))
+		n++;
+	CHECK(lz->init_pfn >= lz->end_pfn);
+	VALIDATE(a);
+	while (n)
+		pa_free_pages(a, held[--n], 9);
+	free(held);
+	VALIDATE(a);
+	pa_shutdown(a);
+}
+
 struct churn_arg {
 	struct pa_pool *pool;
 	unsigned id;

@@ -521,7 +521,7 @@ void rp_machine_lazy_range(const struct rp_machine *m, uint64_t *lo, uint64_t *h
 			left -= take;
 		}
 		at += nr ? 0 : left;
-		uint64_t block = RP_MEMORY_BLOCK_FRAMES;
+		uint64_t block = RP_SECTION_FRAMES;
 		*lo = (at + block - 1) / block * block;
 		*hi = kz->end_pfn / block * block;
 		if (*lo >= *hi)
@@ -606,10 +606,8 @@ void rp_machine_boot_line(const struct rp_machine *m, const struct rp_trace *t, 
 	n += reserve_keys(m, ram, nr, buf + n, n < len ? len - n : 0);
 	uint64_t lazy_lo, lazy_hi;
 	rp_machine_lazy_range(m, &lazy_lo, &lazy_hi);
-	if (lazy_hi && n < len)
-		n += (size_t)snprintf(buf + n, len - n, " offline=%lluK-%lluK",
-		                      (unsigned long long)(lazy_lo * 4),
-		                      (unsigned long long)(lazy_hi * 4));
+	if (lazy_hi && n < len) /* the replay sets it up to lazy_lo, the rest as the trace shows */
+		n += (size_t)snprintf(buf + n, len - n, " deferred_init=lazy");
 	if (m->max_order && n < len)
 		n += (size_t)snprintf(buf + n, len - n, " max_order=%u", m->max_order);
 	if (m->min_free_kbytes >= 0 && n < len)

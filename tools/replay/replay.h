@@ -312,11 +312,11 @@ void rp_state_parse_zoneinfo(const char *text, struct rp_state *st);
 /*
  * The frames the kernel had not set up at the first snapshot and set up
  * during the recording (Linux's deferred_grow_zone(): a section at a time,
- * each max-order block an mm_page_free), whole memory blocks of
- * RP_MEMORY_BLOCK_FRAMES: [*lo, *hi), offline in the pool until the trace's
- * first free in a block; both 0 when the kernel set up nothing late.
+ * each max-order block an mm_page_free), whole sections: [*lo, *hi), which
+ * the pool (deferred_init=lazy) sets up as the trace's frees there show;
+ * both 0 when the kernel set up nothing late.
  */
-#define RP_MEMORY_BLOCK_FRAMES (128ull << 20 >> 12) /* the pool's default, x86's section */
+#define RP_SECTION_FRAMES (128ull << 20 >> 12) /* x86-64's memory section */
 void rp_machine_lazy_range(const struct rp_machine *m, uint64_t *lo, uint64_t *hi);
 void rp_machine_boot_line(const struct rp_machine *m, const struct rp_trace *t, char *buf,
                           size_t len);
@@ -384,7 +384,8 @@ struct rp_result {
 	uint64_t actions; /* events the loop acted on (allocations, frees, markers, compaction) */
 	uint64_t bad_page, validate_failures, validations;
 	uint64_t free_class[RPF_COUNT];
-	uint64_t lazy_blocks; /* memory blocks brought online as the kernel set them up late */
+	uint64_t
+	        deferred_grown; /* frames set up as the kernel's late ones (deferred_grow_zone()) */
 	uint64_t kernel_failed_attempts; /* allocations the kernel failed, tried again */
 	/* Frames held for untraced allocations: taken, given back, most held at once. */
 	uint64_t untraced_taken, untraced_given, untraced_max;

@@ -262,11 +262,11 @@ void rp_print_table(FILE *f, const struct rp_machine *m, const struct rp_result 
 	        (unsigned long long)r->failed_kernel_served,
 	        (unsigned long long)r->kernel_failed_served,
 	        (unsigned long long)r->kernel_failed_attempts);
-	if (r->lazy_blocks)
+	if (r->deferred_grown)
 		fprintf(f,
 		        "memory the kernel set up during the recording (deferred_grow_zone()): %llu "
-		        "blocks of 128 MiB brought online\n",
-		        (unsigned long long)r->lazy_blocks);
+		        "frames set up where the trace showed it\n",
+		        (unsigned long long)r->deferred_grown);
 	fprintf(f,
 	        "held for allocations without an event (order-0 failures of the kernel the pool "
 	        "served, a frame of each block it broke): %llu frames taken, %llu given back (their frees, allocations only the kernel "
@@ -404,11 +404,11 @@ void rp_print_json(FILE *f, const struct rp_machine *m, const struct rp_result *
 		fprintf(f, "%s\"%s\": %llu", i ? ", " : "", rp_free_class_names[i],
 		        (unsigned long long)r->free_class[i]);
 	fprintf(f,
-	        "}, \"lazy_blocks\": %llu, \"moved\": %llu, \"pre_trace_elsewhere\": %llu, "
+	        "}, \"deferred_grown\": %llu, \"moved\": %llu, \"pre_trace_elsewhere\": %llu, "
 	        "\"start_pageblocks_seen\": "
 	        "%llu, \"start_pageblocks_typed\": %llu, \"start_pcp_excess\": %llu, "
 	        "\"start_pcp_excess_lists\": %llu, \"marks\": [",
-	        (unsigned long long)r->lazy_blocks, (unsigned long long)r->moved,
+	        (unsigned long long)r->deferred_grown, (unsigned long long)r->moved,
 	        (unsigned long long)r->pre_elsewhere, (unsigned long long)r->start_pb_seen,
 	        (unsigned long long)r->start_pb_typed, (unsigned long long)r->start_pcp_excess,
 	        (unsigned long long)r->start_pcp_lists);

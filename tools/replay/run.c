@@ -429,14 +429,27 @@ static void move_traced(struct rp_ctx *c, uint64_t k, unsigned order)
 
 /*
  * The kernel set frames up late (deferred_grow_zone(): a section, freed a
- * max-order block at a time): the first free of a block still offline
- * brings the whole block online, as the kernel's section became the buddy's.
+ * max-order block at a time): the pool sets up as far (its chunks are
+ * sections too), unless its own allocations that ran short did already.
  */
-static void lazy_online(struct rp_ctx *c, uint64_t k)
+static void lazy_grow(struct rp_ctx *c, uint64_t k, unsigned order)
 {
-	const uint64_t block = RP_MEMORY_BLOCK_FRAMES;
-	int rc = pa_memory_online(c->pool, k / block * block, block);
-	c->res->lazy_blocks += rc == 0;
+	c->res->deferred_grown += pa_deferred_grow(c->pool, k + (1ull << order) - 1);
+}
+
+/*
+ * Building the starting state allocates every frame: none of the part the
+ * kernel had not set up yet may be (ctl deferred_on_demand). Before it the
+ * pool is set up as far as the kernel's was; after it, allocations that run
+ * short set up more, as the kernel's do.
+ */
+static void lazy_building(struct rp_ctx *c, bool on)
+{
+	if (!c->lazy_hi || !c->pool)
+		return;
+	pa_ctl_write(c->pool, "deferred_on_demand", on ? "0" : "1");
+	if (on)
+		pa_deferred_grow(c->pool, c->lazy_lo - 1);
 }
 
 static void do_free(struct rp_ctx *c, const struct rp_event *ev)
@@ -466,7 +479,7 @@ static void do_free(struct rp_ctx *c, const struct rp_event *ev)
 			give_held(c, ev->order);
 		} else if (k >= c->lazy_lo && k < c->lazy_hi) {
 			cls = RPF_DEFERRED;
-			lazy_online(c, k);
+			lazy_grow(c, k, ev->order);
 		} else if (cls == RPF_COUNT) {
 			enum rp_pre_found found = rp_free_pre(c, k, ev->order);
 			cls = found == RP_PRE_NONE ? RPF_UNMATCHED :
@@ -869,7 +882,6 @@ static void keep_last_keys(char *line)
 		s += strspn(s, " ");
 		size_t len = strcspn(s, " "), klen = strcspn(s, "= ");
 		bool list = (klen == 7 && !strncmp(s, "memhole", 7)) ||
-		            (klen == 7 && !strncmp(s, "offline", 7)) ||
 		            (klen == 10 && !strncmp(s, "memreserve", 10)) ||
 		            (klen == 3 && !strncmp(s, "cma", 3));
 		if (len && (list || !set_again(s + len, s, klen)) && n + len + 1 < sizeof out)
@@ -1001,8 +1013,10 @@ int rp_replay(const struct rp_trace *t, struct rp_machine *m, const struct rp_op
 	int rc = boot(c);
 	if (rc == 0)
 		rc = alloc_maps(c);
+	lazy_building(c, true);
 	if (rc == 0)
 		rc = rp_start_state(c);
+	lazy_building(c, false);
 	if (rc == 0) {
 		place_snapshots(c);
 		/* What the trace did, not what building its starting state took. */
