@@ -200,9 +200,10 @@ void pa_deferred_init_wait(struct pa_pool *pool);
  * Set up the deferred frames of pfn's zone up to pfn (in order, a chunk at
  * a time, as an allocation that ran short would: Linux's
  * deferred_grow_zone()), with deferred_init=1 or lazy. deferred_init=lazy
- * starts no threads: frames are set up only by allocations that run short,
- * by this call and by the operations that need a range whole (contiguous
- * ranges, hotplug); when an allocation or this call sets the last one up,
+ * starts no threads: frames are set up only by allocations that run short
+ * (unless ctl deferred_on_demand is 0), by this call and by the operations
+ * that need a range whole (contiguous ranges, hotplug); when an allocation
+ * or this call sets the last one up,
  * the watermarks and per-CPU sizes are set from the full size, as when the
  * threads end (pa_deferred_init_wait() returns at once). Returns the frames it made the buddy's: 0 when pfn was
  * set up already, is outside every zone or the pool is NULL.
