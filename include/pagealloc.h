@@ -203,9 +203,9 @@ void pa_deferred_init_wait(struct pa_pool *pool);
  * starts no threads: frames are set up only by allocations that run short
  * (unless ctl deferred_on_demand is 0), by this call and by the operations
  * that need a range whole (contiguous ranges, hotplug); when an allocation
- * or this call sets the last one up,
- * the watermarks and per-CPU sizes are set from the full size, as when the
- * threads end (pa_deferred_init_wait() returns at once). Returns the frames it made the buddy's: 0 when pfn was
+ * or this call sets the last one up, the watermarks and per-CPU sizes are
+ * set from the full size, as when the threads end (pa_deferred_init_wait()
+ * returns at once). Returns the frames it made the buddy's: 0 when pfn was
  * set up already, is outside every zone or the pool is NULL.
  */
 uint64_t pa_deferred_grow(struct pa_pool *pool, pa_pfn_t pfn);

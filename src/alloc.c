@@ -214,9 +214,7 @@ zone_rmqueue(struct pa_zone *z, const struct alloc_ctx *ac, uint64_t mark, unsig
 			if (pfn != PA_NIL)
 				return pfn;
 		}
-		if (likely(z->init_pfn >= z->end_pfn) ||
-		    !atomic_load_explicit(&z->pool->deferred_on_demand, memory_order_relaxed) ||
-		    !zone_init_next_chunk(z))
+		if (likely(!zone_grow_on_demand(z)))
 			return PA_NIL;
 	}
 }

@@ -392,11 +392,11 @@ static int key_pcp_rseq(struct parse_ctx *p)
 /* 0, 1 (threads), or lazy: no threads, frames set up only as they are needed. */
 static int key_deferred_init(struct parse_ctx *p)
 {
-	struct pa_boot_config *c = p->cfg;
-	c->deferred_lazy = pa_strcmp(p->val, "lazy") == 0;
-	c->deferred_init = c->deferred_lazy || pa_strcmp(p->val, "1") == 0;
-	if (!c->deferred_lazy && pa_strcmp(p->val, "1") != 0 && pa_strcmp(p->val, "0") != 0)
+	bool lazy = pa_strcmp(p->val, "lazy") == 0, on = pa_strcmp(p->val, "1") == 0;
+	if (!lazy && !on && pa_strcmp(p->val, "0") != 0)
 		return fail(p, "unknown mode (valid: 0, 1 or lazy)");
+	p->cfg->deferred_lazy = lazy;
+	p->cfg->deferred_init = lazy || on;
 	return 0;
 }
 static int key_zone_dma(struct parse_ctx *p)

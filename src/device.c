@@ -260,9 +260,7 @@ static pa_pfn_t take_listed(struct pa_zone *z, const struct dev_ctx *c, unsigned
 				return pfn;
 			}
 		}
-		if (c->want_clean || z->init_pfn >= z->end_pfn ||
-		    !atomic_load_explicit(&z->pool->deferred_on_demand, memory_order_relaxed) ||
-		    !zone_init_next_chunk(z))
+		if (c->want_clean || !zone_grow_on_demand(z))
 			return PA_NIL;
 	}
 }

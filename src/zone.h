@@ -32,6 +32,17 @@ static inline bool zone_pfn_pending(const struct pa_zone *z, pa_pfn_t pfn)
 void zone_prepare_range(struct pa_zone *zone, pa_pfn_t start, pa_pfn_t end);
 /* Take the highest untouched chunk (clearing its bit); PA_NIL if none. Zone lock held. */
 pa_pfn_t zone_untouched_pop(struct pa_zone *zone);
+/*
+ * An allocation that runs short sets up the zone's next deferred chunk
+ * (Linux's deferred_grow_zone()) unless ctl deferred_on_demand is 0; false
+ * when nothing more was set up. Zone lock held.
+ */
+static inline bool zone_grow_on_demand(struct pa_zone *z)
+{
+	return z->init_pfn < z->end_pfn &&
+	       atomic_load_explicit(&z->pool->deferred_on_demand, memory_order_relaxed) &&
+	       zone_init_next_chunk(z);
+}
 /* Default min_free_kbytes and watermarks again, once deferred init has grown managed pages. */
 void zone_init_done(struct pa_pool *pool);
 

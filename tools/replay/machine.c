@@ -509,7 +509,7 @@ void rp_machine_lazy_range(const struct rp_machine *m, uint64_t *lo, uint64_t *h
 		const struct rp_zone_state *kz = &st->zone[z];
 		if (managed_most(m, z) <= kz->managed)
 			continue;
-		/* Set up in order from the zone's start: what it managed, then a memory block's end. */
+		/* Set up in order from the zone's start: what it managed, then to a section's end. */
 		uint64_t ram[32][2];
 		unsigned nr = iomem_ranges(m, "System RAM", false, ram, 32);
 		uint64_t at = kz->start_pfn, left = kz->managed;

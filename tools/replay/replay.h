@@ -333,8 +333,8 @@ void rp_machine_boot_line(const struct rp_machine *m, const struct rp_trace *t, 
 	X(UNUSED, "compaction_unused")     /* a free page compaction took and gave back unused */  \
 	X(FAILED, "failed_in_pagealloc")   /* its allocation failed in pagealloc only */           \
 	X(UNTRACED, "untraced_alloc")      /* freed in the trace before, taken without an event */ \
-	X(DEFERRED, "deferred_init")       /* set up late by the kernel: its block goes online */  \
-	X(UNMATCHED, "unmatched")          /* none of these */
+	X(DEFERRED, "deferred_init") /* set up late by the kernel: the pool sets up as far */      \
+	X(UNMATCHED, "unmatched")    /* none of these */
 
 enum rp_free_class {
 #define X(id, name) RPF_##id,

@@ -74,9 +74,8 @@ struct rp_ctx {
 	struct rp_tick tick;                       /* the whole seconds of the kernel's jiffies */
 	uint64_t start_fallbacks, start_zone_lock; /* counts once the starting state was built */
 	bool reclaim_on;                           /* a kswapd pass is under way */
-	bool seen_balance; /* the trace prints balance_pgdat's begin and end */
-	uint64_t lazy_lo,
-	        lazy_hi; /* offline until the kernel set it up (rp_machine_lazy_range()) */
+	bool seen_balance;         /* the trace prints balance_pgdat's begin and end */
+	uint64_t lazy_lo, lazy_hi; /* set up late by the kernel (rp_machine_lazy_range()) */
 	char first_report[256];
 };
 
