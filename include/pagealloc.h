@@ -342,6 +342,24 @@ int pa_pcp_info(struct pa_pool *pool, unsigned node, enum pa_zone_type zone, uns
                 struct pa_pcp_info *info, uint64_t *blocks);
 
 /*
+ * Free an allocated block onto CPU cpu's list of PCP type `type` (0
+ * unmovable, 1 movable, 2 reclaimable) in its zone, whatever its
+ * pageblock's type: to restore lists saved from pa_pcp_info() or read from a
+ * kernel's, which keep a page on the list it was freed to when its
+ * pageblock changes type, and a list whose memory the pool holds in
+ * pageblocks of other types. Past the CPU's high the lists spill as after
+ * any free; a spill returns the block to the buddy by its pageblock's type.
+ * 0; -EPERM, the block untouched, where a free could not wait on a list
+ * (its order is off the lists or too large to wait, an isolated pageblock,
+ * a CMA allocation, a block that is not an allocated one): free it with
+ * pa_free_pages(), which reports a bad free; -EINVAL for a NULL pool or
+ * page, a CPU or type out of range, or a page that heads no block of that
+ * order's alignment.
+ */
+int pa_pcp_free_on(struct pa_pool *pool, struct pa_page *page, unsigned order, unsigned cpu,
+                   unsigned type);
+
+/*
  * Set CPU cpu's high in that zone, as the auto-tuning would have moved it:
  * to restore a state saved from pa_pcp_info() or read from a kernel's
  * zoneinfo. What the lists hold above it goes back to the buddy. 0;

@@ -49,6 +49,11 @@ static const struct linux_rule_desc {
 	                     "pageblock isolation is a bit of its own and keeps the type "
 	                     "(pagealloc keeps it in every version; 6.1 set the caller's type "
 	                     "after); with CMA, migratetype 4 is CMA and 5 Isolate" },
+	[LR_PCP_SPILL_STEPS] = { "pcp_spill_steps", LINUX_V(6, 19),
+	                         "a per-CPU spill or decay gives back a batch of frames at a time, "
+	                         "each step whole blocks from the list it starts at, so a list of "
+	                         "THPs gives back a THP per batch asked for (6.1-6.18: the frames "
+	                         "asked for, one block over at most)" },
 };
 
 unsigned linux_rules_for(unsigned version)

@@ -20,6 +20,7 @@
 
 #include "platform/platform.h"
 #include "buddy.h"
+#include "linux.h"
 #include "memmap.h"
 #include "pageblock.h"
 #include "superblock.h"
@@ -477,13 +478,12 @@ static void pcp_refill(struct pa_zone *z, struct pa_pcp *pcp, unsigned order, un
 			continue;
 		}
 		/*
-		 * Not under the low watermark, where Linux's rmqueue_bulk() takes
-		 * its whole batch: here that failed thousands of the 7.2 recording's
-		 * allocations on their first try that the kernel served.
+		 * Frame by frame (a fallback, the last frames): no more than Linux
+		 * takes, and as Linux's rmqueue_bulk() with no watermark check (the
+		 * request passed its own), under the low watermark too.
 		 */
-		if (n <= whole_only || !zone_watermark_ok(z, order, z->wmark[PA_WMARK_LOW], flags))
+		if (n <= whole_only)
 			break;
-		/* Frame by frame (a fallback, the last frames): no more than Linux takes. */
 		n -= whole_only;
 		whole_only = 0;
 		pa_pfn_t pfn = pageblock_rmqueue(z, order, mt, flags);
@@ -524,22 +524,59 @@ static pa_pfn_t pcp_pop_oldest(struct pa_pool *pool, struct pa_pcp *pcp, unsigne
 }
 
 /*
- * Pop blocks off the lists from *idx on, the oldest of each first, until
- * `frames` frames or `max` blocks; adds to *freed.
+ * What a spill still gives back. Linux 6.19 gives back a spill or a decay a
+ * batch at a time (free_pcppages_bulk() per batch), each step taking whole
+ * blocks until its frames are covered: a step that meets a block larger
+ * than a batch gives back that block whole, so a spill from a list of THPs
+ * gives back a THP per batch of frames asked for. Before, the frames asked
+ * for, one block over at most (step: 0, one step of everything).
  */
-static unsigned spill_take(struct pa_pool *pool, struct pa_pcp *pcp, uint64_t frames,
-                           uint64_t order_mask, unsigned *idx, unsigned *seen, uint64_t *freed,
+struct spill_budget {
+	uint64_t left; /* frames not yet in a step */
+	uint64_t open; /* frames the current step still takes */
+	uint32_t step;
+};
+
+static bool budget_open(struct spill_budget *b)
+{
+	if (b->open)
+		return true;
+	if (!b->left)
+		return false;
+	b->open = b->step && b->left > b->step ? b->step : b->left;
+	b->left -= b->open;
+	return true;
+}
+
+/* Steps of a batch for the spills and decays of 6.19's per-CPU rules; drains empty lists whole. */
+static uint32_t spill_step(const struct pa_pool *pool, const struct pa_pcp *pcp,
+                           enum pa_lock_site site)
+{
+	return site == SITE_PCP_SPILL && !pcp_rules_61(pool) &&
+	                       linux_rule(pool, LR_PCP_SPILL_STEPS) ?
+	               pcp->batch :
+	               0;
+}
+
+static void budget_take(struct spill_budget *b, unsigned order)
+{
+	b->open = b->open > 1ull << order ? b->open - (1ull << order) : 0;
+}
+
+/* Pop blocks off the lists from *idx on, the oldest of each first, within b or up to `max` blocks. */
+static unsigned spill_take(struct pa_pool *pool, struct pa_pcp *pcp, struct spill_budget *b,
+                           uint64_t order_mask, unsigned *idx, unsigned *seen,
                            struct pcp_block *out, unsigned max)
 {
 	unsigned lists = nr_lists(pool), n = 0;
-	for (; *freed < frames && *seen < lists && n < max; ++*seen, *idx = (*idx + 1) % lists) {
+	for (; budget_open(b) && *seen < lists && n < max; ++*seen, *idx = (*idx + 1) % lists) {
 		unsigned order = *idx / PA_NR_PCP_TYPES, type = *idx % PA_NR_PCP_TYPES;
 		if (!((order_mask >> order) & 1))
 			continue;
-		for (pa_pfn_t pfn; *freed < frames && n < max &&
+		for (pa_pfn_t pfn; budget_open(b) && n < max &&
 		                   (pfn = pcp_pop_oldest(pool, pcp, order, type)) != PA_NIL;) {
 			out[n++] = (struct pcp_block){ (uint32_t)pfn, order };
-			*freed += 1ull << order;
+			budget_take(b, order);
 		}
 		if (n == max)
 			break; /* the list may hold more: come back to it */
@@ -667,10 +704,10 @@ static void pcp_spill(struct pa_zone *z, struct pa_pcp *pcp, uint64_t frames, ui
 {
 	struct pa_pool *pool = z->pool;
 	unsigned idx = first % nr_lists(pool), seen = 0, n, kept = 0;
-	uint64_t freed = 0;
+	struct spill_budget budget = { .left = frames, .step = spill_step(pool, pcp, site) };
 	struct pcp_block b[PCP_SPILL_BLOCKS];
 	unsigned spins = site == SITE_PCP_SPILL ? pcp_min_spins(pcp, frames) : 0;
-	while ((n = spill_take(pool, pcp, frames, order_mask, &idx, &seen, &freed, b + kept,
+	while ((n = spill_take(pool, pcp, &budget, order_mask, &idx, &seen, b + kept,
 	                       PCP_SPILL_BLOCKS - kept))) {
 		kept = spill_merge(pool, b, kept + n);
 		if (kept > PCP_SPILL_BLOCKS / 2) {
@@ -1126,6 +1163,20 @@ int pa_pcp_info(struct pa_pool *pool, unsigned node, enum pa_zone_type type, uns
 	}
 	pa_spin_unlock(&pcp->lock);
 	return 0;
+}
+
+int pa_pcp_free_on(struct pa_pool *pool, struct pa_page *page, unsigned order, unsigned cpu,
+                   unsigned type)
+{
+	if (!pool || !page || cpu >= pool->cfg.nr_cpus || type >= PA_NR_PCP_TYPES)
+		return -EINVAL;
+	pa_pfn_t pfn = pa_page_to_pfn(pool, page);
+	struct pa_zone *z = pfn != PA_PFN_INVALID ? zone_of_pfn(pool, pfn) : NULL;
+	if (!z || order > pool_max_order(pool) || (pfn & ((1ull << order) - 1)))
+		return -EINVAL;
+	struct pa_pcp *pcp = z->pcp[cpu];
+	platform_spin_lock(pool, &pcp->lock, SITE_PCP_FREE);
+	return pcp_free_locked_on(z, pcp, pfn, order, type) ? 0 : -EPERM;
 }
 
 int pa_pcp_set_high(struct pa_pool *pool, unsigned node, enum pa_zone_type type, unsigned cpu,

@@ -424,20 +424,20 @@ static inline unsigned pcp_type(unsigned mt)
 }
 
 /*
- * Free onto this CPU's list, its lock held; false when the zone path must
- * decide (the free is bad, a huge block goes straight to the buddy, the
- * order was switched off meanwhile, the pageblock is isolated, or a CMA
- * pageblock's block is a CMA allocation, which only pa_cma_release()
- * frees). HIGHATOMIC and CMA blocks wait on the movable list; a spill
- * returns them to the buddy by their pageblock's type. Leaves the list
- * lock released either way.
+ * Free onto this CPU's list of PCP type `type`, its lock held; false when
+ * the zone path must decide (the free is bad, a huge block goes straight to
+ * the buddy, the order was switched off meanwhile, the pageblock is
+ * isolated, or a CMA pageblock's block is a CMA allocation, which only
+ * pa_cma_release() frees). A spill returns a block to the buddy by its
+ * pageblock's type, whatever list it waited on. Leaves the list lock
+ * released either way.
  */
-static inline bool pcp_free_locked(struct pa_zone *z, struct pa_pcp *pcp, pa_pfn_t pfn,
-                                   unsigned order)
+static inline bool pcp_free_locked_on(struct pa_zone *z, struct pa_pcp *pcp, pa_pfn_t pfn,
+                                      unsigned order, unsigned type)
 {
 	struct pa_pool *pool = z->pool;
 	struct pa_page *p = pfn_page(pool, pfn);
-	unsigned mt = pageblock_mt(pool, pfn), type = pcp_type(mt);
+	unsigned mt = pageblock_mt(pool, pfn);
 	if (unlikely(pcp_free_direct(pool, pcp, order, type) || !pcp_order_enabled(pool, order) ||
 	             (mt >= PA_MT_CMA && (mt == PA_MT_ISOLATE || (page_flags(p) & PF_CMA))) ||
 	             !pcp_free_claim(p, order))) {
@@ -447,6 +447,13 @@ static inline bool pcp_free_locked(struct pa_zone *z, struct pa_pcp *pcp, pa_pfn
 	if (unlikely(pool->cfg.init_on_free))
 		return pcp_free_wipe_unlock(z, pcp, pfn, order);
 	return pcp_free_commit(pcp, p, pfn, order, type);
+}
+
+/* Onto the list of the pageblock's type: HIGHATOMIC and CMA blocks wait on the movable one. */
+static inline bool pcp_free_locked(struct pa_zone *z, struct pa_pcp *pcp, pa_pfn_t pfn,
+                                   unsigned order)
+{
+	return pcp_free_locked_on(z, pcp, pfn, order, pcp_type(pageblock_mt(z->pool, pfn)));
 }
 
 /* pcp_free_locked() with the list lock taken first; false also when it is busy. */

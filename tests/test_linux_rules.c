@@ -53,9 +53,17 @@ TEST(linux_key_takes_every_change_up_to_its_version)
 	static const struct {
 		const char *key;
 		unsigned version;
-	} cases[] = { { "linux=6.1", 601 },  { "linux=6.7", 607 },     { "linux=6.10", 610 },
-		      { "linux=6.14", 614 }, { "linux=6.15", 615 },    { "linux=6.17", 617 },
-		      { "linux=7.2", 702 },  { "linux=6.1.192", 601 }, { "", 702 } };
+	} cases[] = { { "linux=6.1", 601 },
+		      { "linux=6.7", 607 },
+		      { "linux=6.10", 610 },
+		      { "linux=6.14", 614 },
+		      { "linux=6.15", 615 },
+		      { "linux=6.17", 617 },
+		      { "linux=6.18", 618 },
+		      { "linux=6.19", 619 },
+		      { "linux=7.2", 702 },
+		      { "linux=6.1.192", 601 },
+		      { "", 702 } };
 	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
 		char line[128];
 		snprintf(line, sizeof line, SMALL "%s", cases[i].key);
@@ -739,4 +747,61 @@ TEST(linux_67_a_run_of_high_order_frees_empties_the_lists)
 	          (unsigned long long)run);
 	CHECK_MSG(broken > 2 * run, "broken run: %llu on the lists, run %llu",
 	          (unsigned long long)broken, (unsigned long long)run);
+}
+
+/*
+ * THPs freed onto a CPU's list past its high: the frames the free gives
+ * back (up to batch << 5 of them, as many as were freed in a row) come off
+ * the THP list first. Returns the blocks the first spill gave back.
+ */
+static uint64_t thps_one_spill_gives_back(const char *version)
+{
+	char line[96];
+	snprintf(line, sizeof line, "mem=1G nr_cpus=1 linux=%s", version);
+	struct pa_pool *pool = test_boot(line);
+	REQUIRE(pa_ctl_write(pool, "pcp/huge_direct", "0") ==
+	        0); /* THPs wait on the list, as Linux's */
+	enum { N = 96 };
+	struct pa_page *thp[N];
+	for (unsigned i = 0; i < N; i++)
+		REQUIRE((thp[i] = pa_alloc_pages(pool, PA_GFP_MOVABLE | PA_GFP_COMP, 9)) != NULL);
+	pa_drain_local(pool);
+	struct pa_pcp_info pi = dma32_pcp(pool);
+	uint64_t high = 64 * 512; /* room for 64 THPs */
+	REQUIRE(high >= pi.high_min && high <= pi.high_max);
+	REQUIRE(pa_pcp_set_high(pool, 0, PA_ZONE_DMA32, 0, high) == 0);
+	uint64_t given = 0;
+	unsigned i = 0;
+	for (; i < N && !given; i++) {
+		uint64_t before = dma32_pcp(pool).count;
+		pa_free_pages(pool, thp[i], 9);
+		uint64_t after = dma32_pcp(pool).count;
+		given = after < before + 512 ? (before + 512 - after) / 512 : 0;
+	}
+	CHECK_MSG(given, "%s: no spill in %u frees", version, i);
+	while (i < N)
+		pa_free_pages(pool, thp[i++], 9);
+	VALIDATE(pool);
+	pa_shutdown(pool);
+	return given;
+}
+
+/*
+ * Linux 6.19 gives a spill back a batch of frames at a time, each step
+ * whole blocks: a THP per step, so the frames a spill asks for come back
+ * as that many THPs; 6.18 gives back the frames asked for, a THP over at
+ * most.
+ */
+TEST(linux_619_a_spill_gives_back_a_thp_per_batch_asked_for)
+{
+	uint64_t v618 = thps_one_spill_gives_back("6.18"), v619 = thps_one_spill_gives_back("6.19");
+	struct pa_pool *pool = test_boot("mem=1G nr_cpus=1");
+	struct pa_pcp_info pi = dma32_pcp(pool);
+	pa_shutdown(pool);
+	uint64_t asked_max = (pi.batch << 5) + 511; /* free_count stops at batch << 5 */
+	CHECK_MSG(v618 * 512 <= asked_max + 511, "6.18 gave back %llu THPs",
+	          (unsigned long long)v618);
+	/* At least batch << 5 frames asked for: 32 steps, a THP each. */
+	CHECK_MSG(v619 >= 32 && v619 > 4 * v618, "6.19 gave back %llu THPs, 6.18 %llu",
+	          (unsigned long long)v619, (unsigned long long)v618);
 }

@@ -1857,8 +1857,9 @@ TEST(pcp_refill_serves_blocks_in_the_order_taken)
  * Linux's rmqueue(): the slow path's try at the min watermark, too, takes an
  * order the lists hold from the CPU's list: between the min and low
  * watermarks, a frame freed onto the list is the next one handed out. A dry
- * list refills no further than the low watermark (Linux's takes its whole
- * batch): there the buddy serves.
+ * list takes its whole batch there (rmqueue_bulk() checks no watermark: the
+ * request passed its own), the rest waiting on the list outside the free
+ * count.
  */
 TEST(pcp_under_the_low_watermark_the_lists_still_serve)
 {
@@ -1878,11 +1879,15 @@ TEST(pcp_under_the_low_watermark_the_lists_still_serve)
 	pa_drain_local(pool);
 	REQUIRE(pa_zone_info(pool, 0, &zi) == 0);
 	REQUIRE(zi.free > zi.watermark_min && zi.free < zi.watermark_low && zi.pcp == 0);
+	uint64_t before = zi.free;
 	REQUIRE((pages[n] = pa_alloc_pages(pool, PA_GFP_MOVABLE | PA_GFP_NOWARN, 0)));
 	n++;
 	struct pa_pcp_info info;
 	REQUIRE(pa_pcp_info(pool, 0, PA_ZONE_DMA32, 0, &info, NULL) == 0);
-	CHECK_EQ_U64(info.count, 0);
+	CHECK_MSG(info.count + 1 >= info.batch, "a refill of %llu frames, batch %llu",
+	          (unsigned long long)info.count + 1, (unsigned long long)info.batch);
+	REQUIRE(pa_zone_info(pool, 0, &zi) == 0);
+	CHECK_EQ_U64(zi.free, before - info.count - 1);
 	pa_pfn_t freed = pa_page_to_pfn(pool, pages[n - 2]);
 	pa_free_pages(pool, pages[n - 2], 0);
 	pages[n - 2] = pa_alloc_pages(pool, PA_GFP_MOVABLE | PA_GFP_NOWARN, 0);
@@ -2014,6 +2019,54 @@ TEST(pcp_set_high_restores_a_cpus_high_within_its_range)
 	pa_shutdown(pool);
 	pool = test_boot("mem=256M nr_cpus=1 pcp_rules=6.1");
 	CHECK_EQ_U64(pa_pcp_set_high(pool, 0, PA_ZONE_DMA32, 0, 100), -EOPNOTSUPP);
+	pa_shutdown(pool);
+}
+
+/*
+ * pa_pcp_free_on(): a block goes on the CPU and list asked for, whatever its
+ * pageblock's type, and a spill returns it to its pageblock's free list. A
+ * block no free could put on a list is refused untouched.
+ */
+TEST(pcp_free_on_puts_a_block_on_the_list_asked_for)
+{
+	struct pa_pool *pool = test_boot("mem=256M nr_cpus=2 linux=7.2");
+	REQUIRE(pa_ctl_write(pool, "pcp/huge_direct", "0") == 0); /* a THP waits on a list too */
+	struct pa_page *p = pa_alloc_pages(pool, PA_GFP_KERNEL, 0);
+	struct pa_page *thp = pa_alloc_pages(pool, PA_GFP_MOVABLE | PA_GFP_COMP, 9);
+	REQUIRE(p && thp);
+	pa_pfn_t pfn = pa_page_to_pfn(pool, p);
+	REQUIRE(pageblock_mt(pool, pfn) == PA_MT_UNMOVABLE);
+	pa_drain_all(pool);
+	struct pa_pcp_info info;
+	uint64_t blocks[64 * 3] = { 0 };
+	CHECK_EQ_U64(pa_pcp_free_on(pool, p, 0, 1, PA_MT_RECLAIMABLE), 0);
+	REQUIRE(pa_pcp_info(pool, 0, PA_ZONE_DMA32, 1, &info, blocks) == 0);
+	CHECK_EQ_U64(info.count, 1);
+	CHECK_EQ_U64(blocks[0 * 3 + PA_MT_RECLAIMABLE], 1);
+	REQUIRE(pa_pcp_info(pool, 0, PA_ZONE_DMA32, 0, &info, NULL) == 0);
+	REQUIRE(pa_pcp_set_high(pool, 0, PA_ZONE_DMA32, 0, info.high_max) == 0);
+	CHECK_EQ_U64(pa_pcp_free_on(pool, thp, 9, 0, PA_MT_UNMOVABLE), 0);
+	REQUIRE(pa_pcp_info(pool, 0, PA_ZONE_DMA32, 0, &info, blocks) == 0);
+	CHECK_EQ_U64(blocks[9 * 3 + PA_MT_UNMOVABLE], 1);
+	VALIDATE(pool);
+	/* Refused, nothing changed: a block already free, bad arguments. */
+	CHECK_EQ_U64(pa_pcp_free_on(pool, p, 0, 0, PA_MT_MOVABLE), -EPERM);
+	CHECK_EQ_U64(pa_pcp_free_on(NULL, p, 0, 0, PA_MT_MOVABLE), -EINVAL);
+	CHECK_EQ_U64(pa_pcp_free_on(pool, NULL, 0, 0, PA_MT_MOVABLE), -EINVAL);
+	CHECK_EQ_U64(pa_pcp_free_on(pool, p, 0, 2, PA_MT_MOVABLE), -EINVAL);
+	CHECK_EQ_U64(pa_pcp_free_on(pool, p, 0, 0, PA_MT_HIGHATOMIC), -EINVAL);
+	struct pa_page *q = pa_alloc_pages(pool, PA_GFP_MOVABLE, 1);
+	REQUIRE(q);
+	CHECK_EQ_U64(pa_pcp_free_on(pool, pa_pfn_to_page(pool, pa_page_to_pfn(pool, q) + 1), 1, 0,
+	                            PA_MT_MOVABLE),
+	             -EINVAL); /* no block of order 1 starts there */
+	REQUIRE(pa_pcp_info(pool, 0, PA_ZONE_DMA32, 1, &info, blocks) == 0);
+	CHECK_EQ_U64(blocks[0 * 3 + PA_MT_RECLAIMABLE], 1);
+	VALIDATE(pool);
+	/* Given back, each lands by its pageblock's type (the validation checks). */
+	pa_drain_all(pool);
+	pa_free_pages(pool, q, 1);
+	VALIDATE(pool);
 	pa_shutdown(pool);
 }
 

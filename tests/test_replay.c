@@ -745,8 +745,9 @@ TEST(replay_holds_for_allocations_the_trace_does_not_show)
 /*
  * A THP the kernel failed to find where the pool has a free pageblock: the
  * pool breaks the block (one frame held, the rest freed), so the next such
- * failure fails here too; a THP the kernel then served takes the frame back,
- * and the block merges whole again.
+ * failure fails here too; a THP the kernel then served takes the frame back
+ * before it tries anything the kernel did not do (a compaction), and the
+ * block merges whole again.
  */
 TEST(replay_breaks_a_block_the_kernel_had_not)
 {
@@ -769,6 +770,8 @@ TEST(replay_breaks_a_block_the_kernel_had_not)
 	CHECK_EQ_U64(r.kernel_failed_served, 1); /* the first; the second fails here */
 	CHECK_EQ_U64(r.untraced_taken, 1);
 	CHECK_EQ_U64(r.untraced_given, 1);
+	CHECK_EQ_U64(r.extra_compactions, 0); /* the frame came back first */
+	CHECK_EQ_U64(r.thp_served, 2);        /* the kernel's failure served first, then this */
 	CHECK_EQ_U64(r.failed_kernel_served, 0);
 	CHECK_EQ_U64(r.bad_page, 0);
 	CHECK_EQ_U64(r.validate_failures, 0);
@@ -1331,6 +1334,51 @@ TEST(replay_sets_up_what_the_kernel_set_up_late)
 	REQUIRE(start && end && m->snap[1].taken);
 	CHECK_EQ_U64(start->managed, before->managed);
 	CHECK_EQ_U64(end->managed, before->managed + block);
+	rp_trace_free(&t);
+	free(m);
+}
+
+/*
+ * A CPU's lists held more than the trace draws from them: the rest waits on
+ * the list its allocations leave alone, from any pre-trace memory once the
+ * pageblocks of that type have none left, and stays there. Here CPU 0's
+ * reclaimable list is made the one never refilled (its refills in the
+ * sample become refills of the unmovable list), and Normal's six
+ * reclaimable pageblocks hold far less than the rest: none of it comes
+ * back at a first refill.
+ */
+TEST(replay_keeps_a_cpus_unused_stock_on_a_list_it_never_refills)
+{
+	struct rp_machine *m = start_machine();
+	struct rp_zone_state *normal = snap_zone(&m->snap[0].kernel, "Normal");
+	REQUIRE(normal && normal->pageblocks[PA_MT_RECLAIMABLE] * 512 < 4000);
+	const uint64_t held = 9000; /* far more than the trace draws, below high */
+	normal->pcp += held - normal->pcp_cpu[0];
+	normal->pcp_cpu[0] = held;
+	normal->pcp_high[0] = held + 500;
+	struct rp_trace t = read_trace(m->trace_path);
+	REQUIRE(t.first_refill[0][0][PA_MT_RECLAIMABLE] && !t.first_refill[0][0][PA_MT_UNMOVABLE]);
+	struct rp_event *read = t.ev,
+	                *ev = malloc(t.nr * sizeof *ev); /* read may be the cache's map */
+	REQUIRE(ev);
+	memcpy(ev, read, t.nr * sizeof *ev);
+	for (size_t i = 0; i < t.nr; i++)
+		if (ev[i].type == RP_REFILL && ev[i].cpu == 0 && ev[i].order == 0 &&
+		    ev[i].mt == PA_MT_RECLAIMABLE)
+			ev[i].mt = PA_MT_UNMOVABLE;
+	t.ev = ev;
+	t.first_refill[0][0][PA_MT_UNMOVABLE] = t.first_refill[0][0][PA_MT_RECLAIMABLE];
+	t.first_refill[0][0][PA_MT_RECLAIMABLE] = 0;
+	struct rp_result r = start_replay(&t, m, "7.2");
+	struct rp_zone_state *model = snap_zone(&m->snap[0].model, "Normal");
+	REQUIRE(model);
+	CHECK_EQ_U64(model->pcp_cpu[0], held);
+	CHECK_MSG(r.start_pcp_excess < 100, "%llu frames given back at first refills",
+	          (unsigned long long)r.start_pcp_excess);
+	CHECK_EQ_U64(r.validate_failures, 0);
+	CHECK_EQ_U64(r.bad_page, 0);
+	t.ev = read;
+	free(ev);
 	rp_trace_free(&t);
 	free(m);
 }

@@ -236,6 +236,52 @@ static unsigned give_held(struct rp_ctx *c, unsigned order)
 	return zones;
 }
 
+/*
+ * The kernel had the memory: what was held for untraced allocations comes
+ * back first, before anything the kernel did not do. Given back, it lands
+ * on this CPU's lists, outside the zone's free count the watermarks read,
+ * where the kernel had it: the lists of the zones it went to go back to
+ * them once it is all given back (the other zones' lists stay as they are).
+ */
+static struct pa_page *alloc_from_held(struct rp_ctx *c, const struct rp_event *ev, pa_gfp_t gfp)
+{
+	struct pa_page *p = NULL;
+	unsigned gave = 0;
+	while (!p && c->nr_held) {
+		gave |= give_held(c, ev->order);
+		p = pa_alloc_pages(c->pool, gfp, ev->order);
+	}
+	if (!p && gave) {
+		for (unsigned i = 0; i < 32; i++)
+			if (gave & 1u << i)
+				drain_local_index(c->pool, i);
+		p = pa_alloc_pages(c->pool, gfp, ev->order);
+	}
+	return p;
+}
+
+/*
+ * The kernel served it without compacting, and the pool's free blocks
+ * differ from the kernel's here. Take the pool's whole slow path
+ * (compaction and the lists' drains) rather than fail what the kernel
+ * served (counted: compactions the kernel did not run), compacting as hard
+ * as Linux can: its last priority, the whole zone, ignoring deferral, which
+ * Linux keeps from a costly order (the kernel's block was there without it).
+ */
+static struct pa_page *alloc_compacting(struct rp_ctx *c, const struct rp_event *ev, pa_gfp_t gfp)
+{
+	pa_ctl_write(c->pool, "compaction/direct", "1");
+	pa_ctl_write(c->pool, "compaction/direct_drain", "1");
+	pa_ctl_write(c->pool, "compaction/direct_costly_sync", "1");
+	struct pa_page *p =
+	        pa_alloc_pages(c->pool, gfp & ~PA_GFP_NORETRY, ev->order); /* up to sync */
+	pa_ctl_write(c->pool, "compaction/direct_costly_sync", "0");
+	pa_ctl_write(c->pool, "compaction/direct_drain", "0");
+	pa_ctl_write(c->pool, "compaction/direct", "0");
+	c->res->extra_compactions++;
+	return p;
+}
+
 static void do_alloc(struct rp_ctx *c, const struct rp_event *ev)
 {
 	struct rp_result *r = c->res;
@@ -250,44 +296,12 @@ static void do_alloc(struct rp_ctx *c, const struct rp_event *ev)
 	}
 	pa_gfp_t gfp = ((pa_gfp_t)ev->arg & ~RP_ALLOC_FLAGS) | PA_GFP_NOWARN;
 	struct pa_page *p = alloc_as_kernel(c, ev, gfp);
-	if (!p && !(ev->arg & RP_ALLOC_COMPACTED)) {
-		/*
-		 * The kernel served it without compacting: the pool's free blocks
-		 * differ from the kernel's here. Take the pool's whole slow path
-		 * (compaction and the lists' drains) rather than fail what the
-		 * kernel served (counted: compactions the kernel did not run),
-		 * compacting as hard as Linux can: its last priority, the whole
-		 * zone, ignoring deferral, which Linux keeps from a costly order
-		 * (the kernel's block was there without it).
-		 */
-		pa_ctl_write(c->pool, "compaction/direct", "1");
-		pa_ctl_write(c->pool, "compaction/direct_drain", "1");
-		pa_ctl_write(c->pool, "compaction/direct_costly_sync", "1");
-		p = pa_alloc_pages(c->pool, gfp & ~PA_GFP_NORETRY, ev->order); /* up to sync */
-		pa_ctl_write(c->pool, "compaction/direct_costly_sync", "0");
-		pa_ctl_write(c->pool, "compaction/direct_drain", "0");
-		pa_ctl_write(c->pool, "compaction/direct", "0");
-		r->extra_compactions++;
+	if (!p) {
+		p = alloc_from_held(c, ev, gfp);
+		if (!p && !(ev->arg & RP_ALLOC_COMPACTED))
+			p = alloc_compacting(c, ev, gfp);
 		if (p && ev->order == c->pb_order && (gfp & PA_GFP_MOVABLE))
-			r->thp_served++;
-	}
-	/*
-	 * The kernel had the memory: what was held for untraced allocations
-	 * comes back first. Given back, it lands on this CPU's lists, outside
-	 * the zone's free count the watermarks read, where the kernel had it:
-	 * the lists of the zones it went to go back to them once it is all
-	 * given back (the other zones' lists stay as they are).
-	 */
-	unsigned gave = 0;
-	while (!p && c->nr_held) {
-		gave |= give_held(c, ev->order);
-		p = pa_alloc_pages(c->pool, gfp, ev->order);
-	}
-	if (!p && gave) {
-		for (unsigned i = 0; i < 32; i++)
-			if (gave & 1u << i)
-				drain_local_index(c->pool, i);
-		p = pa_alloc_pages(c->pool, gfp, ev->order);
+			r->thp_served++; /* alloc_as_kernel() counted the try */
 	}
 	if (!p) {
 		r->failed_kernel_served++;
@@ -990,6 +1004,7 @@ static int alloc_maps(struct rp_ctx *c)
 	c->kmap_bytes = (c->nr_kmap + (1ull << cfg.max_order)) * sizeof *c->kmap;
 	c->kmap = kmap_alloc(c->kmap_bytes);
 	c->pre = calloc(c->nr_frames, 1);
+	c->pre_list = -1;
 	c->ctarget = calloc(c->nr_kmap / 8 + 1, 1);
 	c->freed = calloc(c->nr_kmap / 8 + 1, 1);
 	c->pre_kernel = calloc((c->nr_frames >> cfg.pageblock_order) / 8 + 1, 1);

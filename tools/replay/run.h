@@ -58,6 +58,7 @@ struct rp_ctx {
 	uint8_t *freed;       /* bit per kernel pfn: a traced free's head, not allocated since */
 	uint8_t *pre_kernel;  /* bit per pageblock: the start state allocated it unmovable */
 	uint64_t pre_cursor;  /* where the search for any pre-trace block resumes */
+	int pre_list; /* >= 0: pre-trace frees go on this PCP type's list (the start's stock) */
 	uint64_t map_errors, realloc_live, moved;
 	/*
 	 * Frames held for allocations the trace does not show (held_untraced()):

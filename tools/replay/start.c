@@ -58,8 +58,11 @@ static bool pre_split(struct rp_ctx *c, uint64_t h, unsigned from, unsigned to)
 
 static void pre_free(struct rp_ctx *c, uint64_t p, unsigned order)
 {
+	struct pa_page *page = pa_pfn_to_page(c->pool, p);
 	c->pre[p] = 0;
-	pa_free_pages(c->pool, pa_pfn_to_page(c->pool, p), order);
+	if (c->pre_list < 0 ||
+	    pa_pcp_free_on(c->pool, page, order, c->cpu, (unsigned)c->pre_list) != 0)
+		pa_free_pages(c->pool, page, order);
 }
 
 /* Free the aligned (p, order) out of the pre-trace block at h of order r >= order. */
@@ -683,12 +686,19 @@ static void fill_pcp(struct rp_ctx *c, const struct rp_zone_state *kz, rp_stock 
 					*n -= *n < 1ull << o ? *n : 1ull << o;
 					left -= 1ull << o;
 				}
-		/* A search that finds nothing has walked all memory: it is not tried again. */
+		/*
+		 * A search that finds nothing has walked all memory: it is not
+		 * tried again. The rest waits on the idle list from pageblocks of
+		 * its type, else from any: the kernel's list kept pages of other
+		 * types, or the pool holds its memory elsewhere.
+		 */
 		int rest = idle_type(c, cpu, need);
 		while (left && rest >= 0 && pre_free_where(c, zone, 0, rest, pbtype, &cursor[rest]))
 			left--;
+		c->pre_list = rest;
 		while (left && pre_free_where(c, zone, 0, -1, pbtype, &cursor[RP_PCP_TYPES]))
 			left--;
+		c->pre_list = -1;
 	}
 	c->cpu = 0;
 }
