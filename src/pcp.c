@@ -257,13 +257,16 @@ static unsigned pcp_min_spins(const struct pa_pcp *pcp, uint64_t frames)
 /*
  * A new high, and what the lists hold above it back to the buddy from the
  * first list on (order 0, unmovable), as Linux's decay_pcp_high() has
- * free_pcppages_bulk() start at list 0 for each batch. List lock held.
+ * free_pcppages_bulk() start at list 0 for each batch: in its steps for a
+ * decay (site SITE_PCP_SPILL), exactly for a high set from outside
+ * (SITE_ADMIN). List lock held.
  */
-static void pcp_set_high_trim(struct pa_zone *z, struct pa_pcp *pcp, uint32_t high)
+static void pcp_set_high_trim(struct pa_zone *z, struct pa_pcp *pcp, uint32_t high,
+                              enum pa_lock_site site)
 {
 	pcp_set_high(pcp, high);
 	if (pcp_count(pcp) > pcp->high)
-		pcp_spill(z, pcp, pcp_count(pcp) - pcp->high, UINT64_MAX, 0, SITE_PCP_SPILL);
+		pcp_spill(z, pcp, pcp_count(pcp) - pcp->high, UINT64_MAX, 0, site);
 }
 
 /*
@@ -286,7 +289,7 @@ static uint32_t pcp_decayed_high(const struct pa_zone *z, const struct pa_pcp *p
 /* The decay, and what the lists hold above the new high goes back. List lock held. */
 static void pcp_decay_now(struct pa_zone *z, struct pa_pcp *pcp)
 {
-	pcp_set_high_trim(z, pcp, pcp_decayed_high(z, pcp));
+	pcp_set_high_trim(z, pcp, pcp_decayed_high(z, pcp), SITE_PCP_SPILL);
 }
 
 /*
@@ -1194,7 +1197,7 @@ int pa_pcp_set_high(struct pa_pool *pool, unsigned node, enum pa_zone_type type,
 	platform_spin_lock(pool, &pcp->lock, SITE_ADMIN);
 	int rc = high < pcp->high_min || high > pcp->high_max ? -ERANGE : 0;
 	if (rc == 0)
-		pcp_set_high_trim(z, pcp, (uint32_t)high);
+		pcp_set_high_trim(z, pcp, (uint32_t)high, SITE_ADMIN);
 	pa_spin_unlock(&pcp->lock);
 	return rc;
 }
