@@ -220,13 +220,13 @@ static void held_fragment(struct rp_ctx *c, struct pa_page *p, unsigned order)
 }
 
 /*
- * A free of memory the kernel took without an event: give back as much of
- * what was held. Returns the zones it went to (bit i: zone index i).
+ * A free of memory the kernel took without an event: give back n frames of
+ * what was held. Returns the zones they went to (bit i: zone index i).
  */
-static unsigned give_held(struct rp_ctx *c, unsigned order)
+static unsigned give_held(struct rp_ctx *c, uint64_t n)
 {
 	unsigned zones = 0;
-	for (uint64_t n = 1ull << order; n && c->nr_held; n--) {
+	for (; n && c->nr_held; n--) {
 		uint32_t pfn = c->held[--c->nr_held];
 		int z = zone_of(c->pool, pfn);
 		zones |= z >= 0 && z < 32 ? 1u << z : 0;
@@ -234,6 +234,16 @@ static unsigned give_held(struct rp_ctx *c, unsigned order)
 		c->res->untraced_given++;
 	}
 	return zones;
+}
+
+/* Frames in the buddy's free lists, every zone. */
+static uint64_t buddy_free(struct rp_ctx *c)
+{
+	uint64_t n = 0;
+	struct pa_zone_info zi;
+	for (unsigned i = 0; pa_zone_info(c->pool, i, &zi) == 0; i++)
+		n += zi.free;
+	return n;
 }
 
 /*
@@ -247,9 +257,17 @@ static struct pa_page *alloc_from_held(struct rp_ctx *c, const struct rp_event *
 {
 	struct pa_page *p = NULL;
 	unsigned gave = 0;
-	while (!p && c->nr_held) {
-		gave |= give_held(c, ev->order);
-		p = pa_alloc_pages(c->pool, gfp, ev->order);
+	/*
+	 * Given back, frames wait on the lists, where the watermarks do not see
+	 * them: the request is tried again only once some reached the buddy (a
+	 * spill), so that thousands given back cost a try a spill, not a frame.
+	 */
+	for (uint64_t seen = buddy_free(c), now; !p && c->nr_held;) {
+		gave |= give_held(c, 1ull << ev->order);
+		if ((now = buddy_free(c)) != seen || !c->nr_held) {
+			seen = now;
+			p = pa_alloc_pages(c->pool, gfp, ev->order);
+		}
 	}
 	if (!p && gave) {
 		for (unsigned i = 0; i < 32; i++)
@@ -490,7 +508,7 @@ static void do_free(struct rp_ctx *c, const struct rp_event *ev)
 			 */
 			c->freed[k >> 3] &= (uint8_t) ~(1u << (k & 7));
 			cls = RPF_UNTRACED;
-			give_held(c, ev->order);
+			give_held(c, 1ull << ev->order);
 		} else if (k >= c->lazy_lo && k < c->lazy_hi) {
 			cls = RPF_DEFERRED;
 			lazy_grow(c, k, ev->order);
