@@ -257,11 +257,7 @@ static struct pa_page *alloc_from_held(struct rp_ctx *c, const struct rp_event *
 {
 	struct pa_page *p = NULL;
 	unsigned gave = 0;
-	/*
-	 * Given back, frames wait on the lists, where the watermarks do not see
-	 * them: the request is tried again only once some reached the buddy (a
-	 * spill), so that thousands given back cost a try a spill, not a frame.
-	 */
+	/* Tried again once some reached the buddy (a spill): a try a spill, not a frame. */
 	for (uint64_t seen = buddy_free(c), now; !p && c->nr_held;) {
 		gave |= give_held(c, 1ull << ev->order);
 		if ((now = buddy_free(c)) != seen || !c->nr_held) {
