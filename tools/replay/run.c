@@ -236,13 +236,14 @@ static unsigned give_held(struct rp_ctx *c, uint64_t n)
 	return zones;
 }
 
-/* Frames in the buddy's free lists, every zone. */
-static uint64_t buddy_free(struct rp_ctx *c)
+/* Frames in the buddy's free lists of the zones in mask (bit i: zone index i). */
+static uint64_t buddy_free(struct rp_ctx *c, unsigned zones)
 {
 	uint64_t n = 0;
 	struct pa_zone_info zi;
-	for (unsigned i = 0; pa_zone_info(c->pool, i, &zi) == 0; i++)
-		n += zi.free;
+	for (unsigned i = 0; zones >> i && i < 32; i++)
+		if ((zones >> i & 1) && pa_zone_info(c->pool, i, &zi) == 0)
+			n += zi.free;
 	return n;
 }
 
@@ -258,9 +259,9 @@ static struct pa_page *alloc_from_held(struct rp_ctx *c, const struct rp_event *
 	struct pa_page *p = NULL;
 	unsigned gave = 0;
 	/* Tried again once some reached the buddy (a spill): a try a spill, not a frame. */
-	for (uint64_t seen = buddy_free(c), now; !p && c->nr_held;) {
+	for (uint64_t seen = 0, now; !p && c->nr_held;) {
 		gave |= give_held(c, 1ull << ev->order);
-		if ((now = buddy_free(c)) != seen || !c->nr_held) {
+		if ((now = buddy_free(c, gave)) != seen || !c->nr_held) {
 			seen = now;
 			p = pa_alloc_pages(c->pool, gfp, ev->order);
 		}
