@@ -308,7 +308,6 @@ int rp_state_parse_buddyinfo(const char *text, struct rp_state *st);
 int rp_state_parse_pagetypeinfo(const char *text, struct rp_state *st);
 /* The kernel's zoneinfo: spans, present, managed, min watermark, boost, per-CPU counts (zones with memory only). */
 void rp_state_parse_zoneinfo(const char *text, struct rp_state *st);
-/* The boot line of a pool shaped like the machine (or like the trace alone). */
 /*
  * The frames the kernel had not set up at the first snapshot and set up
  * during the recording (Linux's deferred_grow_zone(): a section at a time,
@@ -318,6 +317,7 @@ void rp_state_parse_zoneinfo(const char *text, struct rp_state *st);
  */
 #define RP_SECTION_FRAMES (128ull << 20 >> 12) /* x86-64's memory section */
 void rp_machine_lazy_range(const struct rp_machine *m, uint64_t *lo, uint64_t *hi);
+/* The boot line of a pool shaped like the machine (or like the trace alone). */
 void rp_machine_boot_line(const struct rp_machine *m, const struct rp_trace *t, char *buf,
                           size_t len);
 
@@ -384,8 +384,8 @@ struct rp_result {
 	uint64_t actions; /* events the loop acted on (allocations, frees, markers, compaction) */
 	uint64_t bad_page, validate_failures, validations;
 	uint64_t free_class[RPF_COUNT];
-	uint64_t
-	        deferred_grown; /* frames set up as the kernel's late ones (deferred_grow_zone()) */
+	/* Frames set up as the kernel's late ones (deferred_grow_zone()). */
+	uint64_t deferred_grown;
 	uint64_t kernel_failed_attempts; /* allocations the kernel failed, tried again */
 	/* Frames held for untraced allocations: taken, given back, most held at once. */
 	uint64_t untraced_taken, untraced_given, untraced_max;
