@@ -345,13 +345,26 @@ static uint64_t get_reclaim_active(const struct ctl_call *c)
 	return atomic_load(&c->pool->zones[c->index].reclaim_active);
 }
 
-/* As Linux's ZONE_RECLAIM_ACTIVE, which kswapd and direct reclaim set while they run. */
+/* As Linux's ZONE_RECLAIM_ACTIVE, which kswapd sets while it balances the node. */
 static int set_reclaim_active(const struct ctl_call *c, uint64_t v)
 {
 	struct pa_zone *z = &c->pool->zones[c->index];
 	if (atomic_load(&z->reclaim_active) != (v != 0))
 		zone_reclaim_pass(z, v != 0);
 	pcp_set_reclaim_active(z, v != 0);
+	return 0;
+}
+
+static uint64_t get_below_high(const struct ctl_call *c)
+{
+	return atomic_load(&c->pool->zones[c->index].below_high);
+}
+
+static int set_below_high(const struct ctl_call *c, uint64_t v)
+{
+	if (pcp_rules_61(c->pool))
+		return -EOPNOTSUPP; /* 6.1 has no such bit */
+	zone_set_below_high(&c->pool->zones[c->index], v != 0);
 	return 0;
 }
 
@@ -572,6 +585,17 @@ static const struct ctl_entry ctl_table[] = {
 	  .index_max = zone_max,
 	  .get = get_reclaim_active,
 	  .set = set_reclaim_active,
+	  .min = 0,
+	  .max = 1 },
+	{ .path = "zone/<N>/below_high",
+	  .help = "zone N: 1 once an allocation found it under its high watermark, until a spill "
+	          "finds it above (Linux 6.7's ZONE_BELOW_HIGH): each CPU's high at high_min, "
+	          "not raised by refills; 0 clears it, as such a spill does",
+	  .read = read_number,
+	  .write = write_number,
+	  .index_max = zone_max,
+	  .get = get_below_high,
+	  .set = set_below_high,
 	  .min = 0,
 	  .max = 1 },
 	{ .path = "zone/<N>/watermark_boost",

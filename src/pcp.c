@@ -272,13 +272,10 @@ static void pcp_set_high_trim(struct pa_zone *z, struct pa_pcp *pcp, uint32_t hi
 /*
  * Linux's decay_pcp_high(): high falls back toward what the CPU uses, by an
  * eighth, no more than the lists hold above batch << 5, never outside
- * [high_min, high_max]. Not while reclaim runs: high stays at reclaim's cap
- * meanwhile. List lock held.
+ * [high_min, high_max], reclaim or not. List lock held.
  */
-static uint32_t pcp_decayed_high(const struct pa_zone *z, const struct pa_pcp *pcp)
+static uint32_t pcp_decayed_high(const struct pa_pcp *pcp)
 {
-	if (reclaim_active(z))
-		return pcp->high;
 	int64_t a = (int64_t)pcp_count(pcp) - ((int64_t)pcp->batch << PCP_BATCH_SCALE_MAX);
 	int64_t b = (int64_t)pcp->high - pcp->high / 8;
 	int64_t h = a > b ? a : b;
@@ -289,7 +286,7 @@ static uint32_t pcp_decayed_high(const struct pa_zone *z, const struct pa_pcp *p
 /* The decay, and what the lists hold above the new high goes back. List lock held. */
 static void pcp_decay_now(struct pa_zone *z, struct pa_pcp *pcp)
 {
-	pcp_set_high_trim(z, pcp, pcp_decayed_high(z, pcp), SITE_PCP_SPILL);
+	pcp_set_high_trim(z, pcp, pcp_decayed_high(pcp), SITE_PCP_SPILL);
 }
 
 /*
@@ -302,7 +299,7 @@ static void pcp_decay(struct pa_zone *z, struct pa_pcp *pcp)
 	if (atomic_load_explicit(&pool->pcp_decay_external, memory_order_relaxed))
 		return;
 	uint64_t now = pool->plat.now_ns(pool->plat.ctx);
-	if (now - pcp->last_decay_ns < PCP_DECAY_INTERVAL_NS || reclaim_active(z))
+	if (now - pcp->last_decay_ns < PCP_DECAY_INTERVAL_NS)
 		return;
 	pcp->last_decay_ns = now;
 	pcp_decay_now(z, pcp);
@@ -319,7 +316,7 @@ long pa_pcp_decay_frames(struct pa_pool *pool, unsigned cpu)
 		struct pa_zone *z = &pool->zones[i];
 		struct pa_pcp *pcp = z->pcp[cpu];
 		platform_spin_lock(pool, &pcp->lock, SITE_DRAIN);
-		uint32_t count = pcp_count(pcp), high = pcp_decayed_high(z, pcp);
+		uint32_t count = pcp_count(pcp), high = pcp_decayed_high(pcp);
 		frames += count > high ? (long)(count - high) : 0;
 		pa_spin_unlock(&pcp->lock);
 	}
@@ -424,12 +421,12 @@ static uint32_t refill_link(struct pa_pool *pool, struct pa_pcp *pcp, struct pcp
  * Linux 6.7's nr_pcp_alloc(): before it counts what to take, a refill
  * raises high by what it would take (a batch, scaled by alloc_factor for
  * order 0), up to high_max, unless the zone is under its high watermark
- * (ZONE_BELOW_HIGH). Not while reclaim caps the lists, where high is the cap.
+ * (ZONE_BELOW_HIGH). Reclaim does not stop it: its cap is applied at frees.
  */
 static void raise_high(struct pa_zone *z, struct pa_pcp *pcp, unsigned order)
 {
 	struct pa_pool *pool = z->pool;
-	if (pcp_rules_61(pool) || below_high(z) || reclaim_active(z) || pcp->high >= pcp->high_max)
+	if (pcp_rules_61(pool) || below_high(z) || pcp->high >= pcp->high_max)
 		return;
 	uint64_t step = pcp->batch;
 	if (!order) {
@@ -748,13 +745,13 @@ static uint64_t spill_frames(const struct pa_pcp *pcp, uint32_t high)
 
 /*
  * Linux 6.7's nr_pcp_high() at a free that filled the lists: unless the
- * zone is under its high watermark or reclaim runs, high rises to hold a
- * batch more than was freed in a row (within [high_min, high_max]) for the
- * frees to come; this one still spills at the high it met.
+ * zone is under its high watermark, high rises to hold a batch more than
+ * was freed in a row (within [high_min, high_max]) for the frees to come;
+ * this one still spills at the high it met.
  */
 static void raise_high_for_frees(struct pa_zone *z, struct pa_pcp *pcp)
 {
-	if (below_high(z) || reclaim_active(z))
+	if (below_high(z))
 		return;
 	uint64_t need = (uint64_t)pcp->free_count + pcp->batch;
 	if (pcp->high < need)
@@ -788,6 +785,21 @@ static uint64_t spill_frames_61(struct pa_pcp *pcp, uint32_t high)
 	return n < lo ? lo : n > hi ? hi : n;
 }
 
+/*
+ * Does reclaim cap these lists at each free (Linux 6.7's nr_pcp_high())?
+ * Then every free comes to the slow path. 6.1's cap is a fixed high. List
+ * lock held.
+ */
+static void pcp_set_capped(struct pa_zone *z, struct pa_pcp *pcp)
+{
+	pcp->capped = !pcp_rules_61(z->pool) && reclaim_active(z);
+	pcp_set_high(pcp, pcp->high);
+}
+
+/*
+ * Linux sets and clears the bit alone: the lists keep what they hold until
+ * the next free spills. 6.1's high is the cap or high_max.
+ */
 void pcp_set_reclaim_active(struct pa_zone *z, bool on)
 {
 	struct pa_pool *pool = z->pool;
@@ -795,9 +807,10 @@ void pcp_set_reclaim_active(struct pa_zone *z, bool on)
 	for (unsigned c = 0; c < pool->cfg.nr_cpus; c++) {
 		struct pa_pcp *pcp = z->pcp[c];
 		platform_spin_lock(pool, &pcp->lock, SITE_ADMIN);
-		uint32_t high = pcp_rules_61(pool) ? pcp->high_max : on ? pcp->high : pcp->high_min;
-		if (!pcp_rules_61(pool) || !pcp->free_factor)
-			pcp_set_high(pcp, reclaim_cap(z, pcp, high ? high : pcp->high_min));
+		if (!pcp_rules_61(pool))
+			pcp_set_capped(z, pcp);
+		else if (!pcp->free_factor)
+			pcp_set_high(pcp, reclaim_cap(z, pcp, pcp->high_max));
 		pa_spin_unlock(&pcp->lock);
 	}
 }
@@ -822,6 +835,19 @@ static void pcp_free_61(struct pa_zone *z, struct pa_pcp *pcp, unsigned list)
 }
 
 /*
+ * Linux 6.7's nr_pcp_high() while reclaim is active: each free lowers high
+ * by what was freed in a row (a batch at least), down to high_min, and the
+ * lists hold 4 batches at most meanwhile. Returns the high the free met.
+ */
+static uint32_t reclaim_lower_high(struct pa_pcp *pcp)
+{
+	uint32_t step = pcp->free_count > pcp->batch ? pcp->free_count : pcp->batch;
+	pcp_set_high(pcp, pcp->high > pcp->high_min + step ? pcp->high - step : pcp->high_min);
+	uint32_t cap = pcp->batch << 2;
+	return cap < pcp->high ? cap : pcp->high;
+}
+
+/*
  * Linux 6.7's ZONE_BELOW_HIGH, just set (zone_set_below_high()): each CPU's
  * high falls to high_min and is not raised while it lasts, so that the lists
  * give back what reclaim would otherwise have to find. Linux lowers it by
@@ -834,7 +860,7 @@ void pcp_zone_below_high(struct pa_zone *z)
 		struct pa_pcp *pcp = z->pcp[c];
 		platform_spin_lock(z->pool, &pcp->lock, SITE_ADMIN);
 		if (pcp->high > pcp->high_min)
-			pcp_set_high(pcp, reclaim_cap(z, pcp, pcp->high_min));
+			pcp_set_high(pcp, pcp->high_min);
 		pa_spin_unlock(&pcp->lock);
 	}
 }
@@ -845,9 +871,12 @@ bool pcp_spill_unlock(struct pa_zone *z, struct pa_pcp *pcp, unsigned list)
 	if (pcp_rules_61(z->pool)) {
 		pcp_free_61(z, pcp, list);
 	} else {
-		uint32_t high = pcp->high;
-		raise_high_for_frees(z, pcp);
-		pcp_spill(z, pcp, spill_frames(pcp, high), UINT64_MAX, list, SITE_PCP_SPILL);
+		uint32_t high = pcp->capped ? reclaim_lower_high(pcp) : pcp->high;
+		if (!pcp->capped)
+			raise_high_for_frees(z, pcp);
+		if (pcp_count(pcp) >= high)
+			pcp_spill(z, pcp, spill_frames(pcp, high), UINT64_MAX, list,
+			          SITE_PCP_SPILL);
 		pcp_decay(z, pcp);
 		if (below_high(z) && above_high(z))
 			zone_set_below_high(z, false);
@@ -1008,8 +1037,9 @@ void pcp_set_rules(struct pa_pool *pool, enum pcp_rules rules)
 		for (unsigned c = 0; c < pool->cfg.nr_cpus; c++) {
 			struct pa_pcp *pcp = z->pcp[c];
 			platform_spin_lock(pool, &pcp->lock, SITE_ADMIN);
-			pcp_set_high(pcp, 0);
 			pcp->free_factor = 0;
+			pcp_set_high(pcp, 0);
+			pcp_set_capped(z, pcp);
 			pa_spin_unlock(&pcp->lock);
 		}
 		pcp_setup_sizes(z);

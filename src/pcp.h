@@ -59,12 +59,17 @@ struct pa_pcp {
 	 * pcp_free_direct_guess().
 	 */
 	/*
-	 * high minus the frames on the lists (pcp_count()): a free that takes
-	 * it to 0 or below spills, one subtraction and one branch. high is
-	 * changed through pcp_set_high(), which keeps the difference.
+	 * limit minus the frames on the lists (pcp_count()): a free that takes
+	 * it to 0 or below goes to the slow path (a spill), one subtraction and
+	 * one branch. limit is high, or 0 while reclaim caps the lists under
+	 * Linux 6.7's rules (capped), when every free looks; pcp_set_high()
+	 * and pcp_set_capped() keep the difference.
 	 */
 	int32_t room;
-	uint32_t high; /* spill to the buddy from this many frames on the lists */
+	uint32_t limit;
+	uint32_t
+	        high; /* Linux's pcp->high: spill to the buddy from this many frames on the lists */
+	bool capped;  /* Linux 6.7's ZONE_RECLAIM_ACTIVE seen by this CPU's lists */
 	/*
 	 * The highest pageblock list bits (pageblock_list_bits()) whose order-0
 	 * frees go on the lists: PA_NR_PCP_TYPES - 1, or -1 while order 0's
@@ -98,13 +103,19 @@ struct pa_pcp {
 /* Frames on a CPU's lists. */
 static inline uint32_t pcp_count(const struct pa_pcp *pcp)
 {
-	return pcp->high - (uint32_t)pcp->room;
+	return pcp->limit - (uint32_t)pcp->room;
+}
+
+static inline void pcp_set_limit(struct pa_pcp *pcp, uint32_t limit)
+{
+	pcp->room += (int32_t)(limit - pcp->limit);
+	pcp->limit = limit;
 }
 
 static inline void pcp_set_high(struct pa_pcp *pcp, uint32_t high)
 {
-	pcp->room += (int32_t)(high - pcp->high);
 	pcp->high = high;
+	pcp_set_limit(pcp, pcp->capped ? 0 : high);
 }
 
 /* A list's number, as spills walk them and pa_pcp_info() reports them. */
@@ -481,7 +492,8 @@ const char *pcp_rules_name(unsigned rules);
 void pcp_set_rules(struct pa_pool *pool, enum pcp_rules rules);
 /*
  * Linux's ZONE_RECLAIM_ACTIVE on or off: while on, each CPU's lists hold at
- * most 4 batches (nr_pcp_high()); high starts over from high_min after.
+ * most 4 batches (nr_pcp_high()). Under 6.7's rules the cap is applied at
+ * each free, which lowers high; high is what the tuning left after.
  */
 void pcp_set_reclaim_active(struct pa_zone *zone, bool on);
 /* Switch an order on or off; off drains it from every CPU. */

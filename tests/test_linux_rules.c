@@ -328,6 +328,13 @@ TEST(linux_nomemalloc_reserves_no_highatomic_pageblock)
 /* Reclaim-active cap on the per-CPU lists (both eras)                     */
 /* ---------------------------------------------------------------------- */
 
+static struct pa_pcp_info dma32_pcp(struct pa_pool *pool)
+{
+	struct pa_pcp_info pi;
+	REQUIRE(pa_pcp_info(pool, 0, PA_ZONE_DMA32, 0, &pi, NULL) == 0);
+	return pi;
+}
+
 static uint64_t pcp_count_after_frees(const char *version, bool reclaim)
 {
 	char line[128];
@@ -346,8 +353,7 @@ static uint64_t pcp_count_after_frees(const char *version, bool reclaim)
 		REQUIRE((pages[i] = pa_alloc_pages(pool, PA_GFP_MOVABLE, 0)) != NULL);
 	for (unsigned i = 0; i < N; i++)
 		pa_free_pages(pool, pages[i], 0);
-	struct pa_pcp_info pi;
-	REQUIRE(pa_pcp_info(pool, 0, PA_ZONE_DMA32, 0, &pi, NULL) == 0);
+	struct pa_pcp_info pi = dma32_pcp(pool);
 	CHECK_MSG(!reclaim || pi.count <= pi.batch << 2, "linux=%s: %llu frames on the lists",
 	          version, (unsigned long long)pi.count);
 	char buf[8];
@@ -367,6 +373,85 @@ TEST(linux_reclaim_active_caps_the_per_cpu_lists_at_four_batches)
 		CHECK_MSG(capped < free_run, "linux=%s: %llu capped, %llu not", versions[i],
 		          (unsigned long long)capped, (unsigned long long)free_run);
 	}
+}
+
+/*
+ * Linux 6.7's cap is applied at each free (nr_pcp_high()), not to high:
+ * refills still raise high while reclaim runs, each free lowers it by what
+ * was freed in a row, and reclaim's end leaves it where the tuning moved
+ * it. The pool had high pinned at the cap meanwhile and set it to high_min
+ * after (a kernel's CPU that refilled through reclaim kept tens of
+ * thousands of frames on its lists after it: this machine's 6.18).
+ */
+TEST(linux_67_reclaim_caps_the_lists_at_frees_and_leaves_high_to_the_tuning)
+{
+	struct pa_pool *pool = test_boot("mem=256M nr_cpus=1 linux=7.2");
+	struct pa_zone *z = zone_of_type(pool, PA_ZONE_DMA32);
+	REQUIRE(z != NULL);
+	char path[64];
+	snprintf(path, sizeof path, "zone/%u/reclaim_active", z->index);
+	REQUIRE(pa_ctl_write(pool, path, "1") == 0);
+	enum { N = 4000 };
+	static struct pa_page *pages[N];
+	for (unsigned i = 0; i < N; i++)
+		REQUIRE((pages[i] = pa_alloc_pages(pool, PA_GFP_MOVABLE, 0)) != NULL);
+	struct pa_pcp_info pi = dma32_pcp(pool);
+	CHECK_MSG(pi.high > pi.high_min, "refills under reclaim: high %llu, high_min %llu",
+	          (unsigned long long)pi.high, (unsigned long long)pi.high_min);
+	for (unsigned i = 0; i < N; i++)
+		pa_free_pages(pool, pages[i], 0);
+	pi = dma32_pcp(pool);
+	CHECK_MSG(pi.count <= pi.batch << 2, "%llu frames on the lists",
+	          (unsigned long long)pi.count);
+	CHECK_EQ_U64(pi.high, pi.high_min); /* the frees lowered it */
+	for (unsigned i = 0; i < N; i++)
+		REQUIRE((pages[i] = pa_alloc_pages(pool, PA_GFP_MOVABLE, 0)) != NULL);
+	uint64_t tuned = dma32_pcp(pool).high;
+	CHECK(tuned > pi.high_min);
+	REQUIRE(pa_ctl_write(pool, path, "0") == 0);
+	CHECK_EQ_U64(dma32_pcp(pool).high, tuned);
+	for (unsigned i = 0; i < N; i++)
+		pa_free_pages(pool, pages[i], 0);
+	pi = dma32_pcp(pool);
+	CHECK_MSG(pi.count > pi.batch << 2, "uncapped: %llu frames on the lists",
+	          (unsigned long long)pi.count);
+	VALIDATE(pool);
+	pa_shutdown(pool);
+}
+
+/*
+ * zone/<N>/below_high sets and clears the mark as the allocations and
+ * spills do (high to high_min when set); 6.1 has no such bit.
+ */
+TEST(linux_67_below_high_ctl_sets_and_clears_the_mark)
+{
+	struct pa_pool *pool = test_boot("mem=256M nr_cpus=1 linux=7.2");
+	struct pa_zone *z = zone_of_type(pool, PA_ZONE_DMA32);
+	REQUIRE(z != NULL);
+	char path[64], buf[8];
+	snprintf(path, sizeof path, "zone/%u/below_high", z->index);
+	enum { N = 4000 };
+	static struct pa_page *pages[N];
+	for (unsigned i = 0; i < N; i++)
+		REQUIRE((pages[i] = pa_alloc_pages(pool, PA_GFP_MOVABLE, 0)) != NULL);
+	CHECK(dma32_pcp(pool).high > dma32_pcp(pool).high_min);
+	REQUIRE(pa_ctl_write(pool, path, "1") == 0);
+	CHECK(atomic_load(&z->below_high));
+	CHECK_EQ_U64(dma32_pcp(pool).high, dma32_pcp(pool).high_min);
+	REQUIRE(pa_ctl_read(pool, path, buf, sizeof buf) > 0);
+	CHECK(buf[0] == '1');
+	REQUIRE(pa_ctl_write(pool, path, "0") == 0);
+	CHECK(!atomic_load(&z->below_high));
+	CHECK(pa_ctl_write(pool, path, "2") == -EINVAL);
+	CHECK(!atomic_load(&z->below_high));
+	for (unsigned i = 0; i < N; i++)
+		pa_free_pages(pool, pages[i], 0);
+	VALIDATE(pool);
+	pa_shutdown(pool);
+	pool = test_boot("mem=256M nr_cpus=1 linux=6.1");
+	CHECK(pa_ctl_write(pool, path, "1") == -EOPNOTSUPP);
+	CHECK(!atomic_load(&zone_of_type(pool, PA_ZONE_DMA32)->below_high));
+	pa_shutdown(pool);
 }
 
 /* ---------------------------------------------------------------------- */
@@ -418,13 +503,6 @@ TEST(linux_defrag_mode_compacts_a_pageblock_before_it_falls_back)
 /* ---------------------------------------------------------------------- */
 /* Linux 6.7's ZONE_BELOW_HIGH                                             */
 /* ---------------------------------------------------------------------- */
-
-static struct pa_pcp_info dma32_pcp(struct pa_pool *pool)
-{
-	struct pa_pcp_info pi;
-	REQUIRE(pa_pcp_info(pool, 0, PA_ZONE_DMA32, 0, &pi, NULL) == 0);
-	return pi;
-}
 
 /*
  * Refills raise a CPU's high while the zone is above its high watermark;

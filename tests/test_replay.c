@@ -1382,3 +1382,32 @@ TEST(replay_keeps_a_cpus_unused_stock_on_a_list_it_never_refills)
 	rp_trace_free(&t);
 	free(m);
 }
+
+/*
+ * Building the starting state takes every zone under its high watermark,
+ * which marks it (Linux 6.7's ZONE_BELOW_HIGH: no refill raises high); the
+ * marks go with the build, so that the trace's refills raise each CPU's
+ * high as the kernel's did in zones above the mark. A second snapshot at
+ * the trace's end reads the highs.
+ */
+TEST(replay_starts_with_no_zone_marked_under_its_high_watermark)
+{
+	struct rp_machine *m = start_machine();
+	struct rp_trace t = read_trace(m->trace_path);
+	REQUIRE(m->nr_snapshots == 1 && t.nr);
+	m->snap[1] = m->snap[0];
+	snprintf(m->snap[1].name, sizeof m->snap[1].name, "end");
+	m->snap[1].kernel.uptime = (double)t.ev[t.nr - 1].ts_ns / 1e9 + 1;
+	m->nr_snapshots = 2;
+	struct rp_result r = start_replay(&t, m, "7.2");
+	const struct rp_state *from = &m->snap[0].model, *to = &m->snap[1].model;
+	REQUIRE(m->snap[1].taken);
+	unsigned raised = 0;
+	for (unsigned z = 0; z < to->nr_zones; z++)
+		for (unsigned cpu = 0; cpu < RP_MAX_CPUS; cpu++)
+			raised += to->zone[z].pcp_high[cpu] > from->zone[z].pcp_high[cpu];
+	CHECK_MSG(raised > 0, "no CPU's high rose in %zu events", t.nr);
+	CHECK_EQ_U64(r.validate_failures, 0);
+	rp_trace_free(&t);
+	free(m);
+}
