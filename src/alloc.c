@@ -20,6 +20,7 @@
 #include "buddy.h"
 #include "compaction.h"
 #include "device.h"
+#include "linux.h"
 #include "memmap.h"
 #include "migrate.h"
 #include "pageblock.h"
@@ -372,7 +373,7 @@ static void alloc_failed(const struct alloc_ctx *ac)
  * that round.
  */
 static struct pa_page *alloc_compact(const struct alloc_ctx *ac, unsigned flags, unsigned order,
-                                     bool drain)
+                                     bool drain, enum compact_result *result)
 {
 	static const enum compact_mode modes[] = { COMPACT_ASYNC, COMPACT_SYNC_LIGHT,
 		                                   COMPACT_SYNC };
@@ -383,16 +384,33 @@ static struct pa_page *alloc_compact(const struct alloc_ctx *ac, unsigned flags,
 	    !atomic_load_explicit(&pool->direct_costly_sync, memory_order_relaxed))
 		most = 2;
 	struct pa_page *p;
+	*result = COMPACT_R_SKIPPED;
 	for (unsigned i = 0; i < n && i < most; i++) {
 		if (modes[i] != COMPACT_ASYNC && drain && pcp_drain_all_if_any(pool) &&
 		    (p = get_page_from_freelist(ac, flags)))
 			return p;
-		if (compaction_direct(pool, ac->node, order, ac->gfp, modes[i], flags,
-		                      ac->highest) &&
-		    (p = get_page_from_freelist(ac, flags)))
+		*result = compaction_direct(pool, ac->node, order, ac->gfp, modes[i], flags,
+		                            ac->highest);
+		if (*result == COMPACT_R_SUCCESS && (p = get_page_from_freelist(ac, flags)))
 			return p;
 	}
 	return NULL;
+}
+
+/*
+ * Linux's costly __GFP_NORETRY request (a THP, a large page-cache folio)
+ * gives up after its first compaction, with no reclaim round (no drain, no
+ * reserve given back), when it is a THP's first try on its own node
+ * (__GFP_THISNODE too), or until 7.0 when that compaction had nothing to
+ * work with (every zone skipped or deferred): reclaim is costly there and
+ * unlikely to free a whole block.
+ */
+static bool noretry_gives_up(const struct alloc_ctx *ac, enum compact_result result)
+{
+	if (ac->order <= PA_COSTLY_ORDER || !(ac->gfp & PA_GFP_NORETRY))
+		return false;
+	return (ac->gfp & PA_GFP_THISNODE) ||
+	       (result == COMPACT_R_SKIPPED && !linux_rule(ac->pool, LR_NORETRY_RECLAIMS));
 }
 
 /*
@@ -443,8 +461,13 @@ static struct pa_page *alloc_slowpath(const struct alloc_ctx *ac)
 	if ((flags & ALLOC_NOFRAGMENT) && ac->mt != PA_MT_MOVABLE && corder < pb)
 		corder = pb;
 	if (!p && corder > 0 && direct) {
+		enum compact_result result;
 		compaction_wake(ac->pool, ac->node->id, corder);
-		p = alloc_compact(ac, flags, corder, drain);
+		p = alloc_compact(ac, flags, corder, drain, &result);
+		if (!p && reclaims && noretry_gives_up(ac, result)) {
+			alloc_failed(ac);
+			return NULL;
+		}
 	}
 	/* Linux gives back the reserve and drains only after direct reclaim failed. */
 	if (!p && reclaims && !(flags & ALLOC_HIGHATOMIC) && unreserve_highatomic(ac))

@@ -736,14 +736,14 @@ static enum suit compaction_suit(const struct pa_zone *z, unsigned order, unsign
 	return index >= 0 && index <= EXTFRAG_THRESHOLD ? SUIT_SKIP : SUIT_GO;
 }
 
-bool compaction_direct(struct pa_pool *pool, const struct pa_node *node, unsigned order,
-                       pa_gfp_t gfp, enum compact_mode mode, unsigned alloc_flags,
-                       enum pa_zone_type highest)
+enum compact_result compaction_direct(struct pa_pool *pool, const struct pa_node *node,
+                                      unsigned order, pa_gfp_t gfp, enum compact_mode mode,
+                                      unsigned alloc_flags, enum pa_zone_type highest)
 {
 	if (!pool_has_owners(pool) || order == 0 || (gfp & PA_GFP_NOCOMPACT))
-		return false;
+		return COMPACT_R_SKIPPED;
 	/* No drain of every CPU's lists: Linux's reclaim round does that (alloc_compact()). */
-	bool success = false, stalled = false;
+	bool success = false, stalled = false, ran = false;
 	for (unsigned i = 0; i < node->nr_zonelist && !success; i++) {
 		struct pa_zone *z = node->zonelist[i];
 		if (!zone_allows(z, node, gfp))
@@ -762,6 +762,7 @@ bool compaction_direct(struct pa_pool *pool, const struct pa_node *node, unsigne
 		success = suit == SUIT_DONE;
 		if (suit != SUIT_GO)
 			continue;
+		ran = true;
 		compact_zone_order(z, (int)order, mode, false);
 		pa_lock(&z->lock, SITE_ADMIN);
 		success = order_free(z, (int)order);
@@ -772,10 +773,10 @@ bool compaction_direct(struct pa_pool *pool, const struct pa_node *node, unsigne
 		pa_unlock(&z->lock);
 	}
 	if (!stalled)
-		return false;
+		return COMPACT_R_SKIPPED;
 	pool_stat_inc(pool, PA_PS_COMPACT_STALL);
 	pool_stat_inc(pool, success ? PA_PS_COMPACT_SUCCESS : PA_PS_COMPACT_FAIL);
-	return success;
+	return success ? COMPACT_R_SUCCESS : ran ? COMPACT_R_FAILED : COMPACT_R_SKIPPED;
 }
 
 long pa_compact(struct pa_pool *pool, int node)

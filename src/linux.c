@@ -54,6 +54,11 @@ static const struct linux_rule_desc {
 	                         "each step whole blocks from the list it starts at, so a list of "
 	                         "THPs gives back a THP per batch asked for (6.1-6.18: the frames "
 	                         "asked for, one block over at most)" },
+	[LR_NORETRY_RECLAIMS] = { "noretry_reclaims", LINUX_V(7, 0),
+	                          "a costly __GFP_NORETRY request whose first compaction found "
+	                          "nothing to work with still gets its round of reclaim, the "
+	                          "per-CPU lists drained (6.1-6.19: fails at once; a THP's first "
+	                          "try, with __GFP_THISNODE, fails there in every version)" },
 };
 
 unsigned linux_rules_for(unsigned version)

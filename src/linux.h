@@ -22,7 +22,8 @@ enum linux_rule {
 	LR_FALLBACK_CLAIM,   /* 6.15: claim a whole pageblock or take the smallest block */
 	LR_DEFRAG_MODE,      /* 6.15: vm.defrag_mode exists */
 	LR_ISOLATE_BIT,      /* 6.17: isolation keeps the pageblock's type */
-	LR_PCP_SPILL_STEPS, /* 6.19: spills and decays give back a batch at a time, whole blocks */
+	LR_PCP_SPILL_STEPS,  /* 6.19: spills and decays give back a batch at a time, whole blocks */
+	LR_NORETRY_RECLAIMS, /* 7.0: a costly NORETRY request reclaims once after any compaction */
 	LR_NR
 };
 

@@ -455,6 +455,88 @@ TEST(linux_67_below_high_ctl_sets_and_clears_the_mark)
 }
 
 /* ---------------------------------------------------------------------- */
+/* A costly __GFP_NORETRY request after its first compaction (7.0)         */
+/* ---------------------------------------------------------------------- */
+
+static int by_pfn(const void *a, const void *b)
+{
+	pa_pfn_t x = *(const pa_pfn_t *)a, y = *(const pa_pfn_t *)b;
+	return x < y ? -1 : x > y;
+}
+
+/*
+ * A pool whose buddy holds free memory in order-8 blocks only, with the one
+ * order-9 block that could form waiting in halves: one half free in the
+ * buddy, the other as 256 frames on CPU 0's lists. An order-9 request finds
+ * no block; a drain of the lists would make one. No owners: every
+ * compaction is skipped. Returns the frames on the lists then.
+ */
+static uint64_t pool_one_drain_from_a_thp(struct pa_pool *pool)
+{
+	enum { N = 1024 };
+	static pa_pfn_t pfns[N];
+	unsigned n = 0;
+	const pa_gfp_t gfp = PA_GFP_MOVABLE | PA_GFP_COMP | PA_GFP_NOWARN;
+	struct pa_page *p;
+	while (n < N && (p = pa_alloc_pages(pool, gfp, 8)))
+		pfns[n++] = pa_page_to_pfn(pool, p);
+	REQUIRE(n > 16 && n < N);
+	qsort(pfns, n, sizeof pfns[0], by_pfn);
+	struct pa_pcp_info pi = dma32_pcp(pool);
+	int rc = pa_pcp_set_high(pool, 0, PA_ZONE_DMA32, 0, pi.high_max);
+	REQUIRE(rc == 0 || rc == -EOPNOTSUPP); /* 6.1's high is fixed */
+	bool kept = false;
+	for (unsigned i = 0; i + 1 < n; i++) {
+		if (pfns[i] % PB || pfns[i + 1] != pfns[i] + PB / 2)
+			continue; /* not both halves of one order-9 block */
+		pa_free_pages(pool, pa_pfn_to_page(pool, pfns[i]), 8);
+		if (kept)
+			continue;
+		kept = true; /* this block's other half goes on the lists, frame by frame */
+		struct pa_page *half = pa_pfn_to_page(pool, pfns[i + 1]);
+		REQUIRE(pa_split_folio(pool, half, 8, 0) == 0);
+		for (unsigned f = 0; f < PB / 2; f++)
+			pa_free_pages(pool, pa_pfn_to_page(pool, pfns[i + 1] + f), 0);
+	}
+	REQUIRE(kept);
+	/* What the order-8 requests left under the watermark, taken now that it passes. */
+	while (n < N && (p = pa_alloc_pages(pool, gfp | PA_GFP_NOCOMPACT, 9)))
+		pfns[n++] = pa_page_to_pfn(pool, p);
+	return dma32_pcp(pool).count;
+}
+
+static void noretry_thp(const char *version, pa_gfp_t extra, bool served)
+{
+	char line[96];
+	snprintf(line, sizeof line, "mem=256M nr_cpus=1 linux=%s", version);
+	struct pa_pool *pool = test_boot(line);
+	uint64_t listed = pool_one_drain_from_a_thp(pool);
+	CHECK(listed >= PB / 2);
+	const pa_gfp_t gfp = PA_GFP_MOVABLE | PA_GFP_COMP | PA_GFP_NOWARN | PA_GFP_NORETRY;
+	struct pa_page *p = pa_alloc_pages(pool, gfp | extra, 9);
+	CHECK_MSG((p != NULL) == served, "linux=%s gfp %#x: %s", version, gfp | extra,
+	          p ? "served" : "failed");
+	if (!served) /* no reclaim round: the lists were not drained */
+		CHECK_EQ_U64(dma32_pcp(pool).count, listed);
+	VALIDATE(pool);
+	pa_shutdown(pool);
+}
+
+/*
+ * Until 7.0 a costly __GFP_NORETRY request whose first compaction found
+ * nothing to work with fails there, with no reclaim round and so no drain;
+ * from 7.0 it gets its round, whose drain makes the block. A THP's first
+ * try (__GFP_THISNODE too) fails after compaction in both.
+ */
+TEST(linux_70_a_noretry_thp_whose_compaction_was_skipped_still_reclaims)
+{
+	noretry_thp("6.19", 0, false);
+	noretry_thp("7.0", 0, true);
+	noretry_thp("7.2", PA_GFP_THISNODE, false);
+	noretry_thp("6.1", PA_GFP_THISNODE, false);
+}
+
+/* ---------------------------------------------------------------------- */
 /* Linux's defrag_mode (6.15)                                              */
 /* ---------------------------------------------------------------------- */
 
