@@ -714,8 +714,8 @@ static void clear_below_high(struct rp_ctx *c)
 	for (unsigned z = 0; z < 4 * PA_ZONE_COUNT; z++) {
 		char path[48];
 		snprintf(path, sizeof path, "zone/%u/below_high", z);
-		if (pa_ctl_write(c->pool, path, "0") !=
-		    0) /* past the last zone, or 6.1: no such bit */
+		/* An error: past the last zone, or 6.1's rules, which have no such bit. */
+		if (pa_ctl_write(c->pool, path, "0") != 0)
 			break;
 	}
 }
