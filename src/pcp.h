@@ -63,13 +63,13 @@ struct pa_pcp {
 	 * it to 0 or below goes to the slow path (a spill), one subtraction and
 	 * one branch. limit is high, or 0 while reclaim caps the lists under
 	 * Linux 6.7's rules (capped), when every free looks; pcp_set_high()
-	 * and pcp_set_capped() keep the difference.
+	 * and pcp_set_capped() keep the difference. (limit and capped sit in
+	 * what would be padding below: the struct stays six cache lines, order
+	 * 0's fields at the start of the sixth.)
 	 */
 	int32_t room;
-	uint32_t limit;
 	uint32_t
 	        high; /* Linux's pcp->high: spill to the buddy from this many frames on the lists */
-	bool capped;  /* Linux 6.7's ZONE_RECLAIM_ACTIVE seen by this CPU's lists */
 	/*
 	 * The highest pageblock list bits (pageblock_list_bits()) whose order-0
 	 * frees go on the lists: PA_NR_PCP_TYPES - 1, or -1 while order 0's
@@ -84,6 +84,7 @@ struct pa_pcp {
 	/* Refills in a row without a free: scales the refill (order 0). Halved by each free
 	 * as of frees_seen: the fast path only counts frees (pcp.c catches up). */
 	uint32_t alloc_factor;
+	uint32_t limit;
 	uint64_t frees_seen;
 	/* Frees of orders outside 1..PA_COSTLY_ORDER at the last one inside (Linux's
 	 * PCPF_PREV_FREE_HIGH_ORDER while unchanged; pcp_free_costly_unlock()). */
@@ -91,6 +92,7 @@ struct pa_pcp {
 	uint64_t last_decay_ns;
 	/* pcp_rules=6.1: Linux 6.1's free_factor, and the allocations it was last halved up to. */
 	uint32_t free_factor;
+	bool capped; /* Linux 6.7's ZONE_RECLAIM_ACTIVE seen by this CPU's lists */
 	uint64_t allocs_seen;
 	/*
 	 * [order], 0..max_order_boot: sized at boot, at the end so that order
