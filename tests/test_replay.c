@@ -743,38 +743,6 @@ TEST(replay_holds_for_allocations_the_trace_does_not_show)
 }
 
 /*
- * Order-0 requests the kernel served where the pool's zone is under its
- * min watermark: the pool serves them from below it (PA_GFP_HIGH's share)
- * rather than drain every CPU's lists and compact, which the kernel did not.
- */
-TEST(replay_serves_what_the_kernel_served_from_below_the_min_watermark)
-{
-	/* Pageblocks off the lists: the last one stays in the buddy, not on a CPU's list. */
-	static const char boot[] = "mem=64M max_order=9 nr_cpus=1 min_free_kbytes=1024 "
-	                           "kcompactd=manual pcp_orders=0-3";
-	struct rp_trace t0 = { 0 }, t = { 0 };
-	unsigned us0 = 0, us = 0;
-	take_all_but_a_pageblock(&t0, &us0);
-	take_all_but_a_pageblock(&t, &us); /* the last pageblock, about 200 frames over min */
-	for (unsigned i = 0; i < 260; i++)
-		parse_one(
-		        &t, &us,
-		        "mm_page_alloc: page=0 pfn=%#x order=0 migratetype=0 gfp_flags=GFP_KERNEL",
-		        0x20000 + i);
-	struct rp_result r0, r;
-	lone_replay(&t0, boot, &r0);
-	lone_replay(&t, boot, &r);
-	CHECK_EQ_U64(r.failed_kernel_served, 0);
-	CHECK_MSG(r.served_below_min >= 32 && r.served_below_min <= 128, "%llu below min",
-	          (unsigned long long)r.served_below_min);
-	CHECK_EQ_U64(r.extra_compactions, r0.extra_compactions); /* none for the order-0 ones */
-	CHECK_EQ_U64(r.bad_page, 0);
-	CHECK_EQ_U64(r.validate_failures, 0);
-	rp_trace_free(&t0);
-	rp_trace_free(&t);
-}
-
-/*
  * A THP the kernel failed to find where the pool has a free pageblock: the
  * pool breaks the block (one frame held, the rest freed), so the next such
  * failure fails here too; a THP the kernel then served takes the frame back

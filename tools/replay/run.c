@@ -276,22 +276,6 @@ static struct pa_page *alloc_from_held(struct rp_ctx *c, const struct rp_event *
 }
 
 /*
- * An order-0 request fails only at a watermark: the kernel's zone was over
- * its min watermark where the pool's is under, by what the pool placed
- * differently (under pressure, a few hundred frames in a zone of millions).
- * The pool serves it from below its min watermark (PA_GFP_HIGH's share),
- * the least change that serves what the kernel served, where draining every
- * CPU's lists for it, which the kernel did not, gave tens of thousands of
- * frames back to the buddy at once (this machine's 6.18 under pressure).
- */
-static struct pa_page *alloc_below_min(struct rp_ctx *c, const struct rp_event *ev, pa_gfp_t gfp)
-{
-	struct pa_page *p = pa_alloc_pages(c->pool, gfp | PA_GFP_HIGH, ev->order);
-	c->res->served_below_min += p != NULL;
-	return p;
-}
-
-/*
  * The kernel served it without compacting, and the pool's free blocks
  * differ from the kernel's here. Take the pool's whole slow path
  * (compaction and the lists' drains) rather than fail what the kernel
@@ -329,8 +313,6 @@ static void do_alloc(struct rp_ctx *c, const struct rp_event *ev)
 	struct pa_page *p = alloc_as_kernel(c, ev, gfp);
 	if (!p) {
 		p = alloc_from_held(c, ev, gfp);
-		if (!p && ev->order == 0)
-			p = alloc_below_min(c, ev, gfp);
 		if (!p && !(ev->arg & RP_ALLOC_COMPACTED))
 			p = alloc_compacting(c, ev, gfp);
 		if (p && ev->order == c->pb_order && (gfp & PA_GFP_MOVABLE))
