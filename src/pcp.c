@@ -839,12 +839,11 @@ static void pcp_free_61(struct pa_zone *z, struct pa_pcp *pcp, unsigned list)
  * by what was freed in a row (a batch at least), down to high_min, and the
  * lists hold 4 batches at most meanwhile. Returns the high the free met.
  */
-static uint32_t reclaim_lower_high(struct pa_pcp *pcp)
+static uint32_t reclaim_lower_high(const struct pa_zone *z, struct pa_pcp *pcp)
 {
 	uint32_t step = pcp->free_count > pcp->batch ? pcp->free_count : pcp->batch;
 	pcp_set_high(pcp, pcp->high > pcp->high_min + step ? pcp->high - step : pcp->high_min);
-	uint32_t cap = pcp->batch << 2;
-	return cap < pcp->high ? cap : pcp->high;
+	return reclaim_cap(z, pcp, pcp->high);
 }
 
 /*
@@ -871,8 +870,10 @@ bool pcp_spill_unlock(struct pa_zone *z, struct pa_pcp *pcp, unsigned list)
 	if (pcp_rules_61(z->pool)) {
 		pcp_free_61(z, pcp, list);
 	} else {
-		uint32_t high = pcp->capped ? reclaim_lower_high(pcp) : pcp->high;
-		if (!pcp->capped)
+		uint32_t high = pcp->high;
+		if (pcp->capped)
+			high = reclaim_lower_high(z, pcp);
+		else
 			raise_high_for_frees(z, pcp);
 		if (pcp_count(pcp) >= high)
 			pcp_spill(z, pcp, spill_frames(pcp, high), UINT64_MAX, list,
@@ -1209,7 +1210,7 @@ int pa_pcp_free_on(struct pa_pool *pool, struct pa_page *page, unsigned order, u
 		return -EINVAL;
 	struct pa_pcp *pcp = z->pcp[cpu];
 	platform_spin_lock(pool, &pcp->lock, SITE_PCP_FREE);
-	return pcp_free_locked_on(z, pcp, pfn, order, type) ? 0 : -EPERM;
+	return pcp_free_locked_on(z, pcp, pfn, order, (int)type) ? 0 : -EPERM;
 }
 
 int pa_pcp_set_high(struct pa_pool *pool, unsigned node, enum pa_zone_type type, unsigned cpu,

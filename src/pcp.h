@@ -68,8 +68,7 @@ struct pa_pcp {
 	 * 0's fields at the start of the sixth.)
 	 */
 	int32_t room;
-	uint32_t
-	        high; /* Linux's pcp->high: spill to the buddy from this many frames on the lists */
+	uint32_t high; /* Linux's pcp->high: spill from this many frames on the lists */
 	/*
 	 * The highest pageblock list bits (pageblock_list_bits()) whose order-0
 	 * frees go on the lists: PA_NR_PCP_TYPES - 1, or -1 while order 0's
@@ -437,7 +436,8 @@ static inline unsigned pcp_type(unsigned mt)
 }
 
 /*
- * Free onto this CPU's list of PCP type `type`, its lock held; false when
+ * Free onto this CPU's list of PCP type `type` (< 0: the pageblock's, where
+ * HIGHATOMIC and CMA blocks wait on the movable one), its lock held; false when
  * the zone path must decide (the free is bad, a huge block goes straight to
  * the buddy, the order was switched off meanwhile, the pageblock is
  * isolated, or a CMA pageblock's block is a CMA allocation, which only
@@ -446,11 +446,12 @@ static inline unsigned pcp_type(unsigned mt)
  * released either way.
  */
 static inline bool pcp_free_locked_on(struct pa_zone *z, struct pa_pcp *pcp, pa_pfn_t pfn,
-                                      unsigned order, unsigned type)
+                                      unsigned order, int list_type)
 {
 	struct pa_pool *pool = z->pool;
 	struct pa_page *p = pfn_page(pool, pfn);
 	unsigned mt = pageblock_mt(pool, pfn);
+	unsigned type = list_type < 0 ? pcp_type(mt) : (unsigned)list_type;
 	if (unlikely(pcp_free_direct(pool, pcp, order, type) || !pcp_order_enabled(pool, order) ||
 	             (mt >= PA_MT_CMA && (mt == PA_MT_ISOLATE || (page_flags(p) & PF_CMA))) ||
 	             !pcp_free_claim(p, order))) {
@@ -462,11 +463,11 @@ static inline bool pcp_free_locked_on(struct pa_zone *z, struct pa_pcp *pcp, pa_
 	return pcp_free_commit(pcp, p, pfn, order, type);
 }
 
-/* Onto the list of the pageblock's type: HIGHATOMIC and CMA blocks wait on the movable one. */
+/* Onto the list of the pageblock's type. */
 static inline bool pcp_free_locked(struct pa_zone *z, struct pa_pcp *pcp, pa_pfn_t pfn,
                                    unsigned order)
 {
-	return pcp_free_locked_on(z, pcp, pfn, order, pcp_type(pageblock_mt(z->pool, pfn)));
+	return pcp_free_locked_on(z, pcp, pfn, order, -1);
 }
 
 /* pcp_free_locked() with the list lock taken first; false also when it is busy. */

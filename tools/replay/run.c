@@ -559,16 +559,21 @@ static double now_s(void)
  * the end of a pass ends the watermark boosts from before it. Every zone of
  * the pool: the pool has the traced machine's one node.
  */
+void rp_ctl_zones(struct rp_ctx *c, const char *knob, const char *value)
+{
+	for (unsigned z = 0, n = pa_zone_count(c->pool); z < n; z++) {
+		char path[64];
+		snprintf(path, sizeof path, "zone/%u/%s", z, knob);
+		if (pa_ctl_write(c->pool, path, value) != 0)
+			break;
+	}
+}
+
 static void set_reclaim(struct rp_ctx *c, bool on)
 {
 	c->reclaim_on = on;
 	c->res->reclaim_changes++;
-	for (unsigned z = 0; z < 4 * PA_ZONE_COUNT; z++) {
-		char path[48];
-		snprintf(path, sizeof path, "zone/%u/reclaim_active", z);
-		if (pa_ctl_write(c->pool, path, on ? "1" : "0") != 0)
-			break;
-	}
+	rp_ctl_zones(c, "reclaim_active", on ? "1" : "0");
 }
 
 /*

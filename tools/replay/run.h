@@ -90,6 +90,10 @@ static inline void rp_set_bit(uint8_t *bits, uint64_t i)
 	bits[i >> 3] |= (uint8_t)(1u << (i & 7));
 }
 
+/* run.c */
+/* Write the knob zone/<N>/knob of every zone of the pool; stops at the first refusal. */
+void rp_ctl_zones(struct rp_ctx *c, const char *knob, const char *value);
+
 /* start.c */
 /* Bring the pool to the first snapshot's state (or leave it empty without one). */
 int rp_start_state(struct rp_ctx *c);

@@ -704,23 +704,6 @@ static void fill_pcp(struct rp_ctx *c, const struct rp_zone_state *kz, rp_stock 
 }
 
 /*
- * The fill took every zone under its high watermark, which marks it
- * (Linux 6.7's ZONE_BELOW_HIGH: no refill raises high there). That was no
- * workload's: the marks go, and the trace's first allocation that finds a
- * zone under its high watermark marks it again, as the kernel's did.
- */
-static void clear_below_high(struct rp_ctx *c)
-{
-	for (unsigned z = 0; z < 4 * PA_ZONE_COUNT; z++) {
-		char path[48];
-		snprintf(path, sizeof path, "zone/%u/below_high", z);
-		/* An error: past the last zone, or 6.1's rules, which have no such bit. */
-		if (pa_ctl_write(c->pool, path, "0") != 0)
-			break;
-	}
-}
-
-/*
  * Each CPU's high as the kernel's zoneinfo had it: the tuning of the kernel's
  * version moved it before the trace began (a CPU that freed much has it far
  * above high_min), and it decides what the lists keep. Within the pool's
@@ -787,7 +770,14 @@ int rp_start_state(struct rp_ctx *c)
 	free(pbtype);
 	ctl_num(c, "watermark_boost_factor", boost);
 	ctl_num(c, "min_free_kbytes", mfk);
-	clear_below_high(c);
+	/*
+	 * The fill took every zone under its high watermark, which marks it
+	 * (Linux 6.7's ZONE_BELOW_HIGH: no refill raises high there). That was
+	 * no workload's: the marks go (6.1's rules have no such bit, and refuse),
+	 * and the trace's first allocation that finds a zone under its high
+	 * watermark marks it again, as the kernel's did.
+	 */
+	rp_ctl_zones(c, "below_high", "0");
 	pcp_switch(c, false, &saved);
 	rp_stock need;
 	rp_pcp_stock(c->trace, need);
