@@ -208,8 +208,6 @@ TEST(parser_tells_refills_by_their_runs)
 	CHECK_EQ_U64(t.ev[4].type, RP_REFILL); /* another list's */
 	CHECK_EQ_U64(t.ev[4].order, 3);
 	CHECK_EQ_U64(t.ev[4].mt, PA_MT_UNMOVABLE);
-	CHECK_EQ_U64(t.first_refill[0][0][PA_MT_MOVABLE], 1);
-	CHECK_EQ_U64(t.first_refill[1][0][PA_MT_UNMOVABLE], 2);
 	rp_trace_free(&t);
 }
 
@@ -818,42 +816,52 @@ TEST(replay_compacts_as_hard_as_linux_can_for_what_the_kernel_served)
 }
 
 /*
- * What a CPU's lists held when the trace began, per order and type: a
+ * What a CPU's lists held when the trace began, per zone, order and type: a
  * list serves from its stock until the trace shows its first refill, so the
  * stock is the most its allocations ran ahead of the frees onto it by then.
+ * Each zone has its own lists: a refill in one ends no other zone's stock.
  */
 TEST(parser_finds_what_each_cpus_lists_held_at_the_start)
 {
 	struct rp_trace t = { 0 };
+	struct rp_state st = { .nr_zones = 2 };
+	st.zone[0].end_pfn = st.zone[1].start_pfn = 0x1000;
+	st.zone[1].end_pfn = 0x2000;
 	unsigned us = 0;
 	static const char alloc[] = "mm_page_alloc: page=0 pfn=%#x order=%u migratetype=%u "
 	                            "gfp_flags=GFP_KERNEL";
+	static const char refill[] = "mm_page_alloc_zone_locked: page=0 pfn=%#x order=0 "
+	                             "migratetype=%u percpu_refill=%u";
 	for (unsigned i = 0; i < 3; i++)
 		parse_one(&t, &us, alloc, 0x100 + i, 0, 0);
 	parse_one(&t, &us, "mm_page_free: page=0 pfn=0x100 order=0");
 	parse_one(&t, &us, alloc, 0x103, 0, 0); /* 3 ahead, as before the free */
 	parse_one(&t, &us, alloc, 0x300, 0, 1);
+	parse_one(&t, &us, alloc, 0x1100, 0, 0); /* the other zone's list */
 	size_t refill_at = t.nr;
-	parse_one(&t, &us,
-	          "mm_page_alloc_zone_locked: page=0 pfn=0x200 order=0 migratetype=0 "
-	          "percpu_refill=1");
-	parse_one(&t, &us,
-	          "mm_page_alloc_zone_locked: page=0 pfn=0x600 order=0 migratetype=1 "
-	          "percpu_refill=0");    /* the buddy's own: no refill */
-	for (unsigned i = 0; i < 5; i++) /* refilled: these come from the refill */
+	parse_one(&t, &us, refill, 0x200, 0, 1);
+	parse_one(&t, &us, refill, 0x201, 0, 1);
+	parse_one(&t, &us, refill, 0x600, 1, 0); /* the buddy's own: no refill */
+	parse_one(&t, &us, alloc, 0x305, 0, 1);
+	parse_one(&t, &us, refill, 0x700, 1, 1); /* a lone line: no sure refill */
+	for (unsigned i = 0; i < 5; i++)         /* refilled: these come from the refill */
 		parse_one(&t, &us, alloc, 0x200 + i, 0, 0);
+	parse_one(&t, &us, alloc, 0x1101, 0, 0); /* zone 1's list was not refilled */
 	parse_one(&t, &us, alloc, 0x301, 0, 1);
 	parse_one(&t, &us, "mm_page_free: page=0 pfn=0x300 order=0");
 	parse_one(&t, &us, alloc, 0x400, 1, 0);
-	CHECK_EQ_U64(t.first_refill[0][0][0], refill_at + 1);
-	CHECK_EQ_U64(t.first_refill[0][0][1], 0);
-	rp_stock need;
-	rp_pcp_stock(&t, need);
-	CHECK_EQ_U64(need[0][0][0], 3);
-	CHECK_EQ_U64(need[0][0][1], 2); /* never refilled: over the whole trace */
-	CHECK_EQ_U64(need[0][1][0], 2); /* one order-1 block */
-	CHECK_EQ_U64(need[0][0][2], 0);
-	CHECK_EQ_U64(need[1][0][0], 0);
+	struct rp_pcp_stock *s = rp_pcp_stock(&t, &st);
+	REQUIRE(s);
+	CHECK_EQ_U64(s->first_refill[0][0][0][0], refill_at + 1);
+	CHECK_EQ_U64(s->first_refill[0][0][0][1], 0);
+	CHECK_EQ_U64(s->first_refill[1][0][0][0], 0);
+	CHECK_EQ_U64(s->need[0][0][0][0], 3);
+	CHECK_EQ_U64(s->need[0][0][0][1], 3); /* never refilled: over the whole trace */
+	CHECK_EQ_U64(s->need[0][0][1][0], 2); /* one order-1 block */
+	CHECK_EQ_U64(s->need[0][0][0][2], 0);
+	CHECK_EQ_U64(s->need[1][0][0][0], 2);
+	CHECK_EQ_U64(s->need[0][1][0][0], 0);
+	free(s);
 	rp_trace_free(&t);
 }
 
@@ -1357,7 +1365,6 @@ TEST(replay_keeps_a_cpus_unused_stock_on_a_list_it_never_refills)
 	normal->pcp_cpu[0] = held;
 	normal->pcp_high[0] = held + 500;
 	struct rp_trace t = read_trace(m->trace_path);
-	REQUIRE(t.first_refill[0][0][PA_MT_RECLAIMABLE] && !t.first_refill[0][0][PA_MT_UNMOVABLE]);
 	struct rp_event *read = t.ev,
 	                *ev = malloc(t.nr * sizeof *ev); /* read may be the cache's map */
 	REQUIRE(ev);
@@ -1367,8 +1374,11 @@ TEST(replay_keeps_a_cpus_unused_stock_on_a_list_it_never_refills)
 		    ev[i].mt == PA_MT_RECLAIMABLE)
 			ev[i].mt = PA_MT_UNMOVABLE;
 	t.ev = ev;
-	t.first_refill[0][0][PA_MT_UNMOVABLE] = t.first_refill[0][0][PA_MT_RECLAIMABLE];
-	t.first_refill[0][0][PA_MT_RECLAIMABLE] = 0;
+	struct rp_pcp_stock *s = rp_pcp_stock(&t, &m->snap[0].kernel);
+	int z = (int)(normal - m->snap[0].kernel.zone);
+	REQUIRE(s && s->first_refill[z][0][0][PA_MT_UNMOVABLE] &&
+	        !s->first_refill[z][0][0][PA_MT_RECLAIMABLE]);
+	free(s);
 	struct rp_result r = start_replay(&t, m, "7.2");
 	struct rp_zone_state *model = snap_zone(&m->snap[0].model, "Normal");
 	REQUIRE(model);

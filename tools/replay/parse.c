@@ -600,8 +600,6 @@ static int note_refill(struct rp_trace *t, const struct line_head *h)
 	    mt >= RP_PCP_TYPES || !get_num(h->args, h->end, "percpu_refill=", &refill) || !refill ||
 	    !get_num(h->args, h->end, "pfn=", &pfn) || pfn > UINT32_MAX)
 		return 0;
-	if (!t->first_refill[h->cpu][order][mt])
-		t->first_refill[h->cpu][order][mt] = (uint32_t)(t->nr + 1);
 	uint32_t open = t->refill_run[h->cpu];
 	if (open && t->ev[open - 1].order == order && t->ev[open - 1].mt == mt) {
 		t->ev[open - 1].arg++;

@@ -186,14 +186,7 @@ struct rp_trace {
 	size_t kswapd_last; /* events before the end of kswapd's last line */
 	size_t idle_at;     /* where an RP_RECLAIM_IDLE goes in, after the line */
 	bool balance_seen, pass_open, idle_pending;
-	char err[256]; /* the first line that could not be parsed, and why */
-	/*
-	 * Per CPU, order (0..3) and list type (unmovable, movable,
-	 * reclaimable): 1 + the number of events before the first refill of
-	 * that list (mm_page_alloc_zone_locked with percpu_refill=1), 0 if it
-	 * never had one. Until then the list served from what it held.
-	 */
-	uint32_t first_refill[RP_MAX_CPUS][RP_PCP_ORDERS][RP_PCP_TYPES];
+	char err[256];                    /* the first line that could not be parsed, and why */
 	uint32_t refill_run[RP_MAX_CPUS]; /* 1 + the CPU's RP_REFILL its next lines may add to */
 	void *map; /* ev lies in this mapping of a cache file (cache.c), else NULL */
 	size_t map_len;
@@ -201,19 +194,6 @@ struct rp_trace {
 
 /* How far a long step is (0..1), for a progress line; may be NULL. */
 typedef void (*rp_progress_fn)(const char *what, double fraction);
-
-/* Frames of each order and type on each CPU's lists. */
-typedef uint64_t rp_stock[RP_MAX_CPUS][RP_PCP_ORDERS][RP_PCP_TYPES];
-
-/*
- * What each CPU's lists held of each order and type when the trace began:
- * a list serves from what it holds until it runs dry and is refilled (the
- * trace shows the first refill), so it held at least the most its
- * allocations there ran ahead of the frees onto it. A freed block goes to
- * its pageblock's type's list, taken as the type of its allocation in the
- * trace; frees of memory allocated before the trace are left out.
- */
-void rp_pcp_stock(const struct rp_trace *t, rp_stock need);
 
 /* Read a trace file (plain, .xz, .gz; "-" is stdin). 0, or -1 with a message on stderr. */
 int rp_trace_read(const char *path, struct rp_trace *t, rp_progress_fn progress);
@@ -317,6 +297,24 @@ void rp_state_parse_zoneinfo(const char *text, struct rp_state *st);
  */
 #define RP_SECTION_FRAMES (128ull << 20 >> 12) /* x86-64's memory section */
 void rp_machine_lazy_range(const struct rp_machine *m, uint64_t *lo, uint64_t *hi);
+
+/*
+ * What each CPU's lists held of each order and type when the trace began,
+ * per zone of st (each zone has its own lists; a zone is told by the
+ * pfn): a list serves from what it holds until it runs dry and is refilled
+ * (the trace shows the first refill), so it held at least the most its
+ * allocations there ran ahead of the frees onto it. A freed block goes to
+ * its pageblock's type's list, taken as the type of its allocation in the
+ * trace; frees of memory allocated before the trace are left out.
+ */
+struct rp_pcp_stock {
+	/* Frames, per zone of st, CPU, order and type. */
+	uint64_t need[RP_MAX_ZONES][RP_MAX_CPUS][RP_PCP_ORDERS][RP_PCP_TYPES];
+	/* 1 + the events before that list's first refill (a run of two lines or more); 0: none. */
+	uint32_t first_refill[RP_MAX_ZONES][RP_MAX_CPUS][RP_PCP_ORDERS][RP_PCP_TYPES];
+};
+/* NULL when out of memory; free() it. */
+struct rp_pcp_stock *rp_pcp_stock(const struct rp_trace *t, const struct rp_state *st);
 /* The boot line of a pool shaped like the machine (or like the trace alone). */
 void rp_machine_boot_line(const struct rp_machine *m, const struct rp_trace *t, char *buf,
                           size_t len);

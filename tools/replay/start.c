@@ -73,16 +73,19 @@ static void pre_take(struct rp_ctx *c, uint64_t h, unsigned r, uint64_t p, unsig
 	pre_free(c, p, order);
 }
 
-/* The kernel zone holding pfn k (index into the first snapshot), or -1. */
-static int kernel_zone(const struct rp_ctx *c, uint64_t k)
+/* The zone of st holding pfn k, or -1. */
+static int state_zone(const struct rp_state *st, uint64_t k)
 {
-	if (!c->m->nr_snapshots)
-		return -1;
-	const struct rp_state *st = &c->m->snap[0].kernel;
-	for (unsigned z = 0; z < st->nr_zones; z++)
+	for (unsigned z = 0; z < st->nr_zones && z < RP_MAX_ZONES; z++)
 		if (k >= st->zone[z].start_pfn && k < st->zone[z].end_pfn)
 			return (int)z;
 	return -1;
+}
+
+/* The kernel zone holding pfn k (index into the first snapshot), or -1. */
+static int kernel_zone(const struct rp_ctx *c, uint64_t k)
+{
+	return c->m->nr_snapshots ? state_zone(&c->m->snap[0].kernel, k) : -1;
 }
 
 /*
@@ -614,16 +617,35 @@ static void place_all(struct rp_ctx *c, const struct rp_zone_state *kz, const ui
 		}
 }
 
-/* A list's stock: the most its allocations ran ahead of its frees before its first refill. */
-void rp_pcp_stock(const struct rp_trace *t, rp_stock need)
+/* The list an event names (zone, CPU, order) and mt; NULL where there is none. */
+static uint32_t *list_of(const struct rp_state *st, struct rp_pcp_stock *s,
+                         const struct rp_event *ev, unsigned mt, uint64_t **need)
 {
-	int64_t bal[RP_MAX_CPUS][RP_PCP_ORDERS][RP_PCP_TYPES];
+	int z = state_zone(st, ev->pfn);
+	if (z < 0 || ev->order >= RP_PCP_ORDERS || ev->cpu >= RP_MAX_CPUS || mt >= RP_PCP_TYPES)
+		return NULL;
+	*need = &s->need[z][ev->cpu][ev->order][mt];
+	return &s->first_refill[z][ev->cpu][ev->order][mt];
+}
+
+struct rp_pcp_stock *rp_pcp_stock(const struct rp_trace *t, const struct rp_state *st)
+{
+	struct rp_pcp_stock *s = calloc(1, sizeof *s);
 	uint8_t *type = calloc(t->max_pfn ? t->max_pfn : 1, 1); /* 1 + a live block's type */
-	memset(bal, 0, sizeof bal);
-	memset(need, 0, sizeof(rp_stock));
-	for (size_t i = 0; type && i < t->nr; i++) {
+	int64_t *bal = calloc(1, sizeof s->need);               /* need's shape */
+	uint64_t *need;
+	uint32_t *refill;
+	if (!s || !type || !bal) {
+		free(s), free(type), free(bal);
+		return NULL;
+	}
+	for (size_t i = 0; i < t->nr; i++) /* a run of one line is no sure refill */
+		if (t->ev[i].type == RP_REFILL && t->ev[i].arg >= 2 &&
+		    (refill = list_of(st, s, &t->ev[i], t->ev[i].mt, &need)) && !*refill)
+			*refill = (uint32_t)(i + 1);
+	for (size_t i = 0; i < t->nr; i++) {
 		const struct rp_event *ev = &t->ev[i];
-		if (ev->cpu >= RP_MAX_CPUS || ev->order >= RP_PCP_ORDERS || ev->pfn >= t->max_pfn)
+		if (ev->pfn >= t->max_pfn)
 			continue;
 		int64_t n = 1ll << ev->order;
 		unsigned mt;
@@ -637,28 +659,29 @@ void rp_pcp_stock(const struct rp_trace *t, rp_stock need)
 		} else {
 			continue;
 		}
-		uint32_t refill = t->first_refill[ev->cpu][ev->order][mt];
-		int64_t *b = &bal[ev->cpu][ev->order][mt];
-		if (refill && i + 1 >= refill)
-			continue; /* refilled since: what it held is spent */
+		if (!(refill = list_of(st, s, ev, mt, &need)) || (*refill && i + 1 >= *refill))
+			continue; /* no list, or refilled since: what it held is spent */
+		int64_t *b = bal + (need - &s->need[0][0][0][0]);
 		*b += n;
-		if (*b > (int64_t)need[ev->cpu][ev->order][mt])
-			need[ev->cpu][ev->order][mt] = (uint64_t)*b;
+		if (*b > (int64_t)*need)
+			*need = (uint64_t)*b;
 	}
 	free(type);
+	free(bal);
+	return s;
 }
 
 /*
- * The type of the order-0 list that CPU's allocations never drew dry (no
- * refill in the trace) and drew on least; -1 if each ran dry. What the
+ * The type of zone z's order-0 list that CPU's allocations never drew dry
+ * (no refill in the trace) and drew on least; -1 if each ran dry. What the
  * kernel's lists held beyond what the trace drew on was on such a list.
  */
-static int idle_type(const struct rp_ctx *c, unsigned cpu, const rp_stock need)
+static int idle_type(const struct rp_pcp_stock *s, int z, unsigned cpu)
 {
 	int best = -1;
 	for (unsigned mt = 0; mt < RP_PCP_TYPES; mt++)
-		if (!c->trace->first_refill[cpu][0][mt] &&
-		    (best < 0 || need[cpu][0][mt] < need[cpu][0][best]))
+		if (!s->first_refill[z][cpu][0][mt] &&
+		    (best < 0 || s->need[z][cpu][0][mt] < s->need[z][cpu][0][best]))
 			best = (int)mt;
 	return best;
 }
@@ -669,17 +692,20 @@ static int idle_type(const struct rp_ctx *c, unsigned cpu, const rp_stock need)
  * (rp_pcp_stock()), and the rest of the kernel's count on a list the trace
  * left alone, in single frames.
  */
-static void fill_pcp(struct rp_ctx *c, const struct rp_zone_state *kz, rp_stock need,
+static void fill_pcp(struct rp_ctx *c, const struct rp_zone_state *kz, struct rp_pcp_stock *s,
                      const uint8_t *pbtype)
 {
 	int zone = kernel_zone(c, kz->start_pfn);
 	uint64_t cursor[RP_PCP_TYPES + 1] = { 0 };
+	if (zone < 0 || zone >= RP_MAX_ZONES)
+		return;
 	for (unsigned cpu = 0; cpu < RP_MAX_CPUS; cpu++) {
 		c->cpu = cpu;
 		uint64_t left = kz->pcp_cpu[cpu];
 		for (unsigned o = 0; o < RP_PCP_ORDERS; o++)
 			for (unsigned mt = 0; mt < RP_PCP_TYPES; mt++)
-				for (uint64_t *n = &need[cpu][o][mt]; *n && left >= 1ull << o;) {
+				for (uint64_t *n = &s->need[zone][cpu][o][mt];
+				     *n && left >= 1ull << o;) {
 					if (!pre_free_where(c, zone, o, (int)mt, pbtype,
 					                    &cursor[mt]))
 						break;
@@ -692,7 +718,7 @@ static void fill_pcp(struct rp_ctx *c, const struct rp_zone_state *kz, rp_stock 
 		 * its type, else from any: the kernel's list kept pages of other
 		 * types, or the pool holds its memory elsewhere.
 		 */
-		int rest = idle_type(c, cpu, need);
+		int rest = idle_type(s, zone, cpu);
 		while (left && rest >= 0 && pre_free_where(c, zone, 0, rest, pbtype, &cursor[rest]))
 			left--;
 		c->pre_list = rest;
@@ -779,17 +805,18 @@ int rp_start_state(struct rp_ctx *c)
 	 */
 	rp_ctl_zones(c, "below_high", "0");
 	pcp_switch(c, false, &saved);
-	rp_stock need;
-	rp_pcp_stock(c->trace, need);
-	uint8_t *types = pool_pbtypes(c);
-	if (!types)
+	struct rp_pcp_stock *stock = rp_pcp_stock(c->trace, st);
+	uint8_t *types = stock ? pool_pbtypes(c) : NULL;
+	if (!types) {
+		free(stock);
 		return -1;
-	/* The highest zone first: its lists are the ones a CPU's allocations draw on. */
+	}
 	for (unsigned z = st->nr_zones; z-- > 0;) {
 		set_pcp_high(c, &st->zone[z]);
-		fill_pcp(c, &st->zone[z], need, types);
+		fill_pcp(c, &st->zone[z], stock, types);
 	}
 	free(types);
+	free(stock);
 	return 0;
 }
 
