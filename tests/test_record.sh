@@ -97,6 +97,20 @@ print(f\"events {d['events']}, allocations {d['allocs']}, frees {d['frees']}, ke
 PY"
 grep -E '^(after|before|mid) \(uptime|total variation distance' "$TMP/table"
 
+# A guest whose balloon reports free pages (virtio feature bit 5) has info/page_reporting.txt,
+# and the replay says the recording cannot show those reports; a machine without one has neither.
+reporting=no
+for f in /sys/bus/virtio/drivers/virtio_balloon/virtio*/features; do
+	[ -r "$f" ] && [ "$(cut -c6 "$f")" = 1 ] && reporting=yes
+done
+if [ $reporting = yes ]; then
+	check "free page reporting is recorded, and the replay says so" \
+		bash -c "grep -q '^reporting_device virtio' '$TMP/rec/info/page_reporting.txt' && grep -q '^free page reporting: ' '$TMP/table' && grep -q '\"page_reporting_order\": ' '$TMP/r.json'"
+else
+	check "no reporting device: no page_reporting.txt, nothing said" \
+		bash -c "[ ! -e '$TMP/rec/info/page_reporting.txt' ] && ! grep -q '^free page reporting: ' '$TMP/table'"
+fi
+
 # Ctrl-C: the recording stops early, is kept, and the tracing state is restored.
 "$PA" record -o "$TMP/rec2" --seconds 60 > "$TMP/out2" 2> "$TMP/err2" &
 pid=$!

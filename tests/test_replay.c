@@ -1212,6 +1212,20 @@ static void put_file(const char *dir, const char *name, const char *text)
 	REQUIRE(f && fputs(text, f) >= 0 && fclose(f) == 0);
 }
 
+/* Load a recording folder holding an empty trace and, unless text is NULL, info file `name`. */
+static int load_with_info(struct rp_machine *m, const char *name, const char *text)
+{
+	char dir[] = "/tmp/pagealloc-info-XXXXXX", cmd[600];
+	if (!mkdtemp(dir))
+		return -1;
+	put_file(dir, "trace.txt", "");
+	if (text)
+		put_file(dir, name, text);
+	int rc = rp_machine_load(dir, m);
+	snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+	return system(cmd) == 0 ? rc : -1;
+}
+
 /*
  * A recording of a NUMA machine is refused with a message, not replayed
  * on one node: its nodes' zones of one name are different memory. The
@@ -1277,15 +1291,33 @@ TEST(replay_puts_snapshots_on_the_traces_clock)
 		                               NULL };
 	static const double want[] = { 13.78, 30818.834214, -1 };
 	for (unsigned i = 0; i < 3; i++) {
-		char dir[] = "/tmp/pagealloc-window-XXXXXX", cmd[600];
-		REQUIRE(mkdtemp(dir) != NULL);
-		put_file(dir, "trace.txt", "");
-		if (windows[i])
-			put_file(dir, "info/trace_window_uptime.txt", windows[i]);
-		REQUIRE(rp_machine_load(dir, m) == 0);
+		REQUIRE(load_with_info(m, "info/trace_window_uptime.txt", windows[i]) == 0);
 		CHECK_MSG(fabs(m->tracing_on - want[i]) < 1e-9, "form %u: %f", i, m->tracing_on);
-		snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-		CHECK(system(cmd) == 0);
+	}
+	free(m);
+}
+
+/*
+ * info/page_reporting.txt (pagealloc record on a guest whose balloon reports
+ * free pages): read as reporting from the order it names, or from the
+ * pageblock's where it names none; no file, no reporting.
+ */
+TEST(replay_reads_whether_the_guest_reported_free_pages)
+{
+	struct rp_machine *m = calloc(1, sizeof *m);
+	REQUIRE(m);
+	static const char *const files[] = {
+		"reporting_device virtio0 virtio_balloon\npage_reporting_order 10\n",
+		"reporting_device virtio0 virtio_balloon\n",
+		NULL,
+	};
+	static const bool want[] = { true, true, false };
+	static const unsigned want_order[] = { 10, 9, 0 };
+	for (unsigned i = 0; i < 3; i++) {
+		REQUIRE(load_with_info(m, "info/page_reporting.txt", files[i]) == 0);
+		CHECK_MSG(m->page_reporting == want[i], "file %u", i);
+		if (want[i])
+			CHECK_EQ_U64(m->page_reporting_order, want_order[i]);
 	}
 	free(m);
 }

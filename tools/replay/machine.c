@@ -321,6 +321,20 @@ static void load_sysctl(struct rp_machine *m)
 }
 
 /*
+ * info/page_reporting.txt (pagealloc record): the guest's balloon reported
+ * free memory to its hypervisor, from blocks of page_reporting_order up
+ * (the pageblock's, Linux's default, where the file names none).
+ */
+static void load_page_reporting(struct rp_machine *m)
+{
+	char *s = slurp(m->dir, "info/page_reporting.txt");
+	const char *p = s ? strstr(s, "page_reporting_order ") : NULL;
+	m->page_reporting = s != NULL;
+	m->page_reporting_order = p ? (unsigned)strtoul(p + 21, NULL, 10) : 9;
+	free(s);
+}
+
+/*
  * The kernel's release from `uname -a` (uname.txt or info/uname.txt), and
  * the version whose allocator rules the pool boots with (linux=): the
  * release's major.minor, the nearest version modelled outside 6.1 .. 7.2.
@@ -403,6 +417,7 @@ int rp_machine_load(const char *path, struct rp_machine *m)
 		        incomplete);
 	free(incomplete);
 	load_sysctl(m);
+	load_page_reporting(m);
 	load_release(m);
 	load_trace_window(m);
 	if (load_snapshots(m))

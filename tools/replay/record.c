@@ -9,7 +9,7 @@
  *                  extfrag_index, uptime (CLOCK_BOOTTIME, the trace's clock)
  *   formats/       the format file of every enabled event, header_page/event
  *   info/          ftrace setup, per-CPU ring-buffer stats, sysctl vm.*,
- *                  iomem, cpuinfo, meminfo, swaps
+ *                  iomem, cpuinfo, meminfo, swaps, free page reporting
  *   uname.txt, cmdline.txt
  *
  * The events go to a tracing instance of their own (instances/NAME): its
@@ -264,6 +264,39 @@ static void write_sysctl_vm(const char *path)
 		fclose(f);
 }
 
+/*
+ * info/page_reporting.txt, on a guest whose balloon reports free memory to
+ * its hypervisor (virtio-balloon's VIRTIO_BALLOON_F_REPORTING, feature bit
+ * 5): the kernel then takes free blocks of page_reporting_order and above
+ * off its free lists for each report, with no trace event. The replay
+ * cannot follow that, and says so. No file where no such device is bound.
+ */
+static void write_page_reporting(const char *path)
+{
+	DIR *d = opendir("/sys/bus/virtio/drivers/virtio_balloon");
+	struct dirent *de;
+	FILE *f = NULL;
+	while (d && (de = readdir(d))) {
+		char p[512];
+		snprintf(p, sizeof p, "/sys/bus/virtio/drivers/virtio_balloon/%s/features",
+		         de->d_name);
+		char *feat = strncmp(de->d_name, "virtio", 6) ? NULL : read_file(p, NULL);
+		if (feat && strlen(feat) > 5 && feat[5] == '1' && (f || (f = fopen(path, "we"))))
+			fprintf(f, "reporting_device %s virtio_balloon\n", de->d_name);
+		free(feat);
+	}
+	if (d)
+		closedir(d);
+	char *order =
+	        f ? read_file("/sys/module/page_reporting/parameters/page_reporting_order", NULL) :
+	            NULL;
+	if (order)
+		fprintf(f, "page_reporting_order %s", order);
+	free(order);
+	if (f)
+		fclose(f);
+}
+
 static int write_machine_files(const char *dir)
 {
 	char path[1400];
@@ -293,6 +326,8 @@ static int write_machine_files(const char *dir)
 	}
 	snprintf(path, sizeof path, "%s/info/sysctl_vm.txt", dir);
 	write_sysctl_vm(path);
+	snprintf(path, sizeof path, "%s/info/page_reporting.txt", dir);
+	write_page_reporting(path);
 	return 0;
 }
 

@@ -244,6 +244,13 @@ void rp_print_table(FILE *f, const struct rp_machine *m, const struct rp_result 
 	fprintf(f,
 	        "kernel %s; Linux %s's allocator rules, per-CPU lists under %s's (pcp_rules=%s)\n",
 	        m->release[0] ? m->release : "unknown", r->linux_ver, r->pcp_rules, r->pcp_rules);
+	if (m->page_reporting)
+		fprintf(f,
+		        "free page reporting: the guest's balloon reported free blocks of order %u "
+		        "and up to its hypervisor, taking them off the free lists for each report "
+		        "with no trace event; a snapshot taken during one reads short of the events "
+		        "(docs/replay.md)\n",
+		        m->page_reporting_order);
 	fprintf(f,
 	        "events %llu (%llu acted on): allocations %llu, frees %llu; %.2f M events/s "
 	        "(replay loop %.3f s, of which %.3f s compact_memory and kcompactd runs); "
@@ -378,6 +385,8 @@ void rp_print_json(FILE *f, const struct rp_machine *m, const struct rp_result *
 	fprintf(f, "{\"boot\": ");
 	json_escape(f, r->boot);
 	fprintf(f, ", \"linux\": \"%s\", \"pcp_rules\": \"%s\"", r->linux_ver, r->pcp_rules);
+	if (m->page_reporting)
+		fprintf(f, ", \"page_reporting_order\": %u", m->page_reporting_order);
 	fprintf(f,
 	        ", \"events\": %llu, \"allocs\": %llu, \"frees\": %llu, \"failed_kernel_served\": "
 	        "%llu, \"kernel_failed\": %llu, \"kernel_failed_served\": %llu, \"bad_page\": %llu, "
