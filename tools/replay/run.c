@@ -433,6 +433,7 @@ static void keep_moved(struct rp_ctx *c, uint64_t k)
 	struct rp_kmap *e = &c->kmap[k];
 	if (e->kind == KM_LIVE) {
 		c->pre[e->ppfn] = (uint8_t)(e->order + 1);
+		memset(c->pre_miss, 0, sizeof c->pre_miss);
 		if (!e->kernel) /* movable: give_owner() made the replay its owner */
 			pa_set_owner(c->pool, pa_pfn_to_page(c->pool, e->ppfn), c->owner,
 			             RP_COOKIE_PRE);

@@ -183,6 +183,9 @@ static bool pre_free_where(struct rp_ctx *c, int zone, unsigned order, int mt,
                            const uint8_t *pbtype, uint64_t *cursor)
 {
 	uint64_t n = c->nr_frames, p = *cursor % n;
+	uint8_t *miss = mt < 0 && zone >= -1 && zone < RP_MAX_ZONES ? &c->pre_miss[zone + 1] : NULL;
+	if (miss && *miss && order + 1 >= *miss)
+		return false;
 	for (uint64_t seen = 0; seen < n;) {
 		unsigned r = c->pre[p] ? c->pre[p] - 1u : 0;
 		uint64_t step = c->pre[p] ? 1ull << r : 1;
@@ -195,6 +198,8 @@ static bool pre_free_where(struct rp_ctx *c, int zone, unsigned order, int mt,
 		seen += step;
 		p = (p + step) % n;
 	}
+	if (miss && (!*miss || order + 1 < *miss))
+		*miss = (uint8_t)(order + 1);
 	return false;
 }
 
@@ -617,11 +622,25 @@ static void place_all(struct rp_ctx *c, const struct rp_zone_state *kz, const ui
 		}
 }
 
-/* The list an event names (zone, CPU, order) and mt; NULL where there is none. */
-static uint32_t *list_of(const struct rp_state *st, struct rp_pcp_stock *s,
-                         const struct rp_event *ev, unsigned mt, uint64_t **need)
+/* The zone an event's pfn names, the last one found first (events come in runs per zone). */
+struct zone_hint {
+	const struct rp_state *st;
+	int z;
+};
+
+static int hinted_zone(struct zone_hint *h, uint64_t pfn)
 {
-	int z = state_zone(st, ev->pfn);
+	const struct rp_zone_state *kz = h->z >= 0 ? &h->st->zone[h->z] : NULL;
+	if (!kz || pfn < kz->start_pfn || pfn >= kz->end_pfn)
+		h->z = state_zone(h->st, pfn);
+	return h->z;
+}
+
+/* The list an event names (zone, CPU, order) and mt; NULL where there is none. */
+static uint32_t *list_of(struct zone_hint *h, struct rp_pcp_stock *s, const struct rp_event *ev,
+                         unsigned mt, uint64_t **need)
+{
+	int z = hinted_zone(h, ev->pfn);
 	if (z < 0 || ev->order >= RP_PCP_ORDERS || ev->cpu >= RP_MAX_CPUS || mt >= RP_PCP_TYPES)
 		return NULL;
 	*need = &s->need[z][ev->cpu][ev->order][mt];
@@ -635,18 +654,21 @@ struct rp_pcp_stock *rp_pcp_stock(const struct rp_trace *t, const struct rp_stat
 	int64_t *bal = calloc(1, sizeof s->need);               /* need's shape */
 	uint64_t *need;
 	uint32_t *refill;
+	struct zone_hint hint = { st, -1 };
 	if (!s || !type || !bal) {
 		free(s), free(type), free(bal);
 		return NULL;
 	}
-	for (size_t i = 0; i < t->nr; i++) /* a run of one line is no sure refill */
-		if (t->ev[i].type == RP_REFILL && t->ev[i].arg >= 2 &&
-		    (refill = list_of(st, s, &t->ev[i], t->ev[i].mt, &need)) && !*refill)
-			*refill = (uint32_t)(i + 1);
 	for (size_t i = 0; i < t->nr; i++) {
 		const struct rp_event *ev = &t->ev[i];
-		if (ev->pfn >= t->max_pfn)
+		if (ev->order >= RP_PCP_ORDERS || ev->pfn >= t->max_pfn)
 			continue;
+		if (ev->type == RP_REFILL) { /* a run of one line is no sure refill */
+			if (ev->arg >= 2 && (refill = list_of(&hint, s, ev, ev->mt, &need)) &&
+			    !*refill)
+				*refill = (uint32_t)(i + 1);
+			continue;
+		}
 		int64_t n = 1ll << ev->order;
 		unsigned mt;
 		if (ev->type == RP_ALLOC && ev->mt < RP_PCP_TYPES) {
@@ -659,8 +681,8 @@ struct rp_pcp_stock *rp_pcp_stock(const struct rp_trace *t, const struct rp_stat
 		} else {
 			continue;
 		}
-		if (!(refill = list_of(st, s, ev, mt, &need)) || (*refill && i + 1 >= *refill))
-			continue; /* no list, or refilled since: what it held is spent */
+		if (!(refill = list_of(&hint, s, ev, mt, &need)) || *refill)
+			continue; /* no list, or refilled before: what it held is spent */
 		int64_t *b = bal + (need - &s->need[0][0][0][0]);
 		*b += n;
 		if (*b > (int64_t)*need)
