@@ -321,7 +321,7 @@ static void load_sysctl(struct rp_machine *m)
 }
 
 /*
- * info/page_reporting.txt (pagealloc record): the guest's balloon reported
+ * info/page_reporting.txt (pagealloc record): the guest's balloon reports
  * free memory to its hypervisor, from blocks of page_reporting_order up
  * (the pageblock's, Linux's default, where the file names none).
  */

@@ -246,7 +246,7 @@ void rp_print_table(FILE *f, const struct rp_machine *m, const struct rp_result 
 	        m->release[0] ? m->release : "unknown", r->linux_ver, r->pcp_rules, r->pcp_rules);
 	if (m->page_reporting)
 		fprintf(f,
-		        "free page reporting: the guest's balloon reported free blocks of order %u "
+		        "free page reporting: the guest's balloon reports free blocks of order %u "
 		        "and up to its hypervisor, taking them off the free lists for each report "
 		        "with no trace event; a snapshot taken during one reads short of the events "
 		        "(docs/replay.md)\n",
