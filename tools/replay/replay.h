@@ -192,6 +192,17 @@ struct rp_trace {
 	size_t map_len;
 };
 
+/*
+ * Event i of a pass over the whole trace. Such a pass does little per event
+ * and waits on memory (the events of a few million lines are tens of MB):
+ * fetching 32 events ahead lets the loads overlap.
+ */
+static inline const struct rp_event *rp_pass_event(const struct rp_trace *t, size_t i)
+{
+	__builtin_prefetch(t->ev + i + 32);
+	return t->ev + i;
+}
+
 /* How far a long step is (0..1), for a progress line; may be NULL. */
 typedef void (*rp_progress_fn)(const char *what, double fraction);
 

@@ -232,7 +232,7 @@ static void print_legend(FILE *f)
 static void print_marks(FILE *f, const struct rp_trace *t)
 {
 	for (size_t i = 0; i < t->nr; i++)
-		if (t->ev[i].type == RP_MARK)
+		if (rp_pass_event(t, i)->type == RP_MARK)
 			fprintf(f, "  %12.6f s  event %-8zu %s\n", (double)t->ev[i].ts_ns / 1e9, i,
 			        t->marks[t->ev[i].arg]);
 }
@@ -423,7 +423,7 @@ void rp_print_json(FILE *f, const struct rp_machine *m, const struct rp_result *
 	        (unsigned long long)r->start_pcp_lists);
 	bool any = false;
 	for (size_t i = 0; i < t->nr; i++)
-		if (t->ev[i].type == RP_MARK) {
+		if (rp_pass_event(t, i)->type == RP_MARK) {
 			fprintf(f, "%s{\"t\": %.6f, \"event\": %zu, \"text\": ", any ? ", " : "",
 			        (double)t->ev[i].ts_ns / 1e9, i);
 			json_escape(f, t->marks[t->ev[i].arg]);
@@ -518,7 +518,7 @@ int rp_write_svg(const char *path, const struct rp_machine *m, const struct rp_r
 	        "text-anchor=\"end\">%.1f s</text>\n",
 	        L, H - 10, t0, W - R, H - 10, t1);
 	for (size_t i = 0; i < t->nr; i++)
-		if (t->ev[i].type == RP_MARK) {
+		if (rp_pass_event(t, i)->type == RP_MARK) {
 			double x = X((double)t->ev[i].ts_ns / 1e9);
 			/* "PHASE 6b ..." is labelled "6b"; another marker by its first word. */
 			const char *mk = t->marks[t->ev[i].arg];

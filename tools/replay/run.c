@@ -862,7 +862,7 @@ static void run_events(struct rp_ctx *c)
 		take_snapshots(c, i);
 		double s0 = now_s(), c0 = clock_s(CLOCK_THREAD_CPUTIME_ID);
 		for (; i < end; i++)
-			do_event(c, &t->ev[i]);
+			do_event(c, rp_pass_event(t, i));
 		busy += now_s() - s0;
 		cpu += clock_s(CLOCK_THREAD_CPUTIME_ID) - c0;
 		if (vevery && i % vevery == 0)

@@ -58,13 +58,6 @@ struct rp_ctx {
 	uint8_t *freed;       /* bit per kernel pfn: a traced free's head, not allocated since */
 	uint8_t *pre_kernel;  /* bit per pageblock: the start state allocated it unmovable */
 	uint64_t pre_cursor;  /* where the search for any pre-trace block resumes */
-	/*
-	 * Per kernel zone (index + 1; 0: outside every zone): 1 + the lowest
-	 * order a walk of all memory found no pre-trace block of, of any type;
-	 * 0 when none failed. Blocks only shrink or go, so a search for as much
-	 * fails again without a walk, until memory joins them (keep_moved()).
-	 */
-	uint8_t pre_miss[RP_MAX_ZONES + 1];
 	int pre_list; /* >= 0: pre-trace frees go on this PCP type's list (the start's stock) */
 	uint64_t map_errors, realloc_live, moved;
 	/*
@@ -85,6 +78,13 @@ struct rp_ctx {
 	bool seen_balance;         /* the trace prints balance_pgdat's begin and end */
 	uint64_t lazy_lo, lazy_hi; /* set up late by the kernel (rp_machine_lazy_range()) */
 	char first_report[256];
+	/*
+	 * Per kernel zone (index + 1; 0: outside every zone): 1 + the lowest
+	 * order a walk of all memory found no pre-trace block of, of any type;
+	 * 0 when none failed. Blocks only shrink or go, so a search for as much
+	 * fails again without a walk, until memory joins them (keep_moved()).
+	 */
+	uint8_t pre_miss[RP_MAX_ZONES + 1];
 };
 
 static inline bool rp_bit(const uint8_t *bits, uint64_t i)

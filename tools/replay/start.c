@@ -123,7 +123,7 @@ static void evidence_read(const struct rp_ctx *c, struct start_evidence *e)
 	e->free = calloc(bytes, 1);
 	e->used = calloc(bytes, 1);
 	for (size_t i = 0; seen && e->free && e->used && i < c->trace->nr; i++) {
-		const struct rp_event *ev = &c->trace->ev[i];
+		const struct rp_event *ev = rp_pass_event(c->trace, i);
 		bool alloc = ev->type == RP_ALLOC, isolate = ev->type == RP_ISOLATE_FREE;
 		if (!alloc && !isolate && (ev->type != RP_FREE || ev->arg == RP_FREE_UNUSED))
 			continue; /* compaction's unused targets were free pages it had taken */
@@ -386,7 +386,7 @@ static uint8_t *first_types(const struct rp_ctx *c)
 	uint64_t nr = (c->nr_frames >> PB_ORDER) + 1;
 	uint8_t *t = calloc(nr, 1);
 	for (size_t i = 0; t && i < c->trace->nr; i++) {
-		const struct rp_event *ev = &c->trace->ev[i];
+		const struct rp_event *ev = rp_pass_event(c->trace, i);
 		if (ev->type != RP_ALLOC && ev->type != RP_EXTFRAG)
 			continue;
 		uint64_t b = ev->pfn >> PB_ORDER, end = b + 1;
@@ -636,37 +636,41 @@ static int hinted_zone(struct zone_hint *h, uint64_t pfn)
 	return h->z;
 }
 
+/* One list's count while the trace is read: what it ran ahead by, its most, its first refill. */
+struct list_acc {
+	int64_t bal;
+	uint64_t most;
+	uint32_t refill;
+};
+
 /* The list an event names (zone, CPU, order) and mt; NULL where there is none. */
-static uint32_t *list_of(struct zone_hint *h, struct rp_pcp_stock *s, const struct rp_event *ev,
-                         unsigned mt, uint64_t **need)
+static struct list_acc *list_of(struct zone_hint *h, struct list_acc *acc,
+                                const struct rp_event *ev, unsigned mt)
 {
 	int z = hinted_zone(h, ev->pfn);
 	if (z < 0 || ev->order >= RP_PCP_ORDERS || ev->cpu >= RP_MAX_CPUS || mt >= RP_PCP_TYPES)
 		return NULL;
-	*need = &s->need[z][ev->cpu][ev->order][mt];
-	return &s->first_refill[z][ev->cpu][ev->order][mt];
+	return &acc[((z * RP_MAX_CPUS + ev->cpu) * RP_PCP_ORDERS + ev->order) * RP_PCP_TYPES + mt];
 }
 
 struct rp_pcp_stock *rp_pcp_stock(const struct rp_trace *t, const struct rp_state *st)
 {
+	enum { LISTS = RP_MAX_ZONES * RP_MAX_CPUS * RP_PCP_ORDERS * RP_PCP_TYPES };
 	struct rp_pcp_stock *s = calloc(1, sizeof *s);
 	uint8_t *type = calloc(t->max_pfn ? t->max_pfn : 1, 1); /* 1 + a live block's type */
-	int64_t *bal = calloc(1, sizeof s->need);               /* need's shape */
-	uint64_t *need;
-	uint32_t *refill;
+	struct list_acc *acc = calloc(LISTS, sizeof *acc), *l;
 	struct zone_hint hint = { st, -1 };
-	if (!s || !type || !bal) {
-		free(s), free(type), free(bal);
+	if (!s || !type || !acc) {
+		free(s), free(type), free(acc);
 		return NULL;
 	}
 	for (size_t i = 0; i < t->nr; i++) {
-		const struct rp_event *ev = &t->ev[i];
+		const struct rp_event *ev = rp_pass_event(t, i);
 		if (ev->order >= RP_PCP_ORDERS || ev->pfn >= t->max_pfn)
 			continue;
 		if (ev->type == RP_REFILL) { /* a run of one line is no sure refill */
-			if (ev->arg >= 2 && (refill = list_of(&hint, s, ev, ev->mt, &need)) &&
-			    !*refill)
-				*refill = (uint32_t)(i + 1);
+			if (ev->arg >= 2 && (l = list_of(&hint, acc, ev, ev->mt)) && !l->refill)
+				l->refill = (uint32_t)(i + 1);
 			continue;
 		}
 		int64_t n = 1ll << ev->order;
@@ -681,15 +685,18 @@ struct rp_pcp_stock *rp_pcp_stock(const struct rp_trace *t, const struct rp_stat
 		} else {
 			continue;
 		}
-		if (!(refill = list_of(&hint, s, ev, mt, &need)) || *refill)
+		if (!(l = list_of(&hint, acc, ev, mt)) || l->refill)
 			continue; /* no list, or refilled before: what it held is spent */
-		int64_t *b = bal + (need - &s->need[0][0][0][0]);
-		*b += n;
-		if (*b > (int64_t)*need)
-			*need = (uint64_t)*b;
+		l->bal += n;
+		if (l->bal > (int64_t)l->most)
+			l->most = (uint64_t)l->bal;
 	}
+	uint64_t *need = &s->need[0][0][0][0];
+	uint32_t *refill = &s->first_refill[0][0][0][0];
+	for (size_t i = 0; i < LISTS; i++)
+		need[i] = acc[i].most, refill[i] = acc[i].refill;
 	free(type);
-	free(bal);
+	free(acc);
 	return s;
 }
 
