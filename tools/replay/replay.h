@@ -276,7 +276,7 @@ struct rp_machine {
 	char release[64];            /* the kernel's release (uname.txt), "" if unknown */
 	char linux_ver[16];          /* linux= for the pool: the release's X.Y, or "" if unknown */
 	double tracing_on;           /* /proc/uptime when tracing began (info/), -1 if unknown */
-	bool page_reporting;         /* the guest reported free memory to its hypervisor, */
+	bool page_reporting;         /* the guest reports free memory to its hypervisor, */
 	unsigned page_reporting_order; /* from blocks of this order up (info/page_reporting.txt) */
 };
 
