@@ -532,6 +532,12 @@ static int read_report(const struct ctl_call *c, char *buf, size_t len)
 		.path = p, .help = h, .read = read_write_only, .write = write_number, .set = s,    \
 		.min = lo, .max = hi                                                               \
 	}
+/* A zone's 0/1 state, "zone/<N>/...": N as pa_pageblock_info numbers the zones. */
+#define CTL_ZONE_FLAG(p, g, s, h)                                                                  \
+	{                                                                                          \
+		.path = p, .help = h, .read = read_number, .write = write_number,                  \
+		.index_max = zone_max, .get = g, .set = s, .min = 0, .max = 1                      \
+	}
 #define CTL_REPORT(p, k, h)                                                                        \
 	{                                                                                          \
 		.path = p, .help = h, .read = read_report, .report = k                             \
@@ -577,27 +583,13 @@ static const struct ctl_entry ctl_table[] = {
 	          "refills of a batch, a run of frees reaching order 1..3 empties the lists",
 	  .read = read_pcp_rules,
 	  .write = write_pcp_rules },
-	{ .path = "zone/<N>/reclaim_active",
-	  .help = "zone N (as pa_pageblock_info numbers them): 1 while reclaim runs (Linux's "
-	          "ZONE_RECLAIM_ACTIVE): per-CPU lists capped at 4 batches",
-	  .read = read_number,
-	  .write = write_number,
-	  .index_max = zone_max,
-	  .get = get_reclaim_active,
-	  .set = set_reclaim_active,
-	  .min = 0,
-	  .max = 1 },
-	{ .path = "zone/<N>/below_high",
-	  .help = "zone N: 1 once an allocation found it under its high watermark, until a spill "
-	          "finds it above (Linux 6.7's ZONE_BELOW_HIGH): each CPU's high at high_min, "
-	          "not raised by refills; 0 clears it, as such a spill does",
-	  .read = read_number,
-	  .write = write_number,
-	  .index_max = zone_max,
-	  .get = get_below_high,
-	  .set = set_below_high,
-	  .min = 0,
-	  .max = 1 },
+	CTL_ZONE_FLAG("zone/<N>/reclaim_active", get_reclaim_active, set_reclaim_active,
+	              "zone N (as pa_pageblock_info numbers them): 1 while reclaim runs (Linux's "
+	              "ZONE_RECLAIM_ACTIVE): per-CPU lists capped at 4 batches"),
+	CTL_ZONE_FLAG("zone/<N>/below_high", get_below_high, set_below_high,
+	              "zone N: 1 once an allocation found it under its high watermark, until a "
+	              "spill finds it above (Linux 6.7's ZONE_BELOW_HIGH): each CPU's high at "
+	              "high_min, not raised by refills; 0 clears it, as such a spill does"),
 	{ .path = "zone/<N>/watermark_boost",
 	  .help = "zone N's watermark boost in frames (Linux's zoneinfo \"boost\")",
 	  .read = read_number,
