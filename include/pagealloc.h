@@ -347,8 +347,11 @@ int pa_pcp_info(struct pa_pool *pool, unsigned node, enum pa_zone_type zone, uns
  * pageblock's type: to restore lists saved from pa_pcp_info() or read from a
  * kernel's, which keep a page on the list it was freed to when its
  * pageblock changes type, and a list whose memory the pool holds in
- * pageblocks of other types. Past the CPU's high the lists spill as after
- * any free; a spill returns the block to the buddy by its pageblock's type.
+ * pageblocks of other types. It is no free of the CPU's: what Linux's
+ * heuristics count (the frees since the last allocation, a run of frees of
+ * orders 1-3, the frees per order) stays as it was, and the lists spill
+ * only past the CPU's high; a spill returns the block to the buddy by its
+ * pageblock's type.
  * 0; -EPERM, the block untouched, where a free could not wait on a list
  * (its order is off the lists or too large to wait, an isolated pageblock,
  * a CMA allocation, a block that is not an allocated one): free it with

@@ -951,15 +951,33 @@ bool pcp_free_costly_unlock(struct pa_pcp *pcp, unsigned order, pa_pfn_t pfn, bo
 	return true;
 }
 
-/* init_on_free: wipe the bytes first; the block is ours while the list lock is held. */
-bool pcp_free_wipe_unlock(struct pa_zone *z, struct pa_pcp *pcp, pa_pfn_t pfn, unsigned order)
+/*
+ * The frees off the inline path. init_on_free wipes the bytes first (the
+ * block is ours while the list lock is held). A restore (pa_pcp_free_on())
+ * puts back a block a list held, which is no free of the CPU's: what
+ * Linux's heuristics read (the frees since the last allocation, whether a
+ * run of orders 1..3 is under way) stays as it was, and the lists spill
+ * only past high. The frame map still counts it as a free of its order.
+ */
+bool pcp_free_slow_unlock(struct pa_zone *z, struct pa_pcp *pcp, pa_pfn_t pfn, unsigned order,
+                          unsigned type, bool restore)
 {
 	struct pa_pool *pool = z->pool;
-	unsigned type = pcp_type(pageblock_mt(pool, pfn));
-	if (pool->base)
+	if (pool->cfg.init_on_free && pool->base)
 		memset(pool->base + (pfn << pool->cfg.page_shift), 0,
 		       (size_t)1 << (pool->cfg.page_shift + order));
-	return pcp_free_commit(pcp, pcp_listable(pool, pfn), pfn, order, type);
+	struct pa_page *p = pcp_listable(pool, pfn);
+	if (!restore)
+		return pcp_free_commit(pcp, p, pfn, order, type);
+	bool in_run = frees_not_costly(pool, pcp) == pcp->frees_at_costly;
+	bool full = pcp_link_page(pcp, p, pfn, order, type);
+	pcp->orders[order].frees++;
+	if (in_run)
+		pcp->frees_at_costly = frees_not_costly(pool, pcp);
+	if (full)
+		return pcp_spill_top_unlock(pcp, order, pfn);
+	pa_spin_unlock(&pcp->lock);
+	return true;
 }
 
 void pcp_drain_cpu(struct pa_zone *z, unsigned cpu, uint64_t order_mask)
@@ -1210,7 +1228,7 @@ int pa_pcp_free_on(struct pa_pool *pool, struct pa_page *page, unsigned order, u
 		return -EINVAL;
 	struct pa_pcp *pcp = z->pcp[cpu];
 	platform_spin_lock(pool, &pcp->lock, SITE_PCP_FREE);
-	return pcp_free_locked_on(z, pcp, pfn, order, (int)type) ? 0 : -EPERM;
+	return pcp_free_locked_on(z, pcp, pfn, order, (int)type, true) ? 0 : -EPERM;
 }
 
 int pa_pcp_set_high(struct pa_pool *pool, unsigned node, enum pa_zone_type type, unsigned cpu,

@@ -162,7 +162,8 @@ void pcp_zone_below_high(struct pa_zone *zone);
 bool pcp_spill_top_unlock(struct pa_pcp *pcp, unsigned order, pa_pfn_t pfn);
 /* A free of order 1..PA_COSTLY_ORDER just linked (full: the lists reach high): Linux's free_high. */
 bool pcp_free_costly_unlock(struct pa_pcp *pcp, unsigned order, pa_pfn_t pfn, bool full);
-bool pcp_free_wipe_unlock(struct pa_zone *zone, struct pa_pcp *pcp, pa_pfn_t pfn, unsigned order);
+bool pcp_free_slow_unlock(struct pa_zone *zone, struct pa_pcp *pcp, pa_pfn_t pfn, unsigned order,
+                          unsigned type, bool restore);
 
 /* The top block of a list taken off it, still PS_PCP; NULL if the list is empty. */
 static inline struct pa_page *pcp_unlink(struct pa_pool *pool, struct pa_pcp *pcp, unsigned order,
@@ -442,11 +443,11 @@ static inline unsigned pcp_type(unsigned mt)
  * the buddy, the order was switched off meanwhile, the pageblock is
  * isolated, or a CMA pageblock's block is a CMA allocation, which only
  * pa_cma_release() frees). A spill returns a block to the buddy by its
- * pageblock's type, whatever list it waited on. Leaves the list lock
- * released either way.
+ * pageblock's type, whatever list it waited on. A restore puts back what a
+ * list held (pcp_free_slow_unlock()). Leaves the list lock released either way.
  */
 static inline bool pcp_free_locked_on(struct pa_zone *z, struct pa_pcp *pcp, pa_pfn_t pfn,
-                                      unsigned order, int list_type)
+                                      unsigned order, int list_type, bool restore)
 {
 	struct pa_pool *pool = z->pool;
 	struct pa_page *p = pfn_page(pool, pfn);
@@ -458,8 +459,8 @@ static inline bool pcp_free_locked_on(struct pa_zone *z, struct pa_pcp *pcp, pa_
 		pa_spin_unlock(&pcp->lock);
 		return false;
 	}
-	if (unlikely(pool->cfg.init_on_free))
-		return pcp_free_wipe_unlock(z, pcp, pfn, order);
+	if (unlikely(pool->cfg.init_on_free || restore))
+		return pcp_free_slow_unlock(z, pcp, pfn, order, type, restore);
 	return pcp_free_commit(pcp, p, pfn, order, type);
 }
 
@@ -467,7 +468,7 @@ static inline bool pcp_free_locked_on(struct pa_zone *z, struct pa_pcp *pcp, pa_
 static inline bool pcp_free_locked(struct pa_zone *z, struct pa_pcp *pcp, pa_pfn_t pfn,
                                    unsigned order)
 {
-	return pcp_free_locked_on(z, pcp, pfn, order, -1);
+	return pcp_free_locked_on(z, pcp, pfn, order, -1, false);
 }
 
 /* pcp_free_locked() with the list lock taken first; false also when it is busy. */

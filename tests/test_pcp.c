@@ -2071,6 +2071,39 @@ TEST(pcp_free_on_puts_a_block_on_the_list_asked_for)
 }
 
 /*
+ * pa_pcp_free_on() restores what a list held: no free of the CPU's, so a
+ * long run of order-1 blocks put back does not empty the lists (Linux 6.7's
+ * rule for a run of high-order frees), and the first real order-1 free
+ * after it does not either: the run's count was not fed. The lists still
+ * spill past high.
+ */
+TEST(pcp_free_on_restores_without_counting_a_run_of_frees)
+{
+	struct pa_pool *pool = test_boot("mem=256M nr_cpus=1 linux=7.2");
+	enum { N = 1500 };
+	static struct pa_page *blocks[N];
+	for (unsigned i = 0; i < N; i++)
+		REQUIRE((blocks[i] = pa_alloc_pages(pool, PA_GFP_MOVABLE, 1)) != NULL);
+	struct pa_page *last = pa_alloc_pages(pool, PA_GFP_MOVABLE, 1);
+	REQUIRE(last);
+	pa_drain_all(pool);
+	struct pa_pcp_info pi;
+	for (unsigned i = 0; i < N; i++)
+		CHECK_EQ_U64(pa_pcp_free_on(pool, blocks[i], 1, 0, PA_MT_MOVABLE), 0);
+	REQUIRE(pa_pcp_info(pool, 0, PA_ZONE_DMA32, 0, &pi, NULL) == 0);
+	uint64_t restored = pi.count, run_cap = 2 * pi.batch + pi.high_min / 2;
+	CHECK_MSG(restored > 2 * run_cap, "%llu on the lists", (unsigned long long)restored);
+	CHECK_MSG(restored <= pi.high, "%llu on the lists, high %llu", (unsigned long long)restored,
+	          (unsigned long long)pi.high);
+	pa_free_pages(pool, last, 1);
+	REQUIRE(pa_pcp_info(pool, 0, PA_ZONE_DMA32, 0, &pi, NULL) == 0);
+	CHECK_MSG(pi.count + pi.batch >= restored, "%llu on the lists after a free, %llu before",
+	          (unsigned long long)pi.count, (unsigned long long)restored);
+	VALIDATE(pool);
+	pa_shutdown(pool);
+}
+
+/*
  * pcp/decay_external=1: the embedder runs Linux's vmstat worker. A refill a
  * second later decays nothing; pa_pcp_decay() lowers high by an eighth
  * (decay_pcp_high(): max(count - (batch << 5), high - high / 8, high_min))

@@ -95,6 +95,16 @@ static void parse_all(struct rp_trace *t, const char *const *lines, size_t n)
 		          t->err);
 }
 
+/* Drop the starting state's RP_STOCK events (a test of their own reads them). */
+static void drop_stock(struct rp_trace *t)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < t->nr; i++)
+		if (t->ev[i].type != RP_STOCK)
+			t->ev[n++] = t->ev[i];
+	t->nr = n;
+}
+
 /*
  * Replay a trace with no recording around it (a pool from boot, no
  * snapshots), validating after every event; boot: the whole boot line, or
@@ -135,7 +145,7 @@ TEST(parser_action_fields)
 		"fallback_migratetype=1 fragmenting=0 change_ownership=1",
 	};
 	parse_all(&t, lines, sizeof lines / sizeof lines[0]);
-	REQUIRE(t.nr == 6);
+	REQUIRE(t.nr == 7);
 	CHECK_EQ_U64(t.ev[0].type, RP_ALLOC_FAILED);
 	CHECK_EQ_U64(t.ev[0].arg, PA_GFP_MOVABLE | PA_GFP_COMP | PA_GFP_NOWARN | PA_GFP_NORETRY |
 	                                  PA_GFP_THISNODE);
@@ -149,11 +159,16 @@ TEST(parser_action_fields)
 	CHECK_EQ_U64(t.ev[4].type, RP_FREE);
 	CHECK_EQ_U64(t.ev[4].ts_ns, 11403202000ull);
 	CHECK_EQ_U64(t.per_name[RPN_MM_PAGE_PCPU_DRAIN], 1);
+	/* A drain of a block no line named before: a CPU's list held it at the start. */
+	CHECK_EQ_U64(t.ev[5].type, RP_STOCK);
+	CHECK_EQ_U64(t.ev[5].pfn, 0x10);
+	CHECK_EQ_U64(t.ev[5].order, 2);
+	CHECK_EQ_U64(t.ev[5].mt, PA_MT_UNMOVABLE);
 	/* A fallback: the free block it took from, and that block's type. */
-	CHECK_EQ_U64(t.ev[5].type, RP_EXTFRAG);
-	CHECK_EQ_U64(t.ev[5].pfn, 0x16400);
-	CHECK_EQ_U64(t.ev[5].order, 10);
-	CHECK_EQ_U64(t.ev[5].mt, PA_MT_MOVABLE);
+	CHECK_EQ_U64(t.ev[6].type, RP_EXTFRAG);
+	CHECK_EQ_U64(t.ev[6].pfn, 0x16400);
+	CHECK_EQ_U64(t.ev[6].order, 10);
+	CHECK_EQ_U64(t.ev[6].mt, PA_MT_MOVABLE);
 
 	/* Bad lines are counted and the first one is described. */
 	const char *bad = "  init-1 [001] .....    1.0: mm_page_alloc: pfn=0x10 order=0 "
@@ -239,6 +254,7 @@ TEST(parser_drains_after_reclaim_and_compaction)
 		"migratetype=1",
 	};
 	parse_all(&t, lines, sizeof lines / sizeof lines[0]);
+	drop_stock(&t);
 	REQUIRE(t.nr == 3);
 	CHECK_EQ_U64(t.ev[0].type, RP_DRAIN);
 	CHECK_EQ_U64(t.ev[0].arg, RP_DRAIN_ALL);
@@ -349,6 +365,7 @@ TEST(parser_tells_the_vmstat_workers_decay_from_spills)
 		"order=0 migratetype=0",
 	};
 	parse_all(&t, lines, sizeof lines / sizeof lines[0]);
+	drop_stock(&t);
 	REQUIRE(t.nr == 4);
 	CHECK_EQ_U64(t.ev[0].type, RP_DECAY);
 	CHECK_EQ_U64(t.ev[0].cpu, 1);
@@ -390,6 +407,7 @@ TEST(replay_decays_each_cpus_high_once_a_second)
 		"  b-2 [001] .....  10.4: mm_page_free: page=0 pfn=0x200 order=0",
 	};
 	parse_all(&t, lines, sizeof lines / sizeof lines[0]);
+	drop_stock(&t);
 	REQUIRE(t.nr == 9);
 	struct rp_result r;
 	lone_replay(&t, "mem=64M max_order=9 nr_cpus=2 kcompactd=manual", &r);
@@ -782,12 +800,13 @@ TEST(replay_breaks_a_block_the_kernel_had_not)
  * a THP's compaction at sync-light, which moves into movable pageblocks
  * only; the replay's retry goes on to the last priority and makes it.
  */
-TEST(replay_compacts_as_hard_as_linux_can_for_what_the_kernel_served)
+/*
+ * Four and a half pageblocks of unmovable pages, every other one freed
+ * again; movable pages in all but a few hundred frames of the rest; then a
+ * THP the kernel served, after its own asynchronous compaction if `async`.
+ */
+static struct rp_result thp_after_fragmenting(bool async)
 {
-	/*
-	 * Four and a half pageblocks of unmovable pages, every other one freed
-	 * again; movable pages in all but a few hundred frames of the rest.
-	 */
 	struct rp_trace t = { 0 };
 	unsigned us = 0, nu = 9 * 256, nm = 13700;
 	for (unsigned i = 0; i < nu; i++)
@@ -802,17 +821,38 @@ TEST(replay_compacts_as_hard_as_linux_can_for_what_the_kernel_served)
 		          "mm_page_alloc: page=0 pfn=%#x order=0 migratetype=1 "
 		          "gfp_flags=GFP_HIGHUSER_MOVABLE",
 		          0x20000 + i);
+	if (async) {
+		parse_one(&t, &us,
+		          "mm_compaction_try_to_compact_pages: order=9 gfp_mask=" THP
+		          " priority=2");
+		parse_one(&t, &us,
+		          "mm_compaction_begin: zone_start=0x1000 migrate_pfn=0x1000 "
+		          "free_pfn=0x3fe00 zone_end=0x40000, mode=async");
+	}
 	parse_one(&t, &us,
 	          "mm_page_alloc: page=0 pfn=0x30000 order=9 migratetype=1 gfp_flags=" THP);
 	struct rp_result r;
 	lone_replay(&t, "mem=64M max_order=9 nr_cpus=1 min_free_kbytes=0 kcompactd=manual", &r);
 	CHECK_EQ_U64(r.allocs, nu + nm + 1);
-	CHECK_EQ_U64(r.extra_compactions, 1);
-	CHECK_EQ_U64(r.failed_kernel_served, 0);
-	CHECK_EQ_U64(r.thp_served, 1);
 	CHECK_EQ_U64(r.bad_page, 0);
 	CHECK_EQ_U64(r.validate_failures, 0);
 	rp_trace_free(&t);
+	return r;
+}
+
+/*
+ * What the kernel served, the pool serves with a compaction as hard as
+ * Linux's can be, where its own first try (none, or the kernel's
+ * asynchronous one) finds no block: the pool's free blocks differ.
+ */
+TEST(replay_compacts_as_hard_as_linux_can_for_what_the_kernel_served)
+{
+	for (int async = 0; async < 2; async++) {
+		struct rp_result r = thp_after_fragmenting(async);
+		CHECK_EQ_U64(r.extra_compactions, 1);
+		CHECK_EQ_U64(r.failed_kernel_served, 0);
+		CHECK_EQ_U64(r.thp_served, 1);
+	}
 }
 
 /*
@@ -862,6 +902,55 @@ TEST(parser_finds_what_each_cpus_lists_held_at_the_start)
 	CHECK_EQ_U64(s->need[1][0][0][0], 2);
 	CHECK_EQ_U64(s->need[0][1][0][0], 0);
 	free(s);
+	rp_trace_free(&t);
+}
+
+/*
+ * A drain of a block that no line named before (allocated, freed, taken by
+ * a refill or a fallback, drained) was on a CPU's list when the trace
+ * began: RP_STOCK, with the drain's pfn, order, type and CPU. A block of
+ * which one frame was named says nothing.
+ */
+TEST(parser_names_the_blocks_the_lists_held_at_the_start)
+{
+	struct rp_trace t = { 0 };
+	static const char *const lines[] = {
+		"  a-1 [000] .....  1.0: mm_page_alloc: page=0 pfn=0x100 order=0 migratetype=1 "
+		"gfp_flags=GFP_HIGHUSER_MOVABLE",
+		"  a-1 [000] d..2.  1.1: mm_page_pcpu_drain: page=0 pfn=0x100 order=0 migratetype=1",
+		"  a-1 [000] d..2.  1.2: mm_page_alloc_zone_locked: page=0 pfn=0x200 order=0 "
+		"migratetype=1 percpu_refill=1",
+		"  a-1 [000] d..2.  1.3: mm_page_pcpu_drain: page=0 pfn=0x200 order=0 migratetype=1",
+		"  a-1 [000] d..2.  1.4: mm_page_alloc_extfrag: page=0 pfn=0x401 alloc_order=0 "
+		"fallback_order=2 pageblock_order=9 alloc_migratetype=1 fallback_migratetype=0 "
+		"fragmenting=1 change_ownership=0",
+		"  a-1 [000] d..2.  1.5: mm_page_pcpu_drain: page=0 pfn=0x402 order=0 migratetype=1",
+		"  a-1 [000] .....  1.6: mm_page_free: page=0 pfn=0x600 order=0",
+		"  a-1 [000] d..2.  1.7: mm_page_pcpu_drain: page=0 pfn=0x601 order=0 migratetype=1",
+		"  b-2 [001] d..2.  1.8: mm_page_pcpu_drain: page=0 pfn=0x500 order=1 migratetype=2",
+		"  b-2 [001] d..2.  1.9: mm_page_pcpu_drain: page=0 pfn=0x500 order=1 migratetype=2",
+		"  a-1 [000] .....  2.0: mm_page_alloc: page=0 pfn=0x701 order=0 migratetype=1 "
+		"gfp_flags=GFP_HIGHUSER_MOVABLE",
+		"  b-2 [001] d..2.  2.1: mm_page_pcpu_drain: page=0 pfn=0x700 order=1 migratetype=1",
+	};
+	parse_all(&t, lines, sizeof lines / sizeof lines[0]);
+	static const struct {
+		uint32_t pfn;
+		uint8_t order, mt, cpu;
+	} want[] = { { 0x601, 0, PA_MT_MOVABLE, 0 }, { 0x500, 1, PA_MT_RECLAIMABLE, 1 } };
+	unsigned n = 0;
+	for (size_t i = 0; i < t.nr; i++) {
+		const struct rp_event *ev = &t.ev[i];
+		if (ev->type != RP_STOCK)
+			continue;
+		REQUIRE(n < sizeof want / sizeof want[0]);
+		CHECK_EQ_U64(ev->pfn, want[n].pfn);
+		CHECK_EQ_U64(ev->order, want[n].order);
+		CHECK_EQ_U64(ev->mt, want[n].mt);
+		CHECK_EQ_U64(ev->cpu, want[n].cpu);
+		n++;
+	}
+	CHECK_EQ_U64(n, sizeof want / sizeof want[0]);
 	rp_trace_free(&t);
 }
 
@@ -1450,6 +1539,90 @@ TEST(replay_starts_with_no_zone_marked_under_its_high_watermark)
 			raised += to->zone[z].pcp_high[cpu] > from->zone[z].pcp_high[cpu];
 	CHECK_MSG(raised > 0, "no CPU's high rose in %zu events", t.nr);
 	CHECK_EQ_U64(r.validate_failures, 0);
+	rp_trace_free(&t);
+	free(m);
+}
+
+/*
+ * The blocks the trace drains before any line names them go on the lists
+ * at their own pfns (start_listed counts them), on the CPU that drained
+ * them, unless that CPU's list of their order and type was refilled before
+ * the drain: Linux refills only an empty list, so it was another CPU's
+ * (a remote drain names the CPU that drains), and only one with room takes
+ * it. Here 32 frames drained by CPU 1 fill its lists; 16 drained by CPU 0
+ * after its movable list's first refill find no list. Normal is given 64
+ * free blocks less than the sample's kernel had: its free blocks then fit
+ * where the trace shows no list's pages.
+ */
+TEST(replay_lists_the_blocks_the_trace_drains_first_at_their_pfns)
+{
+	enum { ON_1 = 32, AFTER_REFILL = 16 };
+	struct rp_machine *m = start_machine();
+	struct rp_zone_state *normal = snap_zone(&m->snap[0].kernel, "Normal");
+	REQUIRE(normal);
+	int z = (int)(normal - m->snap[0].kernel.zone);
+	struct rp_trace t = read_trace(m->trace_path);
+	unsigned top = m->max_order;
+	REQUIRE(normal->free_mt[PA_MT_MOVABLE][top] > 64);
+	normal->free_mt[PA_MT_MOVABLE][top] -= 64;
+	normal->free[top] -= 64;
+	uint8_t *named = calloc(normal->end_pfn / 8 + 1, 1);
+	REQUIRE(named);
+	size_t refill = SIZE_MAX;
+	for (size_t i = 0; i < t.nr; i++) {
+		const struct rp_event *ev = &t.ev[i];
+		uint64_t n = ev->type == RP_REFILL                       ? ev->arg :
+		             ev->type == RP_ALLOC || ev->type == RP_FREE ? 1ull << ev->order :
+		                                                           0;
+		for (uint64_t k = ev->pfn; k < ev->pfn + n && k < normal->end_pfn; k++)
+			rp_set_bit(named, k);
+		if (ev->type == RP_REFILL && refill == SIZE_MAX && ev->cpu == 0 && ev->order == 0 &&
+		    ev->mt == PA_MT_MOVABLE && ev->pfn >= normal->start_pfn)
+			refill = i;
+	}
+	REQUIRE(refill != SIZE_MAX);
+	/* The drains: every other frame no event names, down from the middle of Normal. */
+	struct rp_event *ev = calloc(t.nr + ON_1 + AFTER_REFILL, sizeof *ev);
+	REQUIRE(ev);
+	size_t n = 0;
+	uint64_t k = (normal->start_pfn + normal->end_pfn) / 2 & ~1ull; /* no reservation there */
+	for (unsigned i = 0; i < ON_1 + AFTER_REFILL; i++) {
+		do
+			REQUIRE((k -= 2) > normal->start_pfn);
+		while (rp_bit(named, k));
+		if (i == ON_1) { /* the trace up to and with CPU 0's first refill */
+			memcpy(ev + n, t.ev, (refill + 1) * sizeof *ev);
+			n += refill + 1;
+		}
+		ev[n++] = (struct rp_event){ .ts_ns = t.ev[i < ON_1 ? 0 : refill].ts_ns,
+			                     .pfn = (uint32_t)k,
+			                     .type = RP_STOCK,
+			                     .cpu = i < ON_1 ? 1 : 0,
+			                     .mt = PA_MT_MOVABLE };
+	}
+	memcpy(ev + n, t.ev + refill + 1, (t.nr - refill - 1) * sizeof *ev);
+	struct rp_event *read = t.ev;
+	t.ev = ev;
+	t.nr += ON_1 + AFTER_REFILL;
+	struct rp_pcp_stock *s = rp_pcp_stock(&t, &m->snap[0].kernel);
+	REQUIRE(s);
+	uint64_t drawn0 = rp_pcp_stock_drawn(s, z, 0), drawn1 = rp_pcp_stock_drawn(s, z, 1);
+	free(s);
+	REQUIRE(normal->pcp_cpu[0] >= drawn0 + AFTER_REFILL); /* room on CPU 0 but for the rule */
+	normal->pcp += drawn1 + ON_1 - normal->pcp_cpu[1];
+	normal->pcp_cpu[1] = drawn1 + ON_1;
+	struct rp_result r = start_replay(&t, m, "7.2");
+	CHECK_EQ_U64(r.start_listed, ON_1);
+	struct rp_zone_state *model = snap_zone(&m->snap[0].model, "Normal");
+	REQUIRE(model);
+	CHECK_EQ_U64(model->pcp_cpu[0], normal->pcp_cpu[0]);
+	CHECK_EQ_U64(model->pcp_cpu[1], normal->pcp_cpu[1]);
+	CHECK_EQ_U64(r.validate_failures, 0);
+	CHECK_EQ_U64(r.bad_page, 0);
+	t.ev = read;
+	t.nr -= ON_1 + AFTER_REFILL;
+	free(ev);
+	free(named);
 	rp_trace_free(&t);
 	free(m);
 }

@@ -242,6 +242,20 @@ static struct rp_event *push(struct rp_trace *t)
 	return e;
 }
 
+/* An event of a block: its head pfn, order and migratetype; -1 when out of memory. */
+static int push_block(struct rp_trace *t, enum rp_type type, uint64_t pfn, uint64_t order,
+                      uint64_t mt)
+{
+	struct rp_event *e = push(t);
+	if (!e)
+		return -1;
+	e->type = (uint8_t)type;
+	e->pfn = (uint32_t)pfn;
+	e->order = (uint8_t)order;
+	e->mt = (uint8_t)(mt < UINT8_MAX ? mt : UINT8_MAX);
+	return 0;
+}
+
 /* What the line's header says: CPU, timestamp, pid, and where the event name starts. */
 struct line_head {
 	unsigned cpu;
@@ -328,6 +342,53 @@ static void note_pfn(struct rp_trace *t, uint64_t pfn, unsigned order)
 	uint64_t end = pfn + (1ull << order);
 	if (end > t->max_pfn)
 		t->max_pfn = end;
+}
+
+/* Frames a trace may name: 16 TiB of memory (the event's pfn field is 32 bits). */
+#define NAMED_MAX (1ull << 32)
+
+/* Mark [pfn, end) named; true if no frame of it was before. */
+static bool note_named(struct rp_trace *t, uint64_t pfn, uint64_t end)
+{
+	if (end > t->named_bits) {
+		uint64_t bits = t->named_bits ? t->named_bits : 1ull << 20;
+		while (bits < end && bits < NAMED_MAX)
+			bits *= 2;
+		uint8_t *grown = end <= bits ? realloc(t->named, bits / 8) : NULL;
+		if (!grown)
+			return false; /* a drain then tells nothing: no stock is known */
+		memset(grown + t->named_bits / 8, 0, (bits - t->named_bits) / 8);
+		t->named = grown;
+		t->named_bits = bits;
+	}
+	bool fresh = true;
+	for (uint64_t k = pfn; k < end; k++) {
+		fresh &= !rp_bit(t->named, k);
+		rp_set_bit(t->named, k);
+	}
+	return fresh;
+}
+
+/*
+ * The frames each line names (allocated, freed, taken by a refill or a
+ * fallback, drained), in the trace's order. A drain of a block no line
+ * named before was on a CPU's list when the trace began: an RP_STOCK event
+ * says where, for the starting state.
+ */
+static int note_frames(struct rp_trace *t, int id, const struct line_head *h)
+{
+	uint64_t pfn, order, mt;
+	bool drain = id == RPN_MM_PAGE_PCPU_DRAIN, extfrag = id == RPN_MM_PAGE_ALLOC_EXTFRAG;
+	if ((!drain && !extfrag && id != RPN_MM_PAGE_ALLOC && id != RPN_MM_PAGE_FREE &&
+	     id != RPN_MM_PAGE_ALLOC_ZONE_LOCKED) ||
+	    !get_num(h->args, h->end, "pfn=", &pfn) || !pfn || pfn > UINT32_MAX ||
+	    !get_num(h->args, h->end, extfrag ? "fallback_order=" : "order=", &order) || order > 40)
+		return 0;
+	pfn &= ~((1ull << order) - 1); /* a fallback names the page it took inside its block */
+	if (!note_named(t, pfn, pfn + (1ull << order)) || !drain ||
+	    !get_num(h->args, h->end, "migratetype=", &mt))
+		return 0;
+	return push_block(t, RP_STOCK, pfn, order, mt);
 }
 
 static int parse_alloc(struct rp_trace *t, const struct line_head *h, const char *line, size_t len)
@@ -605,14 +666,9 @@ static int note_refill(struct rp_trace *t, const struct line_head *h)
 		t->ev[open - 1].arg++;
 		return 0;
 	}
-	struct rp_event *e = push(t);
-	if (!e)
+	if (push_block(t, RP_REFILL, pfn, order, mt))
 		return -1;
-	e->type = RP_REFILL;
-	e->pfn = (uint32_t)pfn;
-	e->order = (uint8_t)order;
-	e->mt = (uint8_t)mt;
-	e->arg = 1;
+	t->ev[t->nr - 1].arg = 1;
 	t->refill_run[h->cpu] = (uint32_t)t->nr;
 	return 0;
 }
@@ -628,20 +684,13 @@ static int parse_extfrag(struct rp_trace *t, const struct line_head *h)
 	    !get_num(h->args, h->end, "fallback_order=", &order) || order > 40 ||
 	    !get_num(h->args, h->end, "fallback_migratetype=", &mt) || mt >= RP_NR_MT)
 		return 0;
-	struct rp_event *e = push(t);
-	if (!e)
-		return -1;
-	e->type = RP_EXTFRAG;
-	e->pfn = (uint32_t)(pfn & ~((1ull << order) - 1));
-	e->order = (uint8_t)order;
-	e->mt = (uint8_t)mt;
-	return 0;
+	return push_block(t, RP_EXTFRAG, pfn & ~((1ull << order) - 1), order, mt);
 }
 
 static int parse_event(struct rp_trace *t, int id, const struct line_head *h, const char *line,
                        size_t len)
 {
-	if (note_drain(t, id, h))
+	if (note_drain(t, id, h) || note_frames(t, id, h))
 		return -1;
 	note_run(t, id, h);
 	if (id != RPN_MM_PAGE_ALLOC_ZONE_LOCKED && h->cpu < RP_MAX_CPUS)
@@ -774,6 +823,7 @@ int rp_parse_line(struct rp_trace *t, const char *line, size_t len)
 
 void rp_trace_free(struct rp_trace *t)
 {
+	free(t->named);
 	if (t->map)
 		munmap(t->map, t->map_len);
 	else
@@ -1087,6 +1137,9 @@ int rp_trace_read(const char *path, struct rp_trace *t, rp_progress_fn progress)
 	input_close(&r.in);
 	if (t->nr_cpus < t->cpus_seen)
 		t->nr_cpus = t->cpus_seen;
+	free(t->named); /* the parser's alone */
+	t->named = NULL;
+	t->named_bits = 0;
 	if (rc == 0 && t->lines - t->unparsed == 0) {
 		fprintf(stderr, "pagealloc replay: %s: no ftrace events%s%s\n", path,
 		        t->err[0] ? ": " : "", t->err);

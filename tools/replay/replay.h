@@ -37,6 +37,7 @@ enum rp_type {
 	RP_PROACTIVE,      /* kcompactd compacted unasked: a proactive pass (arg: node) */
 	RP_EXTFRAG,        /* a fallback's free block (mt: its type); the start reads it */
 	RP_REFILL, /* a CPU refilled its list of order and mt (pfn: first page, arg: pages) */
+	RP_STOCK,  /* a block a CPU's list held at the start (mt: its type); the start reads it */
 	RP_NR_ACTIONS
 };
 
@@ -97,6 +98,16 @@ struct rp_event {
 	uint8_t mt;
 	uint32_t spare;
 };
+
+static inline bool rp_bit(const uint8_t *bits, uint64_t i)
+{
+	return (bits[i >> 3] >> (i & 7)) & 1;
+}
+
+static inline void rp_set_bit(uint8_t *bits, uint64_t i)
+{
+	bits[i >> 3] |= (uint8_t)(1u << (i & 7));
+}
 
 /* Every event name the recording recipe enables, counted by name. */
 #define RP_EVENT_NAMES(X)                                                                          \
@@ -188,6 +199,8 @@ struct rp_trace {
 	bool balance_seen, pass_open, idle_pending;
 	char err[256];                    /* the first line that could not be parsed, and why */
 	uint32_t refill_run[RP_MAX_CPUS]; /* 1 + the CPU's RP_REFILL its next lines may add to */
+	uint8_t *named; /* bit per frame a line named so far (note_named()); parsing only */
+	uint64_t named_bits;
 	void *map; /* ev lies in this mapping of a cache file (cache.c), else NULL */
 	size_t map_len;
 };
@@ -328,6 +341,8 @@ struct rp_pcp_stock {
 };
 /* NULL when out of memory; free() it. */
 struct rp_pcp_stock *rp_pcp_stock(const struct rp_trace *t, const struct rp_state *st);
+/* The frames all of a CPU's lists in zone z need: the sum over orders and types. */
+uint64_t rp_pcp_stock_drawn(const struct rp_pcp_stock *s, int z, unsigned cpu);
 /* The boot line of a pool shaped like the machine (or like the trace alone). */
 void rp_machine_boot_line(const struct rp_machine *m, const struct rp_trace *t, char *buf,
                           size_t len);
@@ -418,6 +433,8 @@ struct rp_result {
 	uint64_t start_pb_seen, start_pb_typed;
 	/* Lists the start stocked past the kernel's, found at their first refill; their frames. */
 	uint64_t start_pcp_lists, start_pcp_excess;
+	/* Frames the start put on a list at the pfn the trace first drains them from (RP_STOCK). */
+	uint64_t start_listed;
 	double seconds, events_per_sec;         /* the loop's wall-clock time */
 	double cpu_seconds, events_per_cpu_sec; /* its CPU time: what others' load leaves alone */
 	double compact_seconds;                 /* of seconds: compact_memory and kcompactd runs */

@@ -302,16 +302,17 @@ void rp_print_table(FILE *f, const struct rp_machine *m, const struct rp_result 
 	        (unsigned long long)r->drains, (unsigned long long)r->decays,
 	        (unsigned long long)r->moved);
 	if (r->start_shortfall || r->map_errors || r->realloc_live || r->pre_elsewhere ||
-	    r->start_pb_seen || r->start_pcp_lists)
+	    r->start_pb_seen || r->start_pcp_lists || r->start_listed)
 		fprintf(f,
 		        "starting state: %llu free blocks placed as two halves; %llu of %llu "
 		        "pageblocks the trace first shows unmovable or reclaimable typed so; %llu "
-		        "frees of pre-trace memory found it elsewhere; %llu per-CPU frames on %llu "
+		        "frees of pre-trace memory found it elsewhere; %llu per-CPU frames at the "
+		        "pfns the trace first drains them from; %llu per-CPU frames on %llu "
 		        "lists given back at their first refill; map errors %llu; pfns "
 		        "allocated again while live %llu\n",
 		        (unsigned long long)r->start_shortfall,
 		        (unsigned long long)r->start_pb_typed, (unsigned long long)r->start_pb_seen,
-		        (unsigned long long)r->pre_elsewhere,
+		        (unsigned long long)r->pre_elsewhere, (unsigned long long)r->start_listed,
 		        (unsigned long long)r->start_pcp_excess,
 		        (unsigned long long)r->start_pcp_lists, (unsigned long long)r->map_errors,
 		        (unsigned long long)r->realloc_live);
@@ -416,11 +417,11 @@ void rp_print_json(FILE *f, const struct rp_machine *m, const struct rp_result *
 	        "}, \"deferred_grown\": %llu, \"moved\": %llu, \"pre_trace_elsewhere\": %llu, "
 	        "\"start_pageblocks_seen\": "
 	        "%llu, \"start_pageblocks_typed\": %llu, \"start_pcp_excess\": %llu, "
-	        "\"start_pcp_excess_lists\": %llu, \"marks\": [",
+	        "\"start_pcp_excess_lists\": %llu, \"start_listed\": %llu, \"marks\": [",
 	        (unsigned long long)r->deferred_grown, (unsigned long long)r->moved,
 	        (unsigned long long)r->pre_elsewhere, (unsigned long long)r->start_pb_seen,
 	        (unsigned long long)r->start_pb_typed, (unsigned long long)r->start_pcp_excess,
-	        (unsigned long long)r->start_pcp_lists);
+	        (unsigned long long)r->start_pcp_lists, (unsigned long long)r->start_listed);
 	bool any = false;
 	for (size_t i = 0; i < t->nr; i++)
 		if (rp_pass_event(t, i)->type == RP_MARK) {

@@ -276,7 +276,8 @@ static struct pa_page *alloc_from_held(struct rp_ctx *c, const struct rp_event *
 }
 
 /*
- * The kernel served it without compacting, and the pool's free blocks
+ * The kernel served it, without compacting or after a compaction at a
+ * priority that did not find the pool a block: the pool's free blocks
  * differ from the kernel's here. Take the pool's whole slow path
  * (compaction and the lists' drains) rather than fail what the kernel
  * served (counted: compactions the kernel did not run), compacting as hard
@@ -313,7 +314,7 @@ static void do_alloc(struct rp_ctx *c, const struct rp_event *ev)
 	struct pa_page *p = alloc_as_kernel(c, ev, gfp);
 	if (!p) {
 		p = alloc_from_held(c, ev, gfp);
-		if (!p && !(ev->arg & RP_ALLOC_COMPACTED))
+		if (!p)
 			p = alloc_compacting(c, ev, gfp);
 		if (p && ev->order == c->pb_order && (gfp & PA_GFP_MOVABLE))
 			r->thp_served++; /* alloc_as_kernel() counted the try */
@@ -726,8 +727,8 @@ static void first_refill(struct rp_ctx *c, const struct rp_event *ev)
 
 static void do_event(struct rp_ctx *c, const struct rp_event *ev)
 {
-	if (ev->type == RP_EXTFRAG) {
-		c->evidence_only++; /* the starting state's: the allocation after it acts */
+	if (ev->type == RP_EXTFRAG || ev->type == RP_STOCK) {
+		c->evidence_only++; /* the starting state's: the allocation or drain acts */
 		return;
 	}
 	if (ev->type == RP_REFILL) {

@@ -87,16 +87,6 @@ struct rp_ctx {
 	uint8_t pre_miss[RP_MAX_ZONES + 1];
 };
 
-static inline bool rp_bit(const uint8_t *bits, uint64_t i)
-{
-	return (bits[i >> 3] >> (i & 7)) & 1;
-}
-
-static inline void rp_set_bit(uint8_t *bits, uint64_t i)
-{
-	bits[i >> 3] |= (uint8_t)(1u << (i & 7));
-}
-
 /* run.c */
 /* Write the knob zone/<N>/knob of every zone of the pool; stops at the first refusal. */
 void rp_ctl_zones(struct rp_ctx *c, const char *knob, const char *value);

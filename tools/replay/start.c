@@ -14,8 +14,10 @@
  *      of the type, always keeping a block's buddy allocated, so that none
  *      merge and the free lists come out as the kernel's; first where the
  *      trace shows the kernel's memory free then (a frame's first event an
- *      allocation) and none in use (a first event a free), then where it
- *      shows none in use, then anywhere.
+ *      allocation) and none in use (a first event a free) nor on a CPU's
+ *      list (a first event a drain), then where it shows neither, then
+ *      anywhere.
+ * Then each CPU's lists get the kernel's count (fill_pcp()).
  * What stays allocated is "pre-trace" memory. Kernel frees of blocks that no
  * traced allocation covers come out of it (rp_free_pre), at the kernel's pfn
  * where the starting state kept it there.
@@ -91,11 +93,15 @@ static int kernel_zone(const struct rp_ctx *c, uint64_t k)
 /*
  * What the trace says of each frame at the start: one whose first event is
  * an allocation was free then (in the buddy or on a CPU's list), one whose
- * first event is a free was in use.
+ * first event is a free was in use, one first drained (RP_STOCK) was on a
+ * CPU's list.
  */
 struct start_evidence {
-	uint8_t *free, *used; /* bit per frame */
-	unsigned pass;        /* 0: free frames and none in use; 1: none in use; 2: anywhere */
+	uint8_t *free, *used, *listed; /* bit per frame */
+	const struct rp_event **stock; /* the RP_STOCK events, in the trace's order */
+	size_t nr_stock;
+	unsigned
+	        pass; /* 0: free frames, none in use or listed; 1: none in use or listed; 2: anywhere */
 };
 
 /* Mark [lo, hi) seen; of it, what was not seen before also in `to` (if any). */
@@ -122,8 +128,25 @@ static void evidence_read(const struct rp_ctx *c, struct start_evidence *e)
 	uint8_t *seen = calloc(bytes, 1);
 	e->free = calloc(bytes, 1);
 	e->used = calloc(bytes, 1);
-	for (size_t i = 0; seen && e->free && e->used && i < c->trace->nr; i++) {
+	e->listed = calloc(bytes, 1);
+	e->stock = NULL;
+	e->nr_stock = 0;
+	size_t cap = 0;
+	for (size_t i = 0; seen && e->free && e->used && e->listed && i < c->trace->nr; i++) {
 		const struct rp_event *ev = rp_pass_event(c->trace, i);
+		if (ev->type == RP_STOCK && ev->pfn + (1ull << ev->order) <= c->nr_frames) {
+			if (e->nr_stock == cap) {
+				const struct rp_event **grown = realloc(
+				        e->stock, (cap = cap ? cap * 2 : 256) * sizeof *grown);
+				if (!grown)
+					break;
+				e->stock = grown;
+			}
+			e->stock[e->nr_stock++] = ev;
+			for (uint64_t k = ev->pfn; k < ev->pfn + (1ull << ev->order); k++)
+				rp_set_bit(seen, k), rp_set_bit(e->listed, k);
+			continue;
+		}
 		bool alloc = ev->type == RP_ALLOC, isolate = ev->type == RP_ISOLATE_FREE;
 		if (!alloc && !isolate && (ev->type != RP_FREE || ev->arg == RP_FREE_UNUSED))
 			continue; /* compaction's unused targets were free pages it had taken */
@@ -144,7 +167,7 @@ static void evidence_read(const struct rp_ctx *c, struct start_evidence *e)
 
 static void evidence_free(struct start_evidence *e)
 {
-	free(e->free), free(e->used);
+	free(e->free), free(e->used), free(e->listed), free(e->stock);
 }
 
 /* Is any bit of [lo, hi) set? 64 at a time where whole words lie inside. */
@@ -168,10 +191,11 @@ static bool bits_any(const uint8_t *bits, uint64_t lo, uint64_t hi)
 /* May a kernel free block go at [p, p + 2^order) on this pass? */
 static bool evidence_allows(const struct start_evidence *e, uint64_t p, unsigned order)
 {
-	if (!e || e->pass >= 2 || !e->free || !e->used)
+	if (!e || e->pass >= 2 || !e->free || !e->used || !e->listed)
 		return true;
 	uint64_t end = p + (1ull << order);
-	return !bits_any(e->used, p, end) && (e->pass == 1 || bits_any(e->free, p, end));
+	return !bits_any(e->used, p, end) && !bits_any(e->listed, p, end) &&
+	       (e->pass == 1 || bits_any(e->free, p, end));
 }
 
 /*
@@ -715,22 +739,97 @@ static int idle_type(const struct rp_pcp_stock *s, int z, unsigned cpu)
 	return best;
 }
 
+uint64_t rp_pcp_stock_drawn(const struct rp_pcp_stock *s, int zone, unsigned cpu)
+{
+	uint64_t n = 0;
+	for (unsigned o = 0; o < RP_PCP_ORDERS; o++)
+		for (unsigned mt = 0; mt < RP_PCP_TYPES; mt++)
+			n += s->need[zone][cpu][o][mt];
+	return n;
+}
+
 /*
- * The kernel's per-CPU lists held pages too: on each CPU, free the zone's
- * pre-trace memory so that each list holds what the trace drew from it
- * (rp_pcp_stock()), and the rest of the kernel's count on a list the trace
- * left alone, in single frames.
+ * Could CPU cpu's list have held the block the trace drains at event `at`?
+ * Not once the list was refilled: Linux refills only an empty list. Room
+ * for it too.
+ */
+static bool stock_fits(const struct rp_pcp_stock *s, int zone, unsigned cpu,
+                       const struct rp_event *ev, size_t at, const uint64_t *room)
+{
+	if (cpu >= RP_MAX_CPUS || room[cpu] < 1ull << ev->order)
+		return false;
+	uint32_t refill = ev->order < RP_PCP_ORDERS && ev->mt < RP_PCP_TYPES ?
+	                          s->first_refill[zone][cpu][ev->order][ev->mt] :
+	                          0;
+	return !refill || refill - 1u > at;
+}
+
+/*
+ * The CPU whose list held a drained block: the one that drained it, unless
+ * that list cannot have (a remote drain names the CPU that drains), else
+ * the first that can; -1 if none.
+ */
+static int stock_cpu(const struct rp_ctx *c, const struct rp_pcp_stock *s, int zone,
+                     const struct rp_event *ev, const uint64_t *room)
+{
+	size_t at = (size_t)(ev - c->trace->ev);
+	if (stock_fits(s, zone, ev->cpu, ev, at, room))
+		return ev->cpu;
+	for (unsigned i = 0; i < RP_MAX_CPUS; i++)
+		if (stock_fits(s, zone, i, ev, at, room))
+			return (int)i;
+	return -1;
+}
+
+/*
+ * The blocks the trace shows drained before anything else named them
+ * (RP_STOCK) were on the zone's lists: each goes on a list at its own pfn,
+ * on the CPU that drained it (a remote drain names the draining CPU: then
+ * any with room), below what the trace draws from the lists.
+ */
+static void stock_listed(struct rp_ctx *c, int zone, const struct start_evidence *e,
+                         const struct rp_pcp_stock *s, uint64_t *room)
+{
+	for (size_t i = 0; i < e->nr_stock; i++) {
+		const struct rp_event *ev = e->stock[i];
+		unsigned r = 0;
+		uint64_t h = pre_head(c, ev->pfn, &r);
+		int cpu = stock_cpu(c, s, zone, ev, room);
+		if (kernel_zone(c, ev->pfn) != zone || h == UINT64_MAX || r < ev->order || cpu < 0)
+			continue; /* placed as free memory after all, or no list has room */
+		c->cpu = (unsigned)cpu;
+		c->pre_list = ev->mt < RP_PCP_TYPES ? ev->mt : -1;
+		pre_take(c, h, r, ev->pfn, ev->order);
+		room[cpu] -= 1ull << ev->order;
+		c->res->start_listed += 1ull << ev->order;
+	}
+	c->pre_list = -1;
+}
+
+/*
+ * The kernel's per-CPU lists held pages too: the blocks the trace names
+ * (stock_listed()), then on each CPU the zone's pre-trace memory so that
+ * each list holds what the trace drew from it (rp_pcp_stock()), and the
+ * rest of the kernel's count on a list the trace left alone, in single
+ * frames. Linux spills a list from its tail and allocates from its head:
+ * the drained blocks go on first.
  */
 static void fill_pcp(struct rp_ctx *c, const struct rp_zone_state *kz, struct rp_pcp_stock *s,
-                     const uint8_t *pbtype)
+                     const uint8_t *pbtype, const struct start_evidence *e)
 {
 	int zone = kernel_zone(c, kz->start_pfn);
-	uint64_t cursor[RP_PCP_TYPES + 1] = { 0 };
+	uint64_t cursor[RP_PCP_TYPES + 1] = { 0 }, kept[RP_MAX_CPUS], room[RP_MAX_CPUS];
 	if (zone < 0 || zone >= RP_MAX_ZONES)
 		return;
 	for (unsigned cpu = 0; cpu < RP_MAX_CPUS; cpu++) {
+		uint64_t d = rp_pcp_stock_drawn(s, zone, cpu), n = kz->pcp_cpu[cpu];
+		kept[cpu] = d < n ? d : n; /* for what the trace draws */
+		room[cpu] = n - kept[cpu];
+	}
+	stock_listed(c, zone, e, s, room);
+	for (unsigned cpu = 0; cpu < RP_MAX_CPUS; cpu++) {
 		c->cpu = cpu;
-		uint64_t left = kz->pcp_cpu[cpu];
+		uint64_t left = room[cpu] + kept[cpu];
 		for (unsigned o = 0; o < RP_PCP_ORDERS; o++)
 			for (unsigned mt = 0; mt < RP_PCP_TYPES; mt++)
 				for (uint64_t *n = &s->need[zone][cpu][o][mt];
@@ -821,7 +920,6 @@ int rp_start_state(struct rp_ctx *c)
 	evidence_read(c, &e);
 	for (unsigned z = 0; z < st->nr_zones; z++)
 		place_all(c, &st->zone[z], pbtype, &e);
-	evidence_free(&e);
 	free(pbtype);
 	ctl_num(c, "watermark_boost_factor", boost);
 	ctl_num(c, "min_free_kbytes", mfk);
@@ -838,12 +936,14 @@ int rp_start_state(struct rp_ctx *c)
 	uint8_t *types = stock ? pool_pbtypes(c) : NULL;
 	if (!types) {
 		free(stock);
+		evidence_free(&e);
 		return -1;
 	}
 	for (unsigned z = st->nr_zones; z-- > 0;) {
 		set_pcp_high(c, &st->zone[z]);
-		fill_pcp(c, &st->zone[z], stock, types);
+		fill_pcp(c, &st->zone[z], stock, types, &e);
 	}
+	evidence_free(&e);
 	free(types);
 	free(stock);
 	return 0;
