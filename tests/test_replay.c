@@ -932,6 +932,8 @@ TEST(parser_names_the_blocks_the_lists_held_at_the_start)
 		"  a-1 [000] .....  2.0: mm_page_alloc: page=0 pfn=0x701 order=0 migratetype=1 "
 		"gfp_flags=GFP_HIGHUSER_MOVABLE",
 		"  b-2 [001] d..2.  2.1: mm_page_pcpu_drain: page=0 pfn=0x700 order=1 migratetype=1",
+		/* No kernel's block: named by nothing, at once. */
+		"  b-2 [001] d..2.  2.2: mm_page_pcpu_drain: page=0 pfn=0x1 order=30 migratetype=1",
 	};
 	parse_all(&t, lines, sizeof lines / sizeof lines[0]);
 	static const struct {

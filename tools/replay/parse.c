@@ -344,8 +344,13 @@ static void note_pfn(struct rp_trace *t, uint64_t pfn, unsigned order)
 		t->max_pfn = end;
 }
 
-/* Frames a trace may name: 16 TiB of memory (the event's pfn field is 32 bits). */
-#define NAMED_MAX (1ull << 32)
+/*
+ * Frames a trace may name: 16 TiB of memory (the event's pfn field is 32
+ * bits); blocks of 4 GiB (of 4 KiB pages) at most, larger than any
+ * kernel's: a bad line's order 40 would take a while.
+ */
+#define NAMED_MAX       (1ull << 32)
+#define NAMED_MAX_ORDER 20
 
 /* Mark [pfn, end) named; true if no frame of it was before. */
 static bool note_named(struct rp_trace *t, uint64_t pfn, uint64_t end)
@@ -382,7 +387,8 @@ static int note_frames(struct rp_trace *t, int id, const struct line_head *h)
 	if ((!drain && !extfrag && id != RPN_MM_PAGE_ALLOC && id != RPN_MM_PAGE_FREE &&
 	     id != RPN_MM_PAGE_ALLOC_ZONE_LOCKED) ||
 	    !get_num(h->args, h->end, "pfn=", &pfn) || !pfn || pfn > UINT32_MAX ||
-	    !get_num(h->args, h->end, extfrag ? "fallback_order=" : "order=", &order) || order > 40)
+	    !get_num(h->args, h->end, extfrag ? "fallback_order=" : "order=", &order) ||
+	    order > NAMED_MAX_ORDER)
 		return 0;
 	pfn &= ~((1ull << order) - 1); /* a fallback names the page it took inside its block */
 	if (!note_named(t, pfn, pfn + (1ull << order)) || !drain ||
