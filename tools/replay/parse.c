@@ -375,26 +375,32 @@ static bool note_named(struct rp_trace *t, uint64_t pfn, uint64_t end)
 }
 
 /*
- * The frames each line names (allocated, freed, taken by a refill or a
- * fallback, drained), in the trace's order. A drain of a block no line
- * named before was on a CPU's list when the trace began: an RP_STOCK event
- * says where, for the starting state.
+ * The frames the lines name (allocated, freed, taken by a refill or a
+ * fallback, drained), in the trace's order: the block of order at pfn;
+ * true if no line named any of it before.
  */
-static int note_frames(struct rp_trace *t, int id, const struct line_head *h)
+static bool note_block(struct rp_trace *t, uint64_t pfn, uint64_t order)
+{
+	if (!pfn || order > NAMED_MAX_ORDER)
+		return false;
+	pfn &= ~((1ull << order) - 1);
+	return note_named(t, pfn, pfn + (1ull << order));
+}
+
+/*
+ * A drain of a block no line named before (the buddy's own allocations
+ * print mm_page_alloc_zone_locked, a fallback mm_page_alloc_extfrag): a
+ * CPU's list held it when the trace began. An RP_STOCK event says where,
+ * for the starting state.
+ */
+static int parse_drained(struct rp_trace *t, const struct line_head *h)
 {
 	uint64_t pfn, order, mt;
-	bool drain = id == RPN_MM_PAGE_PCPU_DRAIN, extfrag = id == RPN_MM_PAGE_ALLOC_EXTFRAG;
-	if ((!drain && !extfrag && id != RPN_MM_PAGE_ALLOC && id != RPN_MM_PAGE_FREE &&
-	     id != RPN_MM_PAGE_ALLOC_ZONE_LOCKED) ||
-	    !get_num(h->args, h->end, "pfn=", &pfn) || !pfn || pfn > UINT32_MAX ||
-	    !get_num(h->args, h->end, extfrag ? "fallback_order=" : "order=", &order) ||
-	    order > NAMED_MAX_ORDER)
+	if (!get_num(h->args, h->end, "pfn=", &pfn) || pfn > UINT32_MAX ||
+	    !get_num(h->args, h->end, "order=", &order) ||
+	    !get_num(h->args, h->end, "migratetype=", &mt) || !note_block(t, pfn, order))
 		return 0;
-	pfn &= ~((1ull << order) - 1); /* a fallback names the page it took inside its block */
-	if (!note_named(t, pfn, pfn + (1ull << order)) || !drain ||
-	    !get_num(h->args, h->end, "migratetype=", &mt))
-		return 0;
-	return push_block(t, RP_STOCK, pfn, order, mt);
+	return push_block(t, RP_STOCK, pfn & ~((1ull << order) - 1), order, mt);
 }
 
 static int parse_alloc(struct rp_trace *t, const struct line_head *h, const char *line, size_t len)
@@ -431,8 +437,10 @@ static int parse_alloc(struct rp_trace *t, const struct line_head *h, const char
 	e->order = (uint8_t)order;
 	e->mt = (uint8_t)mt;
 	e->arg = gfp;
-	if (pfn)
+	if (pfn) {
 		note_pfn(t, pfn, (unsigned)order);
+		note_block(t, pfn, order);
+	}
 	return 0;
 }
 
@@ -491,6 +499,7 @@ static int parse_free(struct rp_trace *t, const struct line_head *h, const char 
 	e->order = (uint8_t)order;
 	e->arg = free_kind(t, h);
 	note_pfn(t, pfn, (unsigned)order);
+	note_block(t, pfn, order);
 	return 0;
 }
 
@@ -662,10 +671,13 @@ static int parse_reclaim(struct rp_trace *t, int id, const struct line_head *h)
 static int note_refill(struct rp_trace *t, const struct line_head *h)
 {
 	uint64_t order, mt, refill, pfn;
-	if (h->cpu >= RP_MAX_CPUS || !get_num(h->args, h->end, "order=", &order) ||
-	    order >= RP_PCP_ORDERS || !get_num(h->args, h->end, "migratetype=", &mt) ||
-	    mt >= RP_PCP_TYPES || !get_num(h->args, h->end, "percpu_refill=", &refill) || !refill ||
-	    !get_num(h->args, h->end, "pfn=", &pfn) || pfn > UINT32_MAX)
+	if (!get_num(h->args, h->end, "pfn=", &pfn) || pfn > UINT32_MAX ||
+	    !get_num(h->args, h->end, "order=", &order))
+		return 0;
+	note_block(t, pfn, order); /* the buddy's: no list held it */
+	if (h->cpu >= RP_MAX_CPUS || order >= RP_PCP_ORDERS ||
+	    !get_num(h->args, h->end, "migratetype=", &mt) || mt >= RP_PCP_TYPES ||
+	    !get_num(h->args, h->end, "percpu_refill=", &refill) || !refill)
 		return 0;
 	uint32_t open = t->refill_run[h->cpu];
 	if (open && t->ev[open - 1].order == order && t->ev[open - 1].mt == mt) {
@@ -690,13 +702,14 @@ static int parse_extfrag(struct rp_trace *t, const struct line_head *h)
 	    !get_num(h->args, h->end, "fallback_order=", &order) || order > 40 ||
 	    !get_num(h->args, h->end, "fallback_migratetype=", &mt) || mt >= RP_NR_MT)
 		return 0;
+	note_block(t, pfn, order); /* the fallback's block: the buddy's */
 	return push_block(t, RP_EXTFRAG, pfn & ~((1ull << order) - 1), order, mt);
 }
 
 static int parse_event(struct rp_trace *t, int id, const struct line_head *h, const char *line,
                        size_t len)
 {
-	if (note_drain(t, id, h) || note_frames(t, id, h))
+	if (note_drain(t, id, h))
 		return -1;
 	note_run(t, id, h);
 	if (id != RPN_MM_PAGE_ALLOC_ZONE_LOCKED && h->cpu < RP_MAX_CPUS)
@@ -724,6 +737,8 @@ static int parse_event(struct rp_trace *t, int id, const struct line_head *h, co
 		return note_refill(t, h);
 	case RPN_MM_PAGE_ALLOC_EXTFRAG:
 		return parse_extfrag(t, h);
+	case RPN_MM_PAGE_PCPU_DRAIN:
+		return parse_drained(t, h);
 	case RPN_MARK:
 		return parse_mark(t, h);
 	case RPN_COMPACTION_TRY: {
