@@ -15,8 +15,8 @@
  *      merge and the free lists come out as the kernel's; first where the
  *      trace shows the kernel's memory free then (a frame's first event an
  *      allocation) and none in use (a first event a free) nor on a CPU's
- *      list (a first event a drain), then where it shows neither, then
- *      anywhere.
+ *      list (a first event a drain), then where it shows neither, then so
+ *      in pageblocks of the types Linux falls back to, then anywhere.
  * Then each CPU's lists get the kernel's count (fill_pcp()).
  * What stays allocated is "pre-trace" memory. Kernel frees of blocks that no
  * traced allocation covers come out of it (rp_free_pre), at the kernel's pfn
@@ -622,11 +622,34 @@ static uint64_t place_free(struct rp_ctx *c, const struct rp_zone_state *kz, con
 }
 
 /*
+ * Where the kernel's free blocks of a type go, in turn: an evidence pass
+ * (start_evidence) in the pageblocks of that type (other -1) or of a type
+ * Linux falls back to from it (other 0, 1: fallback_of[], in its order).
+ */
+static const struct place_step {
+	unsigned pass;
+	int other;
+} place_steps[] = { { 0, -1 }, { 1, -1 }, { 1, 0 }, { 1, 1 }, { 2, -1 } };
+
+static const unsigned fallback_of[RP_PCP_TYPES][2] = {
+	[PA_MT_UNMOVABLE] = { PA_MT_RECLAIMABLE, PA_MT_MOVABLE },
+	[PA_MT_MOVABLE] = { PA_MT_RECLAIMABLE, PA_MT_UNMOVABLE },
+	[PA_MT_RECLAIMABLE] = { PA_MT_UNMOVABLE, PA_MT_MOVABLE },
+};
+
+/*
  * The kernel's free blocks, largest first, where the trace shows the
- * kernel's free memory first. A block that finds no room of its order (the
- * boot reservations sit across where the kernel had one) goes in as two of
- * the order below, so that the zone's free count, which every watermark
- * reads, stays the kernel's.
+ * kernel's free memory first. Where its type's pageblocks have no room left
+ * but on frames the trace shows in use or on a CPU's list, a block goes in
+ * another type's pageblocks first (free there, of the kernel's order, on
+ * that type's list): the trace names those frames, the type is only a
+ * count of the zone's. Put on the lists' frames, the kernel's free blocks
+ * left the lists' stock to come from memory beside them, with which it
+ * merged when spilled (this machine's three memory-pressure recordings: mid
+ * snapshots 0.11, 0.21, 0.20 from the kernel, 0.10, 0.12, 0.14 this way). A block that finds no
+ * room of its order (the boot reservations sit across where the kernel had
+ * one) goes in as two of the order below, so that the zone's free count,
+ * which every watermark reads, stays the kernel's.
  */
 static void place_all(struct rp_ctx *c, const struct rp_zone_state *kz, const uint8_t *pbtype,
                       struct start_evidence *e)
@@ -639,8 +662,16 @@ static void place_all(struct rp_ctx *c, const struct rp_zone_state *kz, const ui
 			carry[mt] = 0;
 			if (!n || mt == PA_MT_ISOLATE)
 				continue;
-			for (e->pass = 0; e->pass < 3 && n; e->pass++)
-				n = place_free(c, kz, pbtype, want, (unsigned)o, n, e);
+			for (size_t i = 0; i < sizeof place_steps / sizeof place_steps[0] && n;
+			     i++) {
+				const struct place_step *st = &place_steps[i];
+				if (st->other >= 0 && want >= RP_PCP_TYPES)
+					continue;
+				e->pass = st->pass;
+				n = place_free(c, kz, pbtype,
+				               st->other < 0 ? want : fallback_of[want][st->other],
+				               (unsigned)o, n, e);
+			}
 			carry[mt] = o > 0 ? 2 * n : 0;
 			c->res->start_shortfall += n;
 		}
