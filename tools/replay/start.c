@@ -100,8 +100,7 @@ struct start_evidence {
 	uint8_t *free, *used, *listed; /* bit per frame */
 	const struct rp_event **stock; /* the RP_STOCK events, in the trace's order */
 	size_t nr_stock;
-	unsigned
-	        pass; /* 0: free frames, none in use or listed; 1: none in use or listed; 2: anywhere */
+	unsigned pass; /* 0: free frames, none used or listed; 1: none used or listed; 2: any */
 };
 
 /* Mark [lo, hi) seen; of it, what was not seen before also in `to` (if any). */
@@ -645,11 +644,12 @@ static const unsigned fallback_of[RP_PCP_TYPES][2] = {
  * that type's list): the trace names those frames, the type is only a
  * count of the zone's. Put on the lists' frames, the kernel's free blocks
  * left the lists' stock to come from memory beside them, with which it
- * merged when spilled (this machine's three memory-pressure recordings: mid
- * snapshots 0.11, 0.21, 0.20 from the kernel, 0.10, 0.12, 0.14 this way). A block that finds no
- * room of its order (the boot reservations sit across where the kernel had
- * one) goes in as two of the order below, so that the zone's free count,
- * which every watermark reads, stays the kernel's.
+ * merged when spilled (this machine's three memory-pressure recordings:
+ * mid snapshots 0.11, 0.21, 0.20 from the kernel, 0.10, 0.12, 0.14 this
+ * way). A block that finds no room of its order (the boot reservations sit
+ * across where the kernel had one) goes in as two of the order below, so
+ * that the zone's free count, which every watermark reads, stays the
+ * kernel's.
  */
 static void place_all(struct rp_ctx *c, const struct rp_zone_state *kz, const uint8_t *pbtype,
                       struct start_evidence *e)
@@ -815,18 +815,20 @@ static int stock_cpu(const struct rp_ctx *c, const struct rp_pcp_stock *s, int z
 /*
  * The blocks the trace shows drained before anything else named them
  * (RP_STOCK) were on the zone's lists: each goes on a list at its own pfn,
- * on the CPU that drained it (a remote drain names the draining CPU: then
- * any with room), below what the trace draws from the lists.
+ * of the drain's type, on the CPU stock_cpu() finds, below what the trace
+ * draws from the lists.
  */
 static void stock_listed(struct rp_ctx *c, int zone, const struct start_evidence *e,
                          const struct rp_pcp_stock *s, uint64_t *room)
 {
 	for (size_t i = 0; i < e->nr_stock; i++) {
 		const struct rp_event *ev = e->stock[i];
+		if (kernel_zone(c, ev->pfn) != zone)
+			continue;
 		unsigned r = 0;
 		uint64_t h = pre_head(c, ev->pfn, &r);
 		int cpu = stock_cpu(c, s, zone, ev, room);
-		if (kernel_zone(c, ev->pfn) != zone || h == UINT64_MAX || r < ev->order || cpu < 0)
+		if (h == UINT64_MAX || r < ev->order || cpu < 0)
 			continue; /* placed as free memory after all, or no list has room */
 		c->cpu = (unsigned)cpu;
 		c->pre_list = ev->mt < RP_PCP_TYPES ? ev->mt : -1;
