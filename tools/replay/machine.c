@@ -327,10 +327,11 @@ static void load_sysctl(struct rp_machine *m)
  */
 static void load_page_reporting(struct rp_machine *m)
 {
+	static const char key[] = "page_reporting_order ";
 	char *s = slurp(m->dir, "info/page_reporting.txt");
-	const char *p = s ? strstr(s, "page_reporting_order ") : NULL;
+	const char *p = s ? strstr(s, key) : NULL;
 	m->page_reporting = s != NULL;
-	m->page_reporting_order = p ? (unsigned)strtoul(p + 21, NULL, 10) : 9;
+	m->page_reporting_order = p ? (unsigned)strtoul(p + sizeof key - 1, NULL, 10) : 9;
 	free(s);
 }
 

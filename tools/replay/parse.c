@@ -242,7 +242,11 @@ static struct rp_event *push(struct rp_trace *t)
 	return e;
 }
 
-/* An event of a block: its head pfn, order and migratetype; -1 when out of memory. */
+/*
+ * An event of the block of order (at most 40) holding pfn: its head (a
+ * line may name a page inside it), order and migratetype; -1 when out of
+ * memory.
+ */
 static int push_block(struct rp_trace *t, enum rp_type type, uint64_t pfn, uint64_t order,
                       uint64_t mt)
 {
@@ -250,7 +254,7 @@ static int push_block(struct rp_trace *t, enum rp_type type, uint64_t pfn, uint6
 	if (!e)
 		return -1;
 	e->type = (uint8_t)type;
-	e->pfn = (uint32_t)pfn;
+	e->pfn = (uint32_t)(pfn & ~((1ull << order) - 1));
 	e->order = (uint8_t)order;
 	e->mt = (uint8_t)(mt < UINT8_MAX ? mt : UINT8_MAX);
 	return 0;
@@ -400,7 +404,7 @@ static int parse_drained(struct rp_trace *t, const struct line_head *h)
 	    !get_num(h->args, h->end, "order=", &order) ||
 	    !get_num(h->args, h->end, "migratetype=", &mt) || !note_block(t, pfn, order))
 		return 0;
-	return push_block(t, RP_STOCK, pfn & ~((1ull << order) - 1), order, mt);
+	return push_block(t, RP_STOCK, pfn, order, mt);
 }
 
 static int parse_alloc(struct rp_trace *t, const struct line_head *h, const char *line, size_t len)
@@ -703,7 +707,7 @@ static int parse_extfrag(struct rp_trace *t, const struct line_head *h)
 	    !get_num(h->args, h->end, "fallback_migratetype=", &mt) || mt >= RP_NR_MT)
 		return 0;
 	note_block(t, pfn, order); /* the fallback's block: the buddy's */
-	return push_block(t, RP_EXTFRAG, pfn & ~((1ull << order) - 1), order, mt);
+	return push_block(t, RP_EXTFRAG, pfn, order, mt);
 }
 
 static int parse_event(struct rp_trace *t, int id, const struct line_head *h, const char *line,
