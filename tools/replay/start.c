@@ -644,9 +644,7 @@ static const unsigned fallback_of[RP_PCP_TYPES][2] = {
  * that type's list): the trace names those frames, the type is only a
  * count of the zone's. Put on the lists' frames, the kernel's free blocks
  * left the lists' stock to come from memory beside them, with which it
- * merged when spilled (this machine's three memory-pressure recordings:
- * mid snapshots 0.11, 0.21, 0.20 from the kernel, 0.10, 0.12, 0.14 this
- * way). A block that finds no room of its order (the boot reservations sit
+ * merged when spilled. A block that finds no room of its order (the boot reservations sit
  * across where the kernel had one) goes in as two of the order below, so
  * that the zone's free count, which every watermark reads, stays the
  * kernel's.
