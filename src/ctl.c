@@ -588,8 +588,9 @@ static const struct ctl_entry ctl_table[] = {
 	              "ZONE_RECLAIM_ACTIVE): per-CPU lists capped at 4 batches"),
 	CTL_ZONE_FLAG("zone/<N>/below_high", get_below_high, set_below_high,
 	              "zone N: 1 once an allocation found it under its high watermark, until a "
-	              "spill finds it above (Linux 6.7's ZONE_BELOW_HIGH): each CPU's high at "
-	              "high_min, not raised by refills; 0 clears it, as such a spill does"),
+	              "spill finds it above (Linux 6.7's ZONE_BELOW_HIGH): no refill raises a "
+	              "CPU's high, each free lowers it toward high_min; 0 clears it, as such a "
+	              "spill does"),
 	{ .path = "zone/<N>/watermark_boost",
 	  .help = "zone N's watermark boost in frames (Linux's zoneinfo \"boost\")",
 	  .read = read_number,

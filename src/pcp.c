@@ -744,14 +744,14 @@ static uint64_t spill_frames(const struct pa_pcp *pcp, uint32_t high)
 }
 
 /*
- * Linux 6.7's nr_pcp_high() at a free that filled the lists: unless the
- * zone is under its high watermark, high rises to hold a batch more than
+ * Linux 6.7's nr_pcp_high() at a free that filled the lists, the zone
+ * above its high watermark and reclaim not active: high rises to hold a batch more than
  * was freed in a row (within [high_min, high_max]) for the frees to come;
  * this one still spills at the high it met.
  */
-static void raise_high_for_frees(struct pa_zone *z, struct pa_pcp *pcp)
+static void raise_high_for_frees(struct pa_pcp *pcp)
 {
-	if (below_high(z))
+	if (pcp_count(pcp) < pcp->high)
 		return;
 	uint64_t need = (uint64_t)pcp->free_count + pcp->batch;
 	if (pcp->high < need)
@@ -786,13 +786,15 @@ static uint64_t spill_frames_61(struct pa_pcp *pcp, uint32_t high)
 }
 
 /*
- * Does reclaim cap these lists at each free (Linux 6.7's nr_pcp_high())?
+ * Does every free change high under Linux 6.7's nr_pcp_high() (reclaim
+ * active, or the zone under its high watermark with a high that can move)?
  * Then every free comes to the slow path. 6.1's cap is a fixed high. List
  * lock held.
  */
-static void pcp_set_capped(struct pa_zone *z, struct pa_pcp *pcp)
+static void pcp_set_slow_frees(struct pa_zone *z, struct pa_pcp *pcp)
 {
-	pcp->capped = !pcp_rules_61(z->pool) && reclaim_active(z);
+	pcp->slow_frees = !pcp_rules_61(z->pool) &&
+	                  (reclaim_active(z) || (below_high(z) && pcp->high_min != pcp->high_max));
 	pcp_set_high(pcp, pcp->high);
 }
 
@@ -808,7 +810,7 @@ void pcp_set_reclaim_active(struct pa_zone *z, bool on)
 		struct pa_pcp *pcp = z->pcp[c];
 		platform_spin_lock(pool, &pcp->lock, SITE_ADMIN);
 		if (!pcp_rules_61(pool))
-			pcp_set_capped(z, pcp);
+			pcp_set_slow_frees(z, pcp);
 		else if (!pcp->free_factor)
 			pcp_set_high(pcp, reclaim_cap(z, pcp, pcp->high_max));
 		pa_spin_unlock(&pcp->lock);
@@ -847,21 +849,52 @@ static uint32_t reclaim_lower_high(const struct pa_zone *z, struct pa_pcp *pcp)
 }
 
 /*
- * Linux 6.7's ZONE_BELOW_HIGH, just set (zone_set_below_high()): each CPU's
- * high falls to high_min and is not raised while it lasts, so that the lists
- * give back what reclaim would otherwise have to find. Linux lowers it by
- * what each free finds freed in a row, spilling from high_min on at once;
- * here it falls at once and the next free spills. No lock held.
+ * Linux 6.7's nr_pcp_high() under ZONE_BELOW_HIGH: each free lowers high
+ * by what was freed in a row (a batch at least), down to high_min, and
+ * spills once the lists hold high_min, as much as was freed in a row
+ * (within a batch of all they hold). A CPU that only allocates keeps its
+ * high, and refills by it (no refill raises it meanwhile). Returns the
+ * high the free met.
+ */
+static uint32_t below_high_lower_high(struct pa_pcp *pcp)
+{
+	uint32_t step = pcp->free_count > pcp->batch ? pcp->free_count : pcp->batch;
+	pcp_set_high(pcp, pcp->high > pcp->high_min + step ? pcp->high - step : pcp->high_min);
+	uint32_t count = pcp_count(pcp);
+	return count > pcp->high_min ? count : pcp->high_min;
+}
+
+/*
+ * ZONE_BELOW_HIGH just set (zone_set_below_high()): from now on every free
+ * of every CPU looks. Cleared, each CPU's next free that looks sees it
+ * (pcp_spill_unlock()), as Linux's next nr_pcp_high() would. No lock held.
  */
 void pcp_zone_below_high(struct pa_zone *z)
 {
 	for (unsigned c = 0; c < z->pool->cfg.nr_cpus; c++) {
 		struct pa_pcp *pcp = z->pcp[c];
 		platform_spin_lock(z->pool, &pcp->lock, SITE_ADMIN);
-		if (pcp->high > pcp->high_min)
-			pcp_set_high(pcp, pcp->high_min);
+		pcp_set_slow_frees(z, pcp);
 		pa_spin_unlock(&pcp->lock);
 	}
+}
+
+/*
+ * The high a free meets under Linux 6.7's nr_pcp_high(): reclaim's cap
+ * first, then ZONE_BELOW_HIGH's lowering, else high rises for the frees to
+ * come.
+ */
+static uint32_t free_high(struct pa_zone *z, struct pa_pcp *pcp)
+{
+	if (reclaim_active(z))
+		return reclaim_lower_high(z, pcp);
+	if (pcp->high_min == pcp->high_max)
+		return pcp->high;
+	if (below_high(z))
+		return below_high_lower_high(pcp);
+	uint32_t high = pcp->high;
+	raise_high_for_frees(pcp);
+	return high;
 }
 
 bool pcp_spill_unlock(struct pa_zone *z, struct pa_pcp *pcp, unsigned list)
@@ -870,17 +903,16 @@ bool pcp_spill_unlock(struct pa_zone *z, struct pa_pcp *pcp, unsigned list)
 	if (pcp_rules_61(z->pool)) {
 		pcp_free_61(z, pcp, list);
 	} else {
-		uint32_t high = pcp->high;
-		if (pcp->capped)
-			high = reclaim_lower_high(z, pcp);
-		else
-			raise_high_for_frees(z, pcp);
-		if (pcp_count(pcp) >= high)
+		uint32_t high = free_high(z, pcp);
+		if (pcp_count(pcp) >= high) {
 			pcp_spill(z, pcp, spill_frames(pcp, high), UINT64_MAX, list,
 			          SITE_PCP_SPILL);
+			if (below_high(z) && above_high(z)) /* only a spill looks */
+				zone_set_below_high(z, false);
+		}
 		pcp_decay(z, pcp);
-		if (below_high(z) && above_high(z))
-			zone_set_below_high(z, false);
+		if (pcp->slow_frees)
+			pcp_set_slow_frees(z, pcp);
 	}
 	pa_spin_unlock(&pcp->lock);
 	return true;
@@ -1058,7 +1090,7 @@ void pcp_set_rules(struct pa_pool *pool, enum pcp_rules rules)
 			platform_spin_lock(pool, &pcp->lock, SITE_ADMIN);
 			pcp->free_factor = 0;
 			pcp_set_high(pcp, 0);
-			pcp_set_capped(z, pcp);
+			pcp_set_slow_frees(z, pcp);
 			pa_spin_unlock(&pcp->lock);
 		}
 		pcp_setup_sizes(z);

@@ -61,9 +61,9 @@ struct pa_pcp {
 	/*
 	 * limit minus the frames on the lists (pcp_count()): a free that takes
 	 * it to 0 or below goes to the slow path (a spill), one subtraction and
-	 * one branch. limit is high, or 0 while reclaim caps the lists under
-	 * Linux 6.7's rules (capped), when every free looks; pcp_set_high()
-	 * and pcp_set_capped() keep the difference. (limit and capped sit in
+	 * one branch. limit is high, or 0 while every free must look under
+	 * Linux 6.7's rules (slow_frees); pcp_set_high() and
+	 * pcp_set_slow_frees() keep the difference. (limit and slow_frees sit in
 	 * what would be padding below: the struct stays six cache lines, order
 	 * 0's fields at the start of the sixth.)
 	 */
@@ -91,7 +91,12 @@ struct pa_pcp {
 	uint64_t last_decay_ns;
 	/* pcp_rules=6.1: Linux 6.1's free_factor, and the allocations it was last halved up to. */
 	uint32_t free_factor;
-	bool capped; /* Linux 6.7's ZONE_RECLAIM_ACTIVE seen by this CPU's lists */
+	/*
+	 * Linux 6.7's nr_pcp_high() changes high at every free: while the zone's
+	 * ZONE_RECLAIM_ACTIVE or ZONE_BELOW_HIGH is set, every free comes to
+	 * the slow path (pcp_set_slow_frees()).
+	 */
+	bool slow_frees;
 	uint64_t allocs_seen;
 	/*
 	 * [order], 0..max_order_boot: sized at boot, at the end so that order
@@ -116,7 +121,7 @@ static inline void pcp_set_limit(struct pa_pcp *pcp, uint32_t limit)
 static inline void pcp_set_high(struct pa_pcp *pcp, uint32_t high)
 {
 	pcp->high = high;
-	pcp_set_limit(pcp, pcp->capped ? 0 : high);
+	pcp_set_limit(pcp, pcp->slow_frees ? 0 : high);
 }
 
 /* A list's number, as spills walk them and pa_pcp_info() reports them. */

@@ -421,7 +421,8 @@ TEST(linux_67_reclaim_caps_the_lists_at_frees_and_leaves_high_to_the_tuning)
 
 /*
  * zone/<N>/below_high sets and clears the mark as the allocations and
- * spills do (high to high_min when set); 6.1 has no such bit.
+ * spills do; set, it leaves each CPU's high where it is and the next free
+ * lowers it by a batch (Linux 6.7's nr_pcp_high()); 6.1 has no such bit.
  */
 TEST(linux_67_below_high_ctl_sets_and_clears_the_mark)
 {
@@ -434,17 +435,20 @@ TEST(linux_67_below_high_ctl_sets_and_clears_the_mark)
 	static struct pa_page *pages[N];
 	for (unsigned i = 0; i < N; i++)
 		REQUIRE((pages[i] = pa_alloc_pages(pool, PA_GFP_MOVABLE, 0)) != NULL);
-	CHECK(dma32_pcp(pool).high > dma32_pcp(pool).high_min);
+	struct pa_pcp_info pi = dma32_pcp(pool);
+	REQUIRE(pi.high > pi.high_min + pi.batch);
 	REQUIRE(pa_ctl_write(pool, path, "1") == 0);
 	CHECK(atomic_load(&z->below_high));
-	CHECK_EQ_U64(dma32_pcp(pool).high, dma32_pcp(pool).high_min);
+	CHECK_EQ_U64(dma32_pcp(pool).high, pi.high);
+	pa_free_pages(pool, pages[N - 1], 0);
+	CHECK_EQ_U64(dma32_pcp(pool).high, pi.high - pi.batch);
 	REQUIRE(pa_ctl_read(pool, path, buf, sizeof buf) > 0);
 	CHECK(buf[0] == '1');
 	REQUIRE(pa_ctl_write(pool, path, "0") == 0);
 	CHECK(!atomic_load(&z->below_high));
 	CHECK(pa_ctl_write(pool, path, "2") == -EINVAL);
 	CHECK(!atomic_load(&z->below_high));
-	for (unsigned i = 0; i < N; i++)
+	for (unsigned i = 0; i + 1 < N; i++)
 		pa_free_pages(pool, pages[i], 0);
 	VALIDATE(pool);
 	pa_shutdown(pool);
@@ -587,11 +591,14 @@ TEST(linux_defrag_mode_compacts_a_pageblock_before_it_falls_back)
 /* ---------------------------------------------------------------------- */
 
 /*
- * Refills raise a CPU's high while the zone is above its high watermark;
- * the allocation that finds it under marks it, and high falls back to
- * high_min until a spill finds the zone above the mark again.
+ * Refills raise a CPU's high while the zone is above its high watermark.
+ * Under it (marked by the allocation that finds it there), no refill raises
+ * high and none lowers it: a CPU that only allocates keeps its high and
+ * refills by it, as Linux's nr_pcp_alloc(). Each free lowers it by what was
+ * freed in a row, to high_min, and the lists spill from high_min on; a
+ * spill that finds the zone above the mark again clears it.
  */
-TEST(linux_67_per_cpu_high_falls_to_high_min_under_the_high_watermark)
+TEST(linux_67_under_the_high_watermark_frees_lower_high_and_refills_keep_it)
 {
 	struct pa_pool *pool = test_boot("mem=256M nr_cpus=1 linux=7.2");
 	struct pa_zone *z = zone_of_type(pool, PA_ZONE_DMA32);
@@ -605,13 +612,23 @@ TEST(linux_67_per_cpu_high_falls_to_high_min_under_the_high_watermark)
 	CHECK_MSG(pi.high > pi.high_min, "high %llu, high_min %llu", (unsigned long long)pi.high,
 	          (unsigned long long)pi.high_min);
 	CHECK(!atomic_load(&z->below_high));
-	/* Under the high watermark, and one list's worth more: a refill sees it. */
+	/* Under the high watermark: the next allocation from the zone marks it. */
 	while (n < N && zone_nr_free(z) > z->wmark[PA_WMARK_HIGH])
 		REQUIRE((pages[n++] = pa_alloc_pages(pool, PA_GFP_MOVABLE, 0)) != NULL);
-	for (unsigned i = 0; i < 2 * pi.batch && n < N; i++)
+	uint64_t high = dma32_pcp(pool).high;
+	for (unsigned i = 0; i < 4 * pi.batch && n < N; i++)
 		REQUIRE((pages[n++] = pa_alloc_pages(pool, PA_GFP_MOVABLE, 0)) != NULL);
 	CHECK(atomic_load(&z->below_high));
 	pi = dma32_pcp(pool);
+	CHECK_EQ_U64(pi.high, high);
+	CHECK(pi.high > pi.high_min);
+	pa_free_pages(pool, pages[--n], 0);
+	CHECK_EQ_U64(dma32_pcp(pool).high, high - pi.batch);
+	while (n && atomic_load(&z->below_high)) {
+		pa_free_pages(pool, pages[--n], 0);
+		pi = dma32_pcp(pool);
+		CHECK(pi.count <= pi.high_min || !atomic_load(&z->below_high));
+	}
 	CHECK_EQ_U64(pi.high, pi.high_min);
 	while (n)
 		pa_free_pages(pool, pages[--n], 0);
@@ -623,8 +640,8 @@ TEST(linux_67_per_cpu_high_falls_to_high_min_under_the_high_watermark)
 /*
  * Any allocation that finds the zone under its high watermark marks it, as
  * Linux's get_page_from_freelist() checks every zone it visits: order-4
- * blocks, which 7.2 keeps off the lists (no refill ever looks), and every
- * CPU's high falls to high_min at once.
+ * blocks, which 7.2 keeps off the lists (no refill ever looks). The mark
+ * leaves every CPU's high where it was; their frees lower it.
  */
 TEST(linux_67_any_allocation_under_the_high_watermark_marks_the_zone)
 {
@@ -633,13 +650,14 @@ TEST(linux_67_any_allocation_under_the_high_watermark_marks_the_zone)
 	REQUIRE(z != NULL && !pcp_order_enabled(pool, 4));
 	enum { N = 4096, WARM = 2000 };
 	static struct pa_page *warm[WARM], *blocks[N];
-	uint64_t raised = 0; /* refills raise the high of the CPU that makes them */
+	uint64_t raised = 0, high[2]; /* refills raise the high of the CPU that makes them */
 	for (unsigned i = 0; i < WARM; i++)
 		REQUIRE((warm[i] = pa_alloc_pages(pool, PA_GFP_MOVABLE, 0)) != NULL);
 	for (unsigned cpu = 0; cpu < 2; cpu++) {
 		struct pa_pcp_info pi;
 		REQUIRE(pa_pcp_info(pool, 0, PA_ZONE_DMA32, cpu, &pi, NULL) == 0);
 		raised += pi.high > pi.high_min;
+		high[cpu] = pi.high;
 	}
 	CHECK(raised > 0);
 	unsigned n = 0;
@@ -651,7 +669,7 @@ TEST(linux_67_any_allocation_under_the_high_watermark_marks_the_zone)
 	for (unsigned cpu = 0; cpu < 2; cpu++) {
 		struct pa_pcp_info pi;
 		REQUIRE(pa_pcp_info(pool, 0, PA_ZONE_DMA32, cpu, &pi, NULL) == 0);
-		CHECK_EQ_U64(pi.high, pi.high_min);
+		CHECK_EQ_U64(pi.high, high[cpu]);
 	}
 	while (n)
 		pa_free_pages(pool, blocks[--n], 4);
