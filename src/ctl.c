@@ -368,6 +368,13 @@ static int set_below_high(const struct ctl_call *c, uint64_t v)
 	return 0;
 }
 
+static int set_watermark_boost(const struct ctl_call *c, uint64_t v)
+{
+	(void)v; /* 0: the only value taken */
+	zone_end_boost(&c->pool->zones[c->index]);
+	return 0;
+}
+
 static uint64_t get_watermark_boost(const struct ctl_call *c)
 {
 	struct pa_zone *z = &c->pool->zones[c->index];
@@ -592,10 +599,15 @@ static const struct ctl_entry ctl_table[] = {
 	              "CPU's high, each free lowers it toward high_min; 0 clears it, as such a "
 	              "spill does"),
 	{ .path = "zone/<N>/watermark_boost",
-	  .help = "zone N's watermark boost in frames (Linux's zoneinfo \"boost\")",
+	  .help = "zone N's watermark boost in frames (Linux's zoneinfo \"boost\"); write 0 "
+	          "to end it, as a kswapd pass that finds nothing to reclaim does",
 	  .read = read_number,
+	  .write = write_number,
 	  .index_max = zone_max,
-	  .get = get_watermark_boost },
+	  .get = get_watermark_boost,
+	  .set = set_watermark_boost,
+	  .min = 0,
+	  .max = 0 },
 	{ .path = "linux",
 	  .help = "the Linux version whose allocator rules apply (boot key linux=)",
 	  .read = read_linux },

@@ -892,6 +892,11 @@ void zone_boost_wake(struct pa_zone *z)
 		boost_end(z, UINT64_MAX, true);
 }
 
+void zone_end_boost(struct pa_zone *z)
+{
+	boost_end(z, UINT64_MAX, false);
+}
+
 void zone_reclaim_pass(struct pa_zone *z, bool on)
 {
 	if (on) {

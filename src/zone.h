@@ -85,6 +85,11 @@ static inline void zone_boost_check(struct pa_zone *z)
 	if (unlikely(atomic_load_explicit(&z->pool->deferred_finish, memory_order_relaxed)))
 		deferred_finish(z->pool);
 }
+/*
+ * The boost ends now, as the kswapd pass it wakes would end it, with
+ * nothing to reclaim (zone/<N>/watermark_boost written 0). No lock held.
+ */
+void zone_end_boost(struct pa_zone *z);
 /* An external reclaim pass begins (on) or ends: a boost from before it ends with it. */
 void zone_reclaim_pass(struct pa_zone *z, bool on);
 const char *zone_name(enum pa_zone_type type);

@@ -831,6 +831,12 @@ TEST(linux_watermark_boost_ends_with_the_reclaim_pass)
 	snprintf(path, sizeof path, "zone/%u/reclaim_active", z->index);
 	REQUIRE(pa_ctl_write(pool, path, "0") == 0);
 	CHECK_EQ_U64(zone_boost(pool, z), during - first);
+	/* Ended from outside, as a pass with nothing to reclaim ends it; 0 is all it takes. */
+	snprintf(path, sizeof path, "zone/%u/watermark_boost", z->index);
+	CHECK(pa_ctl_write(pool, path, "1") == -EINVAL);
+	CHECK_EQ_U64(zone_boost(pool, z), during - first);
+	REQUIRE(pa_ctl_write(pool, path, "0") == 0);
+	CHECK_EQ_U64(zone_boost(pool, z), 0);
 	VALIDATE(pool);
 	pa_shutdown(pool);
 

@@ -759,6 +759,40 @@ TEST(replay_holds_for_allocations_the_trace_does_not_show)
 }
 
 /*
+ * A fallback of the pool's raises its watermarks by a pageblock (Linux
+ * 6.1's boost_watermark()), and no kswapd pass in the trace ends the boost:
+ * the kernel made no such fallback. What the kernel served next, over its
+ * min watermark, the boost keeps the pool from: the boost ends, as the pass
+ * the kernel's kswapd would have run for it would end it, and the pool
+ * serves them too, with no compaction the kernel did not run.
+ */
+TEST(replay_ends_a_boost_that_keeps_the_pool_from_what_the_kernel_served)
+{
+	struct rp_trace t = { 0 };
+	unsigned us = 0;
+	take_all_but_a_pageblock(&t, &us);
+	static const char movable[] = "mm_page_alloc: page=0 pfn=%#x order=0 migratetype=1 "
+	                              "gfp_flags=GFP_HIGHUSER_MOVABLE";
+	parse_one(&t, &us, movable, 0x20000); /* the last pageblock splits */
+	parse_one(&t, &us,
+	          "mm_page_alloc: page=0 pfn=0x20100 order=0 migratetype=0 gfp_flags=GFP_KERNEL");
+	for (unsigned i = 1; i < 300; i++)
+		parse_one(&t, &us, movable, 0x20000 + i);
+	struct rp_result r;
+	lone_replay(
+	        &t,
+	        "mem=64M max_order=9 nr_cpus=1 min_free_kbytes=512 kcompactd=manual linux=6.1 pcp_orders=0-3",
+	        &r);
+	CHECK(r.fallbacks >= 1);
+	CHECK(r.boosts_ended >= 1);
+	CHECK_EQ_U64(r.failed_kernel_served, 0);
+	CHECK_EQ_U64(r.extra_compactions, 0);
+	CHECK_EQ_U64(r.bad_page, 0);
+	CHECK_EQ_U64(r.validate_failures, 0);
+	rp_trace_free(&t);
+}
+
+/*
  * A THP the kernel failed to find where the pool has a free pageblock: the
  * pool breaks the block (one frame held, the rest freed), so the next such
  * failure fails here too; a THP the kernel then served takes the frame back

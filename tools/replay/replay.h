@@ -422,6 +422,7 @@ struct rp_result {
 	uint64_t reclaim_changes; /* kswapd reclaim began or ended (RP_RECLAIM) */
 	/* Served allocations retried with a compaction the kernel did not run. */
 	uint64_t extra_compactions;
+	uint64_t boosts_ended; /* served allocations retried with the pool's boosts ended */
 	uint64_t marks, compact_memory, kcompactd_wakes, proactive;
 	uint64_t drains;                          /* per-CPU list drains replayed (RP_DRAIN) */
 	uint64_t decays;                          /* vmstat worker passes run (vmstat_worker()) */

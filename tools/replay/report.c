@@ -283,12 +283,13 @@ void rp_print_table(FILE *f, const struct rp_machine *m, const struct rp_result 
 	fprintf(f,
 	        "fallbacks: kernel %llu, pagealloc %llu; THPs served by the kernel %llu, by "
 	        "pagealloc %llu, of %llu; zone lock taken %llu times; kswapd reclaim began or ended "
-	        "%llu times; allocations retried with a compaction the kernel did not run %llu\n",
+	        "%llu times; allocations retried with the watermark boosts ended %llu, with a "
+	        "compaction the kernel did not run %llu\n",
 	        (unsigned long long)t->per_name[RPN_MM_PAGE_ALLOC_EXTFRAG],
 	        (unsigned long long)r->fallbacks, (unsigned long long)r->thp_kernel,
 	        (unsigned long long)r->thp_served, (unsigned long long)r->thp_tried,
 	        (unsigned long long)r->zone_lock, (unsigned long long)r->reclaim_changes,
-	        (unsigned long long)r->extra_compactions);
+	        (unsigned long long)r->boosts_ended, (unsigned long long)r->extra_compactions);
 	fprintf(f, "bad pages %llu; pa_validate %llu runs, %llu failed%s%s\n",
 	        (unsigned long long)r->bad_page, (unsigned long long)r->validations,
 	        (unsigned long long)r->validate_failures, r->validate_failures ? ": " : "",
@@ -393,7 +394,8 @@ void rp_print_json(FILE *f, const struct rp_machine *m, const struct rp_result *
 	        "%llu, \"kernel_failed\": %llu, \"kernel_failed_served\": %llu, \"bad_page\": %llu, "
 	        "\"validate_failures\": %llu, \"events_per_sec\": %.0f, \"events_per_cpu_sec\": %.0f, "
 	        "\"kernel_fallbacks\": %llu, \"fallbacks\": %llu, \"thp_tried\": %llu, \"thp_kernel\": %llu, \"thp_served\": "
-	        "%llu, \"zone_lock\": %llu, \"extra_compactions\": %llu, \"untraced_taken\": %llu, "
+	        "%llu, \"zone_lock\": %llu, \"boosts_ended\": %llu, \"extra_compactions\": %llu, "
+	        "\"untraced_taken\": %llu, "
 	        "\"untraced_given\": %llu, \"untraced_max\": %llu, \"drains\": %llu, \"decays\": "
 	        "%llu, \"compact_memory\": %llu, \"kcompactd_wakes\": %llu, \"kcompactd_proactive\": "
 	        "%llu, \"free_classes\": {",
@@ -405,11 +407,12 @@ void rp_print_json(FILE *f, const struct rp_machine *m, const struct rp_result *
 	        (unsigned long long)t->per_name[RPN_MM_PAGE_ALLOC_EXTFRAG],
 	        (unsigned long long)r->fallbacks, (unsigned long long)r->thp_tried,
 	        (unsigned long long)r->thp_kernel, (unsigned long long)r->thp_served,
-	        (unsigned long long)r->zone_lock, (unsigned long long)r->extra_compactions,
-	        (unsigned long long)r->untraced_taken, (unsigned long long)r->untraced_given,
-	        (unsigned long long)r->untraced_max, (unsigned long long)r->drains,
-	        (unsigned long long)r->decays, (unsigned long long)r->compact_memory,
-	        (unsigned long long)r->kcompactd_wakes, (unsigned long long)r->proactive);
+	        (unsigned long long)r->zone_lock, (unsigned long long)r->boosts_ended,
+	        (unsigned long long)r->extra_compactions, (unsigned long long)r->untraced_taken,
+	        (unsigned long long)r->untraced_given, (unsigned long long)r->untraced_max,
+	        (unsigned long long)r->drains, (unsigned long long)r->decays,
+	        (unsigned long long)r->compact_memory, (unsigned long long)r->kcompactd_wakes,
+	        (unsigned long long)r->proactive);
 	for (unsigned i = 0; i < RPF_COUNT; i++)
 		fprintf(f, "%s\"%s\": %llu", i ? ", " : "", rp_free_class_names[i],
 		        (unsigned long long)r->free_class[i]);

@@ -276,6 +276,30 @@ static struct pa_page *alloc_from_held(struct rp_ctx *c, const struct rp_event *
 }
 
 /*
+ * The kernel served it, and the pool's watermarks carry a boost: a fallback
+ * raised them (perhaps one the kernel did not make, whose kswapd pass the
+ * trace cannot show), and Linux's kswapd, woken by it, would have ended it.
+ * The boosts end now, as such a pass that found nothing to reclaim would,
+ * and the request is tried again in its own context.
+ */
+static struct pa_page *alloc_unboosted(struct rp_ctx *c, const struct rp_event *ev, pa_gfp_t gfp)
+{
+	bool boosted = false;
+	for (unsigned z = 0, n = pa_zone_count(c->pool); z < n; z++) {
+		struct pa_zone_info zi;
+		if (pa_zone_info(c->pool, z, &zi) == 0 && zi.watermark_boost) {
+			char path[64];
+			snprintf(path, sizeof path, "zone/%u/watermark_boost", z);
+			boosted |= pa_ctl_write(c->pool, path, "0") == 0;
+		}
+	}
+	if (!boosted)
+		return NULL;
+	c->res->boosts_ended++;
+	return alloc_as_kernel(c, ev, gfp);
+}
+
+/*
  * The kernel served it, without compacting or after a compaction at a
  * priority that did not find the pool a block: the pool's free blocks
  * differ from the kernel's here. Take the pool's whole slow path
@@ -314,6 +338,8 @@ static void do_alloc(struct rp_ctx *c, const struct rp_event *ev)
 	struct pa_page *p = alloc_as_kernel(c, ev, gfp);
 	if (!p) {
 		p = alloc_from_held(c, ev, gfp);
+		if (!p)
+			p = alloc_unboosted(c, ev, gfp);
 		if (!p)
 			p = alloc_compacting(c, ev, gfp);
 		if (p && ev->order == c->pb_order && (gfp & PA_GFP_MOVABLE))
