@@ -705,6 +705,93 @@ static void parse_one(struct rp_trace *t, unsigned *us, const char *fmt, ...)
 	CHECK_MSG(rp_parse_line(t, line, strlen(line)) == 0, "%s: %s", line, t->err);
 }
 
+/*
+ * A free of a block whose last line drained it into the buddy (and none
+ * took it out again) is of a page the kernel took from the buddy without a
+ * line: compaction's fast free scanner's, not alloc_pages_bulk()'s, which
+ * takes from the lists. A block freed onto a list, or refilled from the
+ * buddy, is not; a refill takes only the frames it names.
+ */
+TEST(parser_tells_a_free_of_what_the_buddy_held)
+{
+	struct rp_trace t = { 0 };
+	unsigned us = 0;
+	static const char alloc[] = "mm_page_alloc: page=0 pfn=%#x order=0 migratetype=1 "
+	                            "gfp_flags=GFP_HIGHUSER_MOVABLE";
+	static const char free_[] = "mm_page_free: page=0 pfn=%#x order=0";
+	static const char drain[] = "mm_page_pcpu_drain: page=0 pfn=%#x order=%u migratetype=1";
+	parse_one(&t, &us, alloc, 0x3000);
+	parse_one(&t, &us, free_, 0x3000);
+	parse_one(&t, &us, drain, 0x3000, 0);
+	parse_one(&t, &us, free_, 0x3000); /* from the buddy */
+	parse_one(&t, &us, alloc, 0x3100);
+	parse_one(&t, &us, free_, 0x3100);
+	parse_one(&t, &us, free_, 0x3100); /* from a list */
+	parse_one(&t, &us, drain, 0x3200, 3);
+	parse_one(&t, &us,
+	          "mm_page_alloc_zone_locked: page=0 pfn=0x3200 order=0 migratetype=1 "
+	          "percpu_refill=1");
+	parse_one(&t, &us, free_, 0x3200); /* refilled: from a list */
+	parse_one(&t, &us, free_, 0x3203); /* still the buddy's */
+	parse_one(&t, &us, free_, 0x3203); /* freed since: from a list */
+	static const bool want[] = { false, true, false, false, false, true, false };
+	unsigned n = 0;
+	for (size_t i = 0; i < t.nr; i++) {
+		if (t.ev[i].type != RP_FREE)
+			continue;
+		REQUIRE(n < sizeof want / sizeof want[0]);
+		CHECK_MSG(!(t.ev[i].arg & RP_FREE_FROM_BUDDY) == !want[n], "free %u (pfn %#x)", n,
+		          t.ev[i].pfn);
+		CHECK_EQ_U64(RP_FREE_KIND(t.ev[i].arg), RP_FREE_PLAIN);
+		n++;
+	}
+	CHECK_EQ_U64(n, sizeof want / sizeof want[0]);
+	rp_trace_free(&t);
+}
+
+/*
+ * Compaction moved a traced page to a free page its fast free scanner took
+ * (no mm_compaction_isolate_freepages names it): the trace drained that
+ * page into the buddy last. Its free gives the moved allocation back; a
+ * page the trace left on a list reads as alloc_pages_bulk()'s, and gives
+ * nothing back.
+ */
+TEST(replay_gives_back_what_compaction_moved_to_a_page_it_took_unprinted)
+{
+	for (int drained = 0; drained < 2; drained++) {
+		struct rp_trace t = { 0 };
+		unsigned us = 0;
+		static const char alloc[] = "mm_page_alloc: page=0 pfn=%#x order=0 migratetype=1 "
+		                            "gfp_flags=GFP_HIGHUSER_MOVABLE";
+		parse_one(&t, &us, alloc, 0x1000);
+		parse_one(&t, &us, alloc, 0x5000);
+		parse_one(&t, &us, "mm_page_free: page=0 pfn=0x5000 order=0");
+		if (drained)
+			parse_one(&t, &us,
+			          "mm_page_pcpu_drain: page=0 pfn=0x5000 order=0 migratetype=1");
+		parse_one(&t, &us,
+		          "mm_compaction_begin: zone_start=0x1000 migrate_pfn=0x1000 "
+		          "free_pfn=0x8000 zone_end=0x8000, mode=sync");
+		parse_one(&t, &us,
+		          "mm_compaction_isolate_migratepages: range=(0x1000 ~ 0x1200) "
+		          "nr_scanned=1 nr_taken=1");
+		parse_one(&t, &us, "mm_page_free: page=0 pfn=0x1000 order=0");
+		parse_one(&t, &us, "mm_compaction_migratepages: nr_migrated=1 nr_failed=0");
+		parse_one(&t, &us,
+		          "mm_compaction_end: zone_start=0x1000 migrate_pfn=0x1200 "
+		          "free_pfn=0x8000 zone_end=0x8000, mode=sync status=complete");
+		parse_one(&t, &us, "mm_page_free: page=0 pfn=0x5000 order=0");
+		struct rp_result r;
+		lone_replay(&t, NULL, &r);
+		CHECK_EQ_U64(r.free_class[RPF_MIGRATED], 1);
+		CHECK_EQ_U64(r.free_class[RPF_COMPACTION], drained ? 1 : 0);
+		CHECK_EQ_U64(r.free_class[RPF_UNTRACED], drained ? 0 : 1);
+		CHECK_EQ_U64(r.bad_page, 0);
+		CHECK_EQ_U64(r.validate_failures, 0);
+		rp_trace_free(&t);
+	}
+}
+
 /* The kernel allocates 31 of a 64 MiB pool's 32 pageblocks, unmovable. */
 static void take_all_but_a_pageblock(struct rp_trace *t, unsigned *us)
 {

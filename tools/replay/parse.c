@@ -356,39 +356,66 @@ static void note_pfn(struct rp_trace *t, uint64_t pfn, unsigned order)
 #define NAMED_MAX       (1ull << 32)
 #define NAMED_MAX_ORDER 20
 
-/* Mark [pfn, end) named; true if no frame of it was before. */
-static bool note_named(struct rp_trace *t, uint64_t pfn, uint64_t end)
+/* named and buddy cover [0, end), zeroed past what they covered. */
+static bool grow_bits(struct rp_trace *t, uint64_t end)
 {
-	if (end > t->named_bits) {
-		uint64_t bits = t->named_bits ? t->named_bits : 1ull << 20;
-		while (bits < end && bits < NAMED_MAX)
-			bits *= 2;
-		uint8_t *grown = end <= bits ? realloc(t->named, bits / 8) : NULL;
+	if (end <= t->named_bits)
+		return true;
+	uint64_t bits = t->named_bits ? t->named_bits : 1ull << 20;
+	while (bits < end && bits < NAMED_MAX)
+		bits *= 2;
+	if (end > bits)
+		return false;
+	uint8_t *maps[2] = { t->named, t->buddy };
+	for (unsigned i = 0; i < 2; i++) {
+		uint8_t *grown = realloc(maps[i], bits / 8);
 		if (!grown)
 			return false; /* a drain then tells nothing: no stock is known */
 		memset(grown + t->named_bits / 8, 0, (bits - t->named_bits) / 8);
-		t->named = grown;
-		t->named_bits = bits;
+		*(i ? &t->buddy : &t->named) = grown;
 	}
+	t->named_bits = bits;
+	return true;
+}
+
+/*
+ * Mark [pfn, end) named, and in the buddy or not (the line that names it
+ * last says); true if no frame of it was named before.
+ */
+static bool note_named(struct rp_trace *t, uint64_t pfn, uint64_t end, bool to_buddy)
+{
+	if (!grow_bits(t, end))
+		return false;
 	bool fresh = true;
 	for (uint64_t k = pfn; k < end; k++) {
 		fresh &= !rp_bit(t->named, k);
 		rp_set_bit(t->named, k);
+		if (to_buddy)
+			rp_set_bit(t->buddy, k);
+		else
+			t->buddy[k >> 3] &= (uint8_t) ~(1u << (k & 7));
 	}
 	return fresh;
 }
 
 /*
  * The frames the lines name (allocated, freed, taken by a refill or a
- * fallback, drained), in the trace's order: the block of order at pfn;
- * true if no line named any of it before.
+ * fallback, drained), in the trace's order: the block of order at pfn,
+ * which a drain puts in the buddy and the others take out of it (or put on
+ * a list); true if no line named any of it before.
  */
-static bool note_block(struct rp_trace *t, uint64_t pfn, uint64_t order)
+static bool note_block(struct rp_trace *t, uint64_t pfn, uint64_t order, bool to_buddy)
 {
 	if (!pfn || order > NAMED_MAX_ORDER)
 		return false;
 	pfn &= ~((1ull << order) - 1);
-	return note_named(t, pfn, pfn + (1ull << order));
+	return note_named(t, pfn, pfn + (1ull << order), to_buddy);
+}
+
+/* Did the last line that named pfn put it in the buddy? */
+static bool in_buddy(const struct rp_trace *t, uint64_t pfn)
+{
+	return pfn < t->named_bits && rp_bit(t->buddy, pfn);
 }
 
 /*
@@ -402,7 +429,7 @@ static int parse_drained(struct rp_trace *t, const struct line_head *h)
 	uint64_t pfn, order, mt;
 	if (!get_num(h->args, h->end, "pfn=", &pfn) || pfn > UINT32_MAX ||
 	    !get_num(h->args, h->end, "order=", &order) ||
-	    !get_num(h->args, h->end, "migratetype=", &mt) || !note_block(t, pfn, order))
+	    !get_num(h->args, h->end, "migratetype=", &mt) || !note_block(t, pfn, order, true))
 		return 0;
 	return push_block(t, RP_STOCK, pfn, order, mt);
 }
@@ -443,7 +470,7 @@ static int parse_alloc(struct rp_trace *t, const struct line_head *h, const char
 	e->arg = gfp;
 	if (pfn) {
 		note_pfn(t, pfn, (unsigned)order);
-		note_block(t, pfn, order);
+		note_block(t, pfn, order, false);
 	}
 	return 0;
 }
@@ -501,9 +528,9 @@ static int parse_free(struct rp_trace *t, const struct line_head *h, const char 
 	e->type = RP_FREE;
 	e->pfn = (uint32_t)pfn;
 	e->order = (uint8_t)order;
-	e->arg = free_kind(t, h);
+	e->arg = free_kind(t, h) | (in_buddy(t, pfn) ? RP_FREE_FROM_BUDDY : 0);
 	note_pfn(t, pfn, (unsigned)order);
-	note_block(t, pfn, order);
+	note_block(t, pfn, order, false);
 	return 0;
 }
 
@@ -678,7 +705,7 @@ static int note_refill(struct rp_trace *t, const struct line_head *h)
 	if (!get_num(h->args, h->end, "pfn=", &pfn) || pfn > UINT32_MAX ||
 	    !get_num(h->args, h->end, "order=", &order))
 		return 0;
-	note_block(t, pfn, order); /* the buddy's: no list held it */
+	note_block(t, pfn, order, false); /* the buddy's: no list held it */
 	if (h->cpu >= RP_MAX_CPUS || order >= RP_PCP_ORDERS ||
 	    !get_num(h->args, h->end, "migratetype=", &mt) || mt >= RP_PCP_TYPES ||
 	    !get_num(h->args, h->end, "percpu_refill=", &refill) || !refill)
@@ -706,7 +733,7 @@ static int parse_extfrag(struct rp_trace *t, const struct line_head *h)
 	    !get_num(h->args, h->end, "fallback_order=", &order) || order > 40 ||
 	    !get_num(h->args, h->end, "fallback_migratetype=", &mt) || mt >= RP_NR_MT)
 		return 0;
-	note_block(t, pfn, order); /* the fallback's block: the buddy's */
+	note_block(t, pfn, order, false); /* the fallback's block: the buddy's */
 	return push_block(t, RP_EXTFRAG, pfn, order, mt);
 }
 
@@ -849,6 +876,7 @@ int rp_parse_line(struct rp_trace *t, const char *line, size_t len)
 void rp_trace_free(struct rp_trace *t)
 {
 	free(t->named);
+	free(t->buddy);
 	if (t->map)
 		munmap(t->map, t->map_len);
 	else
@@ -1163,7 +1191,8 @@ int rp_trace_read(const char *path, struct rp_trace *t, rp_progress_fn progress)
 	if (t->nr_cpus < t->cpus_seen)
 		t->nr_cpus = t->cpus_seen;
 	free(t->named); /* the parser's alone */
-	t->named = NULL;
+	free(t->buddy);
+	t->named = t->buddy = NULL;
 	t->named_bits = 0;
 	if (rc == 0 && t->lines - t->unparsed == 0) {
 		fprintf(stderr, "pagealloc replay: %s: no ftrace events%s%s\n", path,

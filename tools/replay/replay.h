@@ -74,6 +74,16 @@ enum rp_free_kind {
 	RP_FREE_MIGRATED, /* the source of a page compaction moved */
 	RP_FREE_UNUSED,   /* a free page compaction took and gave back unused */
 };
+/*
+ * In a free's arg beside its kind: the last line that named the block put
+ * it in the buddy (a per-CPU drain), and none took it out again. The kernel
+ * took it without a line: from the buddy's lists, which alloc_pages_bulk()
+ * never reads (it takes from the per-CPU lists) and compaction's fast free
+ * scanner does (fast_isolate_freepages() prints nothing), so what is freed
+ * here is a page compaction moved to.
+ */
+#define RP_FREE_FROM_BUDDY (1u << 8)
+#define RP_FREE_KIND(arg)  ((enum rp_free_kind)((arg)&0xff))
 
 /*
  * In an allocation's arg beside the gfp: the kernel compacted directly
@@ -199,9 +209,10 @@ struct rp_trace {
 	bool balance_seen, pass_open, idle_pending;
 	char err[256];                    /* the first line that could not be parsed, and why */
 	uint32_t refill_run[RP_MAX_CPUS]; /* 1 + the CPU's RP_REFILL its next lines may add to */
-	uint8_t *named; /* bit per frame a line named so far (note_named()); parsing only */
-	uint64_t named_bits;
-	void *map; /* ev lies in this mapping of a cache file (cache.c), else NULL */
+	uint8_t *named;      /* bit per frame a line named so far (note_named()); parsing only */
+	uint8_t *buddy;      /* bit per frame whose last line put it in the buddy; parsing only */
+	uint64_t named_bits; /* of each */
+	void *map;           /* ev lies in this mapping of a cache file (cache.c), else NULL */
 	size_t map_len;
 };
 

@@ -514,15 +514,19 @@ static void do_free(struct rp_ctx *c, const struct rp_event *ev)
 	uint64_t k = ev->pfn;
 	c->res->frees++;
 	enum rp_free_class cls = RPF_UNMATCHED;
-	if (k < c->nr_kmap && ev->arg == RP_FREE_MIGRATED) {
+	if (k < c->nr_kmap && RP_FREE_KIND(ev->arg) == RP_FREE_MIGRATED) {
 		move_traced(c, k, ev->order);
 		cls = RPF_MIGRATED;
-	} else if (k < c->nr_kmap && ev->arg == RP_FREE_UNUSED) {
+	} else if (k < c->nr_kmap && RP_FREE_KIND(ev->arg) == RP_FREE_UNUSED) {
 		cls = RPF_UNUSED; /* pagealloc never took it */
 	} else if (k < c->nr_kmap) {
 		cls = free_traced(c, k, ev->order);
-		/* A page compaction moved one to, or one allocated before tracing. */
-		bool moved_to = rp_bit(c->ctarget, k);
+		/*
+		 * A page compaction moved one to (in a range its free scanner
+		 * printed, or taken from the buddy without a line), or one
+		 * allocated before tracing.
+		 */
+		bool moved_to = rp_bit(c->ctarget, k) || (ev->arg & RP_FREE_FROM_BUDDY);
 		if (cls != RPF_COUNT) {
 			rp_set_bit(c->freed, k);
 		} else if (!moved_to && rp_bit(c->freed, k)) {

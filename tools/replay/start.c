@@ -147,7 +147,8 @@ static void evidence_read(const struct rp_ctx *c, struct start_evidence *e)
 			continue;
 		}
 		bool alloc = ev->type == RP_ALLOC, isolate = ev->type == RP_ISOLATE_FREE;
-		if (!alloc && !isolate && (ev->type != RP_FREE || ev->arg == RP_FREE_UNUSED))
+		if (!alloc && !isolate &&
+		    (ev->type != RP_FREE || RP_FREE_KIND(ev->arg) == RP_FREE_UNUSED))
 			continue; /* compaction's unused targets were free pages it had taken */
 		/*
 		 * Compaction's free scanner takes pages without an event of their
