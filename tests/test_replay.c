@@ -23,6 +23,7 @@
 #include <sys/stat.h>
 
 #include "replay/replay.h"
+#include "replay/run.h"
 
 #define DATA PA_SOURCE_DIR "/tests/data/replay"
 
@@ -693,6 +694,46 @@ TEST(replay_keeps_what_compaction_moved_until_its_new_page_is_freed)
 	rp_trace_free(&t);
 }
 
+/*
+ * A free of a page compaction moved one to gives back a moved block: the
+ * oldest of that order still whole, in a movable pageblock (the kernel's
+ * page was one: suitable_migration_target()). One given back since, or in
+ * a pageblock of another type, leaves the queue.
+ */
+TEST(replay_gives_back_the_oldest_moved_block_in_a_movable_pageblock)
+{
+	struct pa_pool *pool = test_boot("mem=64M max_order=9 nr_cpus=1");
+	struct rp_machine m = { 0 };
+	struct rp_ctx c = { .pool = pool, .m = &m, .pre_list = -1 };
+	c.pre = calloc((size_t)64 << 8, 1);
+	REQUIRE(c.pre);
+	struct pa_page *pg[4] = { pa_alloc_pages(pool, PA_GFP_KERNEL, 0) }; /* unmovable */
+	uint32_t pfn[4];
+	for (unsigned i = 0; i < 4; i++) {
+		if (i)
+			pg[i] = pa_alloc_pages(pool, PA_GFP_MOVABLE, 0);
+		REQUIRE(pg[i]);
+		pfn[i] = (uint32_t)pa_page_to_pfn(pool, pg[i]);
+		c.pre[pfn[i]] = 1; /* order 0 + 1 */
+		rp_queue_moved(&c, pfn[i], 0);
+	}
+	pa_free_pages(pool, pg[1], 0); /* given back another way */
+	c.pre[pfn[1]] = 0;
+	CHECK(!rp_free_moved(&c, 0x1000, 1)); /* none of order 1 */
+	CHECK(rp_free_moved(&c, 0x1000, 0));
+	CHECK(c.pre[pfn[2]] == 0 && c.pre[pfn[3]] == 1 && c.pre[pfn[0]] == 1);
+	CHECK(rp_free_moved(&c, 0x1000, 0));
+	CHECK(c.pre[pfn[3]] == 0);
+	CHECK(!rp_free_moved(&c, 0x1000,
+	                     0)); /* the unmovable one is not a page compaction moved to */
+	CHECK(c.pre[pfn[0]] == 1);
+	pa_free_pages(pool, pg[0], 0);
+	VALIDATE(pool);
+	rp_moved_free(&c);
+	free(c.pre);
+	pa_shutdown(pool);
+}
+
 /* One event line of task-1 on CPU 0 at 10 s plus *us microseconds (counted up). */
 static void parse_one(struct rp_trace *t, unsigned *us, const char *fmt, ...)
 {
@@ -874,6 +915,40 @@ TEST(replay_ends_a_boost_that_keeps_the_pool_from_what_the_kernel_served)
 	CHECK(r.boosts_ended >= 1);
 	CHECK_EQ_U64(r.failed_kernel_served, 0);
 	CHECK_EQ_U64(r.extra_compactions, 0);
+	CHECK_EQ_U64(r.bad_page, 0);
+	CHECK_EQ_U64(r.validate_failures, 0);
+	rp_trace_free(&t);
+}
+
+/*
+ * The kernel served a request that may not reclaim (GFP_NOWAIT) where the
+ * pool's zone sits under its min watermark only because another CPU's list
+ * holds a refill: the kernel's lists held less there. The retry drains the
+ * lists and serves it, without compacting (the request may not).
+ */
+TEST(replay_drains_the_lists_for_a_request_that_may_not_reclaim)
+{
+	struct rp_trace t = { 0 };
+	unsigned us = 0;
+	take_all_but_a_pageblock(&t, &us);
+	char line[256];
+	snprintf(line, sizeof line,
+	         "  task-2 [001] .....  10.%06u: mm_page_alloc: page=0 pfn=0x20000 order=0 "
+	         "migratetype=1 gfp_flags=GFP_HIGHUSER_MOVABLE",
+	         us++);
+	REQUIRE(rp_parse_line(&t, line, strlen(line)) == 0);
+	for (unsigned i = 1; i < 250; i++)
+		parse_one(&t, &us,
+		          "mm_page_alloc: page=0 pfn=%#x order=0 migratetype=1 gfp_flags=" NOWAIT
+		          "|__GFP_MOVABLE",
+		          0x20000 + i);
+	struct rp_result r;
+	lone_replay(
+	        &t,
+	        "mem=64M max_order=9 nr_cpus=2 min_free_kbytes=1024 kcompactd=manual pcp_orders=0-3",
+	        &r);
+	CHECK_EQ_U64(r.failed_kernel_served, 0);
+	CHECK(r.extra_compactions >= 1);
 	CHECK_EQ_U64(r.bad_page, 0);
 	CHECK_EQ_U64(r.validate_failures, 0);
 	rp_trace_free(&t);

@@ -307,6 +307,8 @@ static struct pa_page *alloc_unboosted(struct rp_ctx *c, const struct rp_event *
  * served (counted: compactions the kernel did not run), compacting as hard
  * as Linux can: its last priority, the whole zone, ignoring deferral, which
  * Linux keeps from a costly order (the kernel's block was there without it).
+ * A request that may not reclaim (nor so compact or drain) gets the lists'
+ * drain alone: the kernel's lists held less of the zone there.
  */
 static struct pa_page *alloc_compacting(struct rp_ctx *c, const struct rp_event *ev, pa_gfp_t gfp)
 {
@@ -318,6 +320,10 @@ static struct pa_page *alloc_compacting(struct rp_ctx *c, const struct rp_event 
 	pa_ctl_write(c->pool, "compaction/direct_costly_sync", "0");
 	pa_ctl_write(c->pool, "compaction/direct_drain", "0");
 	pa_ctl_write(c->pool, "compaction/direct", "0");
+	if (!p && (gfp & PA_GFP_NOCOMPACT)) {
+		pa_drain_all(c->pool);
+		p = pa_alloc_pages(c->pool, gfp, ev->order);
+	}
 	c->res->extra_compactions++;
 	return p;
 }
@@ -460,6 +466,7 @@ static void keep_moved(struct rp_ctx *c, uint64_t k)
 	struct rp_kmap *e = &c->kmap[k];
 	if (e->kind == KM_LIVE) {
 		c->pre[e->ppfn] = (uint8_t)(e->order + 1);
+		rp_queue_moved(c, e->ppfn, e->order);
 		memset(c->pre_miss, 0, sizeof c->pre_miss);
 		if (!e->kernel) /* movable: give_owner() made the replay its owner */
 			pa_set_owner(c->pool, pa_pfn_to_page(c->pool, e->ppfn), c->owner,
@@ -542,7 +549,9 @@ static void do_free(struct rp_ctx *c, const struct rp_event *ev)
 			cls = RPF_DEFERRED;
 			lazy_grow(c, k, ev->order);
 		} else if (cls == RPF_COUNT) {
-			enum rp_pre_found found = rp_free_pre(c, k, ev->order);
+			enum rp_pre_found found = moved_to && rp_free_moved(c, k, ev->order) ?
+			                                  RP_PRE_ELSEWHERE :
+			                                  rp_free_pre(c, k, ev->order);
 			cls = found == RP_PRE_NONE ? RPF_UNMATCHED :
 			      moved_to             ? RPF_COMPACTION :
 			                             RPF_PRE_TRACE;
@@ -1106,6 +1115,7 @@ int rp_replay(const struct rp_trace *t, struct rp_machine *m, const struct rp_op
 		munmap(c->kmap, c->kmap_bytes);
 	free(c->pre), free(c->ctarget), free(c->pre_kernel), free(c->freed);
 	free(c->held);
+	rp_moved_free(c);
 	free(c);
 	return rc;
 }

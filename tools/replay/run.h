@@ -20,6 +20,8 @@ struct rp_kmap {
 	uint8_t kernel; /* an unmovable or reclaimable allocation (it taints its region) */
 };
 
+#define RP_MOVED_ORDERS 16 /* moved blocks of higher orders are found as pre-trace memory */
+
 /* Linux's sysctl_stat_interval (HZ): how often the vmstat worker runs on a CPU. */
 #define VMSTAT_INTERVAL_NS 1000000000ull
 
@@ -66,6 +68,16 @@ struct rp_ctx {
 	 */
 	uint32_t *held;
 	size_t nr_held, cap_held, max_held;
+	/*
+	 * The pool's blocks of allocations the kernel's compaction moved to
+	 * pfns the trace does not name (keep_moved()), by kernel zone (index +
+	 * 1, 0 for none) and order, oldest first: a free of such a pfn gives
+	 * one back (rp_free_moved()).
+	 */
+	struct rp_moved {
+		uint32_t *pfn;
+		size_t head, tail, cap;
+	} moved_q[RP_MAX_ZONES + 1][RP_MOVED_ORDERS];
 	uint64_t decay_last[RP_MAX_CPUS]; /* when each CPU's vmstat worker last ran */
 	uint64_t decay_due[RP_MAX_CPUS];  /* and when its timer expires next */
 	uint64_t decay_next;              /* the earliest of decay_due[] */
@@ -101,6 +113,10 @@ int rp_start_state(struct rp_ctx *c);
  */
 enum rp_pre_found { RP_PRE_NONE, RP_PRE_AT_PFN, RP_PRE_ELSEWHERE };
 enum rp_pre_found rp_free_pre(struct rp_ctx *c, uint64_t k, unsigned order);
+/* Moved blocks (rp_ctx.moved_q): queue one, free one for a free of kernel pfn k, free all. */
+void rp_queue_moved(struct rp_ctx *c, uint32_t ppfn, unsigned order);
+bool rp_free_moved(struct rp_ctx *c, uint64_t k, unsigned order);
+void rp_moved_free(struct rp_ctx *c);
 /* The pool as a snapshot sees it; a --series point. */
 void rp_model_state(struct rp_ctx *c, struct rp_state *st);
 void rp_sample(struct rp_ctx *c, size_t event);

@@ -244,6 +244,71 @@ enum rp_pre_found rp_free_pre(struct rp_ctx *c, uint64_t k, unsigned order)
 	return pre_free_anywhere(c, k, order) ? RP_PRE_ELSEWHERE : RP_PRE_NONE;
 }
 
+/* Is pool pfn p in a movable (or CMA) pageblock? */
+static bool movable_block(const struct rp_ctx *c, uint64_t p)
+{
+	struct pa_pageblock_info info;
+	return pa_pageblock_info(c->pool, p >> PB_ORDER, &info) == 0 &&
+	       (info.mt == PA_MT_MOVABLE || info.mt == PA_MT_CMA);
+}
+
+static struct rp_moved *moved_of(struct rp_ctx *c, uint64_t pfn, unsigned order)
+{
+	int zone = kernel_zone(c, pfn);
+	return order < RP_MOVED_ORDERS ? &c->moved_q[zone + 1][order] : NULL;
+}
+
+void rp_queue_moved(struct rp_ctx *c, uint32_t ppfn, unsigned order)
+{
+	struct rp_moved *m = moved_of(c, ppfn, order);
+	if (!m)
+		return;
+	if (m->tail == m->cap) {
+		if (m->head) { /* what was given back makes room */
+			memmove(m->pfn, m->pfn + m->head, (m->tail - m->head) * sizeof *m->pfn);
+			m->tail -= m->head, m->head = 0;
+		} else {
+			size_t cap = m->cap ? 2 * m->cap : 1024;
+			uint32_t *grown = realloc(m->pfn, cap * sizeof *grown);
+			if (!grown)
+				return; /* found as pre-trace memory, then */
+			m->pfn = grown, m->cap = cap;
+		}
+	}
+	m->pfn[m->tail++] = ppfn;
+}
+
+/*
+ * A free of a page the kernel's compaction moved one to: the moved memory
+ * goes, not memory allocated before tracing, which the kernel still has.
+ * Which of the moved blocks the trace cannot say (the page it moved to has
+ * no line); the oldest moved of that order in k's kernel zone, as Linux's
+ * migration puts the new page at the young end of its LRU list
+ * (folio_add_lru()) and reclaim takes the old end first, in a movable
+ * pageblock, as the kernel's was (suitable_migration_target()): freed, it
+ * goes on the movable lists. A block given back since, split, or in a
+ * pageblock of another type now leaves the queue.
+ */
+bool rp_free_moved(struct rp_ctx *c, uint64_t k, unsigned order)
+{
+	struct rp_moved *m = moved_of(c, k, order);
+	while (m && m->head < m->tail) {
+		uint32_t p = m->pfn[m->head++];
+		if (c->pre[p] == order + 1 && movable_block(c, p)) {
+			pre_take(c, p, order, p, order);
+			return true;
+		}
+	}
+	return false;
+}
+
+void rp_moved_free(struct rp_ctx *c)
+{
+	for (unsigned z = 0; z <= RP_MAX_ZONES; z++)
+		for (unsigned o = 0; o < RP_MOVED_ORDERS; o++)
+			free(c->moved_q[z][o].pfn);
+}
+
 /* ---------------------------------------------------------------------- */
 /* The three steps                                                         */
 /* ---------------------------------------------------------------------- */
