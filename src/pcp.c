@@ -745,9 +745,9 @@ static uint64_t spill_frames(const struct pa_pcp *pcp, uint32_t high)
 
 /*
  * Linux 6.7's nr_pcp_high() at a free that filled the lists, the zone
- * above its high watermark and reclaim not active: high rises to hold a batch more than
- * was freed in a row (within [high_min, high_max]) for the frees to come;
- * this one still spills at the high it met.
+ * above its high watermark and reclaim not active: high rises to hold a
+ * batch more than was freed in a row (within [high_min, high_max]) for the
+ * frees to come; this one still spills at the high it met.
  */
 static void raise_high_for_frees(struct pa_pcp *pcp)
 {

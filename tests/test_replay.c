@@ -751,7 +751,8 @@ static void parse_one(struct rp_trace *t, unsigned *us, const char *fmt, ...)
  * took it out again) is of a page the kernel took from the buddy without a
  * line: compaction's fast free scanner's, not alloc_pages_bulk()'s, which
  * takes from the lists. A block freed onto a list, or refilled from the
- * buddy, is not; a refill takes only the frames it names.
+ * buddy, is not; a refill takes only the frames it names, a fallback's
+ * block stays free but for what its allocation takes.
  */
 TEST(parser_tells_a_free_of_what_the_buddy_held)
 {
@@ -775,7 +776,14 @@ TEST(parser_tells_a_free_of_what_the_buddy_held)
 	parse_one(&t, &us, free_, 0x3200); /* refilled: from a list */
 	parse_one(&t, &us, free_, 0x3203); /* still the buddy's */
 	parse_one(&t, &us, free_, 0x3203); /* freed since: from a list */
-	static const bool want[] = { false, true, false, false, false, true, false };
+	parse_one(&t, &us,
+	          "mm_page_alloc_extfrag: page=0 pfn=0x3400 alloc_order=0 fallback_order=3 "
+	          "pageblock_order=9 alloc_migratetype=0 fallback_migratetype=1 fragmenting=1 "
+	          "change_ownership=0");
+	parse_one(&t, &us, alloc, 0x3400);
+	parse_one(&t, &us, free_, 0x3400); /* the fallback's allocation */
+	parse_one(&t, &us, free_, 0x3405); /* the rest of its block stayed free */
+	static const bool want[] = { false, true, false, false, false, true, false, false, true };
 	unsigned n = 0;
 	for (size_t i = 0; i < t.nr; i++) {
 		if (t.ev[i].type != RP_FREE)
