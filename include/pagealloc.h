@@ -720,6 +720,14 @@ struct pa_pageblock_info {
  */
 uint64_t pa_pageblock_count(const struct pa_pool *pool);
 int pa_pageblock_info(const struct pa_pool *pool, uint64_t index, struct pa_pageblock_info *out);
+/*
+ * The migratetype of the pageblock holding pfn (Linux's
+ * get_pfnblock_migratetype()), one load where pa_pageblock_info() walks the
+ * pageblock's frames: a pa_migratetype (PA_MT_CMA inside a CMA area,
+ * PA_MT_ISOLATE while isolated), -EINVAL for a NULL pool, -ENOENT for a pfn
+ * past the pool.
+ */
+int pa_pfn_migratetype(const struct pa_pool *pool, pa_pfn_t pfn);
 
 /*
  * One superblock: an aligned region of 2^superblock_order frames (1 GiB at

@@ -78,6 +78,15 @@ static uint64_t cleared_frames(const struct pa_pool *pool, pa_pfn_t head, pa_pfn
 	return clean_count(clean_slice(c, size, pfn - head, stop - pfn), stop - pfn);
 }
 
+int pa_pfn_migratetype(const struct pa_pool *pool, pa_pfn_t pfn)
+{
+	if (!pool)
+		return -EINVAL;
+	if (pfn >= pool->nr_frames)
+		return -ENOENT;
+	return (int)pageblock_mt(pool, pfn);
+}
+
 int pa_pageblock_info(const struct pa_pool *pool, uint64_t index, struct pa_pageblock_info *out)
 {
 	if (!pool || !out)

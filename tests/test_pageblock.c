@@ -153,6 +153,29 @@ TEST(pageblock_first_unmovable_allocation_claims_a_whole_pageblock)
 	pa_shutdown(pool);
 }
 
+/*
+ * pa_pfn_migratetype() reads the type of the pageblock a pfn is in, as
+ * pa_pageblock_info() reports it, and refuses a NULL pool or a pfn past
+ * the pool.
+ */
+TEST(pageblock_pfn_migratetype_reads_the_pageblocks_type)
+{
+	struct pa_pool *pool = test_boot(SMALL);
+	pa_pfn_t u = must_alloc(pool, PA_GFP_KERNEL, 0);
+	pa_pfn_t m = must_alloc(pool, PA_GFP_MOVABLE, 0);
+	CHECK_EQ_U64(pa_pfn_migratetype(pool, u), PA_MT_UNMOVABLE);
+	CHECK_EQ_U64(pa_pfn_migratetype(pool, u | (PB - 1)), PA_MT_UNMOVABLE);
+	CHECK_EQ_U64(pa_pfn_migratetype(pool, m), PA_MT_MOVABLE);
+	for (uint64_t b = 0; b < pa_pageblock_count(pool); b++) {
+		struct pa_pageblock_info info;
+		REQUIRE(pa_pageblock_info(pool, b, &info) == 0);
+		CHECK_EQ_U64(pa_pfn_migratetype(pool, info.start_pfn), info.mt);
+	}
+	CHECK(pa_pfn_migratetype(NULL, u) == -EINVAL);
+	CHECK(pa_pfn_migratetype(pool, pool->nr_frames) == -ENOENT);
+	pa_shutdown(pool);
+}
+
 TEST(pageblock_claim_of_a_block_larger_than_a_pageblock_retypes_all_its_pageblocks)
 {
 	static const unsigned max_orders[] = { 10, 12 };

@@ -247,9 +247,8 @@ enum rp_pre_found rp_free_pre(struct rp_ctx *c, uint64_t k, unsigned order)
 /* Is pool pfn p in a movable (or CMA) pageblock? */
 static bool movable_block(const struct rp_ctx *c, uint64_t p)
 {
-	struct pa_pageblock_info info;
-	return pa_pageblock_info(c->pool, p >> PB_ORDER, &info) == 0 &&
-	       (info.mt == PA_MT_MOVABLE || info.mt == PA_MT_CMA);
+	int mt = pa_pfn_migratetype(c->pool, p);
+	return mt == PA_MT_MOVABLE || mt == PA_MT_CMA;
 }
 
 static struct rp_moved *moved_of(struct rp_ctx *c, uint64_t pfn, unsigned order)
