@@ -173,7 +173,7 @@ void rp_cache_store(const char *path, const struct rp_trace *t)
 	c.marks = NULL;
 	c.map = NULL;
 	c.map_len = 0;
-	c.named = NULL; /* freed once parsed; cleared all the same */
+	c.named = c.buddy = NULL; /* freed once parsed; cleared all the same */
 	c.named_bits = 0;
 	bool ok = fwrite(&h, sizeof h, 1, f) == 1 && fwrite(&c, sizeof c, 1, f) == 1 &&
 	          fwrite(t->ev, sizeof *t->ev, t->nr, f) == t->nr;

@@ -733,8 +733,8 @@ static int parse_extfrag(struct rp_trace *t, const struct line_head *h)
 	    !get_num(h->args, h->end, "fallback_order=", &order) || order > 40 ||
 	    !get_num(h->args, h->end, "fallback_migratetype=", &mt) || mt >= RP_NR_MT)
 		return 0;
-	note_block(t, pfn, order,
-	           true); /* the fallback's block: what it does not allocate stays free */
+	/* The fallback's block: what its allocation does not take stays free, in the buddy. */
+	note_block(t, pfn, order, true);
 	return push_block(t, RP_EXTFRAG, pfn, order, mt);
 }
 

@@ -285,16 +285,13 @@ static struct pa_page *alloc_from_held(struct rp_ctx *c, const struct rp_event *
 static struct pa_page *alloc_unboosted(struct rp_ctx *c, const struct rp_event *ev, pa_gfp_t gfp)
 {
 	bool boosted = false;
-	for (unsigned z = 0, n = pa_zone_count(c->pool); z < n; z++) {
+	for (unsigned z = 0, n = pa_zone_count(c->pool); z < n && !boosted; z++) {
 		struct pa_zone_info zi;
-		if (pa_zone_info(c->pool, z, &zi) == 0 && zi.watermark_boost) {
-			char path[64];
-			snprintf(path, sizeof path, "zone/%u/watermark_boost", z);
-			boosted |= pa_ctl_write(c->pool, path, "0") == 0;
-		}
+		boosted = pa_zone_info(c->pool, z, &zi) == 0 && zi.watermark_boost;
 	}
 	if (!boosted)
 		return NULL;
+	rp_ctl_zones(c, "watermark_boost", "0"); /* an unboosted zone's stays 0 */
 	c->res->boosts_ended++;
 	return alloc_as_kernel(c, ev, gfp);
 }
